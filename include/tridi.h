@@ -1,0 +1,188 @@
+/*
+ * tridi.h - batched tridiagonal (Thomas) solves on grid-shaped arrays.
+ *
+ * The one public C header of tridi. It carries no CUDA and no MPI types: streams are `void*`, and the
+ * MPI layer lives in tridi_mpi.h.
+ *
+ * Data contract (see README.md):
+ *  - Every array of one solve is a full grid-shaped array with the same allocated bounds, stored in
+ *    Fortran (column-major) order: axis 0 (i, "x") is contiguous, then axis 1 (j, "y"), then axis 2
+ *    (k, "z"). Bounds are inclusive and may start anywhere (halos, 0-based, negative).
+ *  - A solve along `axis` solves one tridiagonal system per line of the box [lo, hi] (inclusive):
+ *    along `axis` the box gives the unknowns lo[axis]..hi[axis], along the other axes the lines.
+ *  - Equation of unknown m on a line:  lower(m) x(m-1) + diag(m) x(m) + upper(m) x(m+1) = rhs(m).
+ *    lower is never read at the first unknown of a line, upper never at the last.
+ *  - Only the cells of the box are read from the inputs and only they are written in x; every other
+ *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
+ *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
+ *  - On any error x is left unchanged: no partial answer is ever written.
+ *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
+ *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
+ */
+#ifndef TRIDI_H
+#define TRIDI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRIDI_VERSION_MAJOR 0
+#define TRIDI_VERSION_MINOR 1
+#define TRIDI_VERSION_PATCH 0
+
+/* ---------------------------------------------------------------------------------------------------
+ * Status codes. Every entry point returns one; tridi_error_message() says what went wrong, naming the
+ * argument, index, line or grid cell at fault. docs/errors.md lists causes and remedies.
+ * ------------------------------------------------------------------------------------------------- */
+typedef enum tridi_status {
+    TRIDI_SUCCESS = 0,
+    TRIDI_ERROR_NULL_POINTER = 1,   /* a required pointer argument is NULL */
+    TRIDI_ERROR_INVALID_VALUE = 2,  /* an enum or scalar argument is out of range (axis, ndim, ...) */
+    TRIDI_ERROR_BOUNDS = 3,         /* a box or range lies outside the allocated bounds */
+    TRIDI_ERROR_UNSUPPORTED = 4,    /* a type combination, backend or feature that is not available */
+    TRIDI_ERROR_ALIASING = 5,       /* the answer overlaps an input in a way that is not allowed */
+    TRIDI_ERROR_ZERO_PIVOT = 6,     /* a pivot of the elimination is exactly zero (line and cell named) */
+    TRIDI_ERROR_NONFINITE = 7,      /* an Inf/NaN met during the solve (line and cell named) */
+    TRIDI_ERROR_NO_DEVICE = 8,      /* the CUDA backend was asked for and no usable GPU is present */
+    TRIDI_ERROR_OUT_OF_MEMORY = 9,  /* host or device memory could not be allocated */
+    TRIDI_ERROR_CUDA = 10,          /* a CUDA runtime error; the message carries CUDA's text */
+    TRIDI_ERROR_MPI = 11,           /* an MPI error; the message carries MPI's text */
+    TRIDI_ERROR_MISMATCH = 12,      /* MPI ranks disagree (grid, halo widths, transport) */
+    TRIDI_ERROR_INVALID_HANDLE = 13,/* a context or other handle that is NULL or already destroyed */
+    TRIDI_ERROR_INTERNAL = 14       /* a bug in tridi: please report it with the message */
+} tridi_status;
+
+/* Static name of a status ("TRIDI_ERROR_BOUNDS", ...). Never NULL. */
+const char *tridi_status_name(tridi_status status);
+
+/* Message of the last failed call made by this thread (thread-local; "" if none failed yet). It names
+ * the function, the argument, index, line or cell at fault. Valid until the next failing call. */
+const char *tridi_error_message(void);
+
+/* Cell of the last numerical failure (ZERO_PIVOT / NONFINITE) in this thread: writes its Fortran
+ * indices to cell[0..2] (unused axes 0) and returns the rank (2 or 3); returns 0 if the last failure
+ * was not numerical. */
+int tridi_error_cell(int64_t cell[3]);
+
+/* Library version, "MAJOR.MINOR.PATCH" and numbers. */
+const char *tridi_version_string(void);
+void tridi_version(int *major, int *minor, int *patch);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Context: which backend, which device, how many threads. Create one per device and per thread that
+ * calls tridi concurrently (a context is not thread-safe; distinct contexts are).
+ * ------------------------------------------------------------------------------------------------- */
+typedef struct tridi_context_s *tridi_context;
+
+typedef enum tridi_backend {
+    TRIDI_BACKEND_AUTO = 0, /* the GPU when one is usable, else the CPU (says which once, see verbose) */
+    TRIDI_BACKEND_CPU = 1,  /* OpenMP across lines, vectorised across neighbouring lines */
+    TRIDI_BACKEND_CUDA = 2  /* one system per CUDA thread; TRIDI_ERROR_NO_DEVICE without a GPU */
+} tridi_backend;
+
+typedef struct tridi_config {
+    size_t size;             /* sizeof(tridi_config); set by tridi_config_init (lets the struct grow) */
+    tridi_backend backend;   /* (default: TRIDI_BACKEND_AUTO, or the TRIDI_BACKEND environment variable:
+                                auto / cpu / cuda) */
+    int device;              /* CUDA device ordinal (default: 0) */
+    int num_threads;         /* OpenMP threads of the CPU backend; 0 = OpenMP's default (default: 0) */
+    int verbose;             /* 1: print the chosen backend to stderr once at creation (default: 0) */
+    int allow_f32_transfer;  /* 1: host-array GPU solves may move double inputs as float over PCIe,
+                                halving their transfer; results then carry float rounding (default: 0) */
+} tridi_config;
+
+void tridi_config_init(tridi_config *config);
+
+/* config may be NULL (defaults). On failure *ctx is set to NULL. */
+tridi_status tridi_create(tridi_context *ctx, const tridi_config *config);
+/* Releases every buffer; NULL is accepted and ignored. */
+tridi_status tridi_destroy(tridi_context ctx);
+/* The backend actually in use (AUTO resolved to CPU or CUDA). */
+tridi_status tridi_get_backend(tridi_context ctx, tridi_backend *backend);
+/* Static name of a backend ("cpu", "cuda", "auto"). */
+const char *tridi_backend_name(tridi_backend backend);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Geometry and arrays.
+ * ------------------------------------------------------------------------------------------------- */
+typedef enum tridi_axis {
+    TRIDI_AXIS_X = 0, /* lines along i (contiguous in memory) */
+    TRIDI_AXIS_Y = 1, /* lines along j */
+    TRIDI_AXIS_Z = 2  /* lines along k (3D only) */
+} tridi_axis;
+
+typedef enum tridi_dtype {
+    TRIDI_FLOAT32 = 0, /* C float, Fortran real(4) */
+    TRIDI_FLOAT64 = 1  /* C double, Fortran real(8) */
+} tridi_dtype;
+
+/* Allocated shape shared by all arrays of a solve. Axis 0 is contiguous. For ndim == 2 entries [2]
+ * are ignored. The extent ubound-lbound+1 of every axis must be >= 1. */
+typedef struct tridi_grid {
+    int ndim;            /* 2 or 3 */
+    int64_t lbound[3];   /* allocated lower bound of each axis (Fortran lbound) */
+    int64_t ubound[3];   /* allocated upper bound of each axis, inclusive (Fortran ubound) */
+} tridi_grid;
+
+/* The five arrays of a solve with their storage types. Supported combinations:
+ *   all TRIDI_FLOAT32; all TRIDI_FLOAT64; MOHID's mix: diag TRIDI_FLOAT64, the others TRIDI_FLOAT32. */
+typedef struct tridi_arrays {
+    const void *lower; tridi_dtype lower_type;  /* sub-diagonal (MOHID D)   */
+    const void *diag;  tridi_dtype diag_type;   /* main diagonal (MOHID E)  */
+    const void *upper; tridi_dtype upper_type;  /* super-diagonal (MOHID F) */
+    const void *rhs;   tridi_dtype rhs_type;    /* right-hand side (MOHID Ti) */
+    void *x;           tridi_dtype x_type;      /* answer (MOHID ANSWER / RES) */
+} tridi_arrays;
+
+/* Which of the five arrays (for per-array uploads). */
+typedef enum tridi_array_role {
+    TRIDI_ROLE_LOWER = 0,
+    TRIDI_ROLE_DIAG = 1,
+    TRIDI_ROLE_UPPER = 2,
+    TRIDI_ROLE_RHS = 3,
+    TRIDI_ROLE_X = 4
+} tridi_array_role;
+
+/* ---------------------------------------------------------------------------------------------------
+ * Solves on host arrays (the caller's own grid arrays). On the CUDA backend the box is moved through
+ * pinned memory, device buffers are kept between calls of the same shape, and the work is pipelined.
+ * lo/hi: inclusive box, Fortran indices; a box empty along any used axis (hi < lo) is a no-op success.
+ * ------------------------------------------------------------------------------------------------- */
+tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+                         const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays);
+
+/* Starts moving one input array's box to the device now, so the transfer overlaps the caller's work
+ * (for instance assembling the next diagonal). Call it as soon as that array is final; the next
+ * tridi_solve with the same grid, axis, box and this pointer and type uses the uploaded copy and waits
+ * only on the transfers it needs. The array must not change until that solve returns. Arrays not
+ * uploaded are moved by the solve itself. On the CPU backend this validates and returns SUCCESS. */
+tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+                                const int64_t lo[3], const int64_t hi[3], tridi_array_role role,
+                                const void *host, tridi_dtype type);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Device-resident data (CUDA backend): arrays that stay on the GPU between calls. Pointers are device
+ * pointers with the same grid layout as host arrays. stream is a cudaStream_t passed as void*; NULL
+ * uses the context's own stream. The call returns once the work is queued; errors of the numerical
+ * kind are reported by tridi_synchronize (or the next call on the context).
+ * ------------------------------------------------------------------------------------------------- */
+tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+                                const int64_t lo[3], const int64_t hi[3],
+                                const tridi_arrays *device_arrays, void *stream);
+
+/* Device memory owned by the context's device, so C and Fortran callers need no CUDA headers. */
+tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr);
+tridi_status tridi_device_free(tridi_context ctx, void *device_ptr);
+tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes);
+tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *device_src, size_t bytes);
+/* Waits for all work queued on the context; reports any deferred error. SUCCESS on the CPU backend. */
+tridi_status tridi_synchronize(tridi_context ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRIDI_H */

@@ -1,0 +1,289 @@
+/* OpenMP CPU backend.
+ *
+ * Work unit: a block of up to TRIDI_CPU_BLOCK neighbouring lines (consecutive along the first line
+ * axis, same coordinate on the second). Lines along y or z have neighbouring lines at consecutive i,
+ * i.e. contiguous in memory, so the recurrence runs across the block with unit-stride vector loads.
+ * Lines along x are each contiguous but neighbouring lines are a row apart, so the block is first
+ * transposed into small double buffers ([m][line]) and the same vector recurrence runs on those.
+ *
+ * No partial answer: every block writes its x values into the context's scratch (packed [m][line]);
+ * only when no line of the whole call failed does a second parallel pass copy the scratch into the
+ * caller's x. The price is one more write+read of the answer box (8 B/cell in float, 16 in double). */
+#include "tridi_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRIDI_CPU_BLOCK 64
+
+typedef struct block_failure {
+    int64_t line_in_block; /* -1: none */
+    int64_t m;
+    tridi_status status;
+    const char *what;
+} block_failure;
+
+/* Scalar re-run of one line: finds its first failing unknown, if any, and says why. Returns 1 if the
+ * line fails in the forward sweep (non-finite input, zero pivot, overflow), else 0. */
+#define DEFINE_LOCATE(NAME, TL, TD, TU, TR)                                                                    \
+    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s,                \
+                    block_failure *out)                                                                        \
+    {                                                                                                          \
+        double w = 0.0, g = 0.0;                                                                               \
+        for (int64_t m = 0; m < n; ++m) {                                                                      \
+            double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];                                       \
+            double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];                               \
+            double den = e + d * w;                                                                            \
+            double nw = m < n - 1 ? -f / den : 0.0, ng = (r - d * g) / den;                                   \
+            out->m = m;                                                                                        \
+            out->status = TRIDI_ERROR_NONFINITE;                                                               \
+            if (!isfinite(e)) { out->what = "non-finite diag value"; return 1; }                               \
+            if (!isfinite(d)) { out->what = "non-finite lower value"; return 1; }                              \
+            if (!isfinite(f)) { out->what = "non-finite upper value"; return 1; }                              \
+            if (!isfinite(r)) { out->what = "non-finite rhs value"; return 1; }                                \
+            if (den == 0.0) {                                                                                  \
+                out->status = TRIDI_ERROR_ZERO_PIVOT;                                                          \
+                out->what = "zero pivot (diag + lower*w = 0)";                                                 \
+                return 1;                                                                                      \
+            }                                                                                                  \
+            if (!isfinite(nw) || !isfinite(ng)) {                                                              \
+                out->what = "overflow in the elimination (pivot too small)";                                   \
+                return 1;                                                                                      \
+            }                                                                                                  \
+            w = nw;                                                                                            \
+            g = ng;                                                                                            \
+        }                                                                                                      \
+        return 0;                                                                                              \
+    }
+
+/* Solves Lb lines: element (m, l) of an input sits at [m*s + l*ls]; the answer goes to out[m*Lb + l]
+ * (rounded to TX before use, as a Fortran real(4) ANSWER would be). W and G hold n*Lb doubles.
+ * Returns 0, or 1 with *fail describing the lowest failing line of the block. */
+#define DEFINE_BLOCK(NAME, LOCATE, TL, TD, TU, TR, TX)                                                        \
+    static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F, const TR *restrict R,   \
+                    TX *restrict out, int64_t n, int64_t Lb, int64_t s, int64_t ls, double *restrict W,        \
+                    double *restrict G, block_failure *fail)                                                   \
+    {                                                                                                          \
+        int bad = 0;                                                                                           \
+        for (int64_t l = 0; l < Lb; ++l) {                                                                     \
+            double e = (double)E[l * ls];                                                                      \
+            double w = n > 1 ? -(double)F[l * ls] / e : 0.0, g = (double)R[l * ls] / e;                      \
+            W[l] = w;                                                                                          \
+            G[l] = g;                                                                                          \
+            bad |= !(fabs(w) <= DBL_MAX) | !(fabs(g) <= DBL_MAX) | !(fabs(e) <= DBL_MAX);                      \
+        }                                                                                                      \
+        for (int64_t m = 1; m < n; ++m) {                                                                      \
+            const TL *Dm = D + m * s;                                                                          \
+            const TD *Em = E + m * s;                                                                          \
+            const TU *Fm = F + m * s;                                                                          \
+            const TR *Rm = R + m * s;                                                                          \
+            const double *Wp = W + (m - 1) * Lb, *Gp = G + (m - 1) * Lb;                                       \
+            double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                         \
+            if (m < n - 1) {                                                                                   \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    double d = (double)Dm[l * ls];                                                             \
+                    double den = (double)Em[l * ls] + d * Wp[l];                                               \
+                    double w = -(double)Fm[l * ls] / den;                                                      \
+                    double g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                         \
+                    Wm[l] = w;                                                                                 \
+                    Gm[l] = g;                                                                                 \
+                    /* Inputs too: an Inf diag can still give a finite w and g. */                             \
+                    bad |= !(fabs(w) <= DBL_MAX) | !(fabs(g) <= DBL_MAX) | !(fabs(d) <= DBL_MAX) |              \
+                           !(fabs(den) <= DBL_MAX);                                                            \
+                }                                                                                              \
+            } else {                                                                                           \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    double d = (double)Dm[l * ls];                                                             \
+                    double den = (double)Em[l * ls] + d * Wp[l];                                               \
+                    double g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                         \
+                    Gm[l] = g;                                                                                 \
+                    bad |= !(fabs(g) <= DBL_MAX) | !(fabs(d) <= DBL_MAX) | !(fabs(den) <= DBL_MAX);            \
+                }                                                                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+        if (!bad) {                                                                                            \
+            TX *xl = out + (n - 1) * Lb;                                                                       \
+            const double *Gl = G + (n - 1) * Lb;                                                               \
+            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
+                xl[l] = (TX)Gl[l];                                                                             \
+                bad |= !(fabs((double)xl[l]) <= DBL_MAX);                                                      \
+            }                                                                                                  \
+            for (int64_t m = n - 2; m >= 0; --m) {                                                             \
+                TX *xm = out + m * Lb;                                                                         \
+                const TX *xn = xm + Lb;                                                                        \
+                const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                               \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    xm[l] = (TX)(Wm[l] * (double)xn[l] + Gm[l]);                                               \
+                    bad |= !(fabs((double)xm[l]) <= DBL_MAX);                                                  \
+                }                                                                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+        if (!bad)                                                                                              \
+            return 0;                                                                                          \
+        /* Rare path: re-run lines one by one to find the lowest one that fails in the forward sweep;  \
+         * if none does, the back substitution overflowed the answer's type. */                               \
+        for (int64_t l = 0; l < Lb; ++l)                                                                       \
+            if (LOCATE(D + l * ls, E + l * ls, F + l * ls, R + l * ls, n, s, fail)) {                         \
+                fail->line_in_block = l;                                                                       \
+                return 1;                                                                                      \
+            }                                                                                                  \
+        for (int64_t l = 0; l < Lb; ++l)                                                                       \
+            for (int64_t m = n - 1; m >= 0; --m)                                                               \
+                if (!(fabs((double)out[m * Lb + l]) <= DBL_MAX)) {                                             \
+                    fail->line_in_block = l;                                                                   \
+                    fail->m = m;                                                                               \
+                    fail->status = TRIDI_ERROR_NONFINITE;                                                      \
+                    fail->what = "the answer overflows its storage type";                                      \
+                    return 1;                                                                                  \
+                }                                                                                              \
+        fail->line_in_block = 0;                                                                               \
+        fail->m = 0;                                                                                           \
+        fail->status = TRIDI_ERROR_INTERNAL;                                                                   \
+        fail->what = "a failure flag without a failing value (please report)";                                 \
+        return 1;                                                                                              \
+    }
+
+DEFINE_LOCATE(locate_f32, float, float, float, float)
+DEFINE_LOCATE(locate_f64, double, double, double, double)
+DEFINE_LOCATE(locate_mix, float, double, float, float)
+DEFINE_BLOCK(block_f32, locate_f32, float, float, float, float, float)
+DEFINE_BLOCK(block_f64, locate_f64, double, double, double, double, double)
+DEFINE_BLOCK(block_mix, locate_mix, float, double, float, float, float)
+/* x-axis blocks run on transposed double copies; only the answer keeps its storage type. */
+DEFINE_BLOCK(block_t_f32, locate_f64, double, double, double, double, float)
+DEFINE_BLOCK(block_t_f64, locate_f64, double, double, double, double, double)
+
+static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t n, int64_t Lb,
+                         double *dst)
+{
+    if (t == TRIDI_FLOAT64) {
+        const double *a = (const double *)src + off;
+        for (int64_t l = 0; l < Lb; ++l)
+            for (int64_t m = 0; m < n; ++m)
+                dst[m * Lb + l] = a[l * row + m];
+    } else {
+        const float *a = (const float *)src + off;
+        for (int64_t l = 0; l < Lb; ++l)
+            for (int64_t m = 0; m < n; ++m)
+                dst[m * Lb + l] = (double)a[l * row + m];
+    }
+}
+
+tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
+{
+    const int64_t n = p->n;
+    const int64_t L = p->n1 < TRIDI_CPU_BLOCK ? p->n1 : TRIDI_CPU_BLOCK;
+    const int64_t nb1 = (p->n1 + L - 1) / L;
+    const int64_t nblocks = nb1 * p->n2;
+    const size_t xsize = tridi_dtype_size(p->arrays.x_type);
+    const int xaxis = p->axis == TRIDI_AXIS_X;
+    const int64_t s = p->stride[p->axis], ls = p->stride[p->a1];
+
+    size_t need = (size_t)nblocks * (size_t)L * (size_t)n * xsize;
+    if (need > ctx->cpu_scratch_bytes) {
+        void *mem = malloc(need);
+        if (!mem)
+            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_solve: could not allocate %zu bytes of CPU scratch",
+                              need);
+        free(ctx->cpu_scratch);
+        ctx->cpu_scratch = mem;
+        ctx->cpu_scratch_bytes = need;
+    }
+    char *scratch = ctx->cpu_scratch;
+
+    int64_t best_line = INT64_MAX; /* lowest failing line so far */
+    block_failure best = {-1, 0, TRIDI_SUCCESS, NULL};
+    int alloc_failed = 0;
+    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+
+#pragma omp parallel num_threads(nthreads)
+    {
+        double *W = malloc(sizeof(double) * (size_t)(n * L) * (xaxis ? 6 : 2));
+        double *G = W ? W + n * L : NULL;
+        if (!W) {
+#pragma omp atomic write
+            alloc_failed = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < nblocks; ++b) {
+            if (!W)
+                continue;
+            const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
+            const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
+            const int64_t line0 = l2 * p->n1 + l1;
+            if (line0 > __atomic_load_n(&best_line, __ATOMIC_RELAXED))
+                continue; /* a lower line already failed: this block cannot change the report */
+            const int64_t off = tridi_line_offset(p, line0);
+            void *out = scratch + (size_t)b * (size_t)(L * n) * xsize;
+            block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
+            int failed;
+            if (xaxis) {
+                double *tD = G + n * L, *tE = tD + n * L, *tF = tE + n * L, *tR = tF + n * L;
+                transpose_in(p->arrays.lower, p->arrays.lower_type, off, ls, n, Lb, tD);
+                transpose_in(p->arrays.diag, p->arrays.diag_type, off, ls, n, Lb, tE);
+                transpose_in(p->arrays.upper, p->arrays.upper_type, off, ls, n, Lb, tF);
+                transpose_in(p->arrays.rhs, p->arrays.rhs_type, off, ls, n, Lb, tR);
+                if (p->arrays.x_type == TRIDI_FLOAT32)
+                    failed = block_t_f32(tD, tE, tF, tR, out, n, Lb, Lb, 1, W, G, &fail);
+                else
+                    failed = block_t_f64(tD, tE, tF, tR, out, n, Lb, Lb, 1, W, G, &fail);
+            } else if (p->combo == TRIDI_COMBO_F32) {
+                failed = block_f32((const float *)p->arrays.lower + off, (const float *)p->arrays.diag + off,
+                                   (const float *)p->arrays.upper + off, (const float *)p->arrays.rhs + off, out, n,
+                                   Lb, s, ls, W, G, &fail);
+            } else if (p->combo == TRIDI_COMBO_F64) {
+                failed = block_f64((const double *)p->arrays.lower + off, (const double *)p->arrays.diag + off,
+                                   (const double *)p->arrays.upper + off, (const double *)p->arrays.rhs + off, out,
+                                   n, Lb, s, ls, W, G, &fail);
+            } else {
+                failed = block_mix((const float *)p->arrays.lower + off, (const double *)p->arrays.diag + off,
+                                   (const float *)p->arrays.upper + off, (const float *)p->arrays.rhs + off, out, n,
+                                   Lb, s, ls, W, G, &fail);
+            }
+            if (failed) {
+#pragma omp critical(tridi_cpu_failure)
+                {
+                    if (line0 + fail.line_in_block < best_line) {
+                        __atomic_store_n(&best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
+                        best = fail;
+                    }
+                }
+            }
+        }
+        free(W);
+    }
+    if (alloc_failed)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_solve: could not allocate per-thread CPU workspace");
+    if (best_line != INT64_MAX)
+        return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
+
+    /* Every line succeeded: copy the staged answers into the caller's x. */
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+    for (int64_t b = 0; b < nblocks; ++b) {
+        const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
+        const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
+        const int64_t off = tridi_line_offset(p, l2 * p->n1 + l1);
+        const char *src = scratch + (size_t)b * (size_t)(L * n) * xsize;
+        char *x = (char *)p->arrays.x + (size_t)off * xsize;
+        if (!xaxis) {
+            for (int64_t m = 0; m < n; ++m)
+                memcpy(x + (size_t)(m * s) * xsize, src + (size_t)(m * Lb) * xsize, (size_t)Lb * xsize);
+        } else if (xsize == 4) {
+            const float *sf = (const float *)src;
+            float *xf = (float *)x;
+            for (int64_t l = 0; l < Lb; ++l)
+                for (int64_t m = 0; m < n; ++m)
+                    xf[l * ls + m] = sf[m * Lb + l];
+        } else {
+            const double *sd = (const double *)src;
+            double *xd = (double *)x;
+            for (int64_t l = 0; l < Lb; ++l)
+                for (int64_t m = 0; m < n; ++m)
+                    xd[l * ls + m] = sd[m * Lb + l];
+        }
+    }
+    return TRIDI_SUCCESS;
+}

@@ -1,0 +1,148 @@
+/* Public entry points for solves, uploads and device memory: validate, then dispatch to a backend. */
+#include "tridi_internal.h"
+
+tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                         const int64_t hi[3], const tridi_arrays *arrays)
+{
+    static const char *f = "tridi_solve";
+    tridi_status s = tridi_check_context(f, ctx);
+    if (s)
+        return s;
+    tridi_problem p;
+    int empty;
+    s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
+    if (s || empty)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    if (ctx->backend == TRIDI_BACKEND_CUDA)
+        return tridi_cuda_solve_host(ctx->cuda, &p);
+#endif
+    return tridi_cpu_solve(ctx, &p);
+}
+
+tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                const int64_t hi[3], tridi_array_role role, const void *host, tridi_dtype type)
+{
+    static const char *f = "tridi_upload_async";
+    tridi_status s = tridi_check_context(f, ctx);
+    if (s)
+        return s;
+    if ((int)role < TRIDI_ROLE_LOWER || (int)role > TRIDI_ROLE_RHS)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: role = %d is not an input (TRIDI_ROLE_LOWER, _DIAG, _UPPER or _RHS)", f, (int)role);
+    if (!host)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'host' is NULL", f);
+    /* Validate geometry and type with the one array standing in for all five. */
+    tridi_arrays one = {host, type, host, type, host, type, host, type, NULL, type};
+    tridi_problem p;
+    int empty;
+    s = tridi_validate(f, grid, axis, lo, hi, &one, 0, &p, &empty);
+    if (s || empty)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    if (ctx->backend == TRIDI_BACKEND_CUDA)
+        return tridi_cuda_upload_async(ctx->cuda, &p, role, host, type);
+#endif
+    return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
+}
+
+static tridi_status need_cuda(const char *f, tridi_context ctx)
+{
+    tridi_status s = tridi_check_context(f, ctx);
+    if (s)
+        return s;
+    if (ctx->backend != TRIDI_BACKEND_CUDA)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: device-resident data needs the CUDA backend; this context uses the %s backend", f,
+                          tridi_backend_name(ctx->backend));
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+{
+    static const char *f = "tridi_solve_device";
+    tridi_status s = need_cuda(f, ctx);
+    if (s)
+        return s;
+    tridi_problem p;
+    int empty;
+    s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
+    if (s || empty)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    return tridi_cuda_solve_device(ctx->cuda, &p, stream);
+#else
+    (void)stream;
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
+#endif
+}
+
+tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr)
+{
+    tridi_status s = need_cuda("tridi_device_alloc", ctx);
+    if (s)
+        return s;
+    if (!device_ptr)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_device_alloc: argument 'device_ptr' is NULL");
+    *device_ptr = NULL;
+#ifdef TRIDI_HAVE_CUDA
+    return tridi_cuda_alloc(ctx->cuda, bytes, device_ptr);
+#else
+    (void)bytes;
+    return TRIDI_ERROR_INTERNAL;
+#endif
+}
+
+tridi_status tridi_device_free(tridi_context ctx, void *device_ptr)
+{
+    tridi_status s = need_cuda("tridi_device_free", ctx);
+    if (s || !device_ptr)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    return tridi_cuda_free(ctx->cuda, device_ptr);
+#else
+    return TRIDI_ERROR_INTERNAL;
+#endif
+}
+
+static tridi_status copy(const char *f, tridi_context ctx, void *dst, const void *src, size_t bytes, int to_device)
+{
+    tridi_status s = need_cuda(f, ctx);
+    if (s)
+        return s;
+    if (bytes == 0)
+        return TRIDI_SUCCESS;
+    if (!dst)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the destination pointer is NULL", f);
+    if (!src)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the source pointer is NULL", f);
+#ifdef TRIDI_HAVE_CUDA
+    return tridi_cuda_copy(ctx->cuda, dst, src, bytes, to_device);
+#else
+    (void)to_device;
+    return TRIDI_ERROR_INTERNAL;
+#endif
+}
+
+tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes)
+{
+    return copy("tridi_copy_to_device", ctx, device_dst, host_src, bytes, 1);
+}
+
+tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *device_src, size_t bytes)
+{
+    return copy("tridi_copy_to_host", ctx, host_dst, device_src, bytes, 0);
+}
+
+tridi_status tridi_synchronize(tridi_context ctx)
+{
+    tridi_status s = tridi_check_context("tridi_synchronize", ctx);
+    if (s)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    if (ctx->backend == TRIDI_BACKEND_CUDA)
+        return tridi_cuda_synchronize(ctx->cuda);
+#endif
+    return TRIDI_SUCCESS;
+}

@@ -1,0 +1,109 @@
+/* Internal declarations shared by src/ (validation, dispatch, CPU backend) and cuda/ (CUDA backend).
+ * Not installed. */
+#ifndef TRIDI_INTERNAL_H
+#define TRIDI_INTERNAL_H
+
+#include "tridi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The three supported storage-type combinations of the five arrays. */
+typedef enum tridi_combo {
+    TRIDI_COMBO_F32 = 0,   /* all float */
+    TRIDI_COMBO_F64 = 1,   /* all double */
+    TRIDI_COMBO_MIXED = 2  /* MOHID: diag double, lower/upper/rhs/x float */
+} tridi_combo;
+
+/* A solve after validation: everything a backend needs, in element offsets from the array bases.
+ * Backends never re-validate. Lines are numbered 0..nlines-1 in Fortran order of their coordinates on
+ * the two other axes (the lower of the two varies fastest). */
+typedef struct tridi_problem {
+    tridi_grid grid;        /* ndim==2 grids are normalised to 3 axes with axis 2 of extent 1 */
+    tridi_axis axis;
+    int64_t lo[3], hi[3];   /* box, Fortran indices (axis 2 = 1..1 for 2D) */
+    int64_t extent[3];      /* allocated extent per axis */
+    int64_t stride[3];      /* element stride per axis: 1, extent[0], extent[0]*extent[1] */
+    int64_t n;              /* unknowns per line: hi[axis]-lo[axis]+1 (>= 1) */
+    int a1, a2;             /* the two line axes, a1 < a2 */
+    int64_t n1, n2;         /* number of lines along a1 and a2 */
+    int64_t nlines;         /* n1*n2 */
+    int64_t origin;         /* element offset of cell lo (first unknown of line 0) */
+    int64_t total_cells;    /* allocated cells of each array */
+    tridi_combo combo;
+    tridi_arrays arrays;
+} tridi_problem;
+
+/* Offset (elements) of the first unknown of line l. */
+static inline int64_t tridi_line_offset(const tridi_problem *p, int64_t l)
+{
+    int64_t l1 = l % p->n1, l2 = l / p->n1;
+    return p->origin + l1 * p->stride[p->a1] + l2 * p->stride[p->a2];
+}
+
+/* Fortran indices of unknown m of line l (for messages). */
+void tridi_line_cell(const tridi_problem *p, int64_t l, int64_t m, int64_t cell[3]);
+
+/* ---- errors (error.c) ---- */
+/* Records the message (printf format) for this thread and returns status. */
+tridi_status tridi_fail(tridi_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Records a numerical failure of line l at unknown m: ZERO_PIVOT or NONFINITE with the cell. */
+tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_status status,
+                                int64_t line, int64_t m, const char *what);
+
+/* ---- validation (validate.c) ---- */
+tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *out,
+                            int *empty);
+
+/* Bytes of one element of a dtype. */
+static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+
+/* ---- context ---- */
+struct tridi_cuda_state;
+struct tridi_context_s {
+    uint32_t magic;           /* TRIDI_CONTEXT_MAGIC while alive: catches use after destroy */
+    tridi_config config;
+    tridi_backend backend;    /* resolved: CPU or CUDA */
+    struct tridi_cuda_state *cuda;
+    /* CPU backend scratch: the answer box is built here and copied to x only when every line
+     * succeeded, so no partial answer reaches the caller. */
+    void *cpu_scratch;
+    size_t cpu_scratch_bytes;
+};
+#define TRIDI_CONTEXT_MAGIC 0x74726964u /* "trid" */
+
+tridi_status tridi_check_context(const char *func, tridi_context ctx);
+
+/* ---- CPU backend (cpu_solve.c) ---- */
+tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
+
+/* ---- CUDA backend (cuda/, only when built with TRIDI_HAVE_CUDA) ----
+ * Every function returns a status and sets the message through tridi_fail; none exits or resets
+ * the device. */
+#ifdef TRIDI_HAVE_CUDA
+/* Number of usable CUDA devices (0 when the driver or device is missing; never an error). */
+int tridi_cuda_device_count(void);
+tridi_status tridi_cuda_create(int device, const tridi_config *config, struct tridi_cuda_state **out);
+void tridi_cuda_destroy(struct tridi_cuda_state *st);
+tridi_status tridi_cuda_solve_host(struct tridi_cuda_state *st, const tridi_problem *p);
+tridi_status tridi_cuda_upload_async(struct tridi_cuda_state *st, const tridi_problem *p,
+                                     tridi_array_role role, const void *host, tridi_dtype type);
+tridi_status tridi_cuda_solve_device(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
+tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
+tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,
+                             int to_device);
+tridi_status tridi_cuda_synchronize(struct tridi_cuda_state *st);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

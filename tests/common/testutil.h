@@ -1,0 +1,61 @@
+/* Test utilities shared by the C, CUDA, ADI and MPI tests: the reference Thomas solver in MOHID's
+ * convention, random diagonally dominant systems, poisoning and comparisons. */
+#ifndef TRIDI_TESTUTIL_H
+#define TRIDI_TESTUTIL_H
+
+#include "tridi.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Seed from TRIDI_SEED (to replay a failure) or the clock; printed so every run can be repeated. */
+uint64_t tu_seed(const char *test_name);
+/* xorshift64* generator; uniform double in [0, 1). */
+double tu_uniform(uint64_t *state);
+int64_t tu_randint(uint64_t *state, int64_t lo, int64_t hi); /* inclusive */
+
+/* One solve's worth of arrays on the host, allocated over the whole grid. */
+typedef struct tu_system {
+    tridi_grid grid;
+    int64_t cells;
+    tridi_arrays a;  /* pointers owned by this struct */
+    void *x_before;  /* copy of x taken by tu_poison_x, to check untouched cells */
+} tu_system;
+
+/* Allocates the five arrays with the given types and fills every cell (halos too) with a random
+ * diagonally dominant system: |diag| >= |lower| + |upper| + 0.5, random signs. x is poisoned. */
+int tu_system_alloc(tu_system *s, const tridi_grid *grid, tridi_dtype lower, tridi_dtype diag,
+                    tridi_dtype upper, tridi_dtype rhs, tridi_dtype x, uint64_t *rng);
+void tu_system_free(tu_system *s);
+/* Fills x with random garbage / NaN patterns and keeps a copy in x_before. */
+void tu_poison_x(tu_system *s, uint64_t *rng);
+
+/* Reference: MOHID "Original" Thomas, sequential, W and G in double, x rounded to its type before it
+ * is used for the next unknown. Writes only the box. Returns 0, or -1 if a pivot is zero. */
+int tu_reference_solve(const tridi_grid *grid, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
+                       const tridi_arrays *a);
+
+/* Element accessors by type. */
+double tu_get(const void *p, tridi_dtype t, int64_t i);
+void tu_set(void *p, tridi_dtype t, int64_t i, double v);
+int64_t tu_index(const tridi_grid *g, int64_t i, int64_t j, int64_t k); /* Fortran indices -> offset */
+
+/* Compares x with xref inside the box (max-norm relative error per line <= tol; NaN fails) and checks
+ * that every cell outside the box is bitwise equal to x_before. Prints the first failures with their
+ * indices and values. Returns the number of bad cells. */
+int64_t tu_check(const char *label, const tu_system *s, const void *xref, const int64_t lo[3],
+                 const int64_t hi[3], tridi_axis axis, double tol);
+/* Bitwise equality of x with x_before everywhere (for error cases). Returns bad cells. */
+int64_t tu_check_unchanged(const char *label, const tu_system *s);
+
+/* Tolerance for the answer type: float answers 2e-5, double 1e-11 (diagonally dominant systems). */
+double tu_tolerance(tridi_dtype x_type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
