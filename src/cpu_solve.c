@@ -18,6 +18,17 @@
 #include <string.h>
 
 #define TRIDI_CPU_BLOCK 64
+#define TRIDI_CPU_BLOCK_X 16
+
+/* The recurrence is division-bound: compile the block kernels for AVX-512 and AVX2 too and let the
+ * loader pick the widest the machine has (GCC/Clang function multiversioning), instead of building the
+ * whole library for the build machine's CPU. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TRIDI_NO_CLONES) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define TRIDI_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TRIDI_VECTOR_CLONES
+#endif
 
 typedef struct block_failure {
     int64_t line_in_block; /* -1: none */
@@ -63,7 +74,7 @@ typedef struct block_failure {
  * (rounded to TX before use, as a Fortran real(4) ANSWER would be). W and G hold n*Lb doubles.
  * Returns 0, or 1 with *fail describing the lowest failing line of the block. */
 #define DEFINE_BLOCK(NAME, LOCATE, TL, TD, TU, TR, TX)                                                        \
-    static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F, const TR *restrict R,   \
+    TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F, const TR *restrict R,   \
                     TX *restrict out, int64_t n, int64_t Lb, int64_t s, int64_t ls, double *restrict W,        \
                     double *restrict G, block_failure *fail)                                                   \
     {                                                                                                          \
@@ -86,8 +97,9 @@ typedef struct block_failure {
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     double d = (double)Dm[l * ls];                                                             \
                     double den = (double)Em[l * ls] + d * Wp[l];                                               \
-                    double w = -(double)Fm[l * ls] / den;                                                      \
-                    double g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                         \
+                    double inv = 1.0 / den; /* one division per unknown: the loop's throughput limit */        \
+                    double w = -(double)Fm[l * ls] * inv;                                                      \
+                    double g = ((double)Rm[l * ls] - d * Gp[l]) * inv;                                         \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
                     /* Inputs too: an Inf diag can still give a finite w and g. */                             \
@@ -161,13 +173,13 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
 {
     if (t == TRIDI_FLOAT64) {
         const double *a = (const double *)src + off;
-        for (int64_t l = 0; l < Lb; ++l)
-            for (int64_t m = 0; m < n; ++m)
+        for (int64_t m = 0; m < n; ++m) /* m outer: contiguous writes; the Lb source lines stay in L1 */
+            for (int64_t l = 0; l < Lb; ++l)
                 dst[m * Lb + l] = a[l * row + m];
     } else {
         const float *a = (const float *)src + off;
-        for (int64_t l = 0; l < Lb; ++l)
-            for (int64_t m = 0; m < n; ++m)
+        for (int64_t m = 0; m < n; ++m)
+            for (int64_t l = 0; l < Lb; ++l)
                 dst[m * Lb + l] = (double)a[l * row + m];
     }
 }
@@ -175,7 +187,9 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
     const int64_t n = p->n;
-    const int64_t L = p->n1 < TRIDI_CPU_BLOCK ? p->n1 : TRIDI_CPU_BLOCK;
+    /* x blocks work on transposed copies (6 n*L doubles per thread): keep them small enough for L2. */
+    const int64_t block = p->axis == TRIDI_AXIS_X ? TRIDI_CPU_BLOCK_X : TRIDI_CPU_BLOCK;
+    const int64_t L = p->n1 < block ? p->n1 : block;
     const int64_t nb1 = (p->n1 + L - 1) / L;
     const int64_t nblocks = nb1 * p->n2;
     const size_t xsize = tridi_dtype_size(p->arrays.x_type);

@@ -1,0 +1,144 @@
+/* CPU benchmark: per grid and axis, the MOHID-style reference (sequential and OpenMP over slabs, the way
+ * MOHID parallelises THOMAS_3D / THOMASZ) against tridi's OpenMP backend, in MOHID's mixed precision,
+ * and tridi's bandwidth at minimum traffic (24 B/cell: read D, E, F, Ti, write x) against a host copy
+ * bandwidth measured in the same run. Times are medians after a warm-up.
+ * Usage: tridi_bench_cpu [threads] [reps]   (threads default: OpenMP's default) */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mohid_reference.h"
+#include "tridi.h"
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp);
+    return t[n / 2];
+}
+
+/* Host copy bandwidth with all threads, counting bytes read + written. */
+static double copy_bandwidth(int threads)
+{
+    size_t n = (size_t)1 << 27; /* 512 MiB of floats per buffer: far beyond any cache */
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b)
+        return NAN;
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < n; ++i) {
+        a[i] = (float)i;
+        b[i] = 0.0f;
+    }
+    double t[7];
+    for (int r = 0; r < 7; ++r) {
+        double t0 = omp_get_wtime();
+#pragma omp parallel num_threads(threads)
+        {
+            int id = omp_get_thread_num(), nt = omp_get_num_threads();
+            size_t c0 = n * (size_t)id / (size_t)nt, c1 = n * (size_t)(id + 1) / (size_t)nt;
+            memcpy(b + c0, a + c0, (c1 - c0) * sizeof *a);
+        }
+        t[r] = omp_get_wtime() - t0;
+    }
+    double bw = 2.0 * (double)(n * sizeof *a) / median(t, 7);
+    free(a);
+    free(b);
+    return bw;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = argc > 1 ? atoi(argv[1]) : omp_get_max_threads();
+    int reps = argc > 2 ? atoi(argv[2]) : 9;
+    if (threads < 1)
+        threads = 1;
+    if (reps < 3)
+        reps = 3;
+    static const int grids[][3] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}};
+    double bw = copy_bandwidth(threads);
+    printf("tridi %s CPU benchmark: %d threads, host copy bandwidth %.1f GB/s (read+write), MOHID mixed precision\n",
+           tridi_version_string(), threads, bw / 1e9);
+    printf("%-12s %-4s %10s %10s %10s %9s %9s %9s %8s\n", "grid", "axis", "seq_ms", "omp_ms", "tridi_ms",
+           "vs_seq", "vs_omp", "GB/s", "%copy");
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    cfg.num_threads = threads;
+    tridi_context ctx;
+    if (tridi_create(&ctx, &cfg)) {
+        fprintf(stderr, "%s\n", tridi_error_message());
+        return 1;
+    }
+    for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; ++gi) {
+        const int *N = grids[gi];
+        tridi_grid g = {3, {0, 0, 0}, {N[0] + 1, N[1] + 1, N[2] + 1}};
+        mohid_grid mg = {{0, 0, 0}, {N[0] + 1, N[1] + 1, N[2] + 1}};
+        size_t cells = (size_t)(N[0] + 2) * (N[1] + 2) * (N[2] + 2);
+        float *D = malloc(cells * 4), *F = malloc(cells * 4), *T = malloc(cells * 4), *X = malloc(cells * 4);
+        float *Xr = malloc(cells * 4);
+        double *E = malloc(cells * 8);
+        unsigned s = 12345u + (unsigned)gi;
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (size_t c = 0; c < cells; ++c) { /* first touch by the threads that will use the data */
+            unsigned r = (unsigned)(c * 2654435761u) ^ s;
+            D[c] = -0.3f - 0.2f * (float)((r >> 8) & 255) / 255.0f;
+            F[c] = -0.3f - 0.2f * (float)((r >> 16) & 255) / 255.0f;
+            E[c] = 1.0 + (double)(r & 255) / 128.0;
+            T[c] = (float)((r >> 4) & 1023) / 512.0f - 1.0f;
+            X[c] = Xr[c] = 0.0f;
+        }
+        const int64_t lo[3] = {1, 1, 1}, hi[3] = {N[0], N[1], N[2]};
+        const double ncells = (double)N[0] * N[1] * N[2];
+        int greps = cells > 4000000 ? (reps < 5 ? reps : 5) : reps;
+        double *t = malloc(sizeof(double) * (size_t)greps);
+        for (int axis = 0; axis < 3; ++axis) {
+            double tm[3];
+            for (int variant = 0; variant < 3; ++variant) {
+                for (int r = -1; r < greps; ++r) { /* r = -1: warm-up */
+                    double t0 = omp_get_wtime();
+                    if (variant == 0)
+                        mohid_thomas(&mg, axis, lo, hi, D, E, F, T, Xr, 1);
+                    else if (variant == 1)
+                        mohid_thomas(&mg, axis, lo, hi, D, E, F, T, Xr, threads);
+                    else {
+                        tridi_arrays a = {D, TRIDI_FLOAT32, E, TRIDI_FLOAT64, F, TRIDI_FLOAT32, T, TRIDI_FLOAT32,
+                                          X, TRIDI_FLOAT32};
+                        if (tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a)) {
+                            fprintf(stderr, "%s\n", tridi_error_message());
+                            return 1;
+                        }
+                    }
+                    double dt = omp_get_wtime() - t0;
+                    if (r >= 0)
+                        t[r] = dt;
+                }
+                tm[variant] = median(t, greps);
+            }
+            /* The answer must match the reference, or the timing means nothing. */
+            double maxerr = 0.0;
+            for (size_t c = 0; c < cells; ++c)
+                maxerr = fmax(maxerr, fabs((double)X[c] - (double)Xr[c]));
+            if (!(maxerr < 1e-4)) {
+                fprintf(stderr, "answer differs from the reference by %g\n", maxerr);
+                return 1;
+            }
+            double gbs = 24.0 * ncells / tm[2] / 1e9;
+            char name[32];
+            snprintf(name, sizeof name, "%dx%dx%d", N[0], N[1], N[2]);
+            printf("%-12s %-4c %10.3f %10.3f %10.3f %9.1f %9.2f %9.1f %7.0f%%\n", name, "xyz"[axis], tm[0] * 1e3,
+                   tm[1] * 1e3, tm[2] * 1e3, tm[0] / tm[2], tm[1] / tm[2], gbs, 100.0 * gbs * 1e9 / bw);
+            fflush(stdout);
+        }
+        free(t);
+        free(D), free(F), free(T), free(X), free(Xr), free(E);
+    }
+    tridi_destroy(ctx);
+    return 0;
+}
