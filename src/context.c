@@ -1,7 +1,11 @@
 /* Context lifetime, backend selection (AUTO resolves to CUDA when a GPU is usable, else CPU), version. */
 #include "tridi_internal.h"
 
+#ifdef _OPENMP
 #include <omp.h>
+#else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
+static inline int omp_get_max_threads(void) { return 1; }
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,11 @@
 
 #include <float.h>
 #include <math.h>
+#ifdef _OPENMP
 #include <omp.h>
+#else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
+static inline int omp_get_max_threads(void) { return 1; }
+#endif
 #include <stdlib.h>
 #include <string.h>
 
