@@ -6,12 +6,17 @@
  * Lines along x are each contiguous but neighbouring lines are a row apart, so the block is first
  * transposed into small double buffers ([m][line]) and the same vector recurrence runs on those.
  *
- * No partial answer: every block writes its x values into the context's scratch (packed [m][line]);
- * only when no line of the whole call failed does a second parallel pass copy the scratch into the
- * caller's x. The price is one more write+read of the answer box (8 B/cell in float, 16 in double). */
+ * No partial answer: a block's answers are computed into a small per-thread buffer; only when all its
+ * lines succeeded are they written to the caller's x, after the old x values of those cells have been
+ * saved to an undo log with non-temporal stores (the old values are in cache anyway: writing x fetches
+ * their lines). If any line of the call fails, the blocks already written are restored from the log.
+ * The success path pays one streamed store of the answer box (4 B/cell in float) and nothing else. */
 #include "tridi_internal.h"
 
 #include <float.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -188,29 +193,123 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
     }
 }
 
+/* Copies n elements of `size` bytes bypassing the caches where the ISA allows: the undo log is written
+ * once and read back only after a failure, so it should not evict the solve's working set. */
+static void stream_copy(void *dst, const void *src, int64_t n, size_t size)
+{
+#if defined(__SSE2__)
+    if (size == 4) {
+        int *d = dst;
+        const int *sv = src;
+        for (int64_t i = 0; i < n; ++i)
+            _mm_stream_si32(d + i, sv[i]);
+        return;
+    }
+#if defined(__x86_64__)
+    long long *d = dst;
+    const long long *sv = src;
+    for (int64_t i = 0; i < n; ++i)
+        _mm_stream_si64(d + i, sv[i]);
+    return;
+#endif
+#endif
+    memcpy(dst, src, (size_t)n * size);
+}
+
+static void stream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+/* Moves a block between the grid layout (line l, unknown m at l*ls + m*s elements from `grid`) and the
+ * packed layout [m][l] of Lb lines: to_grid = 1 writes the grid, 0 reads it. `stream` uses non-temporal
+ * stores when writing the packed side. */
+static void block_copy(char *grid, char *packed, int64_t n, int64_t Lb, int64_t s, int64_t ls, size_t es, int to_grid,
+                       int stream)
+{
+    if (ls == 1) { /* lines at consecutive i: each unknown's row of Lb values is contiguous */
+        for (int64_t m = 0; m < n; ++m) {
+            char *g = grid + (size_t)(m * s) * es, *p = packed + (size_t)(m * Lb) * es;
+            if (to_grid)
+                memcpy(g, p, (size_t)Lb * es);
+            else if (stream)
+                stream_copy(p, g, Lb, es);
+            else
+                memcpy(p, g, (size_t)Lb * es);
+        }
+        return;
+    }
+    /* Lines along x: transpose, one contiguous grid line at a time. */
+#define TRIDI_BLOCK_TRANSPOSE(T, STORE)                                                                        \
+    do {                                                                                                       \
+        T *gp = (T *)grid, *pp = (T *)packed;                                                                  \
+        if (to_grid) { /* grid writes contiguous along each line */                                            \
+            for (int64_t l = 0; l < Lb; ++l)                                                                   \
+                for (int64_t m = 0; m < n; ++m)                                                                \
+                    gp[l * ls + m * s] = pp[m * Lb + l];                                                       \
+        } else { /* packed writes sequential: streamed stores must fill whole lines to combine */              \
+            for (int64_t m = 0; m < n; ++m)                                                                    \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    if (stream)                                                                                \
+                        STORE;                                                                                 \
+                    else                                                                                       \
+                        pp[m * Lb + l] = gp[l * ls + m * s];                                                   \
+                }                                                                                              \
+        }                                                                                                      \
+    } while (0)
+#if defined(__SSE2__) && defined(__x86_64__)
+    if (es == 4)
+        TRIDI_BLOCK_TRANSPOSE(int, _mm_stream_si32(pp + m * Lb + l, gp[l * ls + m * s]));
+    else
+        TRIDI_BLOCK_TRANSPOSE(long long, _mm_stream_si64(pp + m * Lb + l, gp[l * ls + m * s]));
+#else
+    if (es == 4)
+        TRIDI_BLOCK_TRANSPOSE(int, pp[m * Lb + l] = gp[l * ls + m * s]);
+    else
+        TRIDI_BLOCK_TRANSPOSE(long long, pp[m * Lb + l] = gp[l * ls + m * s]);
+#endif
+#undef TRIDI_BLOCK_TRANSPOSE
+}
+
+/* Lines per block: enough for long contiguous rows (hardware prefetch) on y/z sweeps while W and G
+ * (16 bytes per unknown and line) stay within about 512 KiB of L2. */
+static int64_t block_lines(const tridi_problem *p)
+{
+    if (p->axis == TRIDI_AXIS_X)
+        return p->n1 < TRIDI_CPU_BLOCK_X ? p->n1 : TRIDI_CPU_BLOCK_X;
+    int64_t L = (512 * 1024) / (16 * p->n);
+    L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
+    L = (L + 15) / 16 * 16;
+    return p->n1 < L ? p->n1 : L;
+}
+
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
     const int64_t n = p->n;
-    /* x blocks work on transposed copies (6 n*L doubles per thread): keep them small enough for L2. */
-    const int64_t block = p->axis == TRIDI_AXIS_X ? TRIDI_CPU_BLOCK_X : TRIDI_CPU_BLOCK;
-    const int64_t L = p->n1 < block ? p->n1 : block;
+    const int64_t L = block_lines(p);
     const int64_t nb1 = (p->n1 + L - 1) / L;
     const int64_t nblocks = nb1 * p->n2;
     const size_t xsize = tridi_dtype_size(p->arrays.x_type);
     const int xaxis = p->axis == TRIDI_AXIS_X;
     const int64_t s = p->stride[p->axis], ls = p->stride[p->a1];
 
-    size_t need = (size_t)nblocks * (size_t)L * (size_t)n * xsize;
+    /* Undo log: the old x of every block, at a fixed place per block, plus one written flag per block. */
+    size_t log_bytes = (size_t)nblocks * (size_t)L * (size_t)n * xsize;
+    size_t need = log_bytes + (size_t)nblocks;
     if (need > ctx->cpu_scratch_bytes) {
         void *mem = malloc(need);
         if (!mem)
-            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_solve: could not allocate %zu bytes of CPU scratch",
-                              need);
+            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
+                              "tridi_solve: could not allocate %zu bytes for the CPU undo log", need);
         free(ctx->cpu_scratch);
         ctx->cpu_scratch = mem;
         ctx->cpu_scratch_bytes = need;
     }
-    char *scratch = ctx->cpu_scratch;
+    char *undo = ctx->cpu_scratch;
+    unsigned char *written = (unsigned char *)ctx->cpu_scratch + log_bytes;
+    memset(written, 0, (size_t)nblocks);
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
     block_failure best = {-1, 0, TRIDI_SUCCESS, NULL};
@@ -219,8 +318,11 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 
 #pragma omp parallel num_threads(nthreads)
     {
-        double *W = malloc(sizeof(double) * (size_t)(n * L) * (xaxis ? 6 : 2));
+        /* W, G (and for x blocks four transposed inputs) in double, then the block's answers. */
+        size_t wbytes = sizeof(double) * (size_t)(n * L) * (xaxis ? 6 : 2);
+        double *W = malloc(wbytes + (size_t)(n * L) * xsize);
         double *G = W ? W + n * L : NULL;
+        void *out = W ? (char *)W + wbytes : NULL;
         if (!W) {
 #pragma omp atomic write
             alloc_failed = 1;
@@ -232,10 +334,9 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
             const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
             const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
             const int64_t line0 = l2 * p->n1 + l1;
-            if (line0 > __atomic_load_n(&best_line, __ATOMIC_RELAXED))
-                continue; /* a lower line already failed: this block cannot change the report */
+            if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) != INT64_MAX)
+                continue; /* the call fails anyway; only lower lines could change the report */
             const int64_t off = tridi_line_offset(p, line0);
-            void *out = scratch + (size_t)b * (size_t)(L * n) * xsize;
             block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
             int failed;
             if (xaxis) {
@@ -269,39 +370,32 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
                         best = fail;
                     }
                 }
+                continue;
             }
+            char *x = (char *)p->arrays.x + (size_t)off * xsize;
+            block_copy(x, undo + (size_t)b * (size_t)(L * n) * xsize, n, Lb, s, ls, xsize, 0, 1);
+            block_copy(x, out, n, Lb, s, ls, xsize, 1, 0);
+            written[b] = 1;
         }
+        stream_fence();
         free(W);
+    }
+    if (alloc_failed) /* blocks may have been written before a thread found no memory: undo them */
+        best_line = best_line == INT64_MAX ? -1 : best_line;
+    if (best_line == INT64_MAX)
+        return TRIDI_SUCCESS;
+
+    /* Some line failed: put back the old x of every block already written. */
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+    for (int64_t b = 0; b < nblocks; ++b) {
+        if (!written[b])
+            continue;
+        const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
+        const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
+        char *x = (char *)p->arrays.x + (size_t)tridi_line_offset(p, l2 * p->n1 + l1) * xsize;
+        block_copy(x, undo + (size_t)b * (size_t)(L * n) * xsize, n, Lb, s, ls, xsize, 1, 0);
     }
     if (alloc_failed)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_solve: could not allocate per-thread CPU workspace");
-    if (best_line != INT64_MAX)
-        return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
-
-    /* Every line succeeded: copy the staged answers into the caller's x. */
-#pragma omp parallel for schedule(static) num_threads(nthreads)
-    for (int64_t b = 0; b < nblocks; ++b) {
-        const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
-        const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
-        const int64_t off = tridi_line_offset(p, l2 * p->n1 + l1);
-        const char *src = scratch + (size_t)b * (size_t)(L * n) * xsize;
-        char *x = (char *)p->arrays.x + (size_t)off * xsize;
-        if (!xaxis) {
-            for (int64_t m = 0; m < n; ++m)
-                memcpy(x + (size_t)(m * s) * xsize, src + (size_t)(m * Lb) * xsize, (size_t)Lb * xsize);
-        } else if (xsize == 4) {
-            const float *sf = (const float *)src;
-            float *xf = (float *)x;
-            for (int64_t l = 0; l < Lb; ++l)
-                for (int64_t m = 0; m < n; ++m)
-                    xf[l * ls + m] = sf[m * Lb + l];
-        } else {
-            const double *sd = (const double *)src;
-            double *xd = (double *)x;
-            for (int64_t l = 0; l < Lb; ++l)
-                for (int64_t m = 0; m < n; ++m)
-                    xd[l * ls + m] = sd[m * Lb + l];
-        }
-    }
-    return TRIDI_SUCCESS;
+    return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
 }
