@@ -181,6 +181,84 @@ tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *d
 /* Waits for all work queued on the context; reports any deferred error. SUCCESS on the CPU backend. */
 tridi_status tridi_synchronize(tridi_context ctx);
 
+/* ===================================================================================================
+ * ADI steps (src/adi.c, cuda/adi_*.cu; docs/adi.md).
+ *
+ * A plan holds one grid, one box of unknowns, one storage type and one operator, plus the work arrays
+ * of a step. tridi_adi_step advances a field by dt with implicit sweeps x, y (and z): the diagonals
+ * are assembled by tridi (on the GPU for the CUDA backend) and solved by tridi's own solves; on the
+ * CUDA backend every array is a device pointer and nothing returns to the host during a step.
+ *
+ * Operator, per implicit axis a with uniform spacing h_a, in flux form on the cells of the box:
+ *   (L_a u)_m = [K_{m+1/2} (u_{m+1} - u_m) - K_{m-1/2} (u_m - u_{m-1})] / h_a^2 - [Q_{m+1/2} - Q_{m-1/2}] / h_a
+ *   K at a face: harmonic (default) or arithmetic mean of the diffusivity of its two cells;
+ *   Q at a face: first-order upwind flux V u_upwind with V the mean velocity of the two cells.
+ * Boundaries, per axis and side: TRIDI_ADI_DIRICHLET takes the value held in the field's halo cell next
+ * to the box (the field's cells outside the box are never written); TRIDI_ADI_ZERO_FLUX closes the face.
+ * ================================================================================================= */
+typedef struct tridi_adi_s *tridi_adi;
+
+typedef enum tridi_adi_scheme {
+    TRIDI_ADI_DOUGLAS = 0,          /* Douglas (theta-weighted; theta = 1/2: second order), 2 or 3 axes */
+    TRIDI_ADI_PEACEMAN_RACHFORD = 1 /* Peaceman-Rachford half steps x then y, 2 axes only */
+} tridi_adi_scheme;
+
+typedef enum tridi_adi_bc {
+    TRIDI_ADI_DIRICHLET = 0, /* the value of the halo cell next to the box; needs that halo cell allocated */
+    TRIDI_ADI_ZERO_FLUX = 1  /* no diffusive or advective flux through the box's face */
+} tridi_adi_bc;
+
+typedef enum tridi_adi_mean {
+    TRIDI_ADI_HARMONIC = 0,  /* 2 k1 k2 / (k1 + k2): the series conductance of two cells (0 if both are 0) */
+    TRIDI_ADI_ARITHMETIC = 1 /* (k1 + k2) / 2 */
+} tridi_adi_mean;
+
+typedef struct tridi_adi_operator {
+    size_t size;              /* sizeof(tridi_adi_operator); set by tridi_adi_operator_init */
+    tridi_adi_scheme scheme;  /* (default: TRIDI_ADI_DOUGLAS) */
+    int naxes;                /* implicit axes: 2 = x, y (on a 3D grid: each k layer); 3 = x, y, z
+                                 (default: the grid's ndim) */
+    double theta;             /* Douglas implicit weight, 0.5..1 (default: 0.5) */
+    double spacing[3];        /* cell size h per axis, > 0 (default: 1) */
+    double kappa;             /* diffusivity when kappa_field is NULL, >= 0 (default: 1) */
+    const void *kappa_field;  /* diffusivity per cell, >= 0, grid-shaped in the plan's type; read at every
+                                 step over the box and the halo cells of Dirichlet sides (default: NULL) */
+    tridi_adi_mean mean;      /* face diffusivity (default: TRIDI_ADI_HARMONIC) */
+    const void *velocity[3];  /* cell velocity per axis for upwind advection, grid-shaped in the plan's
+                                 type, read like kappa_field; NULL: none along that axis (default: NULL) */
+    tridi_adi_bc bc_lo[3];    /* boundary at the box's low side per axis (default: DIRICHLET) */
+    tridi_adi_bc bc_hi[3];    /* boundary at the box's high side per axis (default: DIRICHLET) */
+    int profile;              /* 1: time each sweep (tridi_adi_timings); on the GPU this waits for the
+                                 stream at the end of every step (default: 0) */
+} tridi_adi_operator;
+
+void tridi_adi_operator_init(tridi_adi_operator *op);
+
+/* Arrays given in op (kappa_field, velocity) and to the calls below are host arrays on the CPU
+ * backend and device pointers on the CUDA backend. The plan keeps op's pointers, not their values:
+ * the model may change those fields between steps. The context must outlive the plan. */
+tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
+                              const int64_t hi[3], tridi_dtype dtype, const tridi_adi_operator *op);
+/* NULL is accepted and ignored. */
+tridi_status tridi_adi_destroy(tridi_adi plan);
+
+/* One step of length dt > 0 on field (grid-shaped, the plan's type), in place: only the box is
+ * written, and only when every sweep succeeded. stream: cudaStream_t as void*, or NULL for the plan's
+ * own stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued. */
+tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
+
+/* One sweep with the caller's own diagonals (the model's path): solves along axis over the plan's
+ * box, with the plan's grid and type, on the plan's backend. x may be rhs itself. */
+tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+                             const void *upper, const void *rhs, void *x, void *stream);
+
+/* Waits for the plan's stream and reports deferred errors of its solves (SUCCESS on the CPU). */
+tridi_status tridi_adi_synchronize(tridi_adi plan);
+
+/* With op.profile = 1: milliseconds spent in the sweeps of each axis (assembly + solve) summed over
+ * the steps so far, and the number of steps. Entries of axes the plan does not sweep are 0. */
+tridi_status tridi_adi_timings(tridi_adi plan, double sweep_ms[3], int64_t *steps);
+
 #ifdef __cplusplus
 }
 #endif

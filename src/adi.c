@@ -1,0 +1,550 @@
+/* ADI steps: plans, validation, the stages of the Douglas and Peaceman-Rachford schemes, and their
+ * dispatch to the CPU (OpenMP loops over adi_cell.inc, then tridi_solve) or to the GPU (cuda/adi_stage.cu,
+ * then tridi_solve_device, all on one stream).
+ *
+ * Work arrays are grid-shaped like the field so each solve sees one grid for its five arrays; the
+ * field itself is written only by the last solve of a step, which tridi never writes partially, so a
+ * failed step leaves the field as it was. */
+#include "adi_internal.h"
+
+#include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define ADI_MAGIC 0x61646921u /* "adi!" */
+
+enum { W_LOWER, W_DIAG, W_UPPER, W_1, W_2, W_COUNT };
+
+struct tridi_adi_s {
+    uint32_t magic;
+    tridi_context ctx;
+    tridi_grid grid;
+    int64_t lo[3], hi[3];
+    tridi_dtype dtype;
+    tridi_adi_operator op;
+    adi_stage base;      /* geometry and operator; each stage fills in the rest */
+    int empty;           /* the box has no cells: steps and sweeps do nothing */
+    int cuda;
+    int nwork;
+    void *work[W_COUNT];
+    void *stream;        /* the plan's own stream (CUDA), used when the caller passes NULL */
+    void *timer;         /* CUDA events at the sweep boundaries (profile) */
+    double ms[3];
+    int64_t steps;
+};
+
+static const char axis_letter[3] = {'x', 'y', 'z'};
+
+#define ADI_QUAL static
+#define ADI_CELL adi_cell_f32
+#define ADI_T float
+#include "adi_cell.inc"
+#undef ADI_CELL
+#undef ADI_T
+#define ADI_CELL adi_cell_f64
+#define ADI_T double
+#include "adi_cell.inc"
+#undef ADI_CELL
+#undef ADI_T
+#undef ADI_QUAL
+
+void tridi_adi_operator_init(tridi_adi_operator *op)
+{
+    if (!op)
+        return;
+    memset(op, 0, sizeof *op);
+    op->size = sizeof *op;
+    op->scheme = TRIDI_ADI_DOUGLAS;
+    op->naxes = 0; /* resolved to the grid's ndim at creation */
+    op->theta = 0.5;
+    op->kappa = 1.0;
+    op->mean = TRIDI_ADI_HARMONIC;
+    for (int a = 0; a < 3; ++a) {
+        op->spacing[a] = 1.0;
+        op->bc_lo[a] = op->bc_hi[a] = TRIDI_ADI_DIRICHLET;
+    }
+}
+
+static tridi_status check_plan(const char *f, tridi_adi plan)
+{
+    if (!plan)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is NULL (create it with tridi_adi_create)", f);
+    if (plan->magic != ADI_MAGIC)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is not a live ADI plan (destroyed?)", f);
+    return tridi_check_context(f, plan->ctx);
+}
+
+static tridi_status check_operator(const char *f, const tridi_grid *grid, const int64_t lo[3], const int64_t hi[3],
+                                   tridi_adi_operator *op)
+{
+    if (op->naxes == 0)
+        op->naxes = grid->ndim;
+    if (op->naxes < 2 || op->naxes > grid->ndim)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: op->naxes = %d; a %dD grid takes 2%s implicit axes", f,
+                          op->naxes, grid->ndim, grid->ndim == 3 ? " or 3" : "");
+    if (op->scheme != TRIDI_ADI_DOUGLAS && op->scheme != TRIDI_ADI_PEACEMAN_RACHFORD)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: op->scheme = %d is neither TRIDI_ADI_DOUGLAS (0) nor TRIDI_ADI_PEACEMAN_RACHFORD (1)", f,
+                          (int)op->scheme);
+    if (op->scheme == TRIDI_ADI_PEACEMAN_RACHFORD && op->naxes != 2)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: Peaceman-Rachford is a two-axis scheme (it is not unconditionally stable in 3D); "
+                          "use TRIDI_ADI_DOUGLAS for op->naxes = 3", f);
+    if (op->scheme == TRIDI_ADI_DOUGLAS && !(op->theta >= 0.5 && op->theta <= 1.0))
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: op->theta = %g is outside 0.5..1 (below 0.5 the Douglas scheme is not "
+                          "unconditionally stable)", f, op->theta);
+    if (op->mean != TRIDI_ADI_HARMONIC && op->mean != TRIDI_ADI_ARITHMETIC)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: op->mean = %d is neither TRIDI_ADI_HARMONIC (0) nor TRIDI_ADI_ARITHMETIC (1)", f,
+                          (int)op->mean);
+    if (!op->kappa_field && !(isfinite(op->kappa) && op->kappa >= 0.0))
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: op->kappa = %g must be finite and >= 0", f, op->kappa);
+    for (int a = 0; a < op->naxes; ++a) {
+        if (!(isfinite(op->spacing[a]) && op->spacing[a] > 0.0))
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: op->spacing[%d] = %g must be finite and > 0", f, a,
+                              op->spacing[a]);
+        const tridi_adi_bc bc[2] = {op->bc_lo[a], op->bc_hi[a]};
+        for (int side = 0; side < 2; ++side) {
+            const char *name = side ? "bc_hi" : "bc_lo";
+            if (bc[side] != TRIDI_ADI_DIRICHLET && bc[side] != TRIDI_ADI_ZERO_FLUX)
+                return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                                  "%s: op->%s[%d] = %d is neither TRIDI_ADI_DIRICHLET (0) nor TRIDI_ADI_ZERO_FLUX (1)",
+                                  f, name, a, (int)bc[side]);
+            /* A Dirichlet side reads the halo cell next to the box: it must be allocated. */
+            if (bc[side] == TRIDI_ADI_DIRICHLET && hi[a] >= lo[a]) {
+                if (!side && lo[a] - 1 < grid->lbound[a])
+                    return tridi_fail(TRIDI_ERROR_BOUNDS,
+                                      "%s: op->bc_lo[%d] is Dirichlet but the box starts at the allocated lower bound "
+                                      "%lld of axis %c: no halo cell holds the boundary value (shrink the box or use "
+                                      "TRIDI_ADI_ZERO_FLUX)", f, a, (long long)grid->lbound[a], axis_letter[a]);
+                if (side && hi[a] + 1 > grid->ubound[a])
+                    return tridi_fail(TRIDI_ERROR_BOUNDS,
+                                      "%s: op->bc_hi[%d] is Dirichlet but the box ends at the allocated upper bound "
+                                      "%lld of axis %c: no halo cell holds the boundary value (shrink the box or use "
+                                      "TRIDI_ADI_ZERO_FLUX)", f, a, (long long)grid->ubound[a], axis_letter[a]);
+            }
+        }
+    }
+    return TRIDI_SUCCESS;
+}
+
+static void release(tridi_adi plan)
+{
+    for (int w = 0; w < W_COUNT; ++w) {
+        if (!plan->work[w])
+            continue;
+        if (plan->cuda)
+            tridi_device_free(plan->ctx, plan->work[w]);
+        else
+            free(plan->work[w]);
+    }
+#ifdef TRIDI_HAVE_CUDA
+    if (plan->timer)
+        tridi_adi_cuda_timer_destroy(plan->ctx->config.device, plan->timer);
+    if (plan->stream)
+        tridi_adi_cuda_stream_destroy(plan->ctx->config.device, plan->stream);
+#endif
+    plan->magic = 0;
+    free(plan);
+}
+
+tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
+                              const int64_t hi[3], tridi_dtype dtype, const tridi_adi_operator *op)
+{
+    static const char *f = "tridi_adi_create";
+    if (!out)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'plan' is NULL", f);
+    *out = NULL;
+    tridi_status s = tridi_check_context(f, ctx);
+    if (s)
+        return s;
+    if (!op)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'op' is NULL (fill it with tridi_adi_operator_init)", f);
+    if (op->size != sizeof *op)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: op->size = %zu is not sizeof(tridi_adi_operator) = %zu: call tridi_adi_operator_init "
+                          "first", f, op->size, sizeof *op);
+    if (dtype != TRIDI_FLOAT32 && dtype != TRIDI_FLOAT64)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: dtype = %d is neither TRIDI_FLOAT32 (0) nor TRIDI_FLOAT64 (1)",
+                          f, (int)dtype);
+    /* Grid and box checks are those of a solve; one non-NULL pointer stands in for the arrays. */
+    static const char stand_in;
+    tridi_arrays any = {&stand_in, dtype, &stand_in, dtype, &stand_in, dtype, &stand_in, dtype, NULL, dtype};
+    tridi_problem p;
+    int empty;
+    s = tridi_validate(f, grid, TRIDI_AXIS_X, lo, hi, &any, 0, &p, &empty);
+    if (s)
+        return s;
+    tridi_adi_operator opc = *op;
+    s = check_operator(f, grid, lo, hi, &opc);
+    if (s)
+        return s;
+
+    struct tridi_adi_s *plan = calloc(1, sizeof *plan);
+    if (!plan)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the plan", f);
+    plan->magic = ADI_MAGIC;
+    plan->ctx = ctx;
+    plan->grid = *grid;
+    plan->dtype = dtype;
+    plan->op = opc;
+    plan->empty = empty;
+    plan->cuda = ctx->backend == TRIDI_BACKEND_CUDA;
+    for (int a = 0; a < 3; ++a) {
+        plan->lo[a] = p.lo[a];
+        plan->hi[a] = p.hi[a];
+    }
+    if (grid->ndim == 2) { /* entries [2] of a 2D grid are ignored: keep them out of the plan */
+        plan->grid.lbound[2] = plan->grid.ubound[2] = 1;
+    }
+
+    if (!empty) {
+        /* Extents come from the box here (not tridi_validate's p, which stops early for empty boxes). */
+        int64_t ext[3], stride[3] = {1, 0, 0};
+        for (int a = 0; a < 3; ++a)
+            ext[a] = a < grid->ndim ? grid->ubound[a] - grid->lbound[a] + 1 : 1;
+        stride[1] = ext[0];
+        stride[2] = ext[0] * ext[1];
+        adi_stage *b = &plan->base;
+        b->origin = 0;
+        for (int a = 0; a < 3; ++a) {
+            b->n[a] = plan->hi[a] - plan->lo[a] + 1;
+            b->stride[a] = stride[a];
+            if (a < grid->ndim)
+                b->origin += (plan->lo[a] - grid->lbound[a]) * stride[a];
+        }
+        b->naxes = opc.naxes;
+        b->kappa = opc.kappa_field;
+        b->kappa_const = opc.kappa;
+        b->harmonic = opc.mean == TRIDI_ADI_HARMONIC;
+        for (int a = 0; a < opc.naxes; ++a) {
+            b->vel[a] = opc.velocity[a];
+            b->inv_h[a] = 1.0 / opc.spacing[a];
+            b->inv_h2[a] = 1.0 / (opc.spacing[a] * opc.spacing[a]);
+            b->dirichlet_lo[a] = opc.bc_lo[a] == TRIDI_ADI_DIRICHLET;
+            b->dirichlet_hi[a] = opc.bc_hi[a] == TRIDI_ADI_DIRICHLET;
+        }
+
+        size_t bytes = (size_t)(ext[0] * ext[1] * ext[2]) * tridi_dtype_size(dtype);
+        plan->nwork = opc.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? W_COUNT : W_COUNT - 1;
+        for (int w = 0; w < plan->nwork && !s; ++w) {
+            if (plan->cuda) {
+                s = tridi_device_alloc(ctx, bytes, &plan->work[w]);
+            } else {
+                /* calloc: the halo cells of the work arrays are never written and must not be garbage
+                 * that a debugger or a sanitizer would flag when a solve's array is inspected. */
+                plan->work[w] = calloc(1, bytes);
+                if (!plan->work[w])
+                    s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate %zu bytes of work array", f,
+                                   bytes);
+            }
+        }
+#ifdef TRIDI_HAVE_CUDA
+        if (!s && plan->cuda)
+            s = tridi_adi_cuda_stream_create(ctx->config.device, &plan->stream);
+        if (!s && plan->cuda && opc.profile)
+            s = tridi_adi_cuda_timer_create(ctx->config.device, opc.naxes + 1, &plan->timer);
+#endif
+        if (s) {
+            release(plan);
+            return s;
+        }
+    }
+    *out = plan;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_adi_destroy(tridi_adi plan)
+{
+    if (!plan)
+        return TRIDI_SUCCESS;
+    tridi_status s = check_plan("tridi_adi_destroy", plan);
+    if (s)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    /* Queued work may still use the work arrays. */
+    if (plan->cuda && plan->stream)
+        tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
+#endif
+    release(plan);
+    return TRIDI_SUCCESS;
+}
+
+static int overlaps(const void *a, const void *b, size_t bytes)
+{
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return a && b && pa < pb + bytes && pb < pa + bytes;
+}
+
+static size_t field_bytes(const tridi_adi plan)
+{
+    size_t cells = 1;
+    for (int a = 0; a < plan->grid.ndim; ++a)
+        cells *= (size_t)(plan->grid.ubound[a] - plan->grid.lbound[a] + 1);
+    return cells * tridi_dtype_size(plan->dtype);
+}
+
+/* Fortran indices of the cell at box-relative (i, j, k). */
+static void cell_of(const tridi_adi plan, int64_t i, int64_t j, int64_t k, int64_t cell[3])
+{
+    cell[0] = plan->lo[0] + i;
+    cell[1] = plan->lo[1] + j;
+    cell[2] = plan->lo[2] + k;
+}
+
+/* The CPU reads kappa and the velocities where the stages will: the box plus one cell across each
+ * Dirichlet side. A negative or non-finite coefficient would give a wrong but solvable system, so it is
+ * caught here with its cell instead of being left to the pivots. */
+static tridi_status check_coefficients(const char *f, const tridi_adi plan)
+{
+    const adi_stage *b = &plan->base;
+    const int f64 = plan->dtype == TRIDI_FLOAT64;
+    const void *arr[4] = {b->kappa, b->vel[0], b->vel[1], b->vel[2]};
+    static const char *name[4] = {"op->kappa_field", "op->velocity[0]", "op->velocity[1]", "op->velocity[2]"};
+    int64_t from[3], to[3];
+    for (int a = 0; a < 3; ++a) {
+        from[a] = a < b->naxes && b->dirichlet_lo[a] ? -1 : 0;
+        to[a] = b->n[a] - 1 + (a < b->naxes && b->dirichlet_hi[a] ? 1 : 0);
+    }
+    for (int q = 0; q < 4; ++q) {
+        if (!arr[q])
+            continue;
+        for (int64_t k = from[2]; k <= to[2]; ++k)
+            for (int64_t j = from[1]; j <= to[1]; ++j)
+                for (int64_t i = from[0]; i <= to[0]; ++i) {
+                    const int out[3] = {i < 0 || i >= b->n[0], j < 0 || j >= b->n[1], k < 0 || k >= b->n[2]};
+                    /* Halo cells are read only straight across a face, and a velocity only across the
+                     * faces of its own axis. */
+                    if (out[0] + out[1] + out[2] > 1 || (q > 0 && out[0] + out[1] + out[2] == 1 && !out[q - 1]))
+                        continue;
+                    int64_t c = b->origin + i * b->stride[0] + j * b->stride[1] + k * b->stride[2];
+                    double v = f64 ? ((const double *)arr[q])[c] : (double)((const float *)arr[q])[c];
+                    if (isfinite(v) && (q > 0 || v >= 0.0))
+                        continue;
+                    int64_t cell[3];
+                    cell_of(plan, i, j, k, cell);
+                    if (plan->grid.ndim == 2)
+                        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: %s = %g at cell (%lld, %lld) %s", f, name[q],
+                                          v, (long long)cell[0], (long long)cell[1],
+                                          q ? "is not finite" : "is negative or not finite");
+                    return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: %s = %g at cell (%lld, %lld, %lld) %s", f,
+                                      name[q], v, (long long)cell[0], (long long)cell[1], (long long)cell[2],
+                                      q ? "is not finite" : "is negative or not finite");
+                }
+    }
+    return TRIDI_SUCCESS;
+}
+
+static void cpu_stage(const tridi_adi plan, const adi_stage *s)
+{
+    const int64_t n0 = s->n[0], n1 = s->n[1], n2 = s->n[2];
+    const int f64 = plan->dtype == TRIDI_FLOAT64;
+    const int threads = plan->ctx->config.num_threads;
+    (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads > 0 ? threads : omp_get_max_threads())
+#endif
+    for (int64_t k = 0; k < n2; ++k)
+        for (int64_t j = 0; j < n1; ++j) {
+            if (f64)
+                for (int64_t i = 0; i < n0; ++i)
+                    adi_cell_f64(s, i, j, k);
+            else
+                for (int64_t i = 0; i < n0; ++i)
+                    adi_cell_f32(s, i, j, k);
+        }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* Solve along axis over the plan's box: x may be rhs. */
+static tridi_status solve(const tridi_adi plan, int axis, const void *lower, const void *diag, const void *upper,
+                          const void *rhs, void *x, void *stream)
+{
+    const tridi_dtype t = plan->dtype;
+    tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
+    if (plan->cuda)
+        return tridi_solve_device(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr, stream);
+    return tridi_solve(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr);
+}
+
+static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
+{
+#ifdef TRIDI_HAVE_CUDA
+    if (plan->cuda)
+        return tridi_adi_cuda_stage(plan->ctx->config.device, s, plan->dtype == TRIDI_FLOAT64, stream);
+#endif
+    (void)stream;
+    cpu_stage(plan, s);
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status mark(const tridi_adi plan, int m, void *stream, double *t)
+{
+#ifdef TRIDI_HAVE_CUDA
+    if (plan->timer)
+        return tridi_adi_cuda_timer_mark(plan->timer, m, stream);
+#endif
+    (void)m;
+    (void)stream;
+    if (plan->op.profile && !plan->cuda)
+        *t = now_ms();
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream)
+{
+    static const char *f = "tridi_adi_step";
+    tridi_status s = check_plan(f, plan);
+    if (s)
+        return s;
+    if (!field)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'field' is NULL", f);
+    if (!(isfinite(dt) && dt > 0.0))
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: dt = %g must be finite and > 0", f, dt);
+    if (plan->empty)
+        return TRIDI_SUCCESS;
+    const size_t bytes = field_bytes(plan);
+    const adi_stage *b = &plan->base;
+    const void *inputs[4] = {b->kappa, b->vel[0], b->vel[1], b->vel[2]};
+    static const char *name[4] = {"op->kappa_field", "op->velocity[0]", "op->velocity[1]", "op->velocity[2]"};
+    for (int q = 0; q < 4; ++q)
+        if (overlaps(field, inputs[q], bytes))
+            return tridi_fail(TRIDI_ERROR_ALIASING, "%s: argument 'field' overlaps the plan's %s", f, name[q]);
+    if (!plan->cuda) {
+        s = check_coefficients(f, plan);
+        if (s)
+            return s;
+    }
+    if (!stream)
+        stream = plan->stream;
+
+    void *L = plan->work[W_LOWER], *D = plan->work[W_DIAG], *U = plan->work[W_UPPER];
+    void *W1 = plan->work[W_1], *W2 = plan->work[W_2];
+    const int n = plan->op.naxes;
+    const double theta = plan->op.theta;
+    double t[4] = {0};
+    adi_stage st = *b;
+    st.field = field;
+    st.lower = L;
+    st.diag = D;
+    st.upper = U;
+
+    s = mark(plan, 0, stream, &t[0]);
+    for (int a = 0; a < n && !s; ++a) {
+        st.axis = a;
+        for (int q = 0; q < 3; ++q)
+            st.alpha[q] = 0.0;
+        void *x;
+        const void *rhs;
+        if (plan->op.scheme == TRIDI_ADI_PEACEMAN_RACHFORD) {
+            /* Half step implicit in x and explicit in y, then implicit in y and explicit in x. */
+            st.tdt = 0.5 * dt;
+            st.alpha[1 - a] = 0.5 * dt;
+            st.x0 = st.y = a == 0 ? field : W1;
+            st.out = a == 0 ? W1 : W2;
+            rhs = st.out;
+            x = a == 0 ? W1 : field;
+        } else {
+            /* Douglas: Y0 = u + dt L u; (I - th dt L_a) Y_a = Y_{a-1} - th dt L_a u, the explicit part of
+             * the first stage folded into Y0's computation. */
+            st.tdt = theta * dt;
+            st.y = field;
+            if (a == 0) {
+                for (int q = 0; q < n; ++q)
+                    st.alpha[q] = dt;
+                st.alpha[0] = (1.0 - theta) * dt;
+                st.x0 = field;
+            } else {
+                st.alpha[a] = -theta * dt;
+                st.x0 = W1;
+            }
+            st.out = W1;
+            rhs = W1;
+            x = a == n - 1 ? field : W1;
+        }
+        s = run_stage(plan, &st, stream);
+        if (!s)
+            s = solve(plan, a, L, D, U, rhs, x, stream);
+        if (!s)
+            s = mark(plan, a + 1, stream, &t[a + 1]);
+    }
+    if (s)
+        return s;
+    if (plan->op.profile) {
+#ifdef TRIDI_HAVE_CUDA
+        if (plan->timer) {
+            s = tridi_adi_cuda_timer_read(plan->timer, plan->ms);
+            if (s)
+                return s;
+        }
+#endif
+        if (!plan->cuda)
+            for (int a = 0; a < n; ++a)
+                plan->ms[a] += t[a + 1] - t[a];
+    }
+    plan->steps++;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag, const void *upper,
+                             const void *rhs, void *x, void *stream)
+{
+    static const char *f = "tridi_adi_sweep";
+    tridi_status s = check_plan(f, plan);
+    if (s)
+        return s;
+    if ((int)axis < 0 || (int)axis >= plan->grid.ndim)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d is not an axis of the plan's %dD grid", f,
+                          (int)axis, plan->grid.ndim);
+    const void *p[5] = {lower, diag, upper, rhs, x};
+    static const char *name[5] = {"lower", "diag", "upper", "rhs", "x"};
+    for (int i = 0; i < 5; ++i)
+        if (!p[i])
+            return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument '%s' is NULL", f, name[i]);
+    if (plan->empty)
+        return TRIDI_SUCCESS;
+    return solve(plan, axis, lower, diag, upper, rhs, x, stream ? stream : plan->stream);
+}
+
+tridi_status tridi_adi_synchronize(tridi_adi plan)
+{
+    tridi_status s = check_plan("tridi_adi_synchronize", plan);
+    if (s || !plan->cuda)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    if (plan->stream) {
+        s = tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
+        if (s)
+            return s;
+    }
+#endif
+    return tridi_synchronize(plan->ctx);
+}
+
+tridi_status tridi_adi_timings(tridi_adi plan, double sweep_ms[3], int64_t *steps)
+{
+    static const char *f = "tridi_adi_timings";
+    tridi_status s = check_plan(f, plan);
+    if (s)
+        return s;
+    if (!sweep_ms)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'sweep_ms' is NULL", f);
+    if (!plan->op.profile)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: the plan was created with op->profile = 0", f);
+    for (int a = 0; a < 3; ++a)
+        sweep_ms[a] = plan->ms[a];
+    if (steps)
+        *steps = plan->steps;
+    return TRIDI_SUCCESS;
+}
