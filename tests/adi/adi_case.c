@@ -1,0 +1,167 @@
+#include "adi_case.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *adi_to_type(const double *src, int64_t n, tridi_dtype t)
+{
+    void *p = malloc((size_t)n * (t == TRIDI_FLOAT64 ? 8 : 4));
+    for (int64_t i = 0; i < n; ++i)
+        tu_set(p, t, i, src[i]);
+    return p;
+}
+
+static double *rounded(double *v, int64_t n, tridi_dtype t)
+{
+    if (t == TRIDI_FLOAT32)
+        for (int64_t i = 0; i < n; ++i)
+            v[i] = (double)(float)v[i];
+    return v;
+}
+
+int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim)
+{
+    memset(c, 0, sizeof *c);
+    ref_problem *p = &c->ref;
+    tridi_adi_operator *op = &p->op;
+    tridi_adi_operator_init(op);
+    if (!ndim)
+        ndim = (int)tu_randint(rng, 2, 3);
+    c->dtype = dtype < 0 ? (tridi_dtype)tu_randint(rng, 0, 1) : (tridi_dtype)dtype;
+    op->naxes = ndim == 3 ? (int)tu_randint(rng, 2, 3) : 2;
+    op->scheme = op->naxes == 2 && tu_uniform(rng) < 0.5 ? TRIDI_ADI_PEACEMAN_RACHFORD : TRIDI_ADI_DOUGLAS;
+    op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
+    op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
+    p->grid.ndim = ndim;
+    for (int a = 0; a < 3; ++a) {
+        if (a >= ndim) {
+            p->grid.lbound[a] = p->grid.ubound[a] = p->lo[a] = p->hi[a] = 1;
+            continue;
+        }
+        op->bc_lo[a] = (tridi_adi_bc)tu_randint(rng, 0, 1);
+        op->bc_hi[a] = (tridi_adi_bc)tu_randint(rng, 0, 1);
+        op->spacing[a] = 0.5 + tu_uniform(rng);
+        int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
+        int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
+        int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
+        p->lo[a] = lb;
+        p->hi[a] = lb + n - 1;
+        p->grid.lbound[a] = lb - hlo;
+        p->grid.ubound[a] = lb + n - 1 + hhi;
+    }
+    c->cells = ref_cells(&p->grid);
+    int64_t n = c->cells;
+    c->u0 = malloc(sizeof(double) * n);
+    for (int64_t i = 0; i < n; ++i)
+        c->u0[i] = 2.0 * tu_uniform(rng) - 1.0;
+    if (tu_uniform(rng) < 0.7) {
+        c->kappa = malloc(sizeof(double) * n);
+        for (int64_t i = 0; i < n; ++i)
+            c->kappa[i] = tu_uniform(rng) < 0.05 ? 0.0 : 0.05 + 2.0 * tu_uniform(rng);
+    } else {
+        op->kappa = tu_uniform(rng) * 2.0;
+    }
+    for (int a = 0; a < op->naxes; ++a)
+        if (tu_uniform(rng) < 0.5) {
+            c->vel[a] = malloc(sizeof(double) * n);
+            for (int64_t i = 0; i < n; ++i)
+                c->vel[a][i] = 2.0 * tu_uniform(rng) - 1.0;
+        }
+    /* Closed faces: the cells across them hold NaN in every array, so a read of one shows. */
+    int64_t cc[3];
+    tridi_grid *g = &p->grid;
+    for (cc[2] = g->lbound[2]; cc[2] <= g->ubound[2]; ++cc[2])
+        for (cc[1] = g->lbound[1]; cc[1] <= g->ubound[1]; ++cc[1])
+            for (cc[0] = g->lbound[0]; cc[0] <= g->ubound[0]; ++cc[0]) {
+                int across = -1, outside = 0;
+                for (int a = 0; a < ndim; ++a)
+                    if (cc[a] < p->lo[a] || cc[a] > p->hi[a]) {
+                        outside++;
+                        if ((cc[a] == p->lo[a] - 1 && op->bc_lo[a] == TRIDI_ADI_ZERO_FLUX) ||
+                            (cc[a] == p->hi[a] + 1 && op->bc_hi[a] == TRIDI_ADI_ZERO_FLUX))
+                            across = a;
+                    }
+                if (outside != 1 || across < 0 || across >= op->naxes)
+                    continue;
+                int64_t i = ref_index(g, cc[0], cc[1], cc[2]);
+                c->u0[i] = NAN;
+                if (c->kappa)
+                    c->kappa[i] = NAN;
+                for (int a = 0; a < 3; ++a)
+                    if (c->vel[a])
+                        c->vel[a][i] = NAN;
+            }
+    rounded(c->u0, n, c->dtype);
+    if (c->kappa) {
+        rounded(c->kappa, n, c->dtype);
+        c->kappa_t = adi_to_type(c->kappa, n, c->dtype);
+    }
+    for (int a = 0; a < 3; ++a)
+        if (c->vel[a]) {
+            rounded(c->vel[a], n, c->dtype);
+            c->vel_t[a] = adi_to_type(c->vel[a], n, c->dtype);
+        }
+    p->kappa = c->kappa;
+    for (int a = 0; a < 3; ++a)
+        p->vel[a] = c->vel[a];
+    op->kappa_field = c->kappa_t;
+    for (int a = 0; a < 3; ++a)
+        op->velocity[a] = c->vel_t[a];
+    c->dt = 0.05 + 2.0 * tu_uniform(rng);
+    snprintf(c->label, sizeof c->label,
+             "%dD box %lldx%lldx%lld %s %s naxes %d theta %.3f %s kappa %s vel %d%d%d bc %d%d/%d%d/%d%d dt %.3f",
+             ndim, (long long)(p->hi[0] - p->lo[0] + 1), (long long)(p->hi[1] - p->lo[1] + 1),
+             (long long)(p->hi[2] - p->lo[2] + 1), c->dtype == TRIDI_FLOAT64 ? "f64" : "f32",
+             op->scheme == TRIDI_ADI_DOUGLAS ? "douglas" : "peaceman-rachford", op->naxes, op->theta,
+             op->mean == TRIDI_ADI_HARMONIC ? "harmonic" : "arithmetic", c->kappa ? "field" : "const",
+             c->vel[0] != NULL, c->vel[1] != NULL, c->vel[2] != NULL, op->bc_lo[0], op->bc_hi[0], op->bc_lo[1],
+             op->bc_hi[1], op->bc_lo[2], op->bc_hi[2], c->dt);
+    return 0;
+}
+
+void adi_case_free(adi_case *c)
+{
+    free(c->u0);
+    free(c->kappa);
+    free(c->kappa_t);
+    for (int a = 0; a < 3; ++a) {
+        free(c->vel[a]);
+        free(c->vel_t[a]);
+    }
+}
+
+double adi_box_error(const adi_case *c, const void *x, const double *ref, const void *before, int64_t *outside_bad)
+{
+    const ref_problem *p = &c->ref;
+    const tridi_grid *g = &p->grid;
+    double scale = 1e-300, err = 0.0;
+    size_t es = c->dtype == TRIDI_FLOAT64 ? 8 : 4;
+    *outside_bad = 0;
+    int64_t cc[3];
+    for (cc[2] = g->lbound[2]; cc[2] <= g->ubound[2]; ++cc[2])
+        for (cc[1] = g->lbound[1]; cc[1] <= g->ubound[1]; ++cc[1])
+            for (cc[0] = g->lbound[0]; cc[0] <= g->ubound[0]; ++cc[0]) {
+                int64_t i = ref_index(g, cc[0], cc[1], cc[2]);
+                int inside = 1;
+                for (int a = 0; a < 3; ++a)
+                    inside &= cc[a] >= p->lo[a] && cc[a] <= p->hi[a];
+                if (!inside) {
+                    if (memcmp((const char *)x + i * es, (const char *)before + i * es, es))
+                        ++*outside_bad;
+                    continue;
+                }
+                if (fabs(ref[i]) > scale)
+                    scale = fabs(ref[i]);
+            }
+    for (cc[2] = p->lo[2]; cc[2] <= p->hi[2]; ++cc[2])
+        for (cc[1] = p->lo[1]; cc[1] <= p->hi[1]; ++cc[1])
+            for (cc[0] = p->lo[0]; cc[0] <= p->hi[0]; ++cc[0]) {
+                int64_t i = ref_index(g, cc[0], cc[1], cc[2]);
+                double d = fabs(tu_get(x, c->dtype, i) - ref[i]);
+                if (!(d <= err)) /* NaN propagates as a failure */
+                    err = isnan(d) ? INFINITY : d;
+            }
+    return err / scale;
+}

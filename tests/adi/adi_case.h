@@ -1,0 +1,30 @@
+/* Random ADI problems for the tests: geometry (lower bounds, halos, box inside), boundary mix, operator
+ * (scheme, axes, theta, spacing, diffusivity constant or per cell, mean, upwind velocities), type. */
+#ifndef TRIDI_ADI_CASE_H
+#define TRIDI_ADI_CASE_H
+
+#include "adi_ref.h"
+#include "testutil.h"
+
+typedef struct adi_case {
+    ref_problem ref;          /* the oracle's view; its kappa/vel point at the double arrays below */
+    tridi_dtype dtype;
+    int64_t cells;
+    double *u0;               /* initial field, values already rounded to dtype; halos hold the boundary
+                                 values, NaN across zero-flux faces (never to be read) */
+    double *kappa, *vel[3];   /* rounded to dtype; NULL when absent */
+    void *kappa_t, *vel_t[3]; /* the same in dtype, for the library */
+    double dt;
+    char label[256];
+} adi_case;
+
+/* dtype < 0: random. ndim 0: random 2 or 3. Returns 0 on success. */
+int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim);
+void adi_case_free(adi_case *c);
+/* Newly allocated copy of n doubles in type t. */
+void *adi_to_type(const double *src, int64_t n, tridi_dtype t);
+/* Max over the box of |x - ref| / max(max|ref|, 1e-300); x in type t. Also counts cells outside the box
+ * that differ bitwise from before (before in type t). */
+double adi_box_error(const adi_case *c, const void *x, const double *ref, const void *before, int64_t *outside_bad);
+
+#endif
