@@ -297,44 +297,60 @@ static void cell_of(const tridi_adi plan, int64_t i, int64_t j, int64_t k, int64
     cell[2] = plan->lo[2] + k;
 }
 
-/* The CPU reads kappa and the velocities where the stages will: the box plus one cell across each
- * Dirichlet side. A negative or non-finite coefficient would give a wrong but solvable system, so it is
- * caught here with its cell instead of being left to the pivots. */
-static tridi_status check_coefficients(const char *f, const tridi_adi plan)
+/* The CPU reads the field, kappa and the velocities where the stages will: the box plus one cell across
+ * each Dirichlet side. A negative or non-finite coefficient would give a wrong but solvable system, and
+ * a non-finite field value would be reported by a sweep at a neighbouring cell, so both are caught here
+ * with the cell at fault. */
+static tridi_status check_inputs(const char *f, const tridi_adi plan, const void *field)
 {
     const adi_stage *b = &plan->base;
     const int f64 = plan->dtype == TRIDI_FLOAT64;
-    const void *arr[4] = {b->kappa, b->vel[0], b->vel[1], b->vel[2]};
-    static const char *name[4] = {"op->kappa_field", "op->velocity[0]", "op->velocity[1]", "op->velocity[2]"};
+    const void *arr[5] = {field, b->kappa, b->vel[0], b->vel[1], b->vel[2]};
+    static const char *name[5] = {"field", "op->kappa_field", "op->velocity[0]", "op->velocity[1]",
+                                  "op->velocity[2]"};
     int64_t from[3], to[3];
     for (int a = 0; a < 3; ++a) {
         from[a] = a < b->naxes && b->dirichlet_lo[a] ? -1 : 0;
         to[a] = b->n[a] - 1 + (a < b->naxes && b->dirichlet_hi[a] ? 1 : 0);
     }
-    for (int q = 0; q < 4; ++q) {
+    for (int q = 0; q < 5; ++q) {
         if (!arr[q])
             continue;
         for (int64_t k = from[2]; k <= to[2]; ++k)
             for (int64_t j = from[1]; j <= to[1]; ++j)
                 for (int64_t i = from[0]; i <= to[0]; ++i) {
                     const int out[3] = {i < 0 || i >= b->n[0], j < 0 || j >= b->n[1], k < 0 || k >= b->n[2]};
+                    const int nout = out[0] + out[1] + out[2];
                     /* Halo cells are read only straight across a face, and a velocity only across the
                      * faces of its own axis. */
-                    if (out[0] + out[1] + out[2] > 1 || (q > 0 && out[0] + out[1] + out[2] == 1 && !out[q - 1]))
+                    if (nout > 1 || (q > 1 && nout == 1 && !out[q - 2]))
                         continue;
                     int64_t c = b->origin + i * b->stride[0] + j * b->stride[1] + k * b->stride[2];
                     double v = f64 ? ((const double *)arr[q])[c] : (double)((const float *)arr[q])[c];
-                    if (isfinite(v) && (q > 0 || v >= 0.0))
+                    if (isfinite(v) && (q != 1 || v >= 0.0))
                         continue;
+                    if (q == 0 && !nout) { /* in the box: a numerical failure with its cell, as a solve gives */
+                        tridi_problem p;
+                        memset(&p, 0, sizeof p);
+                        p.grid = plan->grid;
+                        p.axis = TRIDI_AXIS_X;
+                        p.a1 = 1;
+                        p.a2 = 2;
+                        p.n1 = b->n[1];
+                        for (int a = 0; a < 3; ++a)
+                            p.lo[a] = plan->lo[a];
+                        return tridi_fail_numeric(f, &p, TRIDI_ERROR_NONFINITE, j + k * b->n[1], i,
+                                                  "non-finite field value");
+                    }
                     int64_t cell[3];
                     cell_of(plan, i, j, k, cell);
+                    const char *why = q == 1 ? "is negative or not finite" : "is not finite";
+                    tridi_status st = q ? TRIDI_ERROR_INVALID_VALUE : TRIDI_ERROR_NONFINITE;
                     if (plan->grid.ndim == 2)
-                        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: %s = %g at cell (%lld, %lld) %s", f, name[q],
-                                          v, (long long)cell[0], (long long)cell[1],
-                                          q ? "is not finite" : "is negative or not finite");
-                    return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: %s = %g at cell (%lld, %lld, %lld) %s", f,
-                                      name[q], v, (long long)cell[0], (long long)cell[1], (long long)cell[2],
-                                      q ? "is not finite" : "is negative or not finite");
+                        return tridi_fail(st, "%s: %s = %g at cell (%lld, %lld) %s", f, name[q], v,
+                                          (long long)cell[0], (long long)cell[1], why);
+                    return tridi_fail(st, "%s: %s = %g at cell (%lld, %lld, %lld) %s", f, name[q], v,
+                                      (long long)cell[0], (long long)cell[1], (long long)cell[2], why);
                 }
     }
     return TRIDI_SUCCESS;
@@ -422,7 +438,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
         if (overlaps(field, inputs[q], bytes))
             return tridi_fail(TRIDI_ERROR_ALIASING, "%s: argument 'field' overlaps the plan's %s", f, name[q]);
     if (!plan->cuda) {
-        s = check_coefficients(f, plan);
+        s = check_inputs(f, plan, field);
         if (s)
             return s;
     }
