@@ -1,0 +1,167 @@
+/* The ADI steps on the CUDA backend (fields in device memory) against the CPU backend and the oracle, on
+ * random cases (see test_adi_oracle.c), several steps per plan; the caller-diagonal sweep on the GPU
+ * against the reference Thomas; the sweep timer. Exits 77 (skipped) without a usable GPU. */
+#include "adi_case.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tridi_context gpu, cpu;
+
+static void *upload(const void *host, size_t bytes)
+{
+    void *d = NULL;
+    if (!host)
+        return NULL;
+    if (tridi_device_alloc(gpu, bytes, &d) || tridi_copy_to_device(gpu, d, host, bytes)) {
+        printf("upload: %s\n", tridi_error_message());
+        exit(1);
+    }
+    return d;
+}
+
+static int step_case(uint64_t *rng, int index)
+{
+    adi_case c;
+    adi_case_random(&c, rng, -1, 0);
+    size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
+    int steps = (int)tu_randint(rng, 1, 4), bad = 0;
+    tridi_adi_operator opg = c.ref.op;
+    opg.profile = 1;
+    opg.kappa_field = upload(c.kappa_t, bytes);
+    for (int a = 0; a < 3; ++a)
+        opg.velocity[a] = upload(c.vel_t[a], bytes);
+    void *host_field = adi_to_type(c.u0, c.cells, c.dtype), *before = adi_to_type(c.u0, c.cells, c.dtype);
+    void *gpu_result = malloc(bytes);
+    void *dfield = upload(host_field, bytes);
+    double *ref = malloc(sizeof(double) * c.cells);
+    memcpy(ref, c.u0, sizeof(double) * c.cells);
+    tridi_adi pg = NULL, pc = NULL;
+    tridi_status s = tridi_adi_create(&pg, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &opg);
+    if (!s)
+        s = tridi_adi_create(&pc, cpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &c.ref.op);
+    for (int k = 0; k < steps && !s; ++k) {
+        s = tridi_adi_step(pg, dfield, c.dt, NULL);
+        if (!s)
+            s = tridi_adi_step(pc, host_field, c.dt, NULL);
+        ref_step(&c.ref, ref, c.dt);
+    }
+    if (!s)
+        s = tridi_adi_synchronize(pg);
+    if (!s)
+        s = tridi_copy_to_host(gpu, gpu_result, dfield, bytes);
+    if (s) {
+        printf("case %d (%s): %s %s\n", index, c.label, tridi_status_name(s), tridi_error_message());
+        bad = 1;
+    } else {
+        /* The oracle runs in double throughout: compare with it only in double; float runs are held to the
+         * CPU backend, which rounds the same intermediates. */
+        double *cpu_d = malloc(sizeof(double) * c.cells);
+        for (int64_t i = 0; i < c.cells; ++i)
+            cpu_d[i] = tu_get(host_field, c.dtype, i);
+        int64_t out1 = 0, out2 = 0;
+        double e_cpu = adi_box_error(&c, gpu_result, cpu_d, before, &out1);
+        double e_ref = c.dtype == TRIDI_FLOAT64 ? adi_box_error(&c, gpu_result, ref, before, &out2) : 0.0;
+        double tol_cpu = c.dtype == TRIDI_FLOAT64 ? 1e-12 : 1e-5, tol_ref = 1e-11;
+        double ms[3] = {0};
+        int64_t nsteps = 0;
+        tridi_adi_timings(pg, ms, &nsteps);
+        int timer_ok = nsteps == steps;
+        for (int a = 0; a < c.ref.op.naxes; ++a)
+            timer_ok &= ms[a] > 0.0;
+        if (!(e_cpu <= tol_cpu) || !(e_ref <= tol_ref) || out1 || !timer_ok) {
+            printf("case %d (%s), %d steps: GPU vs CPU %.3e (tol %.0e), GPU vs oracle %.3e (tol %.0e), %lld cells "
+                   "outside the box changed, timer %s\n", index, c.label, steps, e_cpu, tol_cpu, e_ref, tol_ref,
+                   (long long)out1, timer_ok ? "ok" : "WRONG");
+            bad = 1;
+        }
+        free(cpu_d);
+    }
+    tridi_adi_destroy(pg);
+    tridi_adi_destroy(pc);
+    tridi_device_free(gpu, dfield);
+    tridi_device_free(gpu, (void *)opg.kappa_field);
+    for (int a = 0; a < 3; ++a)
+        tridi_device_free(gpu, (void *)opg.velocity[a]);
+    free(host_field);
+    free(before);
+    free(gpu_result);
+    free(ref);
+    adi_case_free(&c);
+    return bad;
+}
+
+static int sweep_case(uint64_t *rng, int index)
+{
+    adi_case c;
+    adi_case_random(&c, rng, -1, 0);
+    const tridi_grid *g = &c.ref.grid;
+    tridi_dtype t = c.dtype;
+    tu_system sys;
+    if (tu_system_alloc(&sys, g, t, t, t, t, t, rng))
+        return 1;
+    size_t bytes = (size_t)sys.cells * (t == TRIDI_FLOAT64 ? 8 : 4);
+    int axis = (int)tu_randint(rng, 0, g->ndim - 1), bad = 1;
+    void *xref = malloc(bytes);
+    memcpy(xref, sys.x_before, bytes);
+    tridi_arrays ref = sys.a;
+    ref.x = xref;
+    tu_reference_solve(g, (tridi_axis)axis, c.ref.lo, c.ref.hi, &ref);
+    void *dl = upload(sys.a.lower, bytes), *dd = upload(sys.a.diag, bytes), *du = upload(sys.a.upper, bytes);
+    void *dr = upload(sys.a.rhs, bytes), *dx = upload(sys.a.x, bytes);
+    tridi_adi plan = NULL;
+    char label[320];
+    snprintf(label, sizeof label, "sweep case %d axis %c (%s)", index, "xyz"[axis], c.label);
+    tridi_status s = tridi_adi_create(&plan, gpu, g, c.ref.lo, c.ref.hi, t, &c.ref.op);
+    if (!s)
+        s = tridi_adi_sweep(plan, (tridi_axis)axis, dl, dd, du, dr, dx, NULL);
+    if (!s)
+        s = tridi_adi_synchronize(plan);
+    if (!s)
+        s = tridi_copy_to_host(gpu, sys.a.x, dx, bytes);
+    if (s)
+        printf("%s: %s %s\n", label, tridi_status_name(s), tridi_error_message());
+    else
+        bad = tu_check(label, &sys, xref, c.ref.lo, c.ref.hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
+    tridi_adi_destroy(plan);
+    void *d[5] = {dl, dd, du, dr, dx};
+    for (int i = 0; i < 5; ++i)
+        tridi_device_free(gpu, d[i]);
+    free(xref);
+    tu_system_free(&sys);
+    adi_case_free(&c);
+    return bad;
+}
+
+int main(void)
+{
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CUDA;
+    tridi_status s = tridi_create(&gpu, &cfg);
+    if (s == TRIDI_ERROR_NO_DEVICE) {
+        printf("test_adi_cuda: skipped: %s\n", tridi_error_message());
+        return 77;
+    }
+    if (s) {
+        printf("test_adi_cuda: %s %s\n", tridi_status_name(s), tridi_error_message());
+        return 1;
+    }
+    cfg.backend = TRIDI_BACKEND_CPU;
+    if (tridi_create(&cpu, &cfg)) {
+        printf("cpu context: %s\n", tridi_error_message());
+        return 1;
+    }
+    uint64_t rng = tu_seed("test_adi_cuda");
+    int steps_bad = 0, sweeps_bad = 0, cases = 150;
+    for (int i = 0; i < cases; ++i)
+        steps_bad += step_case(&rng, i);
+    for (int i = 0; i < cases; ++i)
+        sweeps_bad += sweep_case(&rng, i);
+    printf("test_adi_cuda: steps %d of %d cases failed, caller-diagonal sweeps %d of %d failed\n", steps_bad, cases,
+           sweeps_bad, cases);
+    tridi_destroy(cpu);
+    tridi_destroy(gpu);
+    return steps_bad || sweeps_bad ? 1 : 0;
+}
