@@ -7,6 +7,7 @@
 #include <new>
 
 #define ADI_QUAL static __device__ __forceinline__
+#define ADI_UNROLL _Pragma("unroll")
 #define ADI_CELL adi_cell_f32
 #define ADI_T float
 #include "adi_cell.inc"
@@ -18,6 +19,7 @@
 #undef ADI_CELL
 #undef ADI_T
 #undef ADI_QUAL
+#undef ADI_UNROLL
 
 namespace {
 

@@ -40,6 +40,7 @@ struct tridi_adi_s {
 static const char axis_letter[3] = {'x', 'y', 'z'};
 
 #define ADI_QUAL static
+#define ADI_UNROLL
 #define ADI_CELL adi_cell_f32
 #define ADI_T float
 #include "adi_cell.inc"
@@ -51,6 +52,7 @@ static const char axis_letter[3] = {'x', 'y', 'z'};
 #undef ADI_CELL
 #undef ADI_T
 #undef ADI_QUAL
+#undef ADI_UNROLL
 
 void tridi_adi_operator_init(tridi_adi_operator *op)
 {
