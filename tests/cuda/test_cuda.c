@@ -1,0 +1,474 @@
+/* The CUDA backend against the reference Thomas and the CPU backend: random 2D and 3D grids with halos
+ * and arbitrary lower bounds, every axis and type combination, host-array and device-resident modes,
+ * in-place solves, uploads ahead of the solve, float transfer of double inputs, lines long enough for
+ * the global W/G scratch, numerical failures (first failing line and cell, x untouched in both modes)
+ * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT. Exits 77 when no GPU is present. */
+#include "testutil.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tridi_cuda_device_count(void); /* internal, in libtridi: lets the test skip without a GPU */
+
+static const tridi_dtype combos[3][5] = {
+    {TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32},
+    {TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64},
+    {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32}};
+static const char *combo_name[3] = {"f32", "f64", "mixed"};
+
+static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu;
+
+static tridi_context make_ctx(tridi_backend b, int f32)
+{
+    tridi_config c;
+    tridi_config_init(&c);
+    c.backend = b;
+    c.allow_f32_transfer = f32;
+    tridi_context ctx = NULL;
+    if (tridi_create(&ctx, &c)) {
+        printf("tridi_create: %s\n", tridi_error_message());
+        exit(1);
+    }
+    return ctx;
+}
+
+static size_t esz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+
+static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tridi_grid *g, int64_t lo[3],
+                            int64_t hi[3])
+{
+    g->ndim = ndim;
+    for (int a = 0; a < 3; ++a) {
+        g->lbound[a] = g->ubound[a] = 1;
+        lo[a] = hi[a] = 1;
+    }
+    for (int a = 0; a < ndim; ++a) {
+        int64_t lb = tu_randint(rng, -3, 2), halo = tu_randint(rng, 0, 2);
+        int64_t n = tu_randint(rng, 1, 40);
+        if (a == axis && long_line)
+            n = tu_randint(rng, 130, 300); /* beyond the shared-memory W/G limit of 128 unknowns */
+        else if (a != axis && tu_randint(rng, 0, 3) == 0)
+            n = tu_randint(rng, 33, 70); /* several blocks of lines, partial last block */
+        g->lbound[a] = lb - halo;
+        g->ubound[a] = lb + n - 1 + halo;
+        lo[a] = lb + tu_randint(rng, 0, n / 4);
+        hi[a] = lb + n - 1 - tu_randint(rng, 0, n / 4);
+    }
+}
+
+/* Device copies of the five arrays of s (x too, so cells outside the box keep their poison). */
+typedef struct dev_set {
+    void *p[5];
+    size_t bytes[5];
+} dev_set;
+
+static int dev_upload(tridi_context ctx, const tu_system *s, dev_set *d)
+{
+    const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
+    tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
+    for (int r = 0; r < 5; ++r) {
+        d->bytes[r] = (size_t)s->cells * esz(t[r]);
+        if (tridi_device_alloc(ctx, d->bytes[r], &d->p[r]) || tridi_copy_to_device(ctx, d->p[r], h[r], d->bytes[r])) {
+            printf("  device alloc/copy: %s\n", tridi_error_message());
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void dev_free(tridi_context ctx, dev_set *d)
+{
+    for (int r = 0; r < 5; ++r)
+        tridi_device_free(ctx, d->p[r]);
+}
+
+static tridi_arrays dev_arrays(const tu_system *s, const dev_set *d)
+{
+    tridi_arrays a = s->a;
+    a.lower = d->p[0];
+    a.diag = d->p[1];
+    a.upper = d->p[2];
+    a.rhs = d->p[3];
+    a.x = d->p[4];
+    return a;
+}
+
+/* One random case in every mode. Returns the number of failed checks. */
+static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
+{
+    tridi_grid g;
+    int64_t lo[3], hi[3];
+    random_geometry(rng, ndim, axis, long_line, &g, lo, hi);
+    const tridi_dtype *t = combos[combo];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    const size_t xb = (size_t)s.cells * esz(t[4]);
+    void *xref = malloc(xb), *xcpu = malloc(xb), *poison = malloc(xb);
+    memcpy(xref, s.x_before, xb);
+    memcpy(poison, s.x_before, xb);
+    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
+                                                                     s.a.rhs, t[3], xref, t[4]});
+    char label[200];
+    snprintf(label, sizeof label, "%dD axis %c %s box [%lld:%lld,%lld:%lld,%lld:%lld] of [%lld:%lld,%lld:%lld,%lld:%lld]",
+             ndim, "xyz"[axis], combo_name[combo], (long long)lo[0], (long long)hi[0], (long long)lo[1],
+             (long long)hi[1], (long long)lo[2], (long long)hi[2], (long long)g.lbound[0], (long long)g.ubound[0],
+             (long long)g.lbound[1], (long long)g.ubound[1], (long long)g.lbound[2], (long long)g.ubound[2]);
+    const double tol = tu_tolerance(t[4]);
+    int bad = 0;
+    tridi_status st;
+
+    /* CPU backend, for the GPU-vs-CPU comparison. */
+    st = tridi_solve(ctx_cpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+    memcpy(xcpu, s.a.x, xb);
+    if (st) {
+        printf("  %s: CPU backend failed: %s\n", label, tridi_error_message());
+        bad++;
+    }
+
+    /* Host arrays. */
+    memcpy(s.a.x, poison, xb);
+    st = tridi_solve(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+    if (st) {
+        printf("  %s host: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        bad += tu_check("host vs reference", &s, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+        bad += tu_check("host vs CPU backend", &s, xcpu, lo, hi, (tridi_axis)axis, tol) != 0;
+    }
+
+    /* Host arrays with two inputs uploaded ahead (rhs and diag), the others moved by the solve. */
+    memcpy(s.a.x, poison, xb);
+    st = tridi_upload_async(ctx_gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_RHS, s.a.rhs, t[3]);
+    if (!st)
+        st = tridi_upload_async(ctx_gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_DIAG, s.a.diag, t[1]);
+    if (!st)
+        st = tridi_solve(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+    if (st) {
+        printf("  %s upload_async: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        bad += tu_check("upload_async vs reference", &s, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+    }
+
+    /* An upload whose data changed before the solve would be stale; an upload for another box must not
+     * be used at all: upload rhs for a different box, then solve this one. */
+    if (hi[axis] > lo[axis]) {
+        int64_t lo2[3] = {lo[0], lo[1], lo[2]};
+        lo2[axis] += 1;
+        memcpy(s.a.x, poison, xb);
+        st = tridi_upload_async(ctx_gpu, &g, (tridi_axis)axis, lo2, hi, TRIDI_ROLE_RHS, s.a.rhs, t[3]);
+        if (!st)
+            st = tridi_solve(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+        if (st || tu_check("upload of another box ignored", &s, xref, lo, hi, (tridi_axis)axis, tol)) {
+            printf("  %s: upload for another box: %s\n", label, st ? tridi_error_message() : "wrong answer");
+            bad++;
+        }
+    }
+
+    /* In place on the host: x is the rhs array. */
+    {
+        size_t rb = (size_t)s.cells * esz(t[3]);
+        void *rhs_keep = malloc(rb);
+        memcpy(rhs_keep, s.a.rhs, rb);
+        tu_system s2 = s;
+        s2.x_before = rhs_keep;
+        s2.a.x = (void *)s.a.rhs;
+        tridi_arrays a = s.a;
+        a.x = (void *)a.rhs;
+        if (t[3] == t[4]) {
+            st = tridi_solve(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &a);
+            if (st) {
+                printf("  %s in place: %s\n", label, tridi_error_message());
+                bad++;
+            } else {
+                bad += tu_check("host in place", &s2, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+            }
+            memcpy((void *)s.a.rhs, rhs_keep, rb);
+        }
+        free(rhs_keep);
+    }
+
+    /* Float transfer of double inputs: float rounding of the inputs, so a float-level bound. */
+    if (combo != 0) {
+        memcpy(s.a.x, poison, xb);
+        st = tridi_solve(ctx_gpu_f32, &g, (tridi_axis)axis, lo, hi, &s.a);
+        if (st) {
+            printf("  %s f32 transfer: %s\n", label, tridi_error_message());
+            bad++;
+        } else {
+            bad += tu_check("allow_f32_transfer", &s, xref, lo, hi, (tridi_axis)axis, 1e-4) != 0;
+        }
+    }
+
+    /* Device-resident, on the context's stream and on a caller's stream; then in place. */
+    for (int use_stream = 0; use_stream < 2; ++use_stream) {
+        memcpy(s.a.x, poison, xb);
+        dev_set d;
+        if (dev_upload(ctx_gpu, &s, &d)) {
+            bad++;
+            break;
+        }
+        tridi_arrays da = dev_arrays(&s, &d);
+        cudaStream_t cs = NULL;
+        if (use_stream)
+            cudaStreamCreate(&cs);
+        st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, (void *)cs);
+        if (!st)
+            st = tridi_synchronize(ctx_gpu);
+        if (!st)
+            st = tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
+        if (st) {
+            printf("  %s device%s: %s: %s\n", label, use_stream ? " (caller stream)" : "", tridi_status_name(st),
+                   tridi_error_message());
+            bad++;
+        } else {
+            bad += tu_check(use_stream ? "device, caller stream" : "device", &s, xref, lo, hi, (tridi_axis)axis,
+                            tol) != 0;
+        }
+        if (!use_stream && t[3] == t[4]) {
+            tridi_arrays ip = da;
+            ip.x = (void *)ip.rhs;
+            size_t rb = (size_t)s.cells * esz(t[3]);
+            void *rhs_after = malloc(rb);
+            tu_system s2 = s;
+            s2.x_before = (void *)s.a.rhs;
+            s2.a.x = rhs_after;
+            st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &ip, NULL);
+            if (!st)
+                st = tridi_synchronize(ctx_gpu);
+            if (!st)
+                st = tridi_copy_to_host(ctx_gpu, rhs_after, d.p[3], rb);
+            if (st) {
+                printf("  %s device in place: %s\n", label, tridi_error_message());
+                bad++;
+            } else {
+                bad += tu_check("device in place", &s2, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+            }
+            free(rhs_after);
+        }
+        if (cs)
+            cudaStreamDestroy(cs);
+        dev_free(ctx_gpu, &d);
+    }
+    if (bad)
+        printf("FAIL %s\n", label);
+    free(xref);
+    free(xcpu);
+    free(poison);
+    tu_system_free(&s);
+    return bad;
+}
+
+/* A zero pivot planted in one line and a NaN in a later line: both backends and both GPU modes must
+ * name the first failing line's cell, and x must stay untouched. */
+static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
+{
+    tridi_grid g;
+    int64_t lo[3], hi[3];
+    random_geometry(rng, ndim, axis, 0, &g, lo, hi);
+    int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    if (hi[a1] == lo[a1]) { /* two lines at least */
+        hi[a1] = lo[a1] + 1;
+        if (g.ubound[a1] < hi[a1])
+            g.ubound[a1] = hi[a1];
+    }
+    const tridi_dtype *t = combos[combo];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    /* A zero pivot in line Lz (diag and lower zero at one unknown: the pivot is exactly 0) and a NaN rhs
+     * at the last unknown of another line Ln. Lines follow the two other axes in Fortran order. */
+    const int64_t n1 = hi[a1] - lo[a1] + 1, nlines = n1 * (hi[a2] - lo[a2] + 1);
+    const int64_t line_z = tu_randint(rng, 0, nlines - 1);
+    int64_t line_n = tu_randint(rng, 0, nlines - 2);
+    if (line_n >= line_z)
+        line_n++;
+    int64_t cz[3] = {1, 1, 1}, cn[3] = {1, 1, 1};
+    cz[axis] = lo[axis] + tu_randint(rng, 0, hi[axis] - lo[axis]);
+    cz[a1] = lo[a1] + line_z % n1;
+    cz[a2] = lo[a2] + line_z / n1;
+    cn[axis] = hi[axis];
+    cn[a1] = lo[a1] + line_n % n1;
+    cn[a2] = lo[a2] + line_n / n1;
+    int64_t oz = tu_index(&g, cz[0], cz[1], cz[2]);
+    tu_set((void *)s.a.diag, t[1], oz, 0.0);
+    tu_set((void *)s.a.lower, t[0], oz, 0.0);
+    tu_set((void *)s.a.rhs, t[3], tu_index(&g, cn[0], cn[1], cn[2]), NAN);
+    int64_t first_line = line_n < line_z ? line_n : line_z;
+    int64_t *want = first_line == line_z ? cz : cn;
+    tridi_status want_st = first_line == line_z ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+
+    char label[160];
+    snprintf(label, sizeof label, "failure %dD axis %c %s zero pivot at (%lld,%lld,%lld) line %lld, NaN line %lld",
+             ndim, "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
+             (long long)line_z, (long long)line_n);
+    int bad = 0;
+    for (int mode = 0; mode < 3; ++mode) {
+        tu_poison_x(&s, rng);
+        tridi_status st;
+        dev_set d;
+        if (mode == 2) {
+            if (dev_upload(ctx_gpu, &s, &d))
+                return bad + 1;
+            tridi_arrays da = dev_arrays(&s, &d);
+            st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
+            if (st == TRIDI_SUCCESS)
+                st = tridi_synchronize(ctx_gpu);
+            tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], (size_t)s.cells * esz(t[4]));
+            dev_free(ctx_gpu, &d);
+        } else {
+            st = tridi_solve(mode == 0 ? ctx_cpu : ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+        }
+        const char *mname = mode == 0 ? "cpu" : mode == 1 ? "gpu host" : "gpu device";
+        int64_t cell[3] = {0, 0, 0};
+        int rank = tridi_error_cell(cell);
+        int cell_ok = rank == ndim && cell[0] == want[0] && cell[1] == want[1] && (ndim == 2 || cell[2] == want[2]);
+        if (st != want_st || !cell_ok) {
+            printf("  %s [%s]: got %s at (%lld,%lld,%lld) rank %d, want %s at (%lld,%lld,%lld): %s\n", label, mname,
+                   tridi_status_name(st), (long long)cell[0], (long long)cell[1], (long long)cell[2], rank,
+                   tridi_status_name(want_st), (long long)want[0], (long long)want[1], (long long)want[2],
+                   tridi_error_message());
+            bad++;
+        }
+        if (tu_check_unchanged(mname, &s)) {
+            printf("  %s [%s]: x was written by a failing solve\n", label, mname);
+            bad++;
+        }
+    }
+    /* After a failure the next call works. */
+    if (tridi_synchronize(ctx_gpu)) {
+        printf("  %s: synchronize after the failure: %s\n", label, tridi_error_message());
+        bad++;
+    }
+    if (bad)
+        printf("FAIL %s\n", label);
+    tu_system_free(&s);
+    return bad;
+}
+
+/* Several device solves queued, the middle one failing: synchronize reports that one. */
+static int queued_failure(uint64_t *rng)
+{
+    tridi_grid g = {3, {0, 0, 0}, {20, 17, 9}};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {19, 16, 8};
+    tu_system s;
+    if (tu_system_alloc(&s, &g, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, rng))
+        return 1;
+    dev_set good, badset;
+    if (dev_upload(ctx_gpu, &s, &good))
+        return 1;
+    int64_t o = tu_index(&g, 5, 7, 3);
+    tu_set((void *)s.a.diag, TRIDI_FLOAT64, o, INFINITY);
+    if (dev_upload(ctx_gpu, &s, &badset))
+        return 1;
+    tridi_arrays ga = dev_arrays(&s, &good), ba = dev_arrays(&s, &badset);
+    int bad = 0;
+    tridi_status st = TRIDI_SUCCESS;
+    for (int k = 0; k < 300 && !st; ++k) /* more than the ring of 256 pending solves */
+        st = tridi_solve_device(ctx_gpu, &g, TRIDI_AXIS_Z, lo, hi, k == 150 ? &ba : &ga, NULL);
+    if (!st)
+        st = tridi_synchronize(ctx_gpu);
+    int64_t cell[3];
+    tridi_error_cell(cell);
+    if (st != TRIDI_ERROR_NONFINITE || cell[0] != 5 || cell[1] != 7 || cell[2] != 3) {
+        printf("  queued failure: got %s (%s), want TRIDI_ERROR_NONFINITE at (5,7,3)\n", tridi_status_name(st),
+               tridi_error_message());
+        bad++;
+    }
+    st = tridi_solve_device(ctx_gpu, &g, TRIDI_AXIS_Z, lo, hi, &ga, NULL);
+    if (!st)
+        st = tridi_synchronize(ctx_gpu);
+    if (st) {
+        printf("  queued failure: the next call failed: %s\n", tridi_error_message());
+        bad++;
+    }
+    dev_free(ctx_gpu, &good);
+    dev_free(ctx_gpu, &badset);
+    tu_system_free(&s);
+    return bad;
+}
+
+/* TRIDI_DEVICE_MEMORY_LIMIT makes allocations fail: OUT_OF_MEMORY, x untouched, and the next call
+ * (limit lifted) works. */
+static int oom_case(uint64_t *rng)
+{
+    tridi_grid g = {3, {1, 1, 1}, {64, 64, 32}};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {64, 64, 32};
+    tu_system s;
+    if (tu_system_alloc(&s, &g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, rng))
+        return 1;
+    int bad = 0;
+    tridi_context c = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    setenv("TRIDI_DEVICE_MEMORY_LIMIT", "65536", 1);
+    tridi_status st = tridi_solve(c, &g, TRIDI_AXIS_Y, lo, hi, &s.a);
+    if (st != TRIDI_ERROR_OUT_OF_MEMORY || tu_check_unchanged("oom host", &s)) {
+        printf("  oom: host solve gave %s (%s)\n", tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        printf("  oom message: %s\n", tridi_error_message());
+    }
+    void *p = NULL;
+    st = tridi_device_alloc(c, 1 << 20, &p);
+    if (st != TRIDI_ERROR_OUT_OF_MEMORY || p) {
+        printf("  oom: device_alloc gave %s\n", tridi_status_name(st));
+        bad++;
+    }
+    unsetenv("TRIDI_DEVICE_MEMORY_LIMIT");
+    void *xref = malloc((size_t)s.cells * 8);
+    memcpy(xref, s.x_before, (size_t)s.cells * 8);
+    tu_reference_solve(&g, TRIDI_AXIS_Y, lo, hi,
+                       &(tridi_arrays){s.a.lower, TRIDI_FLOAT64, s.a.diag, TRIDI_FLOAT64, s.a.upper, TRIDI_FLOAT64,
+                                       s.a.rhs, TRIDI_FLOAT64, xref, TRIDI_FLOAT64});
+    st = tridi_solve(c, &g, TRIDI_AXIS_Y, lo, hi, &s.a);
+    if (st || tu_check("after oom", &s, xref, lo, hi, TRIDI_AXIS_Y, tu_tolerance(TRIDI_FLOAT64))) {
+        printf("  oom: the next call failed: %s\n", st ? tridi_error_message() : "wrong answer");
+        bad++;
+    }
+    /* A real cudaMalloc failure: far more than any GPU has. */
+    st = tridi_device_alloc(c, (size_t)1 << 50, &p);
+    if (st != TRIDI_ERROR_OUT_OF_MEMORY) {
+        printf("  oom: a 1 PiB device_alloc gave %s (%s)\n", tridi_status_name(st), tridi_error_message());
+        bad++;
+    }
+    st = tridi_solve(c, &g, TRIDI_AXIS_Y, lo, hi, &s.a);
+    if (st) {
+        printf("  oom: the call after a cudaMalloc failure failed: %s\n", tridi_error_message());
+        bad++;
+    }
+    tridi_destroy(c);
+    free(xref);
+    tu_system_free(&s);
+    return bad;
+}
+
+int main(void)
+{
+    if (tridi_cuda_device_count() == 0) {
+        printf("no CUDA device: skipped\n");
+        return 77;
+    }
+    uint64_t rng = tu_seed("test_cuda");
+    ctx_gpu = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    ctx_gpu_f32 = make_ctx(TRIDI_BACKEND_CUDA, 1);
+    ctx_cpu = make_ctx(TRIDI_BACKEND_CPU, 0);
+    int bad = 0, cases = 0;
+    for (int rep = 0; rep < 3; ++rep)
+        for (int ndim = 2; ndim <= 3; ++ndim)
+            for (int axis = 0; axis < ndim; ++axis)
+                for (int combo = 0; combo < 3; ++combo) {
+                    bad += run_case(&rng, ndim, axis, combo, rep == 2);
+                    bad += failure_case(&rng, ndim, axis, combo);
+                    cases += 2;
+                }
+    bad += queued_failure(&rng);
+    bad += oom_case(&rng);
+    tridi_destroy(ctx_gpu);
+    tridi_destroy(ctx_gpu_f32);
+    tridi_destroy(ctx_cpu);
+    printf("%d cases, %d failed checks\n", cases + 2, bad);
+    return bad ? 1 : 0;
+}
