@@ -334,7 +334,7 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
             const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
             const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
             const int64_t line0 = l2 * p->n1 + l1;
-            if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) != INT64_MAX)
+            if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
                 continue; /* the call fails anyway; only lower lines could change the report */
             const int64_t off = tridi_line_offset(p, line0);
             block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
