@@ -61,11 +61,10 @@ static double nb(const ref_problem *p, int ax, const int64_t c[3], int dir, cons
     int64_t n[3] = {c[0], c[1], c[2]};
     n[ax] += dir;
     int outside = n[ax] < p->lo[ax] || n[ax] > p->hi[ax];
-    double v = outside ? bnd[at(p, n)] : y[at(p, n)];
-    /* A closed face is not read by the library; its halo may hold NaN. */
+    /* Nothing across a closed face is read: it may hold NaN or not be allocated at all. */
     if (outside && ((dir < 0 && p->op.bc_lo[ax] == TRIDI_ADI_ZERO_FLUX) || (dir > 0 && p->op.bc_hi[ax] == TRIDI_ADI_ZERO_FLUX)))
         return 0.0;
-    return v;
+    return outside ? bnd[at(p, n)] : y[at(p, n)];
 }
 
 /* out = L_ax y over the box (other cells untouched). */

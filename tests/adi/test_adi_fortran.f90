@@ -22,6 +22,7 @@ program test_adi_fortran
     allocate (seed(seed_size))
     seed = clock + 37 * [(4 * i - 1, i = 1, seed_size)]
     call random_seed(put=seed)
+    deallocate (seed)
     print '(a,i0,a)', 'test_adi_fortran: seed ', clock, ' (random_seed put = clock + 37*(4i-1))'
     call tridi_create(ctx, backend=TRIDI_BACKEND_CPU)
 
