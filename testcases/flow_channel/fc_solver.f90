@@ -1,0 +1,244 @@
+! The solver side of flow_channel: every tridiagonal solve of the model goes through here, to MOHID's
+! routines as the model would call them. `reference` runs the test case's own sequential Thomas
+! (fc_reference); `cpu` and `gpu` call the MOHID adapter (module tridi_mohid) on the model's host
+! arrays, `gpu` also starting each diagonal's upload as soon as it is assembled. Wall time spent in
+! here is the "solver time" of the timing table.
+module fc_solver
+  use fc_reference
+  use tridi_mohid
+  implicit none
+  private
+  public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
+  public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
+  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, ROLE_D, ROLE_E, ROLE_F
+
+  integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
+  integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2
+  integer, parameter :: ROLE_D = 0, ROLE_E = 1, ROLE_F = 2
+
+  type fc_solver_t
+    integer :: backend = BACKEND_REFERENCE
+    real(r8) :: seconds = 0        ! wall time inside the solver calls
+    integer(8) :: calls = 0        ! number of solves
+    real(r8), pointer :: vecg(:) => null(), vecw(:) => null()
+  end type fc_solver_t
+
+  interface solver_upload_3d
+    module procedure upload_3d_r4, upload_3d_r8
+  end interface
+  interface solver_upload_z
+    module procedure upload_z_r4, upload_z_r8
+  end interface
+  interface solver_upload_2d
+    module procedure upload_2d_r4, upload_2d_r8
+  end interface
+
+contains
+
+  integer function backend_from_name(name) result(b)
+    character(*), intent(in) :: name
+    select case (trim(name))
+    case ('reference'); b = BACKEND_REFERENCE
+    case ('cpu'); b = BACKEND_CPU
+    case ('gpu'); b = BACKEND_GPU
+    case default; b = -1
+    end select
+  end function backend_from_name
+
+  function backend_name(b) result(name)
+    integer, intent(in) :: b
+    character(len=:), allocatable :: name
+    select case (b)
+    case (BACKEND_REFERENCE); name = 'reference'
+    case (BACKEND_CPU); name = 'cpu'
+    case (BACKEND_GPU); name = 'gpu'
+    case default; name = 'unknown'
+    end select
+  end function backend_name
+
+  ! The adapter keeps one tridi context for the process: the cpu and gpu backends (re)create it here.
+  ! threads: OpenMP threads of the cpu backend (0: OpenMP's default).
+  subroutine solver_init(s, backend, nvec, threads)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: backend, nvec, threads
+    integer :: stat
+    s%backend = backend
+    s%seconds = 0; s%calls = 0
+    if (backend == BACKEND_CPU) then
+      call tridi_mohid_init(backend=TRIDI_BACKEND_CPU, num_threads=threads, stat=stat)
+      call check(stat, 'tridi_mohid_init (cpu)')
+    else if (backend == BACKEND_GPU) then
+      call tridi_mohid_init(backend=TRIDI_BACKEND_CUDA, stat=stat)
+      call check(stat, 'tridi_mohid_init (cuda)')
+    end if
+    ! MOHID's workspaces: one entry per unknown of the longest line, indexed like the grid (from 0).
+    allocate(s%vecg(0:nvec), s%vecw(0:nvec))
+    s%vecg = 0; s%vecw = 0
+  end subroutine solver_init
+
+  subroutine solver_free(s)
+    type(fc_solver_t), intent(inout) :: s
+    if (associated(s%vecg)) deallocate(s%vecg, s%vecw)
+  end subroutine solver_free
+
+  real(r8) function now()
+    integer(8) :: count, rate
+    call system_clock(count, rate)
+    now = real(count, r8) / real(rate, r8)
+  end function now
+
+  subroutine check(stat, what)
+    integer, intent(in) :: stat
+    character(*), intent(in) :: what
+    if (stat /= 0) then
+      write (*, '(a, a, a, a, a, a)') 'flow_channel: ', what, ' failed: ', tridi_status_name(stat), ': ', &
+        tridi_error_message()
+      error stop 1
+    end if
+  end subroutine check
+
+  subroutine solver_thomas_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
+    real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
+    real(r8), dimension(:,:,:), pointer :: E
+    integer :: stat
+    real(r8) :: t0
+    t0 = now()
+    if (s%backend == BACKEND_REFERENCE) then
+      call ref_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, s%vecg, s%vecw)
+    else
+      call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
+      call check(stat, 'tridi_thomas_3d')
+    end if
+    s%seconds = s%seconds + (now() - t0)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_3d
+
+  subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
+    real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
+    real(r8), dimension(:,:,:), pointer :: BW
+    integer, dimension(:,:,:), pointer :: WaterPoints
+    integer :: stat
+    real(r8) :: t0
+    t0 = now()
+    if (s%backend == BACKEND_REFERENCE) then
+      call ref_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, s%vecg, s%vecw, WaterPoints)
+    else
+      call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
+      call check(stat, 'tridi_thomasz')
+    end if
+    s%seconds = s%seconds + (now() - t0)
+    s%calls = s%calls + 1
+  end subroutine solver_thomasz
+
+  subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
+    real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
+    real(r8), dimension(:,:), pointer :: E
+    integer :: stat
+    real(r8) :: t0
+    t0 = now()
+    if (s%backend == BACKEND_REFERENCE) then
+      call ref_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, s%vecg, s%vecw)
+    else
+      call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
+      call check(stat, 'tridi_thomas_2d')
+    end if
+    s%seconds = s%seconds + (now() - t0)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_2d
+
+  ! Uploads are the gpu backend's overlap of transfers with the assembly of the next diagonal; the other
+  ! backends have nothing to move.
+  subroutine upload_3d_r4(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
+    real(r4), dimension(:,:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_3d')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_3d_r4
+
+  subroutine upload_3d_r8(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
+    real(r8), dimension(:,:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_3d')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_3d_r8
+
+  subroutine upload_z_r4(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
+    real(r4), dimension(:,:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_z')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_z_r4
+
+  subroutine upload_z_r8(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
+    real(r8), dimension(:,:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_z')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_z_r8
+
+  subroutine upload_2d_r4(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
+    real(r4), dimension(:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_2d')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_2d_r4
+
+  subroutine upload_2d_r8(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
+    real(r8), dimension(:,:), pointer :: a
+    integer :: stat
+    real(r8) :: t0
+    if (s%backend /= BACKEND_GPU) return
+    t0 = now()
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
+    call check(stat, 'tridi_mohid_upload_2d')
+    s%seconds = s%seconds + (now() - t0)
+  end subroutine upload_2d_r8
+
+  integer function mohid_role(role)
+    integer, intent(in) :: role
+    select case (role)
+    case (ROLE_D); mohid_role = TRIDI_ROLE_LOWER
+    case (ROLE_E); mohid_role = TRIDI_ROLE_DIAG
+    case default; mohid_role = TRIDI_ROLE_UPPER
+    end select
+  end function mohid_role
+
+end module fc_solver

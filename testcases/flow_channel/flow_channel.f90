@@ -1,0 +1,260 @@
+! flow_channel: runs seed 004's channel on one of its grids with a chosen solver backend, prints a
+! progress line, a timing table (solver and total time per step, speed-ups against `reference` when it
+! ran alongside) and the machine-readable FLOW_CHANNEL line; writes NetCDF.
+!
+!   flow_channel GRID [--backend B] [--steps N | --hours H] [--dt S] [--output FILE] [--records N]
+!                [--compare B2] [--tolerance X] [--threads N] [--verify-output] [--quiet]
+!
+! GRID: flow_channel_70-28, flow_channel_140-28, flow_channel_140-56. B: reference, cpu, gpu.
+! --compare B2 steps a second model on backend B2 in the same process, reports the largest difference
+! of every field and fails when one exceeds the tolerance; its timings enter the table (same run).
+! --verify-output reads the written file back and fails unless its last record equals the state.
+program flow_channel
+  use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
+  use fc_solver
+  use fc_model
+  use fc_output
+  implicit none
+
+  integer, parameter :: r8 = kind(1.0d0)
+  type(fc_state) :: main, other
+  type(fc_output_t) :: out
+  character(len=256) :: arg, grid_name = '', output = '', bname = 'reference', cname = ''
+  integer :: n, km, backend, cbackend, steps, records, i, nargs, every, nbad, status, threads = 0
+  real(r8) :: dt, hours, tol, t0, wall_main, wall_other, vol0, salt0, heat0, ovol0 = 0, osalt0 = 1
+  real(r8) :: vol_err, salt_err, heat_err, ovol_err, osalt_err
+  logical :: compare, verify, quiet, failed
+
+  steps = -1; hours = -1; dt = -1; records = 7; tol = 1.0e-3_r8
+  verify = .false.; quiet = .false.
+  nargs = command_argument_count()
+  i = 1
+  do while (i <= nargs)
+    call get_command_argument(i, arg)
+    select case (trim(arg))
+    case ('--backend'); bname = next_arg()
+    case ('--steps'); arg = next_arg(); read (arg, *) steps
+    case ('--hours'); arg = next_arg(); read (arg, *) hours
+    case ('--dt'); arg = next_arg(); read (arg, *) dt
+    case ('--output'); output = next_arg()
+    case ('--records'); arg = next_arg(); read (arg, *) records
+    case ('--compare'); cname = next_arg()
+    case ('--tolerance'); arg = next_arg(); read (arg, *) tol
+    case ('--threads'); arg = next_arg(); read (arg, *) threads
+    case ('--verify-output'); verify = .true.
+    case ('--quiet'); quiet = .true.
+    case ('-h', '--help'); call usage(0)
+    case default
+      if (arg(1:1) == '-' .or. grid_name /= '') then
+        write (*, '(a, a)') 'flow_channel: unknown argument ', trim(arg)
+        call usage(2)
+      end if
+      grid_name = arg
+    end select
+    i = i + 1
+  end do
+  if (grid_name == '') call usage(2)
+  if (.not. fc_grid_from_name(grid_name, n, km)) then
+    write (*, '(a, a, a)') 'flow_channel: unknown grid ', trim(grid_name), &
+      ' (flow_channel_70-28, flow_channel_140-28, flow_channel_140-56)'
+    stop 2
+  end if
+  backend = backend_from_name(bname)
+  if (backend < 0) then
+    write (*, '(a, a, a)') 'flow_channel: unknown backend ', trim(bname), ' (reference, cpu, gpu)'
+    stop 2
+  end if
+  compare = cname /= ''
+  cbackend = BACKEND_REFERENCE
+  if (compare) then
+    cbackend = backend_from_name(cname)
+    if (cbackend < 0) then
+      write (*, '(a, a)') 'flow_channel: unknown backend to compare with: ', trim(cname)
+      stop 2
+    end if
+    ! The MOHID adapter holds one tridi context per process.
+    if (cbackend /= BACKEND_REFERENCE .and. backend /= BACKEND_REFERENCE .and. cbackend /= backend) then
+      write (*, '(a)') 'flow_channel: --compare: one of the two backends must be reference'
+      stop 2
+    end if
+  end if
+  ! 30 s on the 100 m grid, 15 s on the 50 m grids (README.md: time step).
+  if (dt <= 0) dt = 0.3_r8 * (length / n)
+  if (steps < 0) then
+    if (hours < 0) hours = 1
+    steps = nint(hours * 3600 / dt)
+  end if
+  if (steps < 1 .or. records < 1 .or. (verify .and. output == '')) call usage(2)
+
+  call fc_init(main, n, n, km, dt, backend, threads)
+  if (compare) call fc_init(other, n, n, km, dt, cbackend, threads)
+  vol0 = fc_volume(main); salt0 = fc_content(main, main%s); heat0 = fc_content(main, main%t)
+  if (compare) then
+    ovol0 = fc_volume(other); osalt0 = fc_content(other, other%s)
+  end if
+  write (*, '(a, a, a, i0, a, i0, a, i0, a, f0.1, a, i0, a, f0.2, a)') 'flow_channel: ', trim(grid_name), &
+    ' (', n, ' x ', n, ' x ', km, '), dt = ', dt, ' s, ', steps, ' steps (', steps * dt / 3600, ' h)'
+  write (*, '(a, a, a, a)') 'flow_channel: backend ', trim(bname), merge(', compared with ', '                ', &
+    compare), trim(cname)
+  if (output /= '') then
+    call fc_output_open(out, trim(output), main, trim(grid_name), trim(bname))
+    call fc_output_write(out, main)
+  end if
+
+  every = max(1, steps / records)
+  wall_main = 0; wall_other = 0
+  failed = .false.
+  do i = 1, steps
+    t0 = now()
+    call fc_step(main)
+    wall_main = wall_main + (now() - t0)
+    if (compare) then
+      t0 = now()
+      call fc_step(other)
+      wall_other = wall_other + (now() - t0)
+    end if
+    if (output /= '' .and. (mod(i, every) == 0 .or. i == steps)) call fc_output_write(out, main)
+    if (.not. quiet .and. (mod(i, max(1, steps / 20)) == 0 .or. i == steps)) then
+      write (*, '(a, i7, a, i0, a, f7.3, a, f9.1, a, f8.4, a, f8.4, a, f7.3, a)') 'step ', i, '/', steps, &
+        '  t = ', main%time / 3600, ' h  outflow = ', main%outflow, ' m3/s  max|u| = ', &
+        maxval(abs(main%u)), ' m/s  eta(west) = ', main%eta(1, n / 2), ' m  min S = ', &
+        minval(main%s(1:n, 1:n, 1:km)), ''
+    end if
+    if (any(ieee_is_nan(main%eta)) .or. any(ieee_is_nan(main%u)) .or. any(ieee_is_nan(main%s))) then
+      write (*, '(a, i0)') 'flow_channel: FAILED: NaN in the solution at step ', i
+      failed = .true.
+      exit
+    end if
+  end do
+  if (output /= '') call fc_output_close(out)
+
+  vol_err = (fc_volume(main) - vol0 - (main%vol_in - main%vol_out)) / main%vol_in
+  salt_err = (fc_content(main, main%s) - salt0 - (main%salt_in - main%salt_out)) / salt0
+  heat_err = (fc_content(main, main%t) - heat0 - (main%heat_in - main%heat_out)) / heat0
+  write (*, '(a)') ''
+  write (*, '(a, es10.3, a, es10.3, a, es11.3)') 'volume: change - (river in - east out) = ', &
+    fc_volume(main) - vol0 - (main%vol_in - main%vol_out), ' m3, relative to the river volume ', &
+    main%vol_in, ' m3: ', vol_err
+  write (*, '(a, es11.3, a, es11.3, a, es11.3)') 'salt: content change ', fc_content(main, main%s) - salt0, &
+    ', in - out ', main%salt_in - main%salt_out, ', error relative to the content ', salt_err
+  write (*, '(a, es11.3)') 'heat (temperature x volume): balance error relative to the content ', heat_err
+
+  if (compare) then
+    ovol_err = (fc_volume(other) - ovol0 - (other%vol_in - other%vol_out)) / other%vol_in
+    osalt_err = (fc_content(other, other%s) - osalt0 - (other%salt_in - other%salt_out)) / osalt0
+    write (*, '(a, a, a, es10.3, a, es10.3)') 'compare: ', trim(cname), ': volume error ', ovol_err, &
+      ', salt error ', osalt_err
+    if (.not. agree()) failed = .true.
+  end if
+
+  call table()
+  write (*, '(a, a, a, a, a, i0, a, f0.4, a, f0.4, a, f0.2, a, es10.3, a, es10.3)') 'FLOW_CHANNEL grid=', &
+    trim(grid_name), ' backend=', trim(bname), ' steps=', main%nstep, ' solver_ms=', &
+    1000 * main%solver%seconds / main%nstep, ' total_ms=', 1000 * wall_main / main%nstep, ' outflow_m3s=', &
+    main%outflow, ' volume_error=', vol_err, ' salt_error=', salt_err
+
+  if (verify) then
+    nbad = fc_output_verify(trim(output), main)
+    if (nbad /= 0) then
+      write (*, '(a, i0, a)') 'flow_channel: FAILED: the NetCDF file differs from the state in ', nbad, ' values'
+      failed = .true.
+    else
+      write (*, '(a, a, a)') 'flow_channel: ', trim(output), ' read back: last record equals the model state'
+    end if
+  end if
+  if (.not. (main%outflow > 0 .and. main%outflow < 1.0e6_r8)) then
+    write (*, '(a)') 'flow_channel: FAILED: the outflow is not positive and finite'
+    failed = .true.
+  end if
+
+  call fc_free(main)
+  if (compare) call fc_free(other)
+  status = merge(1, 0, failed)
+  if (status /= 0) error stop 1
+
+contains
+
+  function next_arg() result(val)
+    character(len=256) :: val
+    i = i + 1
+    if (i > nargs) call usage(2)
+    call get_command_argument(i, val)
+  end function next_arg
+
+  subroutine usage(code)
+    integer, intent(in) :: code
+    write (*, '(a)') 'usage: flow_channel GRID [--backend reference|cpu|gpu] [--steps N | --hours H] [--dt S]'
+    write (*, '(a)') '                    [--output FILE.nc] [--records N] [--compare BACKEND] [--tolerance X]'
+    write (*, '(a)') '                    [--threads N] [--verify-output] [--quiet]'
+    write (*, '(a)') '  GRID: flow_channel_70-28 | flow_channel_140-28 | flow_channel_140-56'
+    if (code == 0) stop 0
+    stop 2
+  end subroutine usage
+
+  real(r8) function now()
+    integer(8) :: count, rate
+    call system_clock(count, rate)
+    now = real(count, r8) / real(rate, r8)
+  end function now
+
+  ! Largest difference of each field between the two models, relative to the field's scale (largest
+  ! magnitude of elevation and velocity; the river-ambient contrast for T and S).
+  logical function agree()
+    real(r8) :: d(5), scale(5)
+    character(len=11), parameter :: names(5) = [character(len=11) :: 'elevation', 'u', 'v', &
+                                                 'temperature', 'salinity']
+    integer :: f
+    d(1) = maxval(abs(main%eta(1:n, 1:n) - other%eta(1:n, 1:n)))
+    d(2) = maxval(abs(main%u - other%u))
+    d(3) = maxval(abs(main%v - other%v))
+    d(4) = maxval(abs(main%t - other%t))
+    d(5) = maxval(abs(main%s - other%s))
+    scale(1) = max(maxval(abs(other%eta(1:n, 1:n))), 1.0e-12_r8)
+    scale(2:3) = max(maxval(abs(other%u)), maxval(abs(other%v)), 1.0e-12_r8)
+    scale(4) = abs(t_river - t_ambient)
+    scale(5) = abs(s_river - s_ambient)
+    agree = .true.
+    do f = 1, 5
+      write (*, '(a, a11, a, es10.3, a, es10.3)') 'compare: ', names(f), ' max difference ', d(f), &
+        ', relative to its scale ', d(f) / scale(f)
+      if (.not. (d(f) / scale(f) <= tol)) agree = .false.
+    end do
+    if (agree) then
+      write (*, '(a, a, a, a, a, es8.1)') 'compare: ', trim(bname), ' and ', trim(cname), ' agree within ', tol
+    else
+      write (*, '(a, a, a, a, a, es8.1)') 'compare: FAILED: ', trim(bname), ' and ', trim(cname), &
+        ' differ by more than ', tol
+    end if
+  end function agree
+
+  ! Seed 004's tables: time per step in the solver and in the whole step, speed-ups against the
+  ! reference backend when it ran in this process.
+  subroutine table()
+    real(r8) :: ref_solver, ref_total
+    write (*, '(a)') ''
+    write (*, '(a)') 'Time per step (ms)            solver      total   solver speed-up   total speed-up'
+    ref_solver = -1; ref_total = -1
+    if (backend == BACKEND_REFERENCE) then
+      ref_solver = main%solver%seconds / main%nstep; ref_total = wall_main / main%nstep
+    else if (compare .and. cbackend == BACKEND_REFERENCE) then
+      ref_solver = other%solver%seconds / other%nstep; ref_total = wall_other / other%nstep
+    end if
+    call table_row(bname, main%solver%seconds / main%nstep, wall_main / main%nstep, ref_solver, ref_total)
+    if (compare) call table_row(cname, other%solver%seconds / other%nstep, wall_other / other%nstep, &
+                                ref_solver, ref_total)
+    if (ref_solver < 0) write (*, '(a)') '(speed-ups need the reference backend in the same run: --compare reference)'
+  end subroutine table
+
+  subroutine table_row(name, s, t, ref_solver, ref_total)
+    character(*), intent(in) :: name
+    real(r8), intent(in) :: s, t, ref_solver, ref_total
+    if (ref_solver > 0) then
+      write (*, '(a, a20, f11.3, f11.3, f15.2, a, f15.2, a)') trim(grid_name(14:)), ' '//trim(name), 1000 * s, &
+        1000 * t, ref_solver / s, 'x', ref_total / t, 'x'
+    else
+      write (*, '(a, a20, f11.3, f11.3, a)') trim(grid_name(14:)), ' '//trim(name), 1000 * s, 1000 * t, &
+        '                -                -'
+    end if
+  end subroutine table_row
+
+end program flow_channel
