@@ -1,0 +1,497 @@
+// GPU benchmark of the CUDA backend. Every figure is a ratio to something measured in the same run:
+//  - device-resident solves (tridi_solve_device, one call = solve kernel + guarded commit) against the
+//    device copy bandwidth at minimum traffic (24 B/cell mixed, 40 f64, 20 f32), against the bare solve
+//    kernel (the cost of the no-partial-answer guarantee), and against cuSPARSE (gtsv2StridedBatch for
+//    x lines, gtsvInterleavedBatch for z lines, each on a compact box in its own layout);
+//  - host-array solves (tridi_solve, MOHID's mixed precision) against the time to move their bytes at the
+//    pinned H2D/D2H bandwidths, MOHID's sequential THOMAS and its 16-thread OpenMP version, and tridi's
+//    CPU backend;
+//  - assembly overlap: a host loop assembling each diagonal, uploaded (tridi_upload_async) as soon as it
+//    is filled, against assembling everything and then solving.
+// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] (default 2e7).
+extern "C" {
+#include "mohid_reference.h"
+}
+#include "thomas_kernels.cuh"
+#include "tridi.h"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#define CUDA_OK(x)                                                                                       \
+    do {                                                                                                 \
+        cudaError_t e_ = (x);                                                                            \
+        if (e_ != cudaSuccess) {                                                                         \
+            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));             \
+            std::exit(1);                                                                                \
+        }                                                                                                \
+    } while (0)
+#define TRIDI_OK(x)                                                                                      \
+    do {                                                                                                 \
+        tridi_status s_ = (x);                                                                           \
+        if (s_ != TRIDI_SUCCESS) {                                                                       \
+            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, tridi_status_name(s_),           \
+                         tridi_error_message());                                                         \
+            std::exit(1);                                                                                \
+        }                                                                                                \
+    } while (0)
+#define SP_OK(x)                                                                                         \
+    do {                                                                                                 \
+        cusparseStatus_t s_ = (x);                                                                       \
+        if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                             \
+            std::fprintf(stderr, "%s:%d: cuSPARSE status %d\n", __FILE__, __LINE__, (int)s_);            \
+            std::exit(1);                                                                                \
+        }                                                                                                \
+    } while (0)
+
+static double now() { return omp_get_wtime(); }
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+__host__ __device__ inline double hash01(uint64_t i, uint64_t salt)
+{
+    uint64_t z = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull + 1;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// Diagonally dominant values: lower/upper in [-0.9, -0.1], diag = |l| + |u| + 0.5 + u, rhs in [-1, 1].
+__host__ __device__ inline double value(int role, uint64_t i)
+{
+    double l = -0.1 - 0.8 * hash01(i, 1), u = -0.1 - 0.8 * hash01(i, 3);
+    switch (role) {
+    case 0: return l;
+    case 2: return u;
+    case 1: return -l - u + 0.5 + hash01(i, 2);
+    default: return 2.0 * hash01(i, 4) - 1.0;
+    }
+}
+
+template <class T>
+__global__ void fill_kernel(T *p, int role, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = (T)value(role, i);
+}
+
+template <class T>
+static void fill_host(T *p, int role, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; ++i)
+        p[i] = (T)value(role, i);
+}
+
+struct bw {
+    double d2d, h2d, d2h;
+};
+
+static bw measure_bandwidth()
+{
+    bw r{};
+    const size_t bytes = (size_t)1 << 30;
+    void *a, *b, *h;
+    CUDA_OK(cudaMalloc(&a, bytes));
+    CUDA_OK(cudaMalloc(&b, bytes));
+    CUDA_OK(cudaMemset(a, 1, bytes));
+    CUDA_OK(cudaHostAlloc(&h, bytes / 2, cudaHostAllocDefault));
+    std::memset(h, 1, bytes / 2);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    auto timed = [&](void *dst, const void *src, size_t n, cudaMemcpyKind k) {
+        std::vector<double> t;
+        for (int rep = 0; rep < 7; ++rep) {
+            cudaEventRecord(e0);
+            cudaMemcpyAsync(dst, src, n, k);
+            cudaEventRecord(e1);
+            cudaEventSynchronize(e1);
+            float ms;
+            cudaEventElapsedTime(&ms, e0, e1);
+            if (rep)
+                t.push_back(ms * 1e-3);
+        }
+        return median(t);
+    };
+    r.d2d = 2.0 * bytes / timed(b, a, bytes, cudaMemcpyDeviceToDevice); // read + write
+    r.h2d = (bytes / 2) / timed(a, h, bytes / 2, cudaMemcpyHostToDevice);
+    r.d2h = (bytes / 2) / timed(h, a, bytes / 2, cudaMemcpyDeviceToHost);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFreeHost(h);
+    return r;
+}
+
+struct grid3 {
+    int nx, ny, nz;
+};
+
+static const char *tname(int combo) { return combo == 0 ? "f32" : combo == 1 ? "f64" : "mixed"; }
+static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 24; }
+
+// The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
+template <class TL, class TD, class TX>
+static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, const void *E, const void *F,
+                               const void *R, void *box, double *scratch, int reps)
+{
+    const int64_t ext[3] = {g.ubound[0] - g.lbound[0] + 1, g.ubound[1] - g.lbound[1] + 1, g.ubound[2] - g.lbound[2] + 1};
+    const int64_t str[3] = {1, ext[0], ext[0] * ext[1]};
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n = ext[axis] - 2, n1 = ext[a1] - 2, n2 = ext[a2] - 2;
+    tk_args a{};
+    a.D = D;
+    a.E = E;
+    a.F = F;
+    a.R = R;
+    a.X = box;
+    a.in = {str[0] + str[1] + str[2], str[a1], str[a2], str[axis]};
+    a.out = axis == 0 ? tk_view{0, n, n * n1, 1} : tk_view{0, 1, n1 * n, n1};
+    a.n = n;
+    a.n1 = n1;
+    a.l_begin = 0;
+    a.l_count = n1 * n2;
+    unsigned long long *err;
+    CUDA_OK(cudaMalloc(&err, 8));
+    CUDA_OK(cudaMemset(err, 0xff, 8));
+    a.err = err;
+    const size_t per_line = (size_t)n * 16;
+    cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, TK_WG_SHARED_MAX);
+    cudaFuncSetAttribute(tk_contiguous<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, TK_WG_SHARED_MAX);
+    const bool contiguous = axis == 0;
+    const bool use_scratch = per_line * (contiguous ? TK_X_LINES : 32) > (size_t)TK_WG_SHARED_MAX;
+    a.scratch = use_scratch ? scratch : nullptr;
+    int T = 128;
+    while (!use_scratch && T > 32 && per_line * T > (size_t)TK_WG_SHARED_MAX)
+        T /= 2;
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> t;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+        cudaEventRecord(e0);
+        if (contiguous)
+            tk_contiguous<TL, TD, TX><<<(unsigned)((a.l_count + TK_X_LINES - 1) / TK_X_LINES), TK_X_LINES,
+                                        use_scratch ? 0 : per_line * TK_X_LINES>>>(a);
+        else
+            tk_strided<TL, TD, TX><<<(unsigned)((a.l_count + T - 1) / T), T, use_scratch ? 0 : per_line * T>>>(a);
+        cudaEventRecord(e1);
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2)
+            t.push_back(ms * 1e-3);
+    }
+    unsigned long long v;
+    CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
+    if (v != ~0ull)
+        std::printf("  (bare kernel reported a failing line %llu)\n", v);
+    cudaFree(err);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return median(t);
+}
+
+// cuSPARSE on a compact box: x lines with gtsv2StridedBatch (systems contiguous, batchStride = n), z lines
+// with gtsvInterleavedBatch (unknown m of system b at m*batch + b, the Fortran order of a compact box).
+// Returns seconds per call (it solves in place: the answer of one call is the next call's rhs, whose
+// size stays bounded for these diagonally dominant systems).
+template <class T>
+static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t batch, int reps)
+{
+    const size_t cells = (size_t)(n * batch);
+    T *dl, *d, *du, *x;
+    CUDA_OK(cudaMalloc(&dl, cells * sizeof(T)));
+    CUDA_OK(cudaMalloc(&d, cells * sizeof(T)));
+    CUDA_OK(cudaMalloc(&du, cells * sizeof(T)));
+    CUDA_OK(cudaMalloc(&x, cells * sizeof(T)));
+    fill_kernel<<<1024, 256>>>(dl, 0, cells);
+    fill_kernel<<<1024, 256>>>(d, 1, cells);
+    fill_kernel<<<1024, 256>>>(du, 2, cells);
+    fill_kernel<<<1024, 256>>>(x, 3, cells);
+    size_t wb = 0;
+    const bool dbl = sizeof(T) == 8;
+    if (axis == 0) {
+        if (dbl)
+            SP_OK(cusparseDgtsv2StridedBatch_bufferSizeExt(h, (int)n, (double *)dl, (double *)d, (double *)du,
+                                                           (double *)x, (int)batch, (int)n, &wb));
+        else
+            SP_OK(cusparseSgtsv2StridedBatch_bufferSizeExt(h, (int)n, (float *)dl, (float *)d, (float *)du,
+                                                           (float *)x, (int)batch, (int)n, &wb));
+    } else {
+        if (dbl)
+            SP_OK(cusparseDgtsvInterleavedBatch_bufferSizeExt(h, 0, (int)n, (double *)dl, (double *)d, (double *)du,
+                                                              (double *)x, (int)batch, &wb));
+        else
+            SP_OK(cusparseSgtsvInterleavedBatch_bufferSizeExt(h, 0, (int)n, (float *)dl, (float *)d, (float *)du,
+                                                              (float *)x, (int)batch, &wb));
+    }
+    void *work;
+    CUDA_OK(cudaMalloc(&work, wb ? wb : 1));
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> t;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+        cudaEventRecord(e0);
+        if (axis == 0) {
+            if (dbl)
+                SP_OK(cusparseDgtsv2StridedBatch(h, (int)n, (double *)dl, (double *)d, (double *)du, (double *)x,
+                                                 (int)batch, (int)n, work));
+            else
+                SP_OK(cusparseSgtsv2StridedBatch(h, (int)n, (float *)dl, (float *)d, (float *)du, (float *)x,
+                                                 (int)batch, (int)n, work));
+        } else {
+            if (dbl)
+                SP_OK(cusparseDgtsvInterleavedBatch(h, 0, (int)n, (double *)dl, (double *)d, (double *)du,
+                                                    (double *)x, (int)batch, work));
+            else
+                SP_OK(cusparseSgtsvInterleavedBatch(h, 0, (int)n, (float *)dl, (float *)d, (float *)du, (float *)x,
+                                                    (int)batch, work));
+        }
+        cudaEventRecord(e1);
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2)
+            t.push_back(ms * 1e-3);
+    }
+    cudaFree(dl);
+    cudaFree(d);
+    cudaFree(du);
+    cudaFree(x);
+    cudaFree(work);
+    return median(t);
+}
+
+static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
+    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
+    void *p[5];
+    for (int r = 0; r < 5; ++r) {
+        const size_t es = r == 1 ? sd : sl;
+        TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
+        if (es == 8)
+            fill_kernel<<<2048, 256>>>((double *)p[r], r, cells);
+        else
+            fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    void *boxbuf;
+    double *scratch;
+    CUDA_OK(cudaMalloc(&boxbuf, box * sl));
+    CUDA_OK(cudaMalloc(&scratch, box * 16));
+    tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
+    for (int axis = 0; axis < 3; ++axis) {
+        const int64_t n = axis == 0 ? G.nx : axis == 1 ? G.ny : G.nz;
+        for (int w = 0; w < 3; ++w)
+            TRIDI_OK(tridi_solve_device(ctx, &g, (tridi_axis)axis, lo, hi, &a, nullptr));
+        TRIDI_OK(tridi_synchronize(ctx));
+        // Calls back to back, as a model's time loop issues them: per-call time includes launch overhead.
+        std::vector<double> t;
+        for (int rep = 0; rep < 5; ++rep) {
+            double t0 = now();
+            for (int k = 0; k < reps; ++k)
+                TRIDI_OK(tridi_solve_device(ctx, &g, (tridi_axis)axis, lo, hi, &a, nullptr));
+            TRIDI_OK(tridi_synchronize(ctx));
+            t.push_back((now() - t0) / reps);
+        }
+        const double tc = median(t);
+        double tk;
+        if (combo == 0)
+            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+        else if (combo == 1)
+            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+        else
+            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+        const double bytes = (double)floor_bytes(combo) * box;
+        char sp_col[64] = "-";
+        if (combo != 2 && axis != 1) {
+            const int64_t batch = (int64_t)(box / n);
+            const double ts = combo == 0 ? time_cusparse<float>(sp, axis, n, batch, reps)
+                                         : time_cusparse<double>(sp, axis, n, batch, reps);
+            std::snprintf(sp_col, sizeof sp_col, "%9.1f %6.2fx", ts * 1e6, ts / tc);
+        } else if (combo != 2) {
+            std::snprintf(sp_col, sizeof sp_col, "%16s", "n/a (layout)");
+        }
+        std::printf("| %4dx%4dx%3d | %c | %-5s | %4lld | %9.1f | %9.1f | %5.1f%% | %6.1f | %5.1f%% | %6.1f%% | %s |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), (long long)(n > 128 ? 1 : 0), tc * 1e6, tk * 1e6,
+                    100.0 * (tc / tk - 1.0), bytes / tc * 1e-9, 100.0 * bytes / tc / B.d2d, 100.0 * bytes / tk / B.d2d,
+                    sp_col);
+        std::fflush(stdout);
+    }
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    cudaFree(boxbuf);
+    cudaFree(scratch);
+}
+
+// MOHID-like assembly of one diagonal: a sequential host loop over the box writing each cell from a few
+// flops of its indices (the model's own work the upload should hide behind).
+template <class T>
+static void assemble(T *a, int role, const tridi_grid &g, double phase)
+{
+    const int64_t e0 = g.ubound[0] - g.lbound[0] + 1, e1 = g.ubound[1] - g.lbound[1] + 1;
+    for (int64_t k = 1; k < g.ubound[2]; ++k)
+        for (int64_t j = 1; j < g.ubound[1]; ++j)
+            for (int64_t i = 1; i < g.ubound[0]; ++i) {
+                const double s = 0.001 * (double)(i + 3 * j + 7 * k) + phase;
+                const double fr = s - std::floor(s);
+                double v = role == 0 || role == 2 ? -0.1 - 0.8 * fr : role == 1 ? 2.2 + fr : 2.0 * fr - 1.0;
+                a[i + e0 * (j + e1 * k)] = (T)v;
+            }
+}
+
+static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, const bw &B, double max_seq_cells)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    float *D = (float *)std::malloc(cells * 4), *F = (float *)std::malloc(cells * 4), *R = (float *)std::malloc(cells * 4),
+          *X = (float *)std::malloc(cells * 4);
+    double *E = (double *)std::malloc(cells * 8);
+    fill_host(D, 0, cells);
+    fill_host(E, 1, cells);
+    fill_host(F, 2, cells);
+    fill_host(R, 3, cells);
+    fill_host(X, 3, cells);
+    tridi_arrays a = {D, TRIDI_FLOAT32, E, TRIDI_FLOAT64, F, TRIDI_FLOAT32, R, TRIDI_FLOAT32, X, TRIDI_FLOAT32};
+    mohid_grid mg = {{0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const int reps = box < 2000000 ? 15 : box < 50000000 ? 5 : 3;
+    auto timeit = [&](auto &&fn, int r) {
+        fn();
+        std::vector<double> t;
+        for (int k = 0; k < r; ++k) {
+            double t0 = now();
+            fn();
+            t.push_back(now() - t0);
+        }
+        return median(t);
+    };
+    const double pinned = 20.0 * box / B.h2d + 4.0 * box / B.d2h;
+    for (int axis = 0; axis < 3; ++axis) {
+        const double tg = timeit([&] { TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
+        const double tcpu = timeit([&] { TRIDI_OK(tridi_solve(cpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
+        const double tomp = timeit([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 16); }, reps);
+        double tseq = NAN;
+        if ((double)box <= max_seq_cells)
+            tseq = timeit([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 1); }, box < 2000000 ? 5 : 1);
+        // Assembly: all four diagonals then solve, against each diagonal uploaded as soon as it is filled.
+        double ph = 0.0;
+        const double tasm = timeit([&] {
+            ph += 0.01;
+            assemble(D, 0, g, ph);
+            assemble(E, 1, g, ph);
+            assemble(F, 2, g, ph);
+            assemble(R, 3, g, ph);
+        }, reps);
+        const double tplain = timeit([&] {
+            ph += 0.01;
+            assemble(D, 0, g, ph);
+            assemble(E, 1, g, ph);
+            assemble(F, 2, g, ph);
+            assemble(R, 3, g, ph);
+            TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a));
+        }, reps);
+        const double tover = timeit([&] {
+            ph += 0.01;
+            assemble(D, 0, g, ph);
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
+            assemble(E, 1, g, ph);
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
+            assemble(F, 2, g, ph);
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
+            assemble(R, 3, g, ph);
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
+            TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a));
+        }, reps);
+        // The solve's own share once every input is on the device: the part no overlap can hide.
+        std::vector<double> tt;
+        for (int k = 0; k < reps; ++k) {
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
+            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
+            CUDA_OK(cudaDeviceSynchronize());
+            double t0 = now();
+            TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a));
+            tt.push_back(now() - t0);
+        }
+        const double tsolve_only = median(tt);
+        const double up_plain = tplain - tasm - tsolve_only, up_over = tover - tasm - tsolve_only;
+        const double hidden = up_plain > 0 ? 1.0 - up_over / up_plain : NAN;
+        std::printf("| %4dx%4dx%3d | %c | %8.3f | %5.2fx | %7.1fx | %6.2fx | %6.2fx | %8.3f | %8.3f | %8.3f | %5.0f%% |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], tg * 1e3, tg / pinned, tseq / tg, tomp / tg, tcpu / tg, tasm * 1e3,
+                    tplain * 1e3, tover * 1e3, 100.0 * hidden);
+        std::fflush(stdout);
+    }
+    std::free(D);
+    std::free(E);
+    std::free(F);
+    std::free(R);
+    std::free(X);
+}
+
+int main(int argc, char **argv)
+{
+    const double max_seq_cells = argc > 1 ? std::atof(argv[1]) : 2e7;
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, 0));
+    char date[64];
+    std::time_t tt = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&tt));
+    std::printf("tridi GPU benchmark, %s, %s, %d host threads\n", prop.name, date, omp_get_max_threads());
+    const bw B = measure_bandwidth();
+    std::printf("device copy %.0f GB/s (read+write), pinned H2D %.1f GB/s, D2H %.1f GB/s\n\n", B.d2d * 1e-9,
+                B.h2d * 1e-9, B.d2h * 1e-9);
+
+    tridi_config c;
+    tridi_config_init(&c);
+    c.backend = TRIDI_BACKEND_CUDA;
+    tridi_context gpu, cpu;
+    TRIDI_OK(tridi_create(&gpu, &c));
+    c.backend = TRIDI_BACKEND_CPU;
+    c.num_threads = 16;
+    TRIDI_OK(tridi_create(&cpu, &c));
+    cusparseHandle_t sp;
+    SP_OK(cusparseCreate(&sp));
+
+    const grid3 grids[] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
+    std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel; "
+                "scratch = W/G in global memory for lines > 128)\n");
+    std::printf("| grid | axis | type | scratch | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
+                "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const grid3 &G : grids)
+        for (int combo = 0; combo < 3; ++combo)
+            resident(gpu, sp, G, B, combo);
+    std::printf("\nHost arrays, MOHID mixed precision (tridi_solve on host arrays; ratios: time / pinned-transfer time "
+                "of 24 B/cell, then speed-ups of the GPU call over MOHID sequential, MOHID OpenMP-16, tridi CPU-16;"
+                " assembly overlap: upload hidden = 1 - exposed upload with overlap / exposed upload without)\n");
+    std::printf("| grid | axis | ms/call | / pinned | vs seq | vs OMP16 | vs tridi CPU | ms assembly | ms asm+solve "
+                "| ms overlapped | upload hidden |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const grid3 &G : grids)
+        host_arrays(gpu, cpu, G, B, max_seq_cells);
+    cusparseDestroy(sp);
+    tridi_destroy(gpu);
+    tridi_destroy(cpu);
+    return 0;
+}
