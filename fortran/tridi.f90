@@ -660,6 +660,7 @@ contains
         if (associated(F)) a(3) = describe_4_2d(F, 'F')
         if (associated(Ti)) a(4) = describe_4_2d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_4_2d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 2, axis, lo, hi, a, stat)
     end subroutine solve_r4_2d
 
@@ -675,6 +676,7 @@ contains
         if (associated(F)) a(3) = describe_4_3d(F, 'F')
         if (associated(Ti)) a(4) = describe_4_3d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_4_3d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 3, axis, lo, hi, a, stat)
     end subroutine solve_r4_3d
 
@@ -690,6 +692,7 @@ contains
         if (associated(F)) a(3) = describe_8_2d(F, 'F')
         if (associated(Ti)) a(4) = describe_8_2d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_8_2d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 2, axis, lo, hi, a, stat)
     end subroutine solve_r8_2d
 
@@ -705,6 +708,7 @@ contains
         if (associated(F)) a(3) = describe_8_3d(F, 'F')
         if (associated(Ti)) a(4) = describe_8_3d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_8_3d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 3, axis, lo, hi, a, stat)
     end subroutine solve_r8_3d
 
@@ -720,6 +724,7 @@ contains
         if (associated(F)) a(3) = describe_4_2d(F, 'F')
         if (associated(Ti)) a(4) = describe_4_2d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_4_2d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 2, axis, lo, hi, a, stat)
     end subroutine solve_mixed_2d
 
@@ -735,6 +740,7 @@ contains
         if (associated(F)) a(3) = describe_4_3d(F, 'F')
         if (associated(Ti)) a(4) = describe_4_3d(Ti, 'Ti')
         if (associated(X)) a(5) = describe_4_3d(X, 'X')
+        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
         call solve_common(ctx, 3, axis, lo, hi, a, stat)
     end subroutine solve_mixed_3d
 

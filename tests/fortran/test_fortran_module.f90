@@ -1,0 +1,359 @@
+! Module tridi on its own: the generic tridi_solve for all three kind combinations, rank 2 and 3, every
+! axis, arrays with lower bounds other than 1 and halos, boxes strictly inside, in-place solves, uploads,
+! device memory when the backend is CUDA, the C struct mirrors, and the errors only the Fortran layer can
+! see (non-contiguous arrays, unequal bounds, bad axis, unassociated arrays). Oracle: a real(8) Thomas per
+! line; X is poisoned before each call and every cell outside the box must keep its poison.
+program test_fortran_module
+    use, intrinsic :: iso_c_binding
+    use, intrinsic :: iso_fortran_env, only: int64
+    use tridi
+    use test_support
+    implicit none
+    type(tridi_context) :: ctx
+    integer :: trial, axis, backend, s
+
+    call init_seed('test_fortran_module')
+    call open_context(ctx)
+    call tridi_get_backend(ctx, backend)
+    call check_structs()
+    do trial = 1, 4
+        do axis = 1, 3
+            call test_3d(axis, 4)
+            call test_3d(axis, 8)
+            call test_3d(axis, 0)
+        end do
+        do axis = 1, 2
+            call test_2d(axis, 4)
+            call test_2d(axis, 8)
+            call test_2d(axis, 0)
+        end do
+    end do
+    call test_errors()
+    if (backend == TRIDI_BACKEND_CUDA) call test_device()
+    call tridi_destroy(ctx, s)
+    call check(s == TRIDI_SUCCESS, 'tridi_destroy')
+    call finish_test('test_fortran_module')
+
+contains
+
+    function itoa(i) result(t)
+        integer, intent(in) :: i
+        character(len=:), allocatable :: t
+        character(len=16) :: buf
+        write (buf, '(i0)') i
+        t = trim(buf)
+    end function
+
+    ! The bind(c) mirrors must have the C sizes (the C init functions write sizeof into .size).
+    subroutine check_structs()
+        type(tridi_config_t) :: cfg
+        type(tridi_adi_operator_t) :: op
+        call tridi_config_init_c(cfg)
+        call check(cfg%size == c_sizeof(cfg), 'tridi_config_t size differs from C')
+        call tridi_adi_operator_init_c(op)
+        call check(op%size == c_sizeof(op), 'tridi_adi_operator_t size differs from C')
+        call check(len(tridi_version_string()) >= 5, 'tridi_version_string')
+        call check(tridi_status_name(TRIDI_ERROR_BOUNDS) == 'TRIDI_ERROR_BOUNDS', 'tridi_status_name')
+    end subroutine
+
+    subroutine random_bounds(rank, lb, ub, lo, hi)
+        integer, intent(in) :: rank
+        integer, intent(out) :: lb(rank), ub(rank), lo(rank), hi(rank)
+        integer :: a
+        do a = 1, rank
+            lb(a) = rand_int(-3, 2)
+            ub(a) = lb(a) + rand_int(4, 11)
+            lo(a) = lb(a) + rand_int(1, 2)
+            hi(a) = ub(a) - rand_int(1, 2)
+        end do
+    end subroutine
+
+    ! kind_code: 4 = all real(4), 8 = all real(8), 0 = MOHID's mix (E real(8), the rest real(4)).
+    subroutine test_3d(axis, kind_code)
+        integer, intent(in) :: axis, kind_code
+        integer :: lb(3), ub(3), lo(3), hi(3), i, j, k, inplace
+        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :), ref(:, :, :), got(:, :, :)
+        real(4), pointer :: D4(:, :, :), E4(:, :, :), F4(:, :, :), T4(:, :, :), X4(:, :, :)
+        real(8), pointer :: D8p(:, :, :), E8p(:, :, :), F8p(:, :, :), T8p(:, :, :), X8p(:, :, :)
+        logical, allocatable :: inbox(:, :, :), written(:, :, :)
+        character(len=:), allocatable :: label
+        real(8) :: tol
+        call random_bounds(3, lb, ub, lo, hi)
+        call random_system_3d(lb, ub, d8, e8, f8, t8)
+        allocate (ref, mold=d8)
+        ref = 0
+        select case (axis)
+        case (1)
+            do k = lo(3), hi(3)
+                do j = lo(2), hi(2)
+                    ref(lo(1):hi(1), j, k) = thomas_line(d8(lo(1):hi(1), j, k), e8(lo(1):hi(1), j, k), &
+                                                         f8(lo(1):hi(1), j, k), t8(lo(1):hi(1), j, k))
+                end do
+            end do
+        case (2)
+            do k = lo(3), hi(3)
+                do i = lo(1), hi(1)
+                    ref(i, lo(2):hi(2), k) = thomas_line(d8(i, lo(2):hi(2), k), e8(i, lo(2):hi(2), k), &
+                                                         f8(i, lo(2):hi(2), k), t8(i, lo(2):hi(2), k))
+                end do
+            end do
+        case (3)
+            do j = lo(2), hi(2)
+                do i = lo(1), hi(1)
+                    ref(i, j, lo(3):hi(3)) = thomas_line(d8(i, j, lo(3):hi(3)), e8(i, j, lo(3):hi(3)), &
+                                                         f8(i, j, lo(3):hi(3)), t8(i, j, lo(3):hi(3)))
+                end do
+            end do
+        end select
+        allocate (inbox(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        inbox = .false.
+        inbox(lo(1):hi(1), lo(2):hi(2), lo(3):hi(3)) = .true.
+        tol = merge(1d-12, 1d-5, kind_code == 8)
+        do inplace = 0, 1
+            label = 'tridi_solve 3D axis '//itoa(axis)//' kind '//itoa(kind_code)//merge(' in place', '         ', &
+                                                                                       inplace == 1)
+            if (kind_code == 8) then
+                allocate (D8p(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+                allocate (E8p, F8p, T8p, X8p, mold=D8p)
+                D8p = d8
+                E8p = e8
+                F8p = f8
+                T8p = t8
+                X8p = poison8()
+                if (inplace == 1) then
+                    T8p = merge(t8, poison8(), inbox)
+                    call tridi_solve(ctx, axis, lo, hi, D8p, E8p, F8p, T8p, T8p, stat=s)
+                    got = T8p
+                else
+                    call tridi_solve(ctx, axis, lo, hi, D8p, E8p, F8p, T8p, X8p, stat=s)
+                    got = X8p
+                end if
+                written = .not. same_bits8(got, poison8())
+                deallocate (D8p, E8p, F8p, T8p, X8p)
+            else
+                allocate (D4(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+                allocate (F4, T4, X4, mold=D4)
+                D4 = real(d8, 4)
+                F4 = real(f8, 4)
+                T4 = real(t8, 4)
+                X4 = poison4()
+                if (inplace == 1) T4 = merge(real(t8, 4), poison4(), inbox)
+                if (kind_code == 4) then
+                    allocate (E4, mold=D4)
+                    E4 = real(e8, 4)
+                    if (inplace == 1) then
+                        call tridi_solve(ctx, axis, lo, hi, D4, E4, F4, T4, T4, stat=s)
+                    else
+                        call tridi_solve(ctx, axis, lo, hi, D4, E4, F4, T4, X4, stat=s)
+                    end if
+                    deallocate (E4)
+                else
+                    allocate (E8p(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+                    E8p = e8
+                    if (inplace == 1) then
+                        call tridi_solve(ctx, axis, lo, hi, D4, E8p, F4, T4, T4, stat=s)
+                    else
+                        call tridi_solve(ctx, axis, lo, hi, D4, E8p, F4, T4, X4, stat=s)
+                    end if
+                    deallocate (E8p)
+                end if
+                if (inplace == 1) then
+                    written = .not. same_bits4(T4, poison4())
+                    got = real(T4, 8)
+                else
+                    written = .not. same_bits4(X4, poison4())
+                    got = real(X4, 8)
+                end if
+                deallocate (D4, F4, T4, X4)
+            end if
+            call check(s == TRIDI_SUCCESS, label//': '//tridi_error_message())
+            call check(all(written .eqv. inbox), label//': cells outside the box written or box cells unwritten')
+            call check(rel_err(pack(got, inbox), pack(ref, inbox)) <= tol, label//': relative error too large')
+        end do
+    end subroutine
+
+    subroutine test_2d(axis, kind_code)
+        integer, intent(in) :: axis, kind_code
+        integer :: lb(2), ub(2), lo(2), hi(2), i, j
+        real(8), allocatable :: d8(:, :), e8(:, :), f8(:, :), t8(:, :), ref(:, :), got(:, :)
+        real(4), pointer :: D4(:, :), E4(:, :), F4(:, :), T4(:, :), X4(:, :)
+        real(8), pointer :: D8p(:, :), E8p(:, :), F8p(:, :), T8p(:, :), X8p(:, :)
+        logical, allocatable :: inbox(:, :), written(:, :)
+        character(len=:), allocatable :: label
+        real(8) :: tol
+        call random_bounds(2, lb, ub, lo, hi)
+        call random_system_2d(lb, ub, d8, e8, f8, t8)
+        allocate (ref, mold=d8)
+        ref = 0
+        if (axis == 1) then
+            do j = lo(2), hi(2)
+                ref(lo(1):hi(1), j) = thomas_line(d8(lo(1):hi(1), j), e8(lo(1):hi(1), j), f8(lo(1):hi(1), j), &
+                                                  t8(lo(1):hi(1), j))
+            end do
+        else
+            do i = lo(1), hi(1)
+                ref(i, lo(2):hi(2)) = thomas_line(d8(i, lo(2):hi(2)), e8(i, lo(2):hi(2)), f8(i, lo(2):hi(2)), &
+                                                  t8(i, lo(2):hi(2)))
+            end do
+        end if
+        allocate (inbox(lb(1):ub(1), lb(2):ub(2)))
+        inbox = .false.
+        inbox(lo(1):hi(1), lo(2):hi(2)) = .true.
+        tol = merge(1d-12, 1d-5, kind_code == 8)
+        label = 'tridi_solve 2D axis '//itoa(axis)//' kind '//itoa(kind_code)
+        if (kind_code == 8) then
+            allocate (D8p(lb(1):ub(1), lb(2):ub(2)))
+            allocate (E8p, F8p, T8p, X8p, mold=D8p)
+            D8p = d8
+            E8p = e8
+            F8p = f8
+            T8p = t8
+            X8p = poison8()
+            ! uploads are validated (CPU) or start transfers (CUDA); the solve must give the same answer
+            call tridi_upload_async(ctx, axis, lo, hi, E8p, TRIDI_ROLE_DIAG, stat=s)
+            call check(s == TRIDI_SUCCESS, label//' upload: '//tridi_error_message())
+            call tridi_solve(ctx, axis, lo, hi, D8p, E8p, F8p, T8p, X8p, stat=s)
+            written = .not. same_bits8(X8p, poison8())
+            got = X8p
+            deallocate (D8p, E8p, F8p, T8p, X8p)
+        else
+            allocate (D4(lb(1):ub(1), lb(2):ub(2)))
+            allocate (F4, T4, X4, mold=D4)
+            D4 = real(d8, 4)
+            F4 = real(f8, 4)
+            T4 = real(t8, 4)
+            X4 = poison4()
+            call tridi_upload_async(ctx, axis, lo, hi, T4, TRIDI_ROLE_RHS, stat=s)
+            call check(s == TRIDI_SUCCESS, label//' upload: '//tridi_error_message())
+            if (kind_code == 4) then
+                allocate (E4, mold=D4)
+                E4 = real(e8, 4)
+                call tridi_solve(ctx, axis, lo, hi, D4, E4, F4, T4, X4, stat=s)
+                deallocate (E4)
+            else
+                allocate (E8p(lb(1):ub(1), lb(2):ub(2)))
+                E8p = e8
+                call tridi_solve(ctx, axis, lo, hi, D4, E8p, F4, T4, X4, stat=s)
+                deallocate (E8p)
+            end if
+            written = .not. same_bits4(X4, poison4())
+            got = real(X4, 8)
+            deallocate (D4, F4, T4, X4)
+        end if
+        call check(s == TRIDI_SUCCESS, label//': '//tridi_error_message())
+        call check(all(written .eqv. inbox), label//': cells outside the box written or box cells unwritten')
+        call check(rel_err(pack(got, inbox), pack(ref, inbox)) <= tol, label//': relative error too large')
+    end subroutine
+
+    subroutine test_errors()
+        real(4), pointer :: D(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), strided(:, :, :), other(:, :, :)
+        real(8), pointer :: E(:, :, :)
+        real(4), allocatable, target :: big(:, :, :)
+        type(tridi_context) :: dead
+        character(len=:), allocatable :: msg
+        integer :: i0
+        allocate (D(0:6, -1:5, 2:5))
+        allocate (F, T, X, mold=D)
+        allocate (E(0:6, -1:5, 2:5))
+        D = 0.25
+        F = 0.25
+        T = 1
+        E = 2
+        X = poison4()
+        ! not contiguous: a strided view of a larger array, with the same bounds as the others
+        allocate (big(0:13, -1:5, 2:5))
+        strided(0:, -1:, 2:) => big(::2, :, :)
+        call tridi_solve(ctx, 1, [1, 0, 3], [5, 4, 4], D, E, F, T, strided, stat=s)
+        call check(s == TRIDI_ERROR_UNSUPPORTED .and. index(tridi_error_message(), 'X is not contiguous') > 0, &
+                   'non-contiguous X: '//tridi_error_message())
+        ! bounds differ between arrays
+        allocate (other(1:7, -1:5, 2:5))
+        call tridi_solve(ctx, 2, [1, 0, 3], [5, 4, 4], D, E, F, other, X, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'Ti has bounds (1:7') > 0, &
+                   'unequal bounds: '//tridi_error_message())
+        deallocate (other)
+        ! axis outside 1..3, lo of the wrong size
+        call tridi_solve(ctx, 4, [1, 0, 3], [5, 4, 4], D, E, F, T, X, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'axis = 4') > 0, &
+                   'axis 4: '//tridi_error_message())
+        call tridi_solve(ctx, 1, [1, 0], [5, 4, 4], D, E, F, T, X, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE, 'lo of size 2: '//tridi_error_message())
+        ! box outside the allocation: the C library's check, its message passed through
+        call tridi_solve(ctx, 3, [1, 0, 3], [5, 4, 6], D, E, F, T, X, stat=s)
+        call check(s == TRIDI_ERROR_BOUNDS .and. index(tridi_error_message(), 'tridi_solve') > 0, &
+                   'box outside: '//tridi_error_message())
+        ! a zero pivot names the cell
+        i0 = rand_int(1, 5)
+        E(i0, 2, 3) = 0
+        D(i0, 2, 3) = 0
+        call tridi_solve(ctx, 2, [1, 2, 3], [5, 4, 4], D, E, F, T, X, stat=s)
+        msg = tridi_error_message()
+        call check(s == TRIDI_ERROR_ZERO_PIVOT .and. index(msg, '('//itoa(i0)//', 2, 3)') > 0, 'zero pivot: '//msg)
+        ! an unassociated array
+        nullify (other)
+        call tridi_solve(ctx, 1, [1, 0, 3], [5, 4, 4], D, E, other, T, X, stat=s)
+        call check(s == TRIDI_ERROR_NULL_POINTER .and. index(tridi_error_message(), 'F is not associated') > 0, &
+                   'unassociated F: '//tridi_error_message())
+        ! a context never created / destroyed
+        call tridi_solve(ctx=dead, axis=1, lo=[1, 0, 3], hi=[5, 4, 4], D=D, E=E, F=F, Ti=T, X=X, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_HANDLE, 'null context: '//tridi_error_message())
+        call check(all(same_bits4(X, poison4())), 'X written by a failed call')
+        ! device memory needs the CUDA backend
+        if (backend /= TRIDI_BACKEND_CUDA) then
+            block
+                type(c_ptr) :: dp
+                call tridi_device_alloc(ctx, 64_int64, dp, stat=s)
+                call check(s == TRIDI_ERROR_UNSUPPORTED, 'device alloc on the CPU backend: '//tridi_error_message())
+            end block
+        end if
+        deallocate (D, E, F, T, X, big)
+    end subroutine
+
+    ! Device-resident solve (CUDA only): copy in, solve, copy back, compare with the host solve.
+    subroutine test_device()
+        integer, parameter :: lb(3) = [0, -1, 1], ub(3) = [9, 7, 6], lo(3) = [1, 0, 2], hi(3) = [8, 6, 5]
+        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
+        real(4), pointer :: D(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), Xd(:, :, :)
+        real(8), pointer :: E(:, :, :)
+        type(c_ptr) :: dD, dE, dF, dT, dX
+        integer(int64) :: n
+        call random_system_3d(lb, ub, d8, e8, f8, t8)
+        allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        allocate (F, T, X, Xd, mold=D)
+        allocate (E(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        D = real(d8, 4)
+        F = real(f8, 4)
+        T = real(t8, 4)
+        E = e8
+        X = poison4()
+        Xd = poison4()
+        n = size(D, kind=int64)
+        call tridi_device_alloc(ctx, 4*n, dD, s)
+        call tridi_device_alloc(ctx, 8*n, dE, s)
+        call tridi_device_alloc(ctx, 4*n, dF, s)
+        call tridi_device_alloc(ctx, 4*n, dT, s)
+        call tridi_device_alloc(ctx, 4*n, dX, s)
+        call check(s == TRIDI_SUCCESS, 'tridi_device_alloc: '//tridi_error_message())
+        call tridi_copy_to_device(ctx, dD, D)
+        call tridi_copy_to_device(ctx, dE, E)
+        call tridi_copy_to_device(ctx, dF, F)
+        call tridi_copy_to_device(ctx, dT, T)
+        call tridi_copy_to_device(ctx, dX, Xd)
+        call tridi_solve_device(ctx, lb, ub, 3, lo, hi, dD, dE, dF, dT, dX, TRIDI_FLOAT32, &
+                                diag_dtype=TRIDI_FLOAT64, stat=s)
+        call check(s == TRIDI_SUCCESS, 'tridi_solve_device: '//tridi_error_message())
+        call tridi_synchronize(ctx, s)
+        call check(s == TRIDI_SUCCESS, 'tridi_synchronize: '//tridi_error_message())
+        call tridi_copy_to_host(ctx, Xd, dX)
+        call tridi_solve(ctx, 3, lo, hi, D, E, F, T, X, stat=s)
+        call check(all(same_bits4(X, Xd)), 'device solve differs from the host solve')
+        call tridi_device_free(ctx, dD)
+        call tridi_device_free(ctx, dE)
+        call tridi_device_free(ctx, dF)
+        call tridi_device_free(ctx, dT)
+        call tridi_device_free(ctx, dX, s)
+        call check(s == TRIDI_SUCCESS, 'tridi_device_free')
+        deallocate (D, E, F, T, X, Xd)
+    end subroutine
+
+end program test_fortran_module
