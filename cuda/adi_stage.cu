@@ -81,10 +81,12 @@ extern "C" tridi_status tridi_adi_cuda_stream_create(int device, void **stream)
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess)
         return cuda_fail("cudaSetDevice", e);
+    // A blocking stream: it waits for work on the legacy default stream, where the library's plain
+    // cudaMemcpy copies run, and a pageable host-to-device copy may still be in flight when it returns.
     cudaStream_t st;
-    e = cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking);
+    e = cudaStreamCreate(&st);
     if (e != cudaSuccess)
-        return cuda_fail("cudaStreamCreateWithFlags", e);
+        return cuda_fail("cudaStreamCreate", e);
     *stream = st;
     return TRIDI_SUCCESS;
 }
