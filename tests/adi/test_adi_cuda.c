@@ -67,9 +67,11 @@ static int step_case(uint64_t *rng, int index)
         double ms[3] = {0};
         int64_t nsteps = 0;
         tridi_adi_timings(pg, ms, &nsteps);
-        int timer_ok = nsteps == steps;
-        for (int a = 0; a < c.ref.op.naxes; ++a)
-            timer_ok &= ms[a] > 0.0;
+        /* Event timing resolves about half a microsecond: a sweep of a tiny box may read 0, all of them
+         * together may not. */
+        int timer_ok = nsteps == steps && ms[0] + ms[1] + ms[2] > 0.0;
+        for (int a = 0; a < 3; ++a)
+            timer_ok &= a < c.ref.op.naxes ? ms[a] >= 0.0 : ms[a] == 0.0;
         if (!(e_cpu <= tol_cpu) || !(e_ref <= tol_ref) || out1 || !timer_ok) {
             printf("case %d (%s), %d steps: GPU vs CPU %.3e (tol %.0e), GPU vs oracle %.3e (tol %.0e), %lld cells "
                    "outside the box changed, timer %s\n", index, c.label, steps, e_cpu, tol_cpu, e_ref, tol_ref,
