@@ -33,7 +33,7 @@ module fc_model
   real(r8), parameter, public :: length = 7000.0_r8      ! channel length and width (m)
   real(r8), parameter, public :: depth = 20.0_r8         ! depth at rest (m)
   real(r8), parameter, public :: discharge = 7000.0_r8   ! river discharge (m3/s)
-  real(r8), parameter, public :: ramp_time = 3600.0_r8   ! discharge ramped up over this time (s)
+  real(r8), parameter, public :: default_ramp = 3600.0_r8   ! the discharge is ramped up over this time (s)
   real(r8), parameter, public :: t_ambient = 15.0_r8, s_ambient = 35.0_r8
   real(r8), parameter, public :: t_river = 20.0_r8, s_river = 0.0_r8
   real(r8), parameter :: grav = 9.81_r8
@@ -47,7 +47,7 @@ module fc_model
 
   type fc_state
     integer :: im = 0, jm = 0, km = 0
-    real(r8) :: dx = 0, dy = 0, dt = 0, area = 0, time = 0
+    real(r8) :: dx = 0, dy = 0, dt = 0, area = 0, time = 0, ramp = default_ramp
     integer(8) :: nstep = 0
     ! Prognostic fields (double).
     real(r8), allocatable :: eta(:,:), u(:,:,:), v(:,:,:), t(:,:,:), s(:,:,:)
@@ -125,14 +125,14 @@ contains
                st%s, st%fx, st%fy, st%g, st%pb)
   end subroutine fc_free
 
-  ! River discharge (m3/s) at model time t: a half-cosine ramp over ramp_time, because a sudden start
-  ! would ring a seiche that the non-dissipative ADI and the reflecting open side keep for days.
-  pure real(r8) function fc_river(t)
-    real(r8), intent(in) :: t
-    if (t >= ramp_time) then
+  ! River discharge (m3/s) at model time t: a half-cosine ramp over `ramp` seconds, because a sudden
+  ! start rings a seiche that the non-dissipative ADI and the reflecting open side keep for days.
+  pure real(r8) function fc_river(t, ramp)
+    real(r8), intent(in) :: t, ramp
+    if (t >= ramp) then
       fc_river = discharge
     else
-      fc_river = discharge * 0.5_r8 * (1 - cos(acos(-1.0_r8) * max(t, 0.0_r8) / ramp_time))
+      fc_river = discharge * 0.5_r8 * (1 - cos(acos(-1.0_r8) * max(t, 0.0_r8) / ramp))
     end if
   end function fc_river
 
@@ -157,7 +157,7 @@ contains
   subroutine fc_step(st)
     type(fc_state), intent(inout) :: st
     real(r8) :: q
-    q = fc_river(st%time + 0.5_r8 * st%dt)   ! the step's discharge, taken at its middle
+    q = fc_river(st%time + 0.5_r8 * st%dt, st%ramp)   ! the step's discharge, taken at its middle
     st%eta_start = st%eta
     st%fx = 0; st%fy = 0
     call half_step_x(st, q)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Writes a NetCDF file with flow_channel, which reads it back itself (--verify-output: the last record
+# must equal the model state value for value), then checks its CF metadata with ncdump -h.
+#   check_netcdf.sh EXE FILE ARGS...
+set -uo pipefail
+exe="$1"; file="$2"; shift 2
+fail() { echo "check_netcdf: FAILED: $*"; exit 1; }
+rm -f "$file"
+"$exe" "$@" --output "$file" --verify-output || fail "flow_channel exited with status $?"
+grep -q . "$file" 2>/dev/null || fail "$file was not written"
+command -v ncdump >/dev/null || fail "ncdump not found (Debian: netcdf-bin)"
+header="$(ncdump -h "$file")" || fail "ncdump cannot read $file"
+echo "$header"
+expect() { grep -Eq "$1" <<<"$header" || fail "header lacks: $1"; }
+expect ':Conventions = "CF-1\.8"'
+expect 'time = UNLIMITED'
+for v in 'double x\(x\)' 'double y\(y\)' 'double z\(z\)' 'double time\(time\)' \
+         'float elevation\(time, y, x\)' 'float u\(time, z, y, x\)' 'float v\(time, z, y, x\)' \
+         'float temperature\(time, z, y, x\)' 'float salinity\(time, z, y, x\)'; do
+  expect "$v"
+done
+expect 'x:units = "m"'
+expect 'z:positive = "down"'
+expect 'time:units = "seconds since'
+expect 'elevation:standard_name = "sea_surface_height_above_geoid"'
+expect 'salinity:standard_name = "sea_water_salinity"'
+expect 'temperature:units = "degree_C"'
+echo "check_netcdf: passed"
