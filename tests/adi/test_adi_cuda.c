@@ -1,6 +1,7 @@
 /* The ADI steps on the CUDA backend (fields in device memory) against the CPU backend and the oracle, on
  * random cases (see test_adi_oracle.c), several steps per plan; the caller-diagonal sweep on the GPU
- * against the reference Thomas and, bit for bit, tridi_solve_device on the same arrays; the sweep timer. Exits 77 (skipped) without a usable GPU. */
+ * against the reference Thomas and, bit for bit, tridi_solve_device on the same arrays; the sweep timer.
+ * Exits 77 (skipped) without a usable GPU. */
 #include "adi_case.h"
 
 #include <stdio.h>
