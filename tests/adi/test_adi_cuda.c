@@ -4,6 +4,7 @@
  * Exits 77 (skipped) without a usable GPU. */
 #include "adi_case.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,52 @@ static int sweep_case(uint64_t *rng, int index)
     return bad;
 }
 
+/* A NaN in the device field: the step's solves fail (reported by tridi_adi_synchronize, naming a cell)
+ * and the field comes back exactly as it was. */
+static int nan_case(uint64_t *rng)
+{
+    adi_case c;
+    adi_case_random(&c, rng, TRIDI_FLOAT64, 3);
+    const ref_problem *p = &c.ref;
+    int64_t cell[3];
+    for (int a = 0; a < 3; ++a)
+        cell[a] = tu_randint(rng, p->lo[a], p->hi[a]);
+    c.u0[ref_index(&p->grid, cell[0], cell[1], cell[2])] = NAN;
+    size_t bytes = (size_t)c.cells * 8;
+    tridi_adi_operator op = p->op;
+    op.kappa_field = upload(c.kappa_t, bytes);
+    for (int a = 0; a < 3; ++a)
+        op.velocity[a] = upload(c.vel_t[a], bytes);
+    void *dfield = upload(c.u0, bytes), *back = malloc(bytes);
+    tridi_adi plan = NULL;
+    int bad = 1;
+    tridi_status s = tridi_adi_create(&plan, gpu, &p->grid, p->lo, p->hi, TRIDI_FLOAT64, &op);
+    if (!s)
+        s = tridi_adi_step(plan, dfield, c.dt, NULL);
+    if (!s)
+        s = tridi_adi_synchronize(plan);
+    printf("NaN at (%lld, %lld, %lld) in the device field (%s): %s %s\n", (long long)cell[0], (long long)cell[1],
+           (long long)cell[2], c.label, tridi_status_name(s), tridi_error_message());
+    if (s == TRIDI_ERROR_NONFINITE && tridi_copy_to_host(gpu, back, dfield, bytes) == TRIDI_SUCCESS) {
+        bad = 0;
+        for (int64_t i = 0; i < c.cells; ++i) /* NaN == NaN bitwise: memcmp per cell */
+            if (memcmp((char *)back + 8 * i, (char *)c.u0 + 8 * i, 8))
+                bad = 1;
+        if (bad)
+            printf("  the field changed although the step failed  <-- FAIL\n");
+    } else {
+        printf("  expected TRIDI_ERROR_NONFINITE  <-- FAIL\n");
+    }
+    tridi_adi_destroy(plan);
+    tridi_device_free(gpu, dfield);
+    tridi_device_free(gpu, (void *)op.kappa_field);
+    for (int a = 0; a < 3; ++a)
+        tridi_device_free(gpu, (void *)op.velocity[a]);
+    free(back);
+    adi_case_free(&c);
+    return bad;
+}
+
 int main(void)
 {
     tridi_config cfg;
@@ -178,9 +225,12 @@ int main(void)
         steps_bad += step_case(&rng, i);
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
-    printf("test_adi_cuda: steps %d of %d cases failed, caller-diagonal sweeps %d of %d failed\n", steps_bad, cases,
-           sweeps_bad, cases);
+    int nan_bad = 0;
+    for (int i = 0; i < 5; ++i)
+        nan_bad += nan_case(&rng);
+    printf("test_adi_cuda: steps %d of %d cases failed, caller-diagonal sweeps %d of %d failed, NaN cases %d of 5 "
+           "failed\n", steps_bad, cases, sweeps_bad, cases, nan_bad);
     tridi_destroy(cpu);
     tridi_destroy(gpu);
-    return steps_bad || sweeps_bad ? 1 : 0;
+    return steps_bad || sweeps_bad || nan_bad ? 1 : 0;
 }
