@@ -3,9 +3,10 @@
  * N^3 unknowns (nodes i h, h = 1/(N+1)), K Douglas steps (theta 1/2) of dt = h. Prints the time per step,
  * the time per sweep (assembly + solve, from a profiled run) and the error against the exact solution.
  *
- *   heat3d [N=128] [K=50] [backend auto|cpu|cuda] [f64|f32]
+ *   heat3d [N=128] [K=50] [auto|cpu|cuda|both] [f64|f32]
  *
- * On the CUDA backend the field stays in device memory for all K steps. */
+ * On the CUDA backend the field stays in device memory for all K steps. "both" runs the CPU and the GPU
+ * one after the other in this process and prints their ratio. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,12 @@ static const double PI = 3.14159265358979323846;
         }                                                                                                      \
     } while (0)
 
+typedef struct result {
+    tridi_backend backend;
+    double step_ms, sweep_ms[3], error;
+    int64_t profiled_steps;
+} result;
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -33,26 +40,17 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int main(int argc, char **argv)
+static result simulate(tridi_backend want, int N, int K, tridi_dtype t)
 {
-    int N = argc > 1 ? atoi(argv[1]) : 128, K = argc > 2 ? atoi(argv[2]) : 50;
-    const char *bname = argc > 3 ? argv[3] : "auto";
-    tridi_dtype t = argc > 4 && !strcasecmp(argv[4], "f32") ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
-    if (N < 2 || K < 1) {
-        fprintf(stderr, "usage: heat3d [N>=2] [K>=1] [auto|cpu|cuda] [f64|f32]\n");
-        return 2;
-    }
+    result r;
+    memset(&r, 0, sizeof r);
     tridi_config cfg;
     tridi_config_init(&cfg);
-    if (!strcasecmp(bname, "cpu"))
-        cfg.backend = TRIDI_BACKEND_CPU;
-    else if (!strcasecmp(bname, "cuda") || !strcasecmp(bname, "gpu"))
-        cfg.backend = TRIDI_BACKEND_CUDA;
+    cfg.backend = want;
     tridi_context ctx;
     CHECK(tridi_create(&ctx, &cfg));
-    tridi_backend backend;
-    CHECK(tridi_get_backend(ctx, &backend));
-    const int gpu = backend == TRIDI_BACKEND_CUDA;
+    CHECK(tridi_get_backend(ctx, &r.backend));
+    const int gpu = r.backend == TRIDI_BACKEND_CUDA;
 
     const double kappa = 0.1, h = 1.0 / (N + 1), dt = h;
     tridi_grid grid = {3, {0, 0, 0}, {N + 1, N + 1, N + 1}};
@@ -60,12 +58,12 @@ int main(int argc, char **argv)
     const int64_t e = N + 2, cells = e * e * e;
     const size_t es = t == TRIDI_FLOAT64 ? 8 : 4, bytes = (size_t)cells * es;
     void *u0 = calloc((size_t)cells, es), *u = malloc(bytes);
-    if (!u0 || !u) {
-        fprintf(stderr, "heat3d: out of host memory\n");
-        return 1;
-    }
     /* sin(pi i h) once per index: the product over three axes is the initial and (scaled) exact field. */
     double *sn = malloc(sizeof(double) * (size_t)(N + 2));
+    if (!u0 || !u || !sn) {
+        fprintf(stderr, "heat3d: out of host memory\n");
+        exit(1);
+    }
     for (int64_t i = 0; i <= N + 1; ++i)
         sn[i] = sin(PI * (double)i * h);
     for (int64_t k = 1; k <= N; ++k)
@@ -94,18 +92,22 @@ int main(int argc, char **argv)
     } else {
         memcpy(u, u0, bytes);
         scratch = malloc(bytes);
+        if (!scratch) {
+            fprintf(stderr, "heat3d: out of host memory\n");
+            exit(1);
+        }
         memcpy(scratch, u0, bytes);
     }
 
     tridi_adi plan;
     CHECK(tridi_adi_create(&plan, ctx, &grid, lo, hi, t, &op));
-    CHECK(tridi_adi_step(plan, scratch, dt, NULL)); /* warm-up: first-touch, module load, clocks */
+    CHECK(tridi_adi_step(plan, scratch, dt, NULL)); /* warm-up: first touch, module load, clocks */
     CHECK(tridi_adi_synchronize(plan));
     double t0 = now_s();
     for (int n = 0; n < K; ++n)
         CHECK(tridi_adi_step(plan, field, dt, NULL));
     CHECK(tridi_adi_synchronize(plan));
-    double step_ms = (now_s() - t0) * 1e3 / K;
+    r.step_ms = (now_s() - t0) * 1e3 / K;
     CHECK(tridi_adi_destroy(plan));
 
     /* Per-sweep breakdown: a second plan that times its sweeps (it waits for the GPU after each step). */
@@ -114,10 +116,10 @@ int main(int argc, char **argv)
     CHECK(tridi_adi_create(&plan, ctx, &grid, lo, hi, t, &op));
     for (int n = 0; n < P; ++n)
         CHECK(tridi_adi_step(plan, scratch, dt, NULL));
-    double sweep_ms[3];
-    int64_t psteps;
-    CHECK(tridi_adi_timings(plan, sweep_ms, &psteps));
+    CHECK(tridi_adi_timings(plan, r.sweep_ms, &r.profiled_steps));
     CHECK(tridi_adi_destroy(plan));
+    for (int a = 0; a < 3; ++a)
+        r.sweep_ms[a] /= (double)r.profiled_steps;
 
     if (gpu)
         CHECK(tridi_copy_to_host(ctx, u, field, bytes));
@@ -132,20 +134,7 @@ int main(int argc, char **argv)
                 err = d > err || isnan(d) ? d : err;
                 umax = fabs(exact) > umax ? fabs(exact) : umax;
             }
-    err /= umax;
-    double per_sweep[3];
-    for (int a = 0; a < 3; ++a)
-        per_sweep[a] = sweep_ms[a] / (double)psteps;
-
-    printf("heat3d: %d^3 unknowns, %d Douglas steps of dt = h = %.3g (t = %.3g), kappa %.2g, %s, backend %s\n", N, K,
-           dt, K * dt, kappa, t == TRIDI_FLOAT64 ? "double" : "float", tridi_backend_name(backend));
-    printf("  time per step            %10.3f ms  (%.1f Mcell-steps/s)\n", step_ms, (double)N * N * N / step_ms * 1e-3);
-    printf("  time per sweep x / y / z %10.3f / %.3f / %.3f ms  (assembly + solve, %lld profiled steps)\n",
-           per_sweep[0], per_sweep[1], per_sweep[2], (long long)psteps);
-    printf("  error vs exact solution  %10.3e  (max norm, relative to max |u|; exact decay factor %.4f)\n", err, decay);
-    printf("HEAT3D N=%d steps=%d backend=%s dtype=%s step_ms=%.4f sweep_x_ms=%.4f sweep_y_ms=%.4f sweep_z_ms=%.4f "
-           "rel_error=%.3e\n", N, K, tridi_backend_name(backend), t == TRIDI_FLOAT64 ? "f64" : "f32", step_ms,
-           per_sweep[0], per_sweep[1], per_sweep[2], err);
+    r.error = err / umax;
 
     if (gpu) {
         tridi_device_free(ctx, field);
@@ -157,5 +146,52 @@ int main(int argc, char **argv)
     free(u0);
     free(u);
     tridi_destroy(ctx);
-    return err < 0.05 ? 0 : 1;
+    return r;
+}
+
+static void report(const result *r, int N, int K, tridi_dtype t)
+{
+    printf("  %-5s  %10.3f ms  %8.1f Mcell-steps/s   %8.3f / %8.3f / %8.3f ms  %10.3e\n",
+           tridi_backend_name(r->backend), r->step_ms, (double)N * N * N / r->step_ms * 1e-3, r->sweep_ms[0],
+           r->sweep_ms[1], r->sweep_ms[2], r->error);
+    printf("HEAT3D N=%d steps=%d backend=%s dtype=%s step_ms=%.4f sweep_x_ms=%.4f sweep_y_ms=%.4f sweep_z_ms=%.4f "
+           "rel_error=%.3e\n", N, K, tridi_backend_name(r->backend), t == TRIDI_FLOAT64 ? "f64" : "f32", r->step_ms,
+           r->sweep_ms[0], r->sweep_ms[1], r->sweep_ms[2], r->error);
+}
+
+int main(int argc, char **argv)
+{
+    int N = argc > 1 ? atoi(argv[1]) : 128, K = argc > 2 ? atoi(argv[2]) : 50;
+    const char *bname = argc > 3 ? argv[3] : "auto";
+    tridi_dtype t = argc > 4 && !strcasecmp(argv[4], "f32") ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
+    if (N < 2 || K < 1) {
+        fprintf(stderr, "usage: heat3d [N>=2] [K>=1] [auto|cpu|cuda|both] [f64|f32]\n");
+        return 2;
+    }
+    int both = !strcasecmp(bname, "both");
+    tridi_backend want = TRIDI_BACKEND_AUTO;
+    if (!strcasecmp(bname, "cpu") || both)
+        want = TRIDI_BACKEND_CPU;
+    else if (!strcasecmp(bname, "cuda") || !strcasecmp(bname, "gpu"))
+        want = TRIDI_BACKEND_CUDA;
+
+    const double h = 1.0 / (N + 1);
+    printf("heat3d: %d^3 unknowns, %d Douglas steps of dt = h = %.3g (t = %.3g), kappa 0.1, %s\n", N, K, h, K * h,
+           t == TRIDI_FLOAT64 ? "double" : "float");
+    printf("  backend  time/step     throughput             sweep x / y / z (assembly + solve)   error vs exact\n");
+    result r[2];
+    r[0] = simulate(want, N, K, t);
+    report(&r[0], N, K, t);
+    if (both) {
+        r[1] = simulate(TRIDI_BACKEND_CUDA, N, K, t);
+        report(&r[1], N, K, t);
+        printf("  cpu / cuda time per step: %.1fx   sweeps x / y / z: %.1fx / %.1fx / %.1fx\n",
+               r[0].step_ms / r[1].step_ms, r[0].sweep_ms[0] / r[1].sweep_ms[0], r[0].sweep_ms[1] / r[1].sweep_ms[1],
+               r[0].sweep_ms[2] / r[1].sweep_ms[2]);
+    }
+    printf("  (error: max norm relative to max |u|; sweep times from a profiled run of up to 20 steps)\n");
+    for (int i = 0; i < (both ? 2 : 1); ++i)
+        if (!(r[i].error < 0.05))
+            return 1;
+    return 0;
 }
