@@ -6,6 +6,7 @@
 module fc_solver
   use fc_reference
   use tridi_mohid
+  use tridi, only: TRIDI_ERROR_NO_DEVICE
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
@@ -69,6 +70,11 @@ contains
       call check(stat, 'tridi_mohid_init (cpu)')
     else if (backend == BACKEND_GPU) then
       call tridi_mohid_init(backend=TRIDI_BACKEND_CUDA, stat=stat)
+      ! 77: the ctest skip code, so that GPU tests skip on machines without a GPU.
+      if (stat == TRIDI_ERROR_NO_DEVICE) then
+        write (*, '(a, a)') 'flow_channel: no usable GPU for the gpu backend: ', tridi_error_message()
+        stop 77
+      end if
       call check(stat, 'tridi_mohid_init (cuda)')
     end if
     ! MOHID's workspaces: one entry per unknown of the longest line, indexed like the grid (from 0).
