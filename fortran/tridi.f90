@@ -524,18 +524,18 @@ contains
         clo(1:rank) = int(lo, c_int64_t)
         chi(1:rank) = int(hi, c_int64_t)
         caxis = int(axis - 1, c_int)
-        if (any(chi(1:rank) < clo(1:rank))) then
-            ok = .true.
-            return
-        end if
-        if (.not. c_associated(a(1)%ptr)) then
-            ! Zero-size arrays: a non-empty box cannot lie inside them.
-            call tridi_set_error(TRIDI_ERROR_BOUNDS, func//': the box is not empty but argument '// &
-                                 trim(a(1)%name)//' has no elements', stat)
-            return
-        end if
         ok = .true.
     end subroutine
+
+    ! Zero-size host arrays have no address: a non-empty box cannot lie inside them.
+    logical function has_cells(func, a, stat)
+        character(*), intent(in) :: func
+        type(array_desc), intent(in) :: a
+        integer, intent(out), optional :: stat
+        has_cells = c_associated(a%ptr)
+        if (.not. has_cells) call tridi_set_error(TRIDI_ERROR_BOUNDS, func//': the box is not empty but '// &
+                                                  'argument '//trim(a%name)//' has no elements', stat)
+    end function
 
     subroutine solve_common(ctx, rank, axis, lo, hi, a, stat)
         type(tridi_context), intent(in) :: ctx
@@ -553,6 +553,7 @@ contains
             call finish(TRIDI_SUCCESS, .false., stat)
             return
         end if
+        if (.not. has_cells('tridi_solve', a(1), stat)) return
         arr = tridi_arrays_t(a(1)%ptr, a(1)%dtype, a(2)%ptr, a(2)%dtype, a(3)%ptr, a(3)%dtype, &
                              a(4)%ptr, a(4)%dtype, a(5)%ptr, a(5)%dtype)
         call finish(tridi_solve_c(ctx%handle, grid, caxis, clo, chi, arr), .false., stat)
@@ -576,6 +577,7 @@ contains
             call finish(TRIDI_SUCCESS, .false., stat)
             return
         end if
+        if (.not. has_cells('tridi_upload_async', one(1), stat)) return
         call finish(tridi_upload_async_c(ctx%handle, grid, caxis, clo, chi, int(role, c_int), a%ptr, a%dtype), &
                     .false., stat)
     end subroutine
@@ -612,7 +614,6 @@ contains
         a(1)%present = .true.
         a(1)%lb(1:rank) = lbounds
         a(1)%ub(1:rank) = ubounds
-        a(1)%ptr = diag
         call build_problem('tridi_solve_device', rank, axis, lo, hi, a, 1, grid, caxis, clo, chi, ok, stat)
         if (.not. ok) return
         dt = int(dtype, c_int)

@@ -294,6 +294,18 @@ contains
         call tridi_solve(ctx, 1, [1, 0, 3], [5, 4, 4], D, E, other, T, X, stat=s)
         call check(s == TRIDI_ERROR_NULL_POINTER .and. index(tridi_error_message(), 'F is not associated') > 0, &
                    'unassociated F: '//tridi_error_message())
+        ! zero-size arrays: an empty box is a no-op, any other box is out of bounds
+        block
+            real(4), pointer :: z4(:, :)
+            real(8), pointer :: z8(:, :)
+            allocate (z4(1:0, 1:3), z8(1:0, 1:3))
+            call tridi_solve(ctx, 1, [1, 1], [0, 3], z4, z8, z4, z4, z4, stat=s)
+            call check(s == TRIDI_SUCCESS, 'empty box on zero-size arrays: '//tridi_error_message())
+            call tridi_solve(ctx, 1, [1, 1], [1, 3], z4, z8, z4, z4, z4, stat=s)
+            call check(s == TRIDI_ERROR_BOUNDS .and. index(tridi_error_message(), 'no elements') > 0, &
+                       'non-empty box on zero-size arrays: '//tridi_error_message())
+            deallocate (z4, z8)
+        end block
         ! a context never created / destroyed
         call tridi_solve(ctx=dead, axis=1, lo=[1, 0, 3], hi=[5, 4, 4], D=D, E=E, F=F, Ti=T, X=X, stat=s)
         call check(s == TRIDI_ERROR_INVALID_HANDLE, 'null context: '//tridi_error_message())
