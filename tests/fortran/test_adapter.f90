@@ -6,7 +6,7 @@
 ! cell must keep its poison, and D/E/F/Ti must be left as they were.
 program test_adapter
     use tridi_mohid
-    use tridi, only: tridi_error_cell, TRIDI_ERROR_NO_DEVICE
+    use tridi, only: tridi_error_cell, tridi_context, tridi_get_backend, TRIDI_ERROR_NO_DEVICE
     use test_support
     use mohid_reference
     use, intrinsic :: iso_fortran_env, only: int64
@@ -22,6 +22,8 @@ program test_adapter
     integer, pointer :: WP(:, :, :) => null()
     integer :: s, lb(3), ub(3), nI, nJ, nK, case, di, dj, IJmin, IJmax, JImin, JImax, KLB, KUB
     integer(int64) :: total_cells = 0, bitwise_cells = 0
+    type(tridi_context) :: shared
+    integer :: backend
 
     call init_seed('test_adapter')
     call tridi_mohid_init(stat=s)
@@ -89,8 +91,21 @@ program test_adapter
         call free_3d()
     end do
 
+    ! The context handed out is the adapter's; after finalize the next call creates one again (lazily).
+    call tridi_mohid_context(shared, s)
+    call tridi_get_backend(shared, backend, s)
+    call check(s == TRIDI_SUCCESS, 'tridi_mohid_context: '//tridi_error_message())
     call tridi_mohid_finalize(s)
     call check(s == TRIDI_SUCCESS, 'tridi_mohid_finalize')
+    call new_grid_3d()
+    call pick_3d(1, IJmin, IJmax, JImin, JImax)
+    call reset_x()
+    call ref_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 1, 0, D, E, F, Ti, Xr)
+    call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 1, 0, D, E, F, Ti, X, stat=s)
+    call check(s == TRIDI_SUCCESS, 'tridi_thomas_3d after finalize: '//tridi_error_message())
+    call compare_3d('tridi_thomas_3d on a lazily created context')
+    call free_3d()
+    call tridi_mohid_finalize(s)
     write (*, '(a, i0, a, i0, a)') 'test_adapter: ', bitwise_cells, ' of ', total_cells, &
         ' solved cells equal MOHID''s reference bitwise'
     call finish_test('test_adapter')
