@@ -63,11 +63,13 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim)
     } else {
         op->kappa = tu_uniform(rng) * 2.0;
     }
+    /* |v| <= 0.1 with h >= 0.5 and dt <= 2.05 keeps dt |V_{m+1/2} - V_{m-1/2}| / h below 1, so every
+     * sweep's system stays diagonally dominant and float rounding is not amplified. */
     for (int a = 0; a < op->naxes; ++a)
         if (tu_uniform(rng) < 0.5) {
             c->vel[a] = malloc(sizeof(double) * n);
             for (int64_t i = 0; i < n; ++i)
-                c->vel[a][i] = 2.0 * tu_uniform(rng) - 1.0;
+                c->vel[a][i] = 0.2 * tu_uniform(rng) - 0.1;
         }
     /* Closed faces: the cells across them hold NaN in every array, so a read of one shows. */
     int64_t cc[3];
