@@ -1,0 +1,248 @@
+/* Decomposition of the global grid over a Cartesian grid of ranks, and the helpers that make every
+ * rank report the same outcome. */
+#include "mpi_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tridi_transport_name(tridi_transport t)
+{
+    switch (t) {
+    case TRIDI_TRANSPORT_AUTO: return "auto";
+    case TRIDI_TRANSPORT_IPC: return "ipc";
+    case TRIDI_TRANSPORT_CUDA_AWARE: return "cuda-aware";
+    case TRIDI_TRANSPORT_STAGED: return "staged";
+    }
+    return "unknown";
+}
+
+tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        strcpy(text, "unknown MPI error");
+    return tridi_fail(TRIDI_ERROR_MPI, "%s: %s failed: %s", func, call, text);
+}
+
+tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int mine = local ? rank : INT_MAX, first = INT_MAX;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (first == INT_MAX)
+        return TRIDI_SUCCESS;
+    /* status, cell rank, cell[3], then the message: one broadcast carries the whole outcome. */
+    struct {
+        int64_t status, ndim, cell[3];
+        char msg[960];
+    } out;
+    memset(&out, 0, sizeof out);
+    if (rank == first) {
+        out.status = local;
+        out.ndim = tridi_error_cell(out.cell);
+        strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
+    }
+    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
+    int64_t cell[3] = {out.cell[0], out.cell[1], out.cell[2]};
+    tridi_status s = tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg);
+    if (out.ndim)
+        tridi_set_error_cell((int)out.ndim, cell);
+    return s;
+}
+
+void tridi_decomp_config_init(tridi_decomp_config *c)
+{
+    if (!c)
+        return;
+    memset(c, 0, sizeof *c);
+    c->size = sizeof *c;
+    c->ndim = 3;
+    for (int a = 0; a < 3; ++a)
+        c->lo[a] = c->hi[a] = 1;
+    c->halo[0] = c->halo[1] = 1;
+}
+
+tridi_status tridi_check_decomp(const char *func, tridi_decomp d)
+{
+    if (!d)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'decomp' is NULL", func);
+    if (d->magic != TRIDI_DECOMP_MAGIC)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'decomp' is not a live decomposition (destroyed?)", func);
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status check_config(const char *f, const tridi_decomp_config *c, int nranks)
+{
+    if (c->size != sizeof *c)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->size = %zu, expected %zu (call tridi_decomp_config_init first)", f, c->size,
+                          sizeof *c);
+    if (c->ndim != 2 && c->ndim != 3)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->ndim = %d, must be 2 or 3", f, c->ndim);
+    for (int a = 0; a < c->ndim; ++a) {
+        if (c->hi[a] < c->lo[a])
+            return tridi_fail(TRIDI_ERROR_BOUNDS, "%s: config->hi[%d] = %lld < config->lo[%d] = %lld", f, a,
+                              (long long)c->hi[a], a, (long long)c->lo[a]);
+        if (c->halo[a] < 0)
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->halo[%d] = %d, must be >= 0", f, a,
+                              c->halo[a]);
+    }
+    for (int a = 0; a < 2; ++a)
+        if (c->dims[a] < 0)
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims[%d] = %d, must be >= 0", f, a, c->dims[a]);
+    if (c->dims[0] && c->dims[1] && c->dims[0] * c->dims[1] != nranks)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims = {%d, %d} needs %d ranks, the communicator has %d",
+                          f, c->dims[0], c->dims[1], c->dims[0] * c->dims[1], nranks);
+    if ((c->dims[0] && nranks % c->dims[0]) || (c->dims[1] && nranks % c->dims[1]))
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims = {%d, %d} does not divide %d ranks", f,
+                          c->dims[0], c->dims[1], nranks);
+    return TRIDI_SUCCESS;
+}
+
+/* Every rank must have passed the same configuration: compare min and max of its fields. */
+static tridi_status check_agreement(const char *f, MPI_Comm comm, const tridi_decomp_config *c)
+{
+    int64_t v[16] = {c->ndim, c->lo[0], c->lo[1], c->lo[2], c->hi[0], c->hi[1], c->hi[2], c->halo[0],
+                     c->halo[1], c->halo[2], c->dims[0], c->dims[1], c->periodic[0] != 0, c->periodic[1] != 0, 0, 0};
+    if (c->ndim == 2)
+        v[3] = v[6] = v[9] = 0; /* axis 2 is ignored in 2D */
+    int64_t mn[16], mx[16];
+    int e = MPI_Allreduce(v, mn, 16, MPI_INT64_T, MPI_MIN, comm);
+    if (e == MPI_SUCCESS)
+        e = MPI_Allreduce(v, mx, 16, MPI_INT64_T, MPI_MAX, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(f, "MPI_Allreduce", e);
+    static const char *name[14] = {"ndim",    "lo[0]",   "lo[1]",   "lo[2]",   "hi[0]",       "hi[1]",
+                                   "hi[2]",   "halo[0]", "halo[1]", "halo[2]", "dims[0]",     "dims[1]",
+                                   "periodic[0]", "periodic[1]"};
+    for (int i = 0; i < 14; ++i)
+        if (mn[i] != mx[i])
+            return tridi_fail(TRIDI_ERROR_MISMATCH,
+                              "%s: ranks disagree on config->%s (values from %lld to %lld across ranks)", f,
+                              name[i], (long long)mn[i], (long long)mx[i]);
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const tridi_decomp_config *c)
+{
+    static const char *f = "tridi_decomp_create";
+    if (!out)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'decomp' is NULL", f);
+    *out = NULL;
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init)
+        return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI is not initialised (call MPI_Init first)", f);
+    MPI_Comm comm = MPI_Comm_f2c(fcomm);
+    if (comm == MPI_COMM_NULL)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: argument 'comm' is MPI_COMM_NULL", f);
+    int nranks, rank;
+    MPI_Comm_size(comm, &nranks);
+    MPI_Comm_rank(comm, &rank);
+
+    /* A NULL config on one rank must not leave the others in the allreduce below. */
+    tridi_status s = c ? check_config(f, c, nranks)
+                       : tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'config' is NULL", f);
+    s = tridi_mpi_agree(comm, s);
+    if (s)
+        return s;
+    s = tridi_mpi_agree(comm, check_agreement(f, comm, c));
+    if (s)
+        return s;
+
+    int dims[2] = {c->dims[0], c->dims[1]}, periods[2] = {c->periodic[0] != 0, c->periodic[1] != 0};
+    int e = MPI_Dims_create(nranks, 2, dims);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_agree(comm, tridi_mpi_fail(f, "MPI_Dims_create", e));
+    for (int a = 0; a < 2; ++a) {
+        int64_t n = c->hi[a] - c->lo[a] + 1;
+        if (n < dims[a])
+            return tridi_fail(TRIDI_ERROR_BOUNDS, "%s: axis %d has %lld cells for %d ranks: every rank needs one",
+                              f, a, (long long)n, dims[a]);
+        int exchanged = dims[a] > 1 || periods[a];
+        if (exchanged && n / dims[a] < c->halo[a])
+            return tridi_fail(TRIDI_ERROR_BOUNDS,
+                              "%s: halo width %d along axis %d does not fit: the narrowest block has %lld cells "
+                              "(%lld cells over %d ranks)",
+                              f, c->halo[a], a, (long long)(n / dims[a]), (long long)n, dims[a]);
+    }
+
+    tridi_decomp d = calloc(1, sizeof *d);
+    if (!d)
+        return tridi_mpi_agree(comm, tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f));
+    d->magic = TRIDI_DECOMP_MAGIC;
+    d->comm = d->line_comm[0] = d->line_comm[1] = MPI_COMM_NULL;
+    e = MPI_Cart_create(comm, 2, dims, periods, 0, &d->comm);
+    if (e == MPI_SUCCESS)
+        MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
+    int remain_i[2] = {1, 0}, remain_j[2] = {0, 1};
+    if (e == MPI_SUCCESS)
+        e = MPI_Cart_sub(d->comm, remain_i, &d->line_comm[0]);
+    if (e == MPI_SUCCESS)
+        e = MPI_Cart_sub(d->comm, remain_j, &d->line_comm[1]);
+    s = tridi_mpi_agree(comm, e == MPI_SUCCESS ? TRIDI_SUCCESS : tridi_mpi_fail(f, "MPI_Cart_create/MPI_Cart_sub", e));
+    if (s) {
+        tridi_decomp_destroy(d);
+        return s;
+    }
+    d->cfg = *c;
+    tridi_decomp_info *in = &d->info;
+    MPI_Comm_rank(d->comm, &in->rank);
+    in->nranks = nranks;
+    MPI_Cart_coords(d->comm, in->rank, 2, in->coords);
+    in->comm = MPI_Comm_c2f(d->comm);
+    in->grid.ndim = c->ndim;
+    for (int a = 0; a < 3; ++a) {
+        if (a < 2) {
+            in->dims[a] = dims[a];
+            tridi_block_range(c->lo[a], c->hi[a], dims[a], in->coords[a], &in->lo[a], &in->hi[a]);
+            int below, above;
+            MPI_Cart_shift(d->comm, a, 1, &below, &above);
+            in->neighbour[a][0] = below == MPI_PROC_NULL ? -1 : below;
+            in->neighbour[a][1] = above == MPI_PROC_NULL ? -1 : above;
+        } else if (c->ndim == 3) {
+            in->lo[2] = c->lo[2];
+            in->hi[2] = c->hi[2];
+        } else {
+            in->lo[2] = in->hi[2] = 1;
+        }
+        int h = (a < c->ndim) ? c->halo[a] : 0;
+        in->grid.lbound[a] = in->lo[a] - h;
+        in->grid.ubound[a] = in->hi[a] + h;
+    }
+    *out = d;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_decomp_destroy(tridi_decomp d)
+{
+    if (!d)
+        return TRIDI_SUCCESS;
+    tridi_status s = tridi_check_decomp("tridi_decomp_destroy", d);
+    if (s)
+        return s;
+    for (int a = 0; a < 2; ++a)
+        if (d->line_comm[a] != MPI_COMM_NULL)
+            MPI_Comm_free(&d->line_comm[a]);
+    if (d->comm != MPI_COMM_NULL)
+        MPI_Comm_free(&d->comm);
+    d->magic = 0;
+    free(d);
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_decomp_get_info(tridi_decomp d, tridi_decomp_info *info)
+{
+    tridi_status s = tridi_check_decomp("tridi_decomp_get_info", d);
+    if (s)
+        return s;
+    if (!info)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_decomp_get_info: argument 'info' is NULL");
+    *info = d->info;
+    return TRIDI_SUCCESS;
+}

@@ -1,0 +1,533 @@
+/* Tridiagonal solves over a decomposed grid. Along an axis cut by rank boundaries each rank eliminates
+ * its block of every line with its neighbours' boundary unknowns x_L (last unknown of the block below)
+ * and x_R (first unknown of the block above) kept symbolic:
+ *     forward   x_m = G_m + W_m x_{m+1} + S_m x_L          (MOHID's recurrence plus the x_L column)
+ *     backward  x_m = P_m + Q_m x_R + R_m x_L              (only at m = 0 and m = n-1)
+ * The first and last unknowns of all blocks of a line form a reduced system of 2 unknowns per block
+ * (banded, 2 sub- and 2 super-diagonals), gathered on every rank of the line and solved there; each
+ * rank then substitutes its x_L, x_R back. Pivots are done in double as in tridi_solve. */
+#include "mpi_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TRIDI_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+typedef struct dplan {
+    tridi_problem p;   /* this rank's part of the box (valid when has_lines && n > 0) */
+    int has_lines;     /* this rank holds lines of the box */
+    int cut;           /* the axis is cut by rank boundaries: reduced system needed */
+    int first, last;   /* the block holds the first / last unknown of the global lines */
+    int64_t n, nlines;
+    MPI_Comm line_comm;
+    int line_size, line_rank;
+    int64_t llo[3], lhi[3];
+} dplan;
+
+/* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
+ * of the global grid (MOHID's boundary rows live there). */
+static void solvable(const tridi_decomp d, int a, int64_t *lo, int64_t *hi)
+{
+    const tridi_decomp_info *in = &d->info;
+    *lo = in->lo[a];
+    *hi = in->hi[a];
+    if (a == 2 || in->coords[a] == 0)
+        *lo = in->grid.lbound[a];
+    if (a == 2 || in->coords[a] == in->dims[a] - 1)
+        *hi = in->grid.ubound[a];
+}
+
+static tridi_status prepare(const char *f, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, dplan *dp)
+{
+    memset(dp, 0, sizeof *dp);
+    const tridi_decomp_config *c = &d->cfg;
+    MPI_Comm comm = d->comm;
+    tridi_status s = TRIDI_SUCCESS;
+    if (!lo || !hi || !arrays)
+        s = tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument '%s' is NULL", f, !lo ? "lo" : !hi ? "hi" : "arrays");
+    else if ((int)axis < 0 || (int)axis >= c->ndim)
+        s = tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d, must be 0..%d for a %dD grid", f, (int)axis,
+                       c->ndim - 1, c->ndim);
+    s = tridi_mpi_agree(comm, s);
+    if (s)
+        return s;
+    int64_t v[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+    int64_t mn[7], mx[7];
+    MPI_Allreduce(v, mn, 7, MPI_INT64_T, MPI_MIN, comm);
+    MPI_Allreduce(v, mx, 7, MPI_INT64_T, MPI_MAX, comm);
+    static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
+    for (int i = 0; i < 7; ++i)
+        if (mn[i] != mx[i])
+            return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %lld to %lld across ranks)",
+                              f, name[i], (long long)mn[i], (long long)mx[i]);
+    int empty = 0;
+    for (int a = 0; a < c->ndim; ++a) {
+        if (hi[a] < lo[a]) {
+            empty = 1;
+            continue;
+        }
+        int64_t glo = c->lo[a] - c->halo[a], ghi = c->hi[a] + c->halo[a];
+        if (lo[a] < glo || hi[a] > ghi)
+            return tridi_fail(TRIDI_ERROR_BOUNDS,
+                              "%s: box %lld..%lld along axis %d leaves the global grid %lld..%lld (halos included)", f,
+                              (long long)lo[a], (long long)hi[a], a, (long long)glo, (long long)ghi);
+    }
+    if (empty)
+        return TRIDI_SUCCESS;
+    dp->has_lines = 1;
+    for (int a = 0; a < 3; ++a) {
+        if (a >= c->ndim) {
+            dp->llo[a] = dp->lhi[a] = 1;
+            continue;
+        }
+        int64_t slo, shi;
+        solvable(d, a, &slo, &shi);
+        dp->llo[a] = lo[a] > slo ? lo[a] : slo;
+        dp->lhi[a] = hi[a] < shi ? hi[a] : shi;
+        if (dp->lhi[a] < dp->llo[a] && a != (int)axis)
+            dp->has_lines = 0;
+    }
+    dp->cut = axis < 2 && d->info.dims[axis] > 1;
+    dp->n = dp->lhi[axis] >= dp->llo[axis] ? dp->lhi[axis] - dp->llo[axis] + 1 : 0;
+    dp->first = dp->llo[axis] == lo[axis];
+    dp->last = dp->lhi[axis] == hi[axis];
+    if (dp->cut) {
+        dp->line_comm = d->line_comm[axis];
+        MPI_Comm_size(dp->line_comm, &dp->line_size);
+        MPI_Comm_rank(dp->line_comm, &dp->line_rank);
+    }
+    s = TRIDI_SUCCESS;
+    if (dp->has_lines && dp->n > 0) {
+        int e;
+        s = tridi_validate(f, &d->info.grid, axis, dp->llo, dp->lhi, arrays, 1, &dp->p, &e);
+        dp->nlines = dp->p.nlines;
+    } else if (dp->has_lines) {
+        /* No unknowns here, but the line count must match the other blocks of the line. */
+        int64_t cnt = 1;
+        for (int a = 0; a < c->ndim; ++a)
+            if (a != (int)axis)
+                cnt *= dp->lhi[a] - dp->llo[a] + 1;
+        dp->nlines = cnt;
+    }
+    return s;
+}
+
+static inline double ld(const void *p, tridi_dtype t, int64_t i)
+{
+    return t == TRIDI_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* Host forward elimination of every line; work holds G, W, S per line (3n doubles). */
+static tridi_status cpu_forward(const dplan *dp, double *work, double *coef, const char *f)
+{
+    const tridi_problem *p = &dp->p;
+    const tridi_arrays *A = &p->arrays;
+    const int64_t n = p->n, st = p->stride[p->axis];
+    int64_t bad_line = INT64_MAX, bad_m = 0;
+    int bad_kind = 0;
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < p->nlines; ++l) {
+        const int64_t base = tridi_line_offset(p, l);
+        double *G = work + 3 * n * l, *W = G + n, *S = W + n;
+        double Wp = 0, Gp = 0, Sp = 0;
+        int kind = 0;
+        int64_t at = 0;
+        for (int64_t m = 0; m < n; ++m) {
+            int64_t o = base + m * st;
+            double a = (m == 0 && dp->first) ? 0.0 : ld(A->lower, A->lower_type, o);
+            double b = ld(A->diag, A->diag_type, o);
+            double cc = (m == n - 1 && dp->last) ? 0.0 : ld(A->upper, A->upper_type, o);
+            double r = ld(A->rhs, A->rhs_type, o);
+            double den = m == 0 ? b : b + a * Wp;
+            double sl = m == 0 ? -a : -a * Sp;
+            if (den == 0.0) {
+                kind = 1;
+                at = m;
+                break;
+            }
+            double inv = 1.0 / den;
+            W[m] = -cc * inv;
+            G[m] = (m == 0 ? r : r - a * Gp) * inv;
+            S[m] = sl * inv;
+            if (!isfinite(W[m]) || !isfinite(G[m]) || !isfinite(S[m])) {
+                kind = 2;
+                at = m;
+                break;
+            }
+            Wp = W[m];
+            Gp = G[m];
+            Sp = S[m];
+        }
+        double *cf = coef + 6 * l;
+        if (!kind) {
+            /* Backward for m = n-1 .. 0: x_m = P + Q x_R + R x_L. */
+            double P = G[n - 1], Q = W[n - 1], R = S[n - 1];
+            cf[3] = P;
+            cf[4] = Q;
+            cf[5] = R;
+            for (int64_t m = n - 2; m >= 0; --m) {
+                P = G[m] + W[m] * P;
+                Q = W[m] * Q;
+                R = S[m] + W[m] * R;
+            }
+            cf[0] = P;
+            cf[1] = Q;
+            cf[2] = R;
+        } else {
+#pragma omp critical(tridi_mpi_fail)
+            if (l < bad_line) {
+                bad_line = l;
+                bad_m = at;
+                bad_kind = kind;
+            }
+        }
+    }
+    if (bad_kind)
+        return tridi_fail_numeric(f, p, bad_kind == 1 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, bad_line,
+                                  bad_m, bad_kind == 1 ? "zero pivot" : "non-finite value");
+    return TRIDI_SUCCESS;
+}
+
+/* Solves each line's reduced system from the gathered coefficients all[rank][6 * nlines] and returns
+ * this rank's x_L, x_R in ends[2 * line]. blocks[r] = 1 where rank r of the line holds unknowns. On a
+ * zero pivot returns the first failing line in *bad_line. */
+static int reduced_solve(const dplan *dp, const double *all, const int *blocks, double *ends, int64_t *bad_line)
+{
+    int P = dp->line_size, me = -1, Q = 0;
+    int *idx = malloc(sizeof(int) * (size_t)P);
+    if (!idx)
+        return -1;
+    for (int r = 0; r < P; ++r)
+        if (blocks[r]) {
+            if (r == dp->line_rank)
+                me = Q;
+            idx[Q++] = r;
+        }
+    const int N = 2 * Q;
+    int64_t bad = INT64_MAX;
+    int oom = 0;
+#pragma omp parallel
+    {
+        double *band = malloc(sizeof(double) * 6 * (size_t)N); /* 5 diagonals + right-hand side per row */
+        if (!band) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t l = 0; l < dp->nlines; ++l) {
+            if (!band)
+                continue;
+            memset(band, 0, sizeof(double) * 6 * (size_t)N);
+#define B(row, col) band[6 * (row) + (col) - (row) + 2]
+#define RHS(row) band[6 * (row) + 5]
+            for (int q = 0; q < Q; ++q) {
+                const double *cf = all + (size_t)idx[q] * 6 * (size_t)dp->nlines + 6 * l;
+                int rf = 2 * q, rl = 2 * q + 1;
+                B(rf, rf) = 1.0;
+                B(rl, rl) = 1.0;
+                RHS(rf) = cf[0];
+                RHS(rl) = cf[3];
+                if (q > 0) {
+                    B(rf, rf - 1) = -cf[2];
+                    B(rl, rf - 1) = -cf[5];
+                }
+                if (q < Q - 1) {
+                    B(rf, rf + 2) = -cf[1];
+                    B(rl, rf + 2) = -cf[4];
+                }
+            }
+            int fail = 0;
+            for (int r = 0; r < N && !fail; ++r) {
+                double piv = B(r, r);
+                if (piv == 0.0 || !isfinite(piv)) {
+                    fail = 1;
+                    break;
+                }
+                for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
+                    double fac = B(rr, r) / piv;
+                    if (fac == 0.0)
+                        continue;
+                    for (int cc = r; cc <= r + 2 && cc < N; ++cc)
+                        B(rr, cc) -= fac * B(r, cc);
+                    RHS(rr) -= fac * RHS(r);
+                }
+            }
+            if (!fail) {
+                for (int r = N - 1; r >= 0; --r) {
+                    double v = RHS(r);
+                    for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
+                        v -= B(r, cc) * RHS(cc);
+                    RHS(r) = v / B(r, r);
+                }
+                ends[2 * l] = me > 0 ? RHS(2 * me - 1) : 0.0;
+                ends[2 * l + 1] = me >= 0 && me < Q - 1 ? RHS(2 * me + 2) : 0.0;
+            } else {
+#pragma omp critical(tridi_mpi_reduced)
+                if (l < bad)
+                    bad = l;
+            }
+#undef B
+#undef RHS
+        }
+        free(band);
+    }
+    free(idx);
+    *bad_line = bad;
+    return oom ? -1 : bad != INT64_MAX ? 1 : 0;
+}
+
+static void cpu_backward(const dplan *dp, const double *work, const double *ends)
+{
+    const tridi_problem *p = &dp->p;
+    const int64_t n = p->n, st = p->stride[p->axis];
+    void *x = p->arrays.x;
+    const tridi_dtype xt = p->arrays.x_type;
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < p->nlines; ++l) {
+        const int64_t base = tridi_line_offset(p, l);
+        const double *G = work + 3 * n * l, *W = G + n, *S = W + n;
+        double xl = ends[2 * l], xr = ends[2 * l + 1];
+        double next = xr;
+        for (int64_t m = n - 1; m >= 0; --m) {
+            double v = G[m] + W[m] * next + S[m] * xl;
+            if (xt == TRIDI_FLOAT64)
+                ((double *)x)[base + m * st] = v;
+            else
+                ((float *)x)[base + m * st] = (float)v;
+            next = v;
+        }
+    }
+}
+
+/* Gathers the reduced coefficients of the line and solves the reduced systems; ends gets x_L, x_R. */
+static tridi_status reduce(const char *f, const dplan *dp, const double *coef, double *ends)
+{
+    size_t per = 6 * (size_t)dp->nlines;
+    double *all = malloc(sizeof(double) * per * (size_t)dp->line_size);
+    int *blocks = malloc(sizeof(int) * (size_t)dp->line_size);
+    tridi_status s = TRIDI_SUCCESS;
+    if (!all || !blocks)
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the reduced system", f);
+    int mine = dp->n > 0, e = MPI_SUCCESS;
+    if (!s)
+        e = MPI_Allgather(&mine, 1, MPI_INT, blocks, 1, MPI_INT, dp->line_comm);
+    if (!s && e == MPI_SUCCESS)
+        e = MPI_Allgather(coef, (int)per, MPI_DOUBLE, all, (int)per, MPI_DOUBLE, dp->line_comm);
+    if (!s && e != MPI_SUCCESS)
+        s = tridi_mpi_fail(f, "MPI_Allgather", e);
+    if (!s && dp->n > 0) {
+        int64_t bad;
+        int r = reduced_solve(dp, all, blocks, ends, &bad);
+        if (r < 0)
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the reduced system", f);
+        else if (r > 0)
+            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, bad, 0,
+                                   "zero pivot in the reduced system of the line (block starting)");
+    }
+    free(all);
+    free(blocks);
+    return s;
+}
+
+/* Element offset of cell c in this rank's arrays. */
+static int64_t cell_offset(const tridi_problem *p, int64_t i, int64_t j, int64_t k)
+{
+    return (i - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) + p->stride[2] * (k - p->grid.lbound[2]);
+}
+
+/* An uncut axis: tridi_solve on this rank's part, into a scratch answer so that a failure on any other
+ * rank still leaves every rank's x unchanged; copied into x once every rank has succeeded. */
+static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d, const dplan *dp,
+                                const tridi_arrays *arrays)
+{
+    MPI_Comm comm = d->comm;
+    const int work_here = dp->has_lines && dp->n > 0;
+    void *tmp = NULL;
+    tridi_status s = TRIDI_SUCCESS;
+    size_t es = work_here ? tridi_dtype_size(dp->p.arrays.x_type) : 0;
+    if (work_here) {
+        tmp = malloc((size_t)dp->p.total_cells * es);
+        if (!tmp)
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the scratch answer", f);
+        tridi_arrays a = *arrays;
+        a.x = tmp;
+        if (!s)
+            s = tridi_solve(ctx, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, &a);
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (!s && work_here) {
+        const tridi_problem *p = &dp->p;
+        size_t row = (size_t)(dp->lhi[0] - dp->llo[0] + 1) * es;
+        for (int64_t k = dp->llo[2]; k <= dp->lhi[2]; ++k)
+            for (int64_t j = dp->llo[1]; j <= dp->lhi[1]; ++j) {
+                size_t o = (size_t)cell_offset(p, dp->llo[0], j, k) * es;
+                memcpy((char *)arrays->x + o, (char *)tmp + o, row);
+            }
+    }
+    free(tmp);
+    return s;
+}
+
+tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                             const int64_t hi[3], const tridi_arrays *arrays)
+{
+    static const char *f = "tridi_mpi_solve";
+    tridi_status s = tridi_check_decomp(f, d);
+    if (s)
+        return s;
+    MPI_Comm comm = d->comm;
+    s = tridi_mpi_agree(comm, tridi_check_context(f, ctx));
+    if (s)
+        return s;
+    dplan dp;
+    s = tridi_mpi_agree(comm, prepare(f, d, axis, lo, hi, arrays, &dp));
+    if (s)
+        return s;
+    /* Ranks without lines of the box still take part in every agreement over the communicator. */
+    const int work_here = dp.has_lines && dp.n > 0;
+    if (!dp.cut)
+        return local_solve(f, ctx, d, &dp, arrays);
+
+    size_t nl = (size_t)dp.nlines;
+    double *coef = calloc(6 * nl + 1, sizeof(double));
+    double *ends = calloc(2 * nl + 1, sizeof(double));
+    double *work = work_here ? malloc(sizeof(double) * 3 * (size_t)dp.n * nl) : NULL;
+    s = (!coef || !ends || (work_here && !work))
+            ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu lines", f, nl)
+            : TRIDI_SUCCESS;
+    if (!s && work_here)
+        s = cpu_forward(&dp, work, coef, f);
+    s = tridi_mpi_agree(comm, s);
+    if (!s)
+        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, &dp, coef, ends) : TRIDI_SUCCESS);
+    if (!s && work_here)
+        cpu_backward(&dp, work, ends);
+    free(coef);
+    free(ends);
+    free(work);
+    return s;
+}
+
+tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+{
+    static const char *f = "tridi_mpi_solve_device";
+    tridi_status s = tridi_check_decomp(f, d);
+    if (s)
+        return s;
+    MPI_Comm comm = d->comm;
+    s = tridi_check_context(f, ctx);
+    if (!s && ctx->backend != TRIDI_BACKEND_CUDA)
+        s = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need a context on the CUDA backend (this one: %s)",
+                       f, tridi_backend_name(ctx->backend));
+    s = tridi_mpi_agree(comm, s);
+    if (s)
+        return s;
+#ifdef TRIDI_HAVE_CUDA
+    dplan dp;
+    s = tridi_mpi_agree(comm, prepare(f, d, axis, lo, hi, device_arrays, &dp));
+    if (s)
+        return s;
+    const int work_here = dp.has_lines && dp.n > 0;
+    cudaStream_t st = (cudaStream_t)stream;
+    if (!dp.cut) {
+        /* Into a scratch answer, copied to x once every rank has succeeded (see local_solve). */
+        void *tmp = NULL;
+        size_t es = work_here ? tridi_dtype_size(dp.p.arrays.x_type) : 0;
+        if (work_here) {
+            cudaError_t e = cudaMalloc(&tmp, (size_t)dp.p.total_cells * es);
+            if (e != cudaSuccess)
+                s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: scratch answer: %s", f, cudaGetErrorString(e));
+            tridi_arrays a = *device_arrays;
+            a.x = tmp;
+            if (!s)
+                s = tridi_solve_device(ctx, &d->info.grid, axis, dp.llo, dp.lhi, &a, stream);
+            if (!s) {
+                e = cudaStreamSynchronize(st);
+                s = e == cudaSuccess ? tridi_synchronize(ctx)
+                                     : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
+                                                  cudaGetErrorString(e));
+            }
+        }
+        s = tridi_mpi_agree(comm, s);
+        if (!s && work_here) {
+            const tridi_problem *p = &dp.p;
+            int64_t o = cell_offset(p, dp.llo[0], dp.llo[1], dp.llo[2]) * (int64_t)es;
+            tridi_mpi_region r;
+            r.src = (char *)tmp + o;
+            r.dst = (char *)device_arrays->x + o;
+            r.src_s1 = r.dst_s1 = p->stride[1];
+            r.src_s2 = r.dst_s2 = p->stride[2];
+            for (int a = 0; a < 3; ++a)
+                r.count[a] = dp.lhi[a] - dp.llo[a] + 1;
+            s = tridi_mpi_cuda_copy_regions(&r, 1, es, stream);
+            cudaError_t e = cudaStreamSynchronize(st);
+            if (!s && e != cudaSuccess)
+                s = tridi_fail(TRIDI_ERROR_CUDA, "%s: copying the answer: %s", f, cudaGetErrorString(e));
+        }
+        cudaFree(tmp);
+        return tridi_mpi_agree(comm, s);
+    }
+    size_t nl = (size_t)dp.nlines;
+    double *coef = calloc(6 * nl + 1, sizeof(double));
+    double *ends = calloc(2 * nl + 1, sizeof(double));
+    double *dwork = NULL, *dcoef = NULL;
+    unsigned long long *dfail = NULL;
+    s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f) : TRIDI_SUCCESS;
+    if (!s && work_here) {
+        cudaError_t e = cudaMalloc((void **)&dwork, sizeof(double) * 3 * (size_t)dp.n * nl);
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&dcoef, sizeof(double) * 6 * nl);
+        if (e == cudaSuccess)
+            e = cudaMalloc((void **)&dfail, sizeof *dfail);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: device work arrays for %zu lines: %s", f, nl,
+                           cudaGetErrorString(e));
+    }
+    unsigned long long fail = ~0ull;
+    if (!s && work_here)
+        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dwork, dcoef, dfail, stream);
+    if (!s && work_here) {
+        cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(&fail, dfail, sizeof fail, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f, cudaGetErrorString(e));
+        else if (fail != ~0ull) {
+            int nonfinite = (int)((fail >> 23) & 1);
+            s = tridi_fail_numeric(f, &dp.p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT,
+                                   (int64_t)(fail >> 24), (int64_t)(fail & ((1u << 23) - 1)),
+                                   nonfinite ? "non-finite value" : "zero pivot");
+        }
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (!s)
+        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, &dp, coef, ends) : TRIDI_SUCCESS);
+    if (!s && work_here) {
+        double *dends = dcoef; /* the coefficients are no longer needed on the device */
+        cudaError_t e = cudaMemcpyAsync(dends, ends, sizeof(double) * 2 * nl, cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess) {
+            s = tridi_mpi_cuda_backward(&dp.p, dwork, dends, stream);
+            e = cudaStreamSynchronize(st);
+        }
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
+    }
+    s = tridi_mpi_agree(comm, s);
+    cudaFree(dwork);
+    cudaFree(dcoef);
+    cudaFree(dfail);
+    free(coef);
+    free(ends);
+    return s;
+#else
+    (void)axis; (void)lo; (void)hi; (void)device_arrays; (void)stream;
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
+#endif
+}

@@ -1,0 +1,750 @@
+/* Halo exchange of one grid-shaped array: host arrays through MPI subarray datatypes, device arrays
+ * through CUDA IPC (each rank writes straight into its neighbours' halos), CUDA-aware MPI, or pinned
+ * host staging. One message per neighbour direction (up to 8 with corners), so corners need no second
+ * round and begin/end can overlap everything. */
+#include "mpi_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TRIDI_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#endif
+
+enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
+
+typedef struct halo_msg {
+    int peer;          /* neighbour rank in the decomposition's communicator */
+    int send_dir;      /* direction index of the neighbour, 0..8: (s0 + 1) + 3 (s1 + 1) */
+    int recv_dir;      /* direction index of this rank seen from the neighbour */
+    int64_t send_off, recv_off; /* element offsets of the first cell of the regions in this rank's array */
+    int64_t count[3];  /* cells of the region per axis (same for the send and the receive region) */
+    MPI_Datatype send_type, recv_type; /* host arrays */
+    size_t buf_off;    /* byte offset of this message in the staging buffers */
+    void *peer_dst;    /* IPC: first cell of the neighbour's halo region in this process's mapping */
+    void *peer_base;   /* IPC: the neighbour's mapped allocation (NULL for this rank itself) */
+    int64_t peer_s1, peer_s2;
+} halo_msg;
+
+struct tridi_halo_s {
+    uint32_t magic;
+    tridi_decomp d;
+    void *array;
+    tridi_dtype dtype;
+    size_t esize;
+    tridi_memory memory;
+    int corners;
+    tridi_transport transport;
+    int nmsg;
+    halo_msg msg[8];
+    int64_t s1, s2;            /* element strides of axes 1 and 2 of this rank's array */
+    MPI_Request req[16];
+    int nreq;
+    int active;                /* between begin and end */
+    void *stream;
+    int device;
+    size_t buf_bytes;          /* total bytes of all messages in one direction */
+    void *dev_send, *dev_recv; /* device pack buffers (STAGED, CUDA_AWARE) */
+    void *host_send, *host_recv; /* pinned buffers (STAGED) */
+    void *ipc_opened[8];       /* distinct IPC mappings this plan opened */
+    int nopened;
+    void *ipc_all;             /* IPC: every rank's exported handle, during creation */
+};
+
+/* Region of direction component s along an axis: what is sent toward s, and the halo filled from s. */
+static void axis_region(int64_t own_lo, int64_t own_hi, int h, int s, int recv, int64_t *lo, int64_t *n)
+{
+    if (s == 0) {
+        *lo = own_lo;
+        *n = own_hi - own_lo + 1;
+    } else if (s < 0) {
+        *lo = recv ? own_lo - h : own_lo;
+        *n = h;
+    } else {
+        *lo = recv ? own_hi + 1 : own_hi - h + 1;
+        *n = h;
+    }
+}
+
+/* Geometry of the block at coords (any rank's, so IPC writers can address a neighbour's halo). */
+typedef struct block_geom {
+    int64_t lo[3], hi[3], lb[3], ext[3];
+} block_geom;
+
+static void block_of(const tridi_decomp d, const int coords[2], block_geom *g)
+{
+    const tridi_decomp_config *c = &d->cfg;
+    for (int a = 0; a < 3; ++a) {
+        if (a < 2)
+            tridi_block_range(c->lo[a], c->hi[a], d->info.dims[a], coords[a], &g->lo[a], &g->hi[a]);
+        else {
+            g->lo[2] = d->info.lo[2];
+            g->hi[2] = d->info.hi[2];
+        }
+        int h = a < c->ndim ? c->halo[a] : 0;
+        g->lb[a] = g->lo[a] - h;
+        g->ext[a] = g->hi[a] - g->lo[a] + 1 + 2 * h;
+    }
+}
+
+/* Start cell (offset) and counts of the region toward direction (s0, s1) in the block g. Axis 2 spans
+ * the whole allocation, halos included. */
+static int64_t region(const tridi_decomp d, const block_geom *g, int s0, int s1, int recv, int64_t count[3])
+{
+    int64_t lo[3];
+    axis_region(g->lo[0], g->hi[0], d->cfg.halo[0], s0, recv, &lo[0], &count[0]);
+    axis_region(g->lo[1], g->hi[1], d->cfg.halo[1], s1, recv, &lo[1], &count[1]);
+    lo[2] = g->lb[2];
+    count[2] = g->ext[2];
+    return (lo[0] - g->lb[0]) + g->ext[0] * ((lo[1] - g->lb[1]) + g->ext[1] * (lo[2] - g->lb[2]));
+}
+
+static int dir_index(int s0, int s1) { return (s0 + 1) + 3 * (s1 + 1); }
+
+/* The neighbour at (s0, s1), or -1 past a non-periodic edge. */
+static int neighbour_at(const tridi_decomp d, int s0, int s1, int coords_out[2])
+{
+    int c[2] = {d->info.coords[0] + s0, d->info.coords[1] + s1};
+    for (int a = 0; a < 2; ++a) {
+        if (c[a] < 0 || c[a] >= d->info.dims[a]) {
+            if (!d->cfg.periodic[a])
+                return -1;
+            c[a] = (c[a] + d->info.dims[a]) % d->info.dims[a];
+        }
+    }
+    int r;
+    MPI_Cart_rank(d->comm, c, &r);
+    coords_out[0] = c[0];
+    coords_out[1] = c[1];
+    return r;
+}
+
+static void build_messages(tridi_halo h)
+{
+    tridi_decomp d = h->d;
+    block_geom me;
+    block_of(d, d->info.coords, &me);
+    h->s1 = me.ext[0];
+    h->s2 = me.ext[0] * me.ext[1];
+    h->nmsg = 0;
+    size_t off = 0;
+    for (int s1 = -1; s1 <= 1; ++s1)
+        for (int s0 = -1; s0 <= 1; ++s0) {
+            if (!s0 && !s1)
+                continue;
+            if (s0 && s1 && !h->corners)
+                continue;
+            if ((s0 && !d->cfg.halo[0]) || (s1 && !d->cfg.halo[1]))
+                continue;
+            int pc[2];
+            int peer = neighbour_at(d, s0, s1, pc);
+            if (peer < 0)
+                continue;
+            halo_msg *m = &h->msg[h->nmsg++];
+            memset(m, 0, sizeof *m);
+            m->peer = peer;
+            m->send_dir = dir_index(s0, s1);
+            m->recv_dir = dir_index(-s0, -s1);
+            m->send_off = region(d, &me, s0, s1, 0, m->count);
+            m->recv_off = region(d, &me, s0, s1, 1, m->count);
+            /* The neighbour's halo that this message fills lies toward (-s0, -s1) in its own block. */
+            block_geom pg;
+            block_of(d, pc, &pg);
+            int64_t pcount[3];
+            m->peer_dst = (void *)(intptr_t)region(d, &pg, -s0, -s1, 1, pcount); /* offset until IPC maps */
+            m->peer_s1 = pg.ext[0];
+            m->peer_s2 = pg.ext[0] * pg.ext[1];
+            m->buf_off = off;
+            off += (size_t)(m->count[0] * m->count[1] * m->count[2]) * h->esize;
+            m->send_type = m->recv_type = MPI_DATATYPE_NULL;
+        }
+    h->buf_bytes = off;
+}
+
+static tridi_status make_host_types(tridi_halo h)
+{
+    const tridi_decomp_info *in = &h->d->info;
+    int sizes[3], sub[3], start[3];
+    for (int a = 0; a < 3; ++a)
+        sizes[a] = (int)(in->grid.ubound[a] - in->grid.lbound[a] + 1);
+    if (in->grid.ndim == 2)
+        sizes[2] = 1;
+    MPI_Datatype base = h->dtype == TRIDI_FLOAT64 ? MPI_DOUBLE : MPI_FLOAT;
+    for (int i = 0; i < h->nmsg; ++i) {
+        halo_msg *m = &h->msg[i];
+        for (int pass = 0; pass < 2; ++pass) {
+            int64_t off = pass ? m->recv_off : m->send_off;
+            start[0] = (int)(off % sizes[0]);
+            start[1] = (int)((off / sizes[0]) % sizes[1]);
+            start[2] = (int)(off / ((int64_t)sizes[0] * sizes[1]));
+            for (int a = 0; a < 3; ++a)
+                sub[a] = (int)m->count[a];
+            MPI_Datatype *t = pass ? &m->recv_type : &m->send_type;
+            int e = MPI_Type_create_subarray(3, sizes, sub, start, MPI_ORDER_FORTRAN, base, t);
+            if (e == MPI_SUCCESS)
+                e = MPI_Type_commit(t);
+            if (e != MPI_SUCCESS)
+                return tridi_mpi_fail("tridi_halo_create", "MPI_Type_create_subarray", e);
+        }
+    }
+    return TRIDI_SUCCESS;
+}
+
+#ifdef TRIDI_HAVE_CUDA
+static tridi_status cuda_fail(const char *f, const char *call, cudaError_t e)
+{
+    return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s failed: %s", f, call, cudaGetErrorString(e));
+}
+
+/* One mapping per (exporting allocation) per process: CUDA refuses to open the same handle twice. */
+typedef struct ipc_entry {
+    cudaIpcMemHandle_t handle;
+    void *base;
+    int refs;
+} ipc_entry;
+static ipc_entry ipc_cache[64];
+
+static tridi_status ipc_open(const cudaIpcMemHandle_t *hd, void **base)
+{
+    int free_slot = -1;
+    for (int i = 0; i < 64; ++i) {
+        if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
+            ipc_cache[i].refs++;
+            *base = ipc_cache[i].base;
+            return TRIDI_SUCCESS;
+        }
+        if (!ipc_cache[i].refs && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot < 0)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi_halo_create: more than 64 IPC mappings open at once");
+    cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess)
+        return cuda_fail("tridi_halo_create", "cudaIpcOpenMemHandle", e);
+    ipc_cache[free_slot].handle = *hd;
+    ipc_cache[free_slot].base = *base;
+    ipc_cache[free_slot].refs = 1;
+    return TRIDI_SUCCESS;
+}
+
+static void ipc_close(void *base)
+{
+    for (int i = 0; i < 64; ++i)
+        if (ipc_cache[i].refs && ipc_cache[i].base == base) {
+            if (--ipc_cache[i].refs == 0)
+                cudaIpcCloseMemHandle(base);
+            return;
+        }
+}
+
+/* The allocation holding ptr: IPC handles name allocations, and the array may start inside one. The
+ * driver's cuMemGetAddressRange is reached through the runtime so that tridi never links libcuda. */
+typedef int (*get_range_fn)(unsigned long long *base, size_t *bytes, unsigned long long ptr);
+static int allocation_base(void *ptr, char **base)
+{
+    static get_range_fn fn;
+    if (!fn) {
+        enum cudaDriverEntryPointQueryResult q;
+        void *p = NULL;
+        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault, &q) !=
+                cudaSuccess ||
+            q != cudaDriverEntryPointSuccess || !p)
+            return -1;
+        fn = (get_range_fn)p;
+    }
+    unsigned long long b = 0;
+    size_t bytes = 0;
+    if (fn(&b, &bytes, (unsigned long long)(uintptr_t)ptr) != 0)
+        return -1;
+    *base = (char *)(uintptr_t)b;
+    return 0;
+}
+
+typedef struct ipc_info {
+    cudaIpcMemHandle_t handle;
+    int64_t offset; /* bytes from the allocation's base to the array */
+    int device;
+    int ok;         /* 1: this rank exported a handle */
+} ipc_info;
+
+/* Whether every rank can use IPC with this plan's neighbours; opens the neighbours' arrays if so.
+ * want: 1 to open (IPC chosen), 0 to only report capability. */
+static tridi_status ipc_capable(tridi_halo h, int *capable, char *why, size_t why_len)
+{
+    MPI_Comm comm = h->d->comm;
+    int nranks = h->d->info.nranks;
+    MPI_Comm node;
+    int node_size = 0;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+
+    ipc_info mine;
+    memset(&mine, 0, sizeof mine);
+    mine.device = h->device;
+    char *base;
+    if (allocation_base(h->array, &base) == 0 && cudaIpcGetMemHandle(&mine.handle, base) == cudaSuccess) {
+        mine.ok = 1;
+        mine.offset = (char *)h->array - base;
+    } else {
+        cudaGetLastError();
+    }
+    ipc_info *all = malloc(sizeof(ipc_info) * (size_t)nranks);
+    if (!all)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_halo_create: out of host memory");
+    int e = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, comm);
+    if (e != MPI_SUCCESS) {
+        free(all);
+        return tridi_mpi_fail("tridi_halo_create", "MPI_Allgather", e);
+    }
+    *capable = 1;
+    if (node_size != nranks) {
+        *capable = 0;
+        snprintf(why, why_len, "the ranks span more than one node");
+    } else if (!mine.ok) {
+        *capable = 0;
+        snprintf(why, why_len, "the array is not a cudaMalloc allocation that CUDA IPC can export");
+    }
+    for (int i = 0; i < h->nmsg && *capable; ++i) {
+        const ipc_info *p = &all[h->msg[i].peer];
+        int access = 1;
+        if (p->device != h->device)
+            cudaDeviceCanAccessPeer(&access, h->device, p->device);
+        if (!access || !p->ok) {
+            *capable = 0;
+            snprintf(why, why_len, "GPU %d cannot reach the neighbour's GPU %d", h->device, p->device);
+        }
+    }
+    /* The array list is kept only through the open step below. */
+    h->ipc_all = all;
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status ipc_open_peers(tridi_halo h)
+{
+    ipc_info *all = h->ipc_all;
+    for (int i = 0; i < h->nmsg; ++i) {
+        halo_msg *m = &h->msg[i];
+        char *peer_array;
+        if (m->peer == h->d->info.rank) {
+            peer_array = h->array;
+        } else {
+            void *b = NULL;
+            for (int k = 0; k < i && !b; ++k)
+                if (h->msg[k].peer == m->peer && h->msg[k].peer != h->d->info.rank)
+                    b = h->msg[k].peer_base;
+            if (!b) {
+                tridi_status s = ipc_open(&all[m->peer].handle, &b);
+                if (s)
+                    return s;
+                h->ipc_opened[h->nopened++] = b;
+            }
+            m->peer_base = b;
+            peer_array = (char *)b + all[m->peer].offset;
+        }
+        m->peer_dst = peer_array + (intptr_t)m->peer_dst * (int64_t)h->esize;
+    }
+    return TRIDI_SUCCESS;
+}
+#endif
+
+tridi_status tridi_halo_get_transport(tridi_halo h, tridi_transport *t)
+{
+    if (!h || h->magic != TRIDI_HALO_MAGIC)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "tridi_halo_get_transport: 'halo' is NULL or destroyed");
+    if (!t)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_halo_get_transport: argument 'transport' is NULL");
+    *t = h->transport;
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status check_halo(const char *f, tridi_halo h)
+{
+    if (!h || h->magic != TRIDI_HALO_MAGIC)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'halo' is NULL or destroyed", f);
+    return TRIDI_SUCCESS;
+}
+
+static void release(tridi_halo h)
+{
+    for (int i = 0; i < h->nmsg; ++i) {
+        if (h->msg[i].send_type != MPI_DATATYPE_NULL)
+            MPI_Type_free(&h->msg[i].send_type);
+        if (h->msg[i].recv_type != MPI_DATATYPE_NULL)
+            MPI_Type_free(&h->msg[i].recv_type);
+    }
+#ifdef TRIDI_HAVE_CUDA
+    for (int i = 0; i < h->nopened; ++i)
+        ipc_close(h->ipc_opened[i]);
+    if (h->dev_send)
+        cudaFree(h->dev_send);
+    if (h->dev_recv)
+        cudaFree(h->dev_recv);
+    if (h->host_send)
+        cudaFreeHost(h->host_send);
+    if (h->host_recv)
+        cudaFreeHost(h->host_recv);
+    free(h->ipc_all);
+#endif
+    h->magic = 0;
+    free(h);
+}
+
+/* Per-rank checks of the arguments, before any rank commits to the exchange. */
+static tridi_status check_args(const char *f, tridi_halo *out, tridi_decomp d, void *array, tridi_dtype dtype,
+                               tridi_memory memory, tridi_transport transport, int *device)
+{
+    if (!out)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'halo' is NULL", f);
+    if (!array)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'array' is NULL", f);
+    if (dtype != TRIDI_FLOAT32 && dtype != TRIDI_FLOAT64)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: dtype = %d is not TRIDI_FLOAT32 or TRIDI_FLOAT64", f,
+                          (int)dtype);
+    if (memory != TRIDI_MEMORY_HOST && memory != TRIDI_MEMORY_DEVICE)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: memory = %d is not TRIDI_MEMORY_HOST or _DEVICE", f,
+                          (int)memory);
+    if ((int)transport < TRIDI_TRANSPORT_AUTO || (int)transport > TRIDI_TRANSPORT_STAGED)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: transport = %d is not a tridi_transport", f,
+                          (int)transport);
+    *device = -1;
+    if (memory == TRIDI_MEMORY_HOST)
+        return TRIDI_SUCCESS;
+#ifdef TRIDI_HAVE_CUDA
+    struct cudaPointerAttributes at;
+    cudaError_t e = cudaPointerGetAttributes(&at, array);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(f, "cudaPointerGetAttributes on 'array'", e);
+    }
+    if (at.type != cudaMemoryTypeDevice)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: 'array' is not device memory (memory = TRIDI_MEMORY_DEVICE)",
+                          f);
+    *device = at.device;
+    (void)d;
+    return TRIDI_SUCCESS;
+#else
+    (void)d;
+    return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need tridi built with CUDA", f);
+#endif
+}
+
+#ifdef TRIDI_HAVE_CUDA
+static int cuda_aware_mpi(void)
+{
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    return MPIX_Query_cuda_support() == 1;
+#else
+    return 0;
+#endif
+}
+
+/* Chooses the device transport (the same on every rank) and sets up its buffers or mappings. */
+static tridi_status setup_device(const char *f, tridi_halo h, tridi_transport want)
+{
+    MPI_Comm comm = h->d->comm;
+    cudaSetDevice(h->device);
+    char why[200] = "";
+    int ipc = 0;
+    tridi_status s = tridi_mpi_agree(comm, ipc_capable(h, &ipc, why, sizeof why));
+    if (s)
+        return s;
+    int aware = cuda_aware_mpi();
+    int local[2] = {ipc, aware}, all[2];
+    MPI_Allreduce(local, all, 2, MPI_INT, MPI_MIN, comm);
+    tridi_status mine = TRIDI_SUCCESS;
+    if (want == TRIDI_TRANSPORT_IPC && !all[0])
+        mine = ipc ? tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: transport ipc: another rank cannot use it", f)
+                   : tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: transport ipc is not usable here: %s", f, why);
+    if (want == TRIDI_TRANSPORT_CUDA_AWARE && !all[1])
+        mine = aware ? tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: transport cuda-aware: another rank cannot use it", f)
+                     : tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                                  "%s: transport cuda-aware: this MPI library is not CUDA-aware "
+                                  "(MPIX_Query_cuda_support)", f);
+    /* Report the lowest rank that actually lacks the capability, not one that only heard about it. */
+    int lacks = mine && ((want == TRIDI_TRANSPORT_IPC && !ipc) || (want == TRIDI_TRANSPORT_CUDA_AWARE && !aware));
+    int any_lacks = 0;
+    MPI_Allreduce(&lacks, &any_lacks, 1, MPI_INT, MPI_MAX, comm);
+    s = tridi_mpi_agree(comm, (any_lacks && !lacks) ? TRIDI_SUCCESS : mine);
+    if (s)
+        return s;
+    if (want == TRIDI_TRANSPORT_AUTO)
+        want = all[0] ? TRIDI_TRANSPORT_IPC : all[1] ? TRIDI_TRANSPORT_CUDA_AWARE : TRIDI_TRANSPORT_STAGED;
+    h->transport = want;
+
+    mine = TRIDI_SUCCESS;
+    cudaError_t e = cudaSuccess;
+    size_t bytes = h->buf_bytes ? h->buf_bytes : 1;
+    if (want == TRIDI_TRANSPORT_IPC) {
+        mine = ipc_open_peers(h);
+    } else {
+        e = cudaMalloc(&h->dev_send, bytes);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&h->dev_recv, bytes);
+        if (e == cudaSuccess && want == TRIDI_TRANSPORT_STAGED)
+            e = cudaMallocHost(&h->host_send, bytes);
+        if (e == cudaSuccess && want == TRIDI_TRANSPORT_STAGED)
+            e = cudaMallocHost(&h->host_recv, bytes);
+        if (e != cudaSuccess)
+            mine = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: staging buffers of %zu bytes: %s", f, bytes,
+                              cudaGetErrorString(e));
+    }
+    free(h->ipc_all);
+    h->ipc_all = NULL;
+    return tridi_mpi_agree(comm, mine);
+}
+#endif
+
+tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tridi_dtype dtype, tridi_memory memory,
+                               int corners, tridi_transport transport)
+{
+    static const char *f = "tridi_halo_create";
+    tridi_status s = tridi_check_decomp(f, d);
+    if (s)
+        return s; /* no communicator to agree over */
+    MPI_Comm comm = d->comm;
+    int device = -1;
+    s = tridi_mpi_agree(comm, check_args(f, out, d, array, dtype, memory, transport, &device));
+    if (s) {
+        if (out)
+            *out = NULL;
+        return s;
+    }
+    *out = NULL;
+    int v[4] = {(int)dtype, (int)memory, corners != 0, memory == TRIDI_MEMORY_HOST ? 0 : (int)transport};
+    int mn[4], mx[4];
+    MPI_Allreduce(v, mn, 4, MPI_INT, MPI_MIN, comm);
+    MPI_Allreduce(v, mx, 4, MPI_INT, MPI_MAX, comm);
+    static const char *name[4] = {"dtype", "memory", "corners", "transport"};
+    for (int i = 0; i < 4; ++i)
+        if (mn[i] != mx[i])
+            return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %d to %d across ranks)",
+                              f, name[i], mn[i], mx[i]);
+
+    tridi_halo h = calloc(1, sizeof *h);
+    s = h ? TRIDI_SUCCESS : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
+    s = tridi_mpi_agree(comm, s);
+    if (s) {
+        free(h);
+        return s;
+    }
+    h->magic = TRIDI_HALO_MAGIC;
+    h->d = d;
+    h->array = array;
+    h->dtype = dtype;
+    h->esize = tridi_dtype_size(dtype);
+    h->memory = memory;
+    h->corners = corners != 0;
+    h->device = device;
+    h->transport = TRIDI_TRANSPORT_AUTO;
+    build_messages(h);
+    if (memory == TRIDI_MEMORY_HOST) {
+        s = tridi_mpi_agree(comm, make_host_types(h));
+    } else {
+#ifdef TRIDI_HAVE_CUDA
+        s = setup_device(f, h, transport);
+#else
+        s = tridi_fail(TRIDI_ERROR_INTERNAL, "%s: device memory accepted without CUDA", f);
+#endif
+    }
+    if (s) {
+        release(h);
+        return s;
+    }
+    *out = h;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_halo_destroy(tridi_halo h)
+{
+    if (!h)
+        return TRIDI_SUCCESS;
+    tridi_status s = check_halo("tridi_halo_destroy", h);
+    if (s)
+        return s;
+    if (h->active)
+        tridi_halo_end(h);
+    /* Neighbours may still be writing into this array through IPC until every rank is here. */
+    MPI_Barrier(h->d->comm);
+    release(h);
+    return TRIDI_SUCCESS;
+}
+
+#ifdef TRIDI_HAVE_CUDA
+/* Packs (to_buffer = 1) the send regions into buf, or unpacks buf into the receive regions. */
+static tridi_status pack(tridi_halo h, char *buf, int to_buffer)
+{
+    tridi_mpi_region r[8];
+    char *arr = h->array;
+    for (int i = 0; i < h->nmsg; ++i) {
+        const halo_msg *m = &h->msg[i];
+        char *packed = buf + m->buf_off;
+        char *cells = arr + (to_buffer ? m->send_off : m->recv_off) * (int64_t)h->esize;
+        r[i].src = to_buffer ? (const void *)cells : (const void *)packed;
+        r[i].dst = to_buffer ? (void *)packed : (void *)cells;
+        int64_t ps1 = m->count[0], ps2 = m->count[0] * m->count[1];
+        r[i].src_s1 = to_buffer ? h->s1 : ps1;
+        r[i].src_s2 = to_buffer ? h->s2 : ps2;
+        r[i].dst_s1 = to_buffer ? ps1 : h->s1;
+        r[i].dst_s2 = to_buffer ? ps2 : h->s2;
+        memcpy(r[i].count, m->count, sizeof r[i].count);
+    }
+    return tridi_mpi_cuda_copy_regions(r, h->nmsg, h->esize, h->stream);
+}
+
+/* One small message per neighbour carrying this rank's status, so a CUDA failure on one rank makes its
+ * neighbours fail instead of hang. */
+static tridi_status handshake(tridi_halo h, int tag, tridi_status mine)
+{
+    int sendv = (int)mine, recvv[8];
+    MPI_Request rq[16];
+    int n = 0;
+    for (int i = 0; i < h->nmsg; ++i) {
+        MPI_Irecv(&recvv[i], 1, MPI_INT, h->msg[i].peer, tag + h->msg[i].recv_dir, h->d->comm, &rq[n++]);
+        MPI_Isend(&sendv, 1, MPI_INT, h->msg[i].peer, tag + h->msg[i].send_dir, h->d->comm, &rq[n++]);
+    }
+    int e = MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+    if (mine)
+        return mine;
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail("tridi_halo", "MPI_Waitall", e);
+    for (int i = 0; i < h->nmsg; ++i)
+        if (recvv[i])
+            return tridi_fail((tridi_status)recvv[i], "tridi_halo: neighbour rank %d failed during the exchange (%s)",
+                              h->msg[i].peer, tridi_status_name((tridi_status)recvv[i]));
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status sync_stream(tridi_halo h)
+{
+    cudaError_t e = cudaStreamSynchronize((cudaStream_t)h->stream);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("tridi_halo", "cudaStreamSynchronize", e);
+}
+#endif
+
+static void post(tridi_halo h, char *sendbuf, char *recvbuf)
+{
+    h->nreq = 0;
+    for (int i = 0; i < h->nmsg; ++i) {
+        const halo_msg *m = &h->msg[i];
+        int cnt = (int)(m->count[0] * m->count[1] * m->count[2] * (int64_t)h->esize);
+        if (sendbuf)
+            MPI_Irecv(recvbuf + m->buf_off, cnt, MPI_BYTE, m->peer, TAG_DATA + m->recv_dir, h->d->comm,
+                      &h->req[h->nreq++]);
+        else
+            MPI_Irecv(h->array, 1, m->recv_type, m->peer, TAG_DATA + m->recv_dir, h->d->comm, &h->req[h->nreq++]);
+    }
+    for (int i = 0; i < h->nmsg; ++i) {
+        const halo_msg *m = &h->msg[i];
+        int cnt = (int)(m->count[0] * m->count[1] * m->count[2] * (int64_t)h->esize);
+        if (sendbuf)
+            MPI_Isend(sendbuf + m->buf_off, cnt, MPI_BYTE, m->peer, TAG_DATA + m->send_dir, h->d->comm,
+                      &h->req[h->nreq++]);
+        else
+            MPI_Isend(h->array, 1, m->send_type, m->peer, TAG_DATA + m->send_dir, h->d->comm, &h->req[h->nreq++]);
+    }
+}
+
+tridi_status tridi_halo_begin(tridi_halo h, void *stream)
+{
+    static const char *f = "tridi_halo_begin";
+    tridi_status s = check_halo(f, h);
+    if (s)
+        return s;
+    if (h->active)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: an exchange of this halo is already under way", f);
+    h->active = 1;
+    h->stream = stream;
+    if (h->memory == TRIDI_MEMORY_HOST) {
+        post(h, NULL, NULL);
+        return TRIDI_SUCCESS;
+    }
+#ifdef TRIDI_HAVE_CUDA
+    cudaSetDevice(h->device);
+    if (h->transport == TRIDI_TRANSPORT_IPC) {
+        /* Ready: this rank's owned cells are final and it no longer reads its halos, so its neighbours
+         * may write into them. */
+        s = handshake(h, TAG_READY, sync_stream(h));
+        if (s)
+            return s;
+        tridi_mpi_region r[8];
+        for (int i = 0; i < h->nmsg; ++i) {
+            const halo_msg *m = &h->msg[i];
+            r[i].src = (char *)h->array + m->send_off * (int64_t)h->esize;
+            r[i].dst = m->peer_dst;
+            r[i].src_s1 = h->s1;
+            r[i].src_s2 = h->s2;
+            r[i].dst_s1 = m->peer_s1;
+            r[i].dst_s2 = m->peer_s2;
+            memcpy(r[i].count, m->count, sizeof r[i].count);
+        }
+        return tridi_mpi_cuda_copy_regions(r, h->nmsg, h->esize, h->stream);
+    }
+    s = pack(h, h->dev_send, 1);
+    if (!s && h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {
+        cudaError_t e = cudaMemcpyAsync(h->host_send, h->dev_send, h->buf_bytes, cudaMemcpyDeviceToHost,
+                                        (cudaStream_t)h->stream);
+        if (e != cudaSuccess)
+            s = cuda_fail(f, "cudaMemcpyAsync", e);
+    }
+    if (!s)
+        s = sync_stream(h);
+    /* Posted even after a failure so the neighbours' receives complete. */
+    if (h->transport == TRIDI_TRANSPORT_STAGED)
+        post(h, h->host_send, h->host_recv);
+    else
+        post(h, h->dev_send, h->dev_recv);
+    return s;
+#else
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: device halo without CUDA", f);
+#endif
+}
+
+tridi_status tridi_halo_end(tridi_halo h)
+{
+    static const char *f = "tridi_halo_end";
+    tridi_status s = check_halo(f, h);
+    if (s)
+        return s;
+    if (!h->active)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: no exchange of this halo was begun", f);
+    h->active = 0;
+    if (h->memory == TRIDI_MEMORY_HOST || h->transport != TRIDI_TRANSPORT_IPC) {
+        int e = MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE);
+        h->nreq = 0;
+        if (e != MPI_SUCCESS)
+            return tridi_mpi_fail(f, "MPI_Waitall", e);
+        if (h->memory == TRIDI_MEMORY_HOST)
+            return TRIDI_SUCCESS;
+    }
+#ifdef TRIDI_HAVE_CUDA
+    cudaSetDevice(h->device);
+    if (h->transport == TRIDI_TRANSPORT_IPC)
+        /* Done: this rank's writes into its neighbours' halos are complete; once every neighbour has
+         * said the same, this rank's halos are final. */
+        return handshake(h, TAG_DONE, sync_stream(h));
+    if (h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {
+        cudaError_t e = cudaMemcpyAsync(h->dev_recv, h->host_recv, h->buf_bytes, cudaMemcpyHostToDevice,
+                                        (cudaStream_t)h->stream);
+        if (e != cudaSuccess)
+            return cuda_fail(f, "cudaMemcpyAsync", e);
+    }
+    s = pack(h, h->dev_recv, 0);
+    if (s)
+        return s;
+    return sync_stream(h);
+#else
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: device halo without CUDA", f);
+#endif
+}
+
+tridi_status tridi_halo_exchange(tridi_halo h, void *stream)
+{
+    tridi_status s = tridi_halo_begin(h, stream);
+    tridi_status e = (h && h->magic == TRIDI_HALO_MAGIC && h->active) ? tridi_halo_end(h) : TRIDI_SUCCESS;
+    return s ? s : e;
+}

@@ -1,0 +1,71 @@
+/* Internal declarations of the MPI layer (src/mpi, cuda/mpi_*.cu). Not installed. */
+#ifndef TRIDI_MPI_INTERNAL_H
+#define TRIDI_MPI_INTERNAL_H
+
+#include "tridi_internal.h"
+#include "tridi_mpi.h"
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TRIDI_DECOMP_MAGIC 0x64636d70u /* "dcmp" */
+#define TRIDI_HALO_MAGIC 0x68616c6fu   /* "halo" */
+
+struct tridi_decomp_s {
+    uint32_t magic;
+    MPI_Comm comm;          /* Cartesian communicator, owned */
+    MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
+    tridi_decomp_config cfg;
+    tridi_decomp_info info;
+};
+
+/* Cells of block c of p blocks cutting lo..hi: blocks differ by at most one cell. */
+static inline void tridi_block_range(int64_t lo, int64_t hi, int p, int c, int64_t *blo, int64_t *bhi)
+{
+    int64_t n = hi - lo + 1, q = n / p, r = n % p;
+    *blo = lo + c * q + (c < r ? c : r);
+    *bhi = *blo + q + (c < r ? 1 : 0) - 1;
+}
+
+tridi_status tridi_check_decomp(const char *func, tridi_decomp d);
+
+/* Makes every rank of comm return the same outcome: the status, message and error cell of the lowest
+ * failing rank (each rank's own failure is recorded by tridi_fail before the call), or SUCCESS when
+ * no rank failed. Collective. */
+tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
+
+/* An MPI failure as a tridi status with MPI's own text. */
+tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err);
+
+/* ---- device parts (cuda/mpi_*.cu), only with TRIDI_HAVE_CUDA ---- */
+#ifdef TRIDI_HAVE_CUDA
+/* A box of count[0..2] cells copied from src to dst; both are grid-shaped arrays given by their base
+ * and element strides of axes 1 and 2 (axis 0 is contiguous). Queued on stream. */
+typedef struct tridi_mpi_region {
+    void *dst;
+    const void *src;
+    int64_t dst_s1, dst_s2, src_s1, src_s2;
+    int64_t count[3];
+} tridi_mpi_region;
+tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions, size_t esize, void *stream);
+
+/* Device half of the distributed solve (cuda/mpi_solve.cu), one thread per line.
+ * forward: eliminates every line of the block locally, keeps G, W, S (3 * n * nlines doubles in work)
+ * and writes the six reduced coefficients of each line to coef[6 * line]. first/last: 1 when the block
+ * holds the first / last unknown of the global line (lower / upper are then not read there).
+ * The first failing line is left in *fail as (line << 24) | (nonfinite << 23) | m; all ones if none. */
+tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, double *work, double *coef,
+                                    unsigned long long *fail, void *stream);
+/* back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box. */
+tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends,
+                                     void *stream);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,164 @@
+/* Errors of the MPI layer: ranks that disagree (grid, halo, dtype, solve box), halos that do not fit,
+ * a bad argument on one rank only, device arrays where they cannot be used. Every rank must return
+ * the same status with the same message, and nobody may hang (ctest's TIMEOUT catches that). */
+#include "mpi_testutil.h"
+#include "tridi_mpi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nranks;
+
+/* The status must be `want` on every rank and the message identical everywhere. */
+static long expect(const char *what, tridi_status got, tridi_status want)
+{
+    char msg[1024] = {0}, first[1024] = {0};
+    strncpy(msg, tridi_error_message(), sizeof msg - 1);
+    if (rank == 0)
+        memcpy(first, msg, sizeof msg);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    long bad = 0;
+    if (got != want) {
+        printf("rank %d: %s: got %s, expected %s (%s)\n", rank, what, tridi_status_name(got), tridi_status_name(want),
+               msg);
+        bad++;
+    } else if (want != TRIDI_SUCCESS && strcmp(msg, first)) {
+        printf("rank %d: %s: message differs from rank 0's:\n  here:   %s\n  rank 0: %s\n", rank, what, msg, first);
+        bad++;
+    }
+    if (rank == 0)
+        printf("%s: %s%s%s\n", what, tridi_status_name(got), want ? " - " : "", want ? msg : "");
+    return mt_total(bad);
+}
+
+static void base_config(tridi_decomp_config *c)
+{
+    tridi_decomp_config_init(c);
+    c->ndim = 3;
+    c->lo[0] = c->lo[1] = c->lo[2] = 1;
+    c->hi[0] = 6 * nranks;
+    c->hi[1] = 5;
+    c->hi[2] = 3;
+    c->dims[0] = nranks;
+    c->dims[1] = 1;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *name = "test_mpi_errors";
+    tridi_mpi_comm world = MPI_Comm_c2f(MPI_COMM_WORLD);
+    long bad = 0;
+    tridi_decomp d = NULL;
+    tridi_decomp_config c;
+
+    base_config(&c);
+    if (rank == nranks - 1)
+        c.hi[1] += 1;
+    tridi_status s = tridi_decomp_create(&d, world, &c);
+    bad += expect("grid differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    tridi_decomp_destroy(d);
+
+    base_config(&c);
+    if (rank == nranks - 1)
+        c.halo[0] = 2;
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("halo width differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    tridi_decomp_destroy(d);
+
+    base_config(&c);
+    c.halo[0] = 7; /* blocks of 6 cells */
+    c.periodic[0] = 1;
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("halo wider than a block", s, TRIDI_ERROR_BOUNDS);
+    tridi_decomp_destroy(d);
+
+    base_config(&c);
+    s = tridi_decomp_create(&d, world, rank == nranks - 1 ? NULL : &c);
+    bad += expect("NULL config on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    tridi_decomp_destroy(d);
+
+    base_config(&c);
+    c.dims[0] = nranks + 1;
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("process grid larger than the communicator", s, TRIDI_ERROR_INVALID_VALUE);
+
+    base_config(&c);
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("valid decomposition", s, TRIDI_SUCCESS);
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+    int64_t cells = 1;
+    for (int a = 0; a < 3; ++a)
+        cells *= in.grid.ubound[a] - in.grid.lbound[a] + 1;
+    double *arr = calloc((size_t)cells, sizeof(double));
+
+    tridi_halo h = NULL;
+    s = tridi_halo_create(&h, d, arr, rank == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
+                          TRIDI_TRANSPORT_AUTO);
+    bad += expect("halo dtype differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    tridi_halo_destroy(h);
+    h = NULL;
+    s = tridi_halo_create(&h, d, rank == nranks - 1 ? NULL : arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
+                          TRIDI_TRANSPORT_AUTO);
+    bad += expect("NULL halo array on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    h = NULL;
+    /* A host array passed as device memory: no build and no machine can accept it. */
+    s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
+    int code = (int)s, lo_code, hi_code;
+    MPI_Allreduce(&code, &lo_code, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&code, &hi_code, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("host array as device memory: %s - %s\n", tridi_status_name(s), tridi_error_message());
+    if (s == TRIDI_SUCCESS || lo_code != hi_code) {
+        printf("rank %d: host array as device memory: %s (statuses %d..%d across ranks)\n", rank,
+               tridi_status_name(s), lo_code, hi_code);
+        bad++;
+    }
+    bad = mt_total(bad) ? bad : 0;
+
+    tridi_context ctx;
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    tridi_create(&ctx, &cfg);
+    double *diag = malloc(sizeof(double) * (size_t)cells), *x = calloc((size_t)cells, sizeof(double));
+    for (int64_t i = 0; i < cells; ++i)
+        diag[i] = 4.0;
+    tridi_arrays a = {arr, TRIDI_FLOAT64, diag, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, x,
+                      TRIDI_FLOAT64};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {6 * nranks, 5, 3};
+    if (rank == nranks - 1)
+        hi[2] = 2;
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
+    bad += expect("solve box differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    hi[2] = 3;
+    hi[1] = 7; /* 5 cells + 1 halo */
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
+    bad += expect("box outside the global grid", s, TRIDI_ERROR_BOUNDS);
+    hi[1] = 5;
+    tridi_arrays a2 = a;
+    if (rank == nranks - 1)
+        a2.upper = NULL;
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a2);
+    bad += expect("NULL upper on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    a2 = a;
+    a2.x = diag + 1;
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_Z, lo, hi, rank == 0 ? &a2 : &a);
+    bad += expect("x overlapping diag on rank 0 (uncut axis)", s, TRIDI_ERROR_ALIASING);
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, rank == 0 ? &a2 : &a);
+    bad += expect("x overlapping diag on rank 0 (cut axis)", s, TRIDI_ERROR_ALIASING);
+    s = tridi_mpi_solve(ctx, d, (tridi_axis)3, lo, hi, &a);
+    bad += expect("axis 3", s, TRIDI_ERROR_INVALID_VALUE);
+    s = tridi_mpi_solve_device(ctx, d, TRIDI_AXIS_X, lo, hi, &a, NULL);
+    bad += expect("device solve on a CPU context", s, TRIDI_ERROR_UNSUPPORTED);
+
+    tridi_destroy(ctx);
+    tridi_decomp_destroy(d);
+    free(arr);
+    free(diag);
+    free(x);
+    return mt_finish(name, bad, 0);
+}

@@ -1,0 +1,207 @@
+/* Halo exchange correctness: every owned cell holds a code of its global indices, every halo cell is
+ * poisoned; after the exchange each halo cell must hold the code of the global cell it mirrors
+ * (wrapped on periodic axes), or still the poison where no neighbour exists (non-periodic edges,
+ * corners when corners are off). Host arrays, or device arrays with the transport named on the
+ * command line (built with CUDA: "--device ipc|staged|auto|cuda-aware"). */
+#include "mpi_testutil.h"
+#include "tridi_mpi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TRIDI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#define POISON (-7.0)
+
+typedef struct hcase {
+    int ndim;
+    int64_t n[3];
+    int halo[3];
+    int dims[2];
+    int periodic[2];
+    int corners;
+    tridi_dtype dtype;
+} hcase;
+
+static double code(int64_t i, int64_t j, int64_t k) { return (double)(i + 64 * (j + 64 * (k + 4))); }
+
+static int device_mode;
+static tridi_transport device_transport;
+
+static int64_t wrap(int64_t v, int64_t lo, int64_t hi, int periodic, int *valid)
+{
+    int64_t n = hi - lo + 1;
+    if (v >= lo && v <= hi)
+        return v;
+    if (!periodic) {
+        *valid = 0;
+        return v;
+    }
+    return v < lo ? v + n : v - n;
+}
+
+static long run_case(const hcase *c, int ci, uint64_t *rng)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tridi_decomp_config cfg;
+    tridi_decomp_config_init(&cfg);
+    cfg.ndim = c->ndim;
+    /* Global bounds start at random places (MOHID's arrays start at 1, others anywhere). */
+    for (int a = 0; a < 3; ++a) {
+        cfg.lo[a] = tu_randint(rng, -3, 3);
+        cfg.hi[a] = cfg.lo[a] + c->n[a] - 1;
+        cfg.halo[a] = c->halo[a];
+    }
+    for (int a = 0; a < 2; ++a) {
+        cfg.dims[a] = c->dims[a];
+        cfg.periodic[a] = c->periodic[a];
+    }
+    tridi_decomp d;
+    tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &cfg);
+    if (s) {
+        printf("rank %d case %d: tridi_decomp_create: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
+        return 1;
+    }
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+    const tridi_grid *g = &in.grid;
+    int64_t e0 = g->ubound[0] - g->lbound[0] + 1, e1 = g->ubound[1] - g->lbound[1] + 1;
+    int64_t e2 = c->ndim == 3 ? g->ubound[2] - g->lbound[2] + 1 : 1;
+    int64_t cells = e0 * e1 * e2;
+    size_t es = c->dtype == TRIDI_FLOAT64 ? 8 : 4;
+    void *host = malloc(cells * es);
+    int64_t k0 = c->ndim == 3 ? g->lbound[2] : 1;
+    for (int64_t k = 0; k < e2; ++k)
+        for (int64_t j = 0; j < e1; ++j)
+            for (int64_t i = 0; i < e0; ++i) {
+                int64_t gi = g->lbound[0] + i, gj = g->lbound[1] + j;
+                int own = gi >= in.lo[0] && gi <= in.hi[0] && gj >= in.lo[1] && gj <= in.hi[1];
+                tu_set(host, c->dtype, i + e0 * (j + e1 * k), own ? code(gi, gj, k0 + k) : POISON);
+            }
+
+    void *array = host, *alloc = NULL;
+    tridi_memory mem = TRIDI_MEMORY_HOST;
+#ifdef TRIDI_TEST_CUDA
+    /* The array starts inside its allocation, as a model's sub-array would. */
+    size_t lead = 256 * es;
+    if (device_mode) {
+        if (cudaMalloc(&alloc, cells * es + lead) != cudaSuccess) {
+            printf("rank %d: cudaMalloc failed\n", rank);
+            return 1;
+        }
+        array = (char *)alloc + lead;
+        cudaMemcpy(array, host, cells * es, cudaMemcpyHostToDevice);
+        mem = TRIDI_MEMORY_DEVICE;
+    }
+#endif
+    tridi_halo h;
+    s = tridi_halo_create(&h, d, array, c->dtype, mem, c->corners, device_transport);
+    long bad = 0;
+    if (s) {
+        printf("rank %d case %d: tridi_halo_create: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
+        bad = 1;
+    }
+    /* Twice: the second exchange reuses the plan (and the IPC mappings) on unchanged data. */
+    for (int rep = 0; rep < 2 && !bad; ++rep) {
+        s = tridi_halo_begin(h, NULL);
+        if (!s)
+            s = tridi_halo_end(h);
+        if (s) {
+            printf("rank %d case %d: exchange: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
+            bad = 1;
+        }
+    }
+    tridi_transport used = TRIDI_TRANSPORT_AUTO;
+    tridi_halo_get_transport(h, &used);
+#ifdef TRIDI_TEST_CUDA
+    if (device_mode)
+        cudaMemcpy(host, array, cells * es, cudaMemcpyDeviceToHost);
+#endif
+    for (int64_t k = 0; k < e2 && !bad; ++k)
+        for (int64_t j = 0; j < e1; ++j)
+            for (int64_t i = 0; i < e0; ++i) {
+                int64_t gi = g->lbound[0] + i, gj = g->lbound[1] + j;
+                int out0 = gi < in.lo[0] || gi > in.hi[0], out1 = gj < in.lo[1] || gj > in.hi[1];
+                int valid = 1;
+                int64_t wi = wrap(gi, cfg.lo[0], cfg.hi[0], cfg.periodic[0], &valid);
+                int64_t wj = wrap(gj, cfg.lo[1], cfg.hi[1], cfg.periodic[1], &valid);
+                /* Along an axis with one rank and no wrap there is no neighbour at all. */
+                if (out0 && in.dims[0] == 1 && !cfg.periodic[0])
+                    valid = 0;
+                if (out1 && in.dims[1] == 1 && !cfg.periodic[1])
+                    valid = 0;
+                if (out0 && out1 && !c->corners)
+                    valid = 0;
+                double want = valid ? code(wi, wj, k0 + k) : POISON;
+                double got = tu_get(host, c->dtype, i + e0 * (j + e1 * k));
+                if (got != want) {
+                    if (bad < 5)
+                        printf("rank %d case %d: cell (%lld, %lld, %lld) holds %g, expected %g\n", rank, ci,
+                               (long long)gi, (long long)gj, (long long)(k0 + k), got, want);
+                    bad++;
+                }
+            }
+    if (rank == 0 && ci < 100)
+        printf("case %d: %dD %lldx%lldx%lld halo %d,%d dims %dx%d periodic %d,%d corners %d %s transport %s: %s\n", ci,
+               c->ndim, (long long)c->n[0], (long long)c->n[1], (long long)c->n[2], c->halo[0], c->halo[1], in.dims[0],
+               in.dims[1], c->periodic[0], c->periodic[1], c->corners, c->dtype == TRIDI_FLOAT64 ? "f64" : "f32",
+               mem == TRIDI_MEMORY_HOST ? "host" : tridi_transport_name(used), bad ? "bad (see ranks)" : "ok");
+    tridi_halo_destroy(h);
+    tridi_decomp_destroy(d);
+#ifdef TRIDI_TEST_CUDA
+    if (alloc)
+        cudaFree(alloc);
+#endif
+    (void)alloc;
+    free(host);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *name = "test_mpi_halo";
+    if (argc > 2 && !strcmp(argv[1], "--device")) {
+        device_mode = 1;
+        name = "test_mpi_halo (device)";
+        const char *t = argv[2];
+        device_transport = !strcmp(t, "ipc")          ? TRIDI_TRANSPORT_IPC
+                           : !strcmp(t, "staged")     ? TRIDI_TRANSPORT_STAGED
+                           : !strcmp(t, "cuda-aware") ? TRIDI_TRANSPORT_CUDA_AWARE
+                                                      : TRIDI_TRANSPORT_AUTO;
+#ifdef TRIDI_TEST_CUDA
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+            if (rank == 0)
+                printf("%s: no GPU\n", name);
+            return mt_finish(name, 0, 1);
+        }
+        cudaSetDevice(rank % ndev);
+#else
+        return mt_finish(name, 0, 1);
+#endif
+    }
+    uint64_t rng = mt_seed(name);
+    hcase cases[] = {
+        {3, {13, 11, 3}, {1, 1, 0}, {0, 0}, {0, 0}, 0, TRIDI_FLOAT64},
+        {3, {13, 11, 3}, {2, 1, 1}, {0, 0}, {0, 0}, 1, TRIDI_FLOAT32},
+        {3, {12, 9, 2}, {2, 2, 0}, {0, 0}, {1, 1}, 1, TRIDI_FLOAT64},
+        {3, {12, 9, 2}, {1, 2, 1}, {0, 0}, {1, 0}, 0, TRIDI_FLOAT32},
+        {3, {17, 8, 2}, {3, 1, 0}, {nranks, 1}, {0, 1}, 1, TRIDI_FLOAT64},
+        {3, {8, 17, 2}, {1, 3, 2}, {1, nranks}, {1, 0}, 1, TRIDI_FLOAT32},
+        {2, {15, 13, 1}, {2, 2, 0}, {0, 0}, {1, 1}, 1, TRIDI_FLOAT64},
+        {2, {15, 13, 1}, {1, 0, 0}, {nranks, 1}, {0, 0}, 0, TRIDI_FLOAT32},
+        {2, {9, 14, 1}, {0, 2, 0}, {1, nranks}, {0, 1}, 1, TRIDI_FLOAT64},
+    };
+    long bad = 0;
+    for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ++ci)
+        bad += mt_total(run_case(&cases[ci], ci, &rng));
+    return mt_finish(name, bad, 0);
+}

@@ -1,0 +1,272 @@
+/* Distributed solves against the single-rank solve: every rank builds the same random diagonally
+ * dominant global system (seed from rank 0), solves it whole with tridi_solve, then solves its own
+ * block with tridi_mpi_solve; the answers must agree within the precision's tolerance inside the box
+ * and stay bitwise untouched outside it. Random decompositions, axes, boxes (reaching into the global
+ * boundary halo, or missing whole blocks), types and in-place solves. Then numerical failures: the
+ * same status and cell on every rank and no answer written. "--device": the same on GPUs. */
+#include "mpi_testutil.h"
+#include "tridi_mpi.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TRIDI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+static int device_mode;
+static tridi_context ctx;
+
+static const tridi_dtype combos[3][5] = {
+    {TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32},
+    {TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64},
+    {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32}, /* MOHID */
+};
+static const char *combo_name[3] = {"f32", "f64", "mixed"};
+
+static size_t tsz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+
+/* Copies every cell of the local grid from the global array. */
+static void scatter(const tridi_grid *gg, const void *gsrc, const tridi_grid *lg, void *ldst, tridi_dtype t)
+{
+    int64_t K0 = lg->ndim == 3 ? lg->lbound[2] : 1, K1 = lg->ndim == 3 ? lg->ubound[2] : 1;
+    for (int64_t k = K0; k <= K1; ++k)
+        for (int64_t j = lg->lbound[1]; j <= lg->ubound[1]; ++j)
+            for (int64_t i = lg->lbound[0]; i <= lg->ubound[0]; ++i)
+                tu_set(ldst, t, tu_index(lg, i, j, k), tu_get(gsrc, t, tu_index(gg, i, j, k)));
+}
+
+/* The distributed solve on the local arrays, on the host or through device copies. */
+static tridi_status solve(tridi_decomp d, const tridi_grid *lg, int64_t cells, tridi_axis axis, const int64_t lo[3],
+                          const int64_t hi[3], tridi_arrays *a)
+{
+    if (!device_mode)
+        return tridi_mpi_solve(ctx, d, axis, lo, hi, a);
+#ifdef TRIDI_TEST_CUDA
+    tridi_arrays dv = *a;
+    const void *hp[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
+    tridi_dtype ht[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
+    void *dp[5] = {0};
+    for (int r = 0; r < 5; ++r) {
+        if (r == 4 && a->x == a->rhs) {
+            dp[4] = dp[3];
+            continue;
+        }
+        cudaMalloc(&dp[r], cells * tsz(ht[r]));
+        cudaMemcpy(dp[r], hp[r], cells * tsz(ht[r]), cudaMemcpyHostToDevice);
+    }
+    dv.lower = dp[0];
+    dv.diag = dp[1];
+    dv.upper = dp[2];
+    dv.rhs = dp[3];
+    dv.x = dp[4];
+    tridi_status s = tridi_mpi_solve_device(ctx, d, axis, lo, hi, &dv, NULL);
+    cudaMemcpy(a->x, dp[4], cells * tsz(a->x_type), cudaMemcpyDeviceToHost);
+    for (int r = 0; r < 5; ++r)
+        if (!(r == 4 && a->x == a->rhs))
+            cudaFree(dp[r]);
+    (void)lg;
+    return s;
+#else
+    (void)d; (void)lg; (void)cells; (void)axis; (void)lo; (void)hi;
+    return TRIDI_ERROR_UNSUPPORTED;
+#endif
+}
+
+typedef struct trial {
+    int ndim, dims[2], axis, combo, inplace;
+    int64_t n[3];
+    int64_t lo[3], hi[3];
+    int fault; /* 0 none, 1 zero pivot, 2 non-finite rhs */
+    int64_t fault_cell[3];
+} trial;
+
+static long run_trial(const trial *t, int ti, uint64_t *rng)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tridi_decomp_config cfg;
+    tridi_decomp_config_init(&cfg);
+    cfg.ndim = t->ndim;
+    for (int a = 0; a < 3; ++a) {
+        cfg.lo[a] = 1;
+        cfg.hi[a] = t->n[a];
+        cfg.halo[a] = 1;
+    }
+    cfg.dims[0] = t->dims[0];
+    cfg.dims[1] = t->dims[1];
+    tridi_decomp d;
+    tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &cfg);
+    if (s) {
+        printf("rank %d trial %d: tridi_decomp_create: %s\n", rank, ti, tridi_error_message());
+        return 1;
+    }
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+
+    tridi_grid gg = {t->ndim, {0, 0, 0}, {1, 1, 1}};
+    for (int a = 0; a < t->ndim; ++a) {
+        gg.lbound[a] = 0;
+        gg.ubound[a] = t->n[a] + 1;
+    }
+    const tridi_dtype *ty = combos[t->combo];
+    tu_system gs, ls;
+    tu_system_alloc(&gs, &gg, ty[0], ty[1], ty[2], ty[3], ty[4], rng); /* same draws on every rank */
+    uint64_t lrng = *rng ^ (uint64_t)(rank + 1) * 0x9e3779b97f4a7c15ull;
+    tu_system_alloc(&ls, &in.grid, ty[0], ty[1], ty[2], ty[3], ty[4], &lrng);
+    if (t->fault) {
+        int64_t o = tu_index(&gg, t->fault_cell[0], t->fault_cell[1], t->fault_cell[2]);
+        if (t->fault == 1) {
+            tu_set((void *)gs.a.diag, ty[1], o, 0.0);
+            tu_set((void *)gs.a.lower, ty[0], o, 0.0);
+        } else {
+            tu_set((void *)gs.a.rhs, ty[3], o, NAN);
+        }
+    }
+    scatter(&gg, gs.a.lower, &in.grid, (void *)ls.a.lower, ty[0]);
+    scatter(&gg, gs.a.diag, &in.grid, (void *)ls.a.diag, ty[1]);
+    scatter(&gg, gs.a.upper, &in.grid, (void *)ls.a.upper, ty[2]);
+    scatter(&gg, gs.a.rhs, &in.grid, (void *)ls.a.rhs, ty[3]);
+    tu_poison_x(&ls, &lrng);
+
+    /* Reference: the whole box on one rank. */
+    tridi_context cpu;
+    tridi_config cc;
+    tridi_config_init(&cc);
+    cc.backend = TRIDI_BACKEND_CPU;
+    tridi_create(&cpu, &cc);
+    tridi_status sref = t->fault ? TRIDI_SUCCESS : tridi_solve(cpu, &gg, t->axis, t->lo, t->hi, &gs.a);
+    tridi_destroy(cpu);
+    long bad = 0;
+    if (sref) {
+        printf("rank %d trial %d: single-rank reference failed: %s\n", rank, ti, tridi_error_message());
+        bad++;
+    }
+
+    void *x_alloc = ls.a.x;
+    if (t->inplace) {
+        ls.a.x = (void *)ls.a.rhs;
+        memcpy(ls.x_before, ls.a.rhs, ls.cells * tsz(ty[3]));
+    }
+    s = solve(d, &in.grid, ls.cells, t->axis, t->lo, t->hi, &ls.a);
+    char label[160];
+    snprintf(label, sizeof label, "rank %d trial %d (%dD dims %dx%d axis %d %s%s)", rank, ti, t->ndim, in.dims[0],
+             in.dims[1], t->axis, combo_name[t->combo], t->inplace ? " in place" : "");
+    if (t->fault) {
+        tridi_status want = t->fault == 1 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+        int64_t cell[3] = {0, 0, 0};
+        int nd = tridi_error_cell(cell);
+        if (s != want || nd != t->ndim || cell[0] != t->fault_cell[0] || cell[1] != t->fault_cell[1] ||
+            (t->ndim == 3 && cell[2] != t->fault_cell[2])) {
+            printf("  %s: expected %s at (%lld,%lld,%lld), got %s at (%lld,%lld,%lld): %s\n", label,
+                   tridi_status_name(want), (long long)t->fault_cell[0], (long long)t->fault_cell[1],
+                   (long long)t->fault_cell[2], tridi_status_name(s), (long long)cell[0], (long long)cell[1],
+                   (long long)cell[2], tridi_error_message());
+            bad++;
+        }
+        bad += tu_check_unchanged(label, &ls);
+    } else if (s) {
+        printf("  %s: %s %s\n", label, tridi_status_name(s), tridi_error_message());
+        bad++;
+    } else {
+        /* The part of the box this rank solves: owned cells, plus the global halo at grid edges. */
+        int64_t llo[3] = {1, 1, 1}, lhi[3] = {1, 1, 1};
+        void *xref = malloc(ls.cells * tsz(ty[4]));
+        memcpy(xref, ls.x_before, ls.cells * tsz(ty[4]));
+        scatter(&gg, gs.a.x, &in.grid, xref, ty[4]);
+        for (int a = 0; a < t->ndim; ++a) {
+            int64_t slo = a < 2 && in.coords[a] > 0 ? in.lo[a] : in.grid.lbound[a];
+            int64_t shi = a < 2 && in.coords[a] < in.dims[a] - 1 ? in.hi[a] : in.grid.ubound[a];
+            llo[a] = t->lo[a] > slo ? t->lo[a] : slo;
+            lhi[a] = t->hi[a] < shi ? t->hi[a] : shi;
+        }
+        bad += tu_check(label, &ls, xref, llo, lhi, t->axis, 4 * tu_tolerance(ty[4]));
+        free(xref);
+    }
+    ls.a.x = x_alloc;
+    tu_system_free(&ls);
+    tu_system_free(&gs);
+    tridi_decomp_destroy(d);
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    const char *name = "test_mpi_solve";
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    if (argc > 1 && !strcmp(argv[1], "--device")) {
+        device_mode = 1;
+        name = "test_mpi_solve (device)";
+#ifdef TRIDI_TEST_CUDA
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+            if (rank == 0)
+                printf("%s: no GPU\n", name);
+            return mt_finish(name, 0, 1);
+        }
+        cudaSetDevice(rank % ndev);
+        cfg.backend = TRIDI_BACKEND_CUDA;
+        cfg.device = rank % ndev;
+#else
+        return mt_finish(name, 0, 1);
+#endif
+    }
+    if (tridi_create(&ctx, &cfg)) {
+        printf("rank %d: tridi_create: %s\n", rank, tridi_error_message());
+        return mt_finish(name, 1, 0);
+    }
+    uint64_t rng = mt_seed(name);
+    long bad = 0;
+    const int trials = 40;
+    for (int ti = 0; ti < trials; ++ti) {
+        trial t;
+        memset(&t, 0, sizeof t);
+        t.ndim = tu_randint(&rng, 0, 3) ? 3 : 2;
+        int shape = (int)tu_randint(&rng, 0, 2);
+        t.dims[0] = shape == 1 ? nranks : shape == 2 ? 1 : 0;
+        t.dims[1] = shape == 2 ? nranks : shape == 1 ? 1 : 0;
+        for (int a = 0; a < 3; ++a)
+            t.n[a] = a < t.ndim ? tu_randint(&rng, a == 2 ? 2 : 2 * nranks + 1, a == 2 ? 6 : 23) : 1;
+        t.axis = (int)tu_randint(&rng, 0, t.ndim - 1);
+        t.combo = (int)tu_randint(&rng, 0, 2);
+        t.inplace = tu_randint(&rng, 0, 3) == 0;
+        for (int a = 0; a < 3; ++a) {
+            if (a >= t.ndim) {
+                t.lo[a] = t.hi[a] = 1;
+                continue;
+            }
+            /* Often the whole grid plus MOHID's boundary row; sometimes a random part (blocks left out). */
+            int kind = (int)tu_randint(&rng, 0, 2);
+            if (kind == 0) {
+                t.lo[a] = 1;
+                t.hi[a] = t.n[a];
+            } else if (kind == 1) {
+                t.lo[a] = 1;
+                t.hi[a] = t.n[a] + 1;
+            } else {
+                t.lo[a] = tu_randint(&rng, 0, t.n[a]);
+                t.hi[a] = tu_randint(&rng, t.lo[a], t.n[a] + 1);
+            }
+        }
+        /* The last few trials plant a zero pivot or a NaN in the middle of the box. */
+        if (ti >= trials - 6) {
+            t.fault = ti % 2 ? 1 : 2;
+            t.lo[t.axis] = 1;
+            t.hi[t.axis] = t.n[t.axis];
+            for (int a = 0; a < t.ndim; ++a)
+                t.fault_cell[a] = tu_randint(&rng, t.lo[a] + (a == t.axis), t.hi[a]);
+            if (t.ndim == 2)
+                t.fault_cell[2] = 0;
+        }
+        bad += mt_total(run_trial(&t, ti, &rng));
+    }
+    tridi_destroy(ctx);
+    return mt_finish(name, bad, 0);
+}
