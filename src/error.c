@@ -78,3 +78,10 @@ tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_
         tls_cell[a] = a < p->grid.ndim ? cell[a] : 0;
     return status;
 }
+
+void tridi_set_error_cell(int ndim, const int64_t cell[3])
+{
+    tls_cell_ndim = ndim;
+    for (int a = 0; a < 3; ++a)
+        tls_cell[a] = a < ndim ? cell[a] : 0;
+}

@@ -56,6 +56,10 @@ tridi_status tridi_fail(tridi_status status, const char *fmt, ...)
 tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_status status,
                                 int64_t line, int64_t m, const char *what);
 
+/* Sets the cell reported by tridi_error_cell after tridi_fail (the MPI layer relays another rank's
+ * numerical failure this way). */
+void tridi_set_error_cell(int ndim, const int64_t cell[3]);
+
 /* ---- validation (validate.c) ---- */
 tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                             const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *out,
