@@ -226,6 +226,7 @@ tridi_status tridi_decomp_destroy(tridi_decomp d)
     tridi_status s = tridi_check_decomp("tridi_decomp_destroy", d);
     if (s)
         return s;
+    tridi_mpi_scratch_free(d);
     for (int a = 0; a < 2; ++a)
         if (d->line_comm[a] != MPI_COMM_NULL)
             MPI_Comm_free(&d->line_comm[a]);

@@ -16,6 +16,41 @@
 #include <cuda_runtime_api.h>
 #endif
 
+void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes)
+{
+    if (d->scratch_bytes[which] >= bytes && d->scratch[which])
+        return d->scratch[which];
+#ifdef TRIDI_HAVE_CUDA
+    if (d->scratch[which])
+        which < 2 ? cudaFree(d->scratch[which]) : cudaFreeHost(d->scratch[which]);
+    d->scratch[which] = NULL;
+    d->scratch_bytes[which] = 0;
+    cudaError_t e = which < 2 ? cudaMalloc(&d->scratch[which], bytes) : cudaMallocHost(&d->scratch[which], bytes);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        d->scratch[which] = NULL;
+        return NULL;
+    }
+    d->scratch_bytes[which] = bytes;
+    return d->scratch[which];
+#else
+    return NULL;
+#endif
+}
+
+void tridi_mpi_scratch_free(tridi_decomp d)
+{
+#ifdef TRIDI_HAVE_CUDA
+    for (int i = 0; i < 4; ++i)
+        if (d->scratch[i])
+            i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
+#endif
+    for (int i = 0; i < 4; ++i) {
+        d->scratch[i] = NULL;
+        d->scratch_bytes[i] = 0;
+    }
+}
+
 typedef struct dplan {
     tridi_problem p;   /* this rank's part of the box (valid when has_lines && n > 0) */
     int has_lines;     /* this rank holds lines of the box */
@@ -439,9 +474,11 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         void *tmp = NULL;
         size_t es = work_here ? tridi_dtype_size(dp.p.arrays.x_type) : 0;
         if (work_here) {
-            cudaError_t e = cudaMalloc(&tmp, (size_t)dp.p.total_cells * es);
-            if (e != cudaSuccess)
-                s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: scratch answer: %s", f, cudaGetErrorString(e));
+            cudaError_t e = cudaSuccess;
+            tmp = tridi_mpi_scratch(d, 0, (size_t)dp.p.total_cells * es);
+            if (!tmp)
+                s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for a scratch answer of %zu bytes", f,
+                               (size_t)dp.p.total_cells * es);
             tridi_arrays a = *device_arrays;
             a.x = tmp;
             if (!s)
@@ -469,34 +506,33 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
             if (!s && e != cudaSuccess)
                 s = tridi_fail(TRIDI_ERROR_CUDA, "%s: copying the answer: %s", f, cudaGetErrorString(e));
         }
-        cudaFree(tmp);
         return tridi_mpi_agree(comm, s);
     }
     size_t nl = (size_t)dp.nlines;
-    double *coef = calloc(6 * nl + 1, sizeof(double));
-    double *ends = calloc(2 * nl + 1, sizeof(double));
+    /* Pinned host buffers: coefficients (+ the failure word) down, x_L/x_R up. */
+    double *coef = tridi_mpi_scratch(d, 2, sizeof(double) * (6 * nl + 2));
+    double *ends = tridi_mpi_scratch(d, 3, sizeof(double) * (2 * nl + 1));
     double *dwork = NULL, *dcoef = NULL;
     unsigned long long *dfail = NULL;
-    s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f) : TRIDI_SUCCESS;
+    s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f) : TRIDI_SUCCESS;
     if (!s && work_here) {
-        cudaError_t e = cudaMalloc((void **)&dwork, sizeof(double) * 3 * (size_t)dp.n * nl);
-        if (e == cudaSuccess)
-            e = cudaMalloc((void **)&dcoef, sizeof(double) * 6 * nl);
-        if (e == cudaSuccess)
-            e = cudaMalloc((void **)&dfail, sizeof *dfail);
-        if (e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: device work arrays for %zu lines: %s", f, nl,
-                           cudaGetErrorString(e));
+        dwork = tridi_mpi_scratch(d, 0, sizeof(double) * 3 * (size_t)dp.n * nl);
+        dcoef = tridi_mpi_scratch(d, 1, sizeof(double) * (6 * nl + 2));
+        if (!dwork || !dcoef)
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
+        else
+            dfail = (unsigned long long *)(dcoef + 6 * nl);
     }
-    unsigned long long fail = ~0ull;
+    unsigned long long *failp = (unsigned long long *)(coef + 6 * nl), fail = ~0ull;
     if (!s && work_here)
         s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dwork, dcoef, dfail, stream);
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(&fail, dfail, sizeof fail, cudaMemcpyDeviceToHost, st);
+            e = cudaMemcpyAsync(failp, dfail, sizeof fail, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
+        fail = *failp;
         if (e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f, cudaGetErrorString(e));
         else if (fail != ~0ull) {
@@ -519,13 +555,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         if (!s && e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
     }
-    s = tridi_mpi_agree(comm, s);
-    cudaFree(dwork);
-    cudaFree(dcoef);
-    cudaFree(dfail);
-    free(coef);
-    free(ends);
-    return s;
+    return tridi_mpi_agree(comm, s);
 #else
     (void)axis; (void)lo; (void)hi; (void)device_arrays; (void)stream;
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);

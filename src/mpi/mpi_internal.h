@@ -20,7 +20,16 @@ struct tridi_decomp_s {
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;
     tridi_decomp_info info;
+    /* Scratch of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost more
+     * than a solve on small grids): device buffers and pinned host buffers, grown on demand. */
+    void *scratch[4];
+    size_t scratch_bytes[4];
 };
+
+/* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host), at least bytes
+ * long; NULL when it cannot be allocated. */
+void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes);
+void tridi_mpi_scratch_free(tridi_decomp d);
 
 /* Cells of block c of p blocks cutting lo..hi: blocks differ by at most one cell. */
 static inline void tridi_block_range(int64_t lo, int64_t hi, int p, int c, int64_t *blo, int64_t *bhi)

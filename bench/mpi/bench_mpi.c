@@ -1,0 +1,344 @@
+/* Multi-GPU benchmark of the MPI layer (run with 2 ranks, one GPU each):
+ *   halo   - halo exchange bandwidth per transport against a plain peer copy of the same bytes between
+ *            the two GPUs, measured in the same run;
+ *   weak   - an ADI-like step (x, y, z solves + a halo exchange) on a fixed block per GPU: 1 GPU vs 2;
+ *   strong - the same step on fixed global grids (140x140x56 and 512x512x256 = 67M cells): 1 GPU vs 2.
+ * Each comparison is made in one job: the 1-GPU figures come from rank 0 alone on a communicator of
+ * its own while rank 1 waits. Times are medians of repeated runs after warm-up; data are random
+ * diagonally dominant systems (never zeros). */
+#include "tridi_mpi.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, nranks;
+
+#define CK(call)                                                                                               \
+    do {                                                                                                       \
+        cudaError_t e_ = (call);                                                                               \
+        if (e_ != cudaSuccess) {                                                                               \
+            fprintf(stderr, "rank %d: %s: %s\n", rank, #call, cudaGetErrorString(e_));                         \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                                      \
+        }                                                                                                      \
+    } while (0)
+#define TK(call)                                                                                               \
+    do {                                                                                                       \
+        tridi_status s_ = (call);                                                                              \
+        if (s_ != TRIDI_SUCCESS) {                                                                             \
+            fprintf(stderr, "rank %d: %s: %s\n", rank, #call, tridi_error_message());                          \
+            MPI_Abort(MPI_COMM_WORLD, 2);                                                                      \
+        }                                                                                                      \
+    } while (0)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static double uniform(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (double)((rng_state * 0x2545F4914F6CDD1Dull) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void *dev_random(int64_t cells, int dbl, double lo, double hi)
+{
+    size_t es = dbl ? 8 : 4;
+    void *h = malloc((size_t)cells * es), *d;
+    for (int64_t i = 0; i < cells; ++i) {
+        double v = lo + (hi - lo) * uniform();
+        if (dbl)
+            ((double *)h)[i] = v;
+        else
+            ((float *)h)[i] = (float)v;
+    }
+    CK(cudaMalloc(&d, (size_t)cells * es));
+    CK(cudaMemcpy(d, h, (size_t)cells * es, cudaMemcpyHostToDevice));
+    free(h);
+    return d;
+}
+
+/* ---- halo bandwidth ---- */
+
+/* Peer copy of `bytes` from GPU 0 to GPU 1 by rank 0: the bandwidth the link offers. */
+static double peer_copy_seconds(size_t bytes, int reps)
+{
+    double t = 0;
+    if (rank == 0) {
+        void *a, *b;
+        cudaStream_t st;
+        CK(cudaSetDevice(1));
+        CK(cudaMalloc(&b, bytes));
+        CK(cudaSetDevice(0));
+        cudaDeviceEnablePeerAccess(1, 0);
+        cudaGetLastError();
+        CK(cudaMalloc(&a, bytes));
+        CK(cudaMemset(a, 1, bytes));
+        CK(cudaStreamCreate(&st));
+        cudaEvent_t e0, e1;
+        cudaEventCreate(&e0);
+        cudaEventCreate(&e1);
+        double *v = malloc(sizeof(double) * (size_t)reps);
+        for (int r = -3; r < reps; ++r) {
+            cudaEventRecord(e0, st);
+            CK(cudaMemcpyPeerAsync(b, 1, a, 0, bytes, st));
+            cudaEventRecord(e1, st);
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            cudaEventElapsedTime(&ms, e0, e1);
+            if (r >= 0)
+                v[r] = ms * 1e-3;
+        }
+        t = median(v, reps);
+        free(v);
+        cudaFree(a);
+        CK(cudaSetDevice(1));
+        cudaFree(b);
+        CK(cudaSetDevice(0));
+        cudaStreamDestroy(st);
+    }
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return t;
+}
+
+static void bench_halo(void)
+{
+    if (rank == 0) {
+        printf("\n## Halo exchange, 2 ranks (one GPU each), double, halo width 2, one face per rank\n");
+        printf("| cut | local block | face bytes | transport | exchange us | GB/s | peer copy GB/s | halo/peer |\n");
+        printf("|---|---|---:|---|---:|---:|---:|---:|\n");
+    }
+    struct {
+        int cut; /* 0: along i (faces strided: 2 cells per row), 1: along j (faces of whole rows) */
+        int64_t n[3];
+    } cfgs[] = {{1, {256, 64, 32}}, {1, {1024, 64, 128}}, {1, {2048, 64, 512}}, {0, {64, 256, 32}},
+                {0, {64, 1024, 128}}, {0, {64, 2048, 512}}};
+    const int h = 2, reps = 30;
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; ++c) {
+        tridi_decomp_config dc;
+        tridi_decomp_config_init(&dc);
+        int cut = cfgs[c].cut;
+        for (int a = 0; a < 3; ++a) {
+            dc.lo[a] = 1;
+            dc.hi[a] = cfgs[c].n[a] * (a == cut ? nranks : 1);
+            dc.halo[a] = a < 2 ? h : 0;
+        }
+        dc.dims[0] = cut == 0 ? nranks : 1;
+        dc.dims[1] = cut == 1 ? nranks : 1;
+        tridi_decomp d;
+        TK(tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &dc));
+        tridi_decomp_info in;
+        TK(tridi_decomp_get_info(d, &in));
+        int64_t cells = 1;
+        for (int a = 0; a < 3; ++a)
+            cells *= in.grid.ubound[a] - in.grid.lbound[a] + 1;
+        void *arr = dev_random(cells, 1, -1, 1);
+        size_t face = (size_t)h * 8 * (size_t)(cut == 1 ? cfgs[c].n[0] : cfgs[c].n[1]) * (size_t)cfgs[c].n[2];
+        double tpeer = peer_copy_seconds(face, reps);
+        tridi_transport tr[3] = {TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_STAGED, TRIDI_TRANSPORT_CUDA_AWARE};
+        for (int t = 0; t < 3; ++t) {
+            tridi_halo hl;
+            tridi_status s = tridi_halo_create(&hl, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, tr[t]);
+            if (s) {
+                if (rank == 0)
+                    printf("| %s | %lldx%lldx%lld | %zu | %s | - | - | - | not available: %s |\n", cut ? "j" : "i",
+                           (long long)cfgs[c].n[0], (long long)cfgs[c].n[1], (long long)cfgs[c].n[2], face,
+                           tridi_transport_name(tr[t]), tridi_status_name(s));
+                continue;
+            }
+            double v[64];
+            for (int r = -5; r < reps; ++r) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                TK(tridi_halo_begin(hl, NULL));
+                TK(tridi_halo_end(hl));
+                double t1 = MPI_Wtime() - t0, tmax;
+                MPI_Allreduce(&t1, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                if (r >= 0)
+                    v[r] = tmax;
+            }
+            double tm = median(v, reps);
+            if (rank == 0)
+                printf("| %s | %lldx%lldx%lld | %zu | %s | %.1f | %.1f | %.1f | %.0f%% |\n", cut ? "j" : "i",
+                       (long long)cfgs[c].n[0], (long long)cfgs[c].n[1], (long long)cfgs[c].n[2], face,
+                       tridi_transport_name(tr[t]), tm * 1e6, face / tm * 1e-9, face / tpeer * 1e-9,
+                       100.0 * tpeer / tm);
+            TK(tridi_halo_destroy(hl));
+        }
+        cudaFree(arr);
+        TK(tridi_decomp_destroy(d));
+    }
+}
+
+/* ---- ADI-like step ---- */
+
+typedef struct step_data {
+    tridi_decomp d;
+    tridi_decomp_info in;
+    tridi_context ctx;
+    void *lower, *diag, *upper, *rhs, *x;
+    tridi_halo halo;
+} step_data;
+
+/* MOHID's types: diag double, the rest float; one halo cell on i and j. */
+static void step_setup(step_data *sd, MPI_Comm comm, const int64_t n[3], int dims1, tridi_transport tr)
+{
+    tridi_decomp_config dc;
+    tridi_decomp_config_init(&dc);
+    for (int a = 0; a < 3; ++a) {
+        dc.lo[a] = 1;
+        dc.hi[a] = n[a];
+        dc.halo[a] = a < 2 ? 1 : 0;
+    }
+    dc.dims[0] = 1;
+    dc.dims[1] = dims1;
+    TK(tridi_decomp_create(&sd->d, MPI_Comm_c2f(comm), &dc));
+    TK(tridi_decomp_get_info(sd->d, &sd->in));
+    int64_t cells = 1;
+    for (int a = 0; a < 3; ++a)
+        cells *= sd->in.grid.ubound[a] - sd->in.grid.lbound[a] + 1;
+    sd->lower = dev_random(cells, 0, -1, 1);
+    sd->upper = dev_random(cells, 0, -1, 1);
+    sd->diag = dev_random(cells, 1, 2.5, 4);
+    sd->rhs = dev_random(cells, 0, -1, 1);
+    sd->x = dev_random(cells, 0, -1, 1);
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CUDA;
+    cfg.device = rank;
+    TK(tridi_create(&sd->ctx, &cfg));
+    TK(tridi_halo_create(&sd->halo, sd->d, sd->x, TRIDI_FLOAT32, TRIDI_MEMORY_DEVICE, 0, tr));
+}
+
+static void step_free(step_data *sd)
+{
+    TK(tridi_halo_destroy(sd->halo));
+    cudaFree(sd->lower);
+    cudaFree(sd->diag);
+    cudaFree(sd->upper);
+    cudaFree(sd->rhs);
+    cudaFree(sd->x);
+    tridi_destroy(sd->ctx);
+    TK(tridi_decomp_destroy(sd->d));
+}
+
+/* Median seconds of one step: solves along x, y, z of the whole grid, then a halo exchange of x. */
+static double step_time(step_data *sd, MPI_Comm comm, const int64_t n[3], int reps)
+{
+    tridi_arrays a = {sd->lower, TRIDI_FLOAT32, sd->diag, TRIDI_FLOAT64, sd->upper, TRIDI_FLOAT32,
+                      sd->rhs, TRIDI_FLOAT32, sd->x, TRIDI_FLOAT32};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {n[0], n[1], n[2]};
+    double *v = malloc(sizeof(double) * (size_t)reps);
+    for (int r = -3; r < reps; ++r) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        for (int ax = 0; ax < 3; ++ax)
+            TK(tridi_mpi_solve_device(sd->ctx, sd->d, (tridi_axis)ax, lo, hi, &a, NULL));
+        TK(tridi_halo_exchange(sd->halo, NULL));
+        double t1 = MPI_Wtime() - t0, tmax;
+        MPI_Allreduce(&t1, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
+        if (r >= 0)
+            v[r] = tmax;
+    }
+    double m = median(v, reps);
+    free(v);
+    return m;
+}
+
+/* The step on 1 GPU (rank 0 alone) and on all ranks; n1/n2 are the global grids of each. */
+static void scaling_row(const char *what, const int64_t n1[3], const int64_t n2[3], int weak, int reps)
+{
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    double t1 = 0;
+    if (rank == 0) {
+        step_data sd;
+        step_setup(&sd, solo, n1, 1, TRIDI_TRANSPORT_AUTO);
+        t1 = step_time(&sd, solo, n1, reps);
+        step_free(&sd);
+        MPI_Comm_free(&solo);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    tridi_transport tr[2] = {TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_STAGED};
+    for (int t = 0; t < 2; ++t) {
+        step_data sd;
+        step_setup(&sd, MPI_COMM_WORLD, n2, nranks, tr[t]);
+        double t2 = step_time(&sd, MPI_COMM_WORLD, n2, reps);
+        step_free(&sd);
+        if (rank == 0) {
+            double cells1 = (double)(n1[0] * n1[1] * n1[2]), cells2 = (double)(n2[0] * n2[1] * n2[2]);
+            double eff = weak ? t1 / t2 : t1 / t2 / nranks;
+            printf("| %s | %lldx%lldx%lld | %.3f | %lldx%lldx%lld | %s | %.3f | %.2f | %.0f%% | %.2f / %.2f |\n", what,
+                   (long long)n1[0], (long long)n1[1], (long long)n1[2], t1 * 1e3, (long long)n2[0], (long long)n2[1],
+                   (long long)n2[2], tridi_transport_name(tr[t]), t2 * 1e3, t1 / t2, 100.0 * eff,
+                   cells1 / t1 * 1e-9, cells2 / t2 * 1e-9);
+        }
+    }
+}
+
+static void bench_scaling(int weak)
+{
+    if (rank == 0) {
+        printf("\n## ADI-like step (solves along x, y, z + halo exchange of x; MOHID types), %s scaling, "
+               "1 GPU vs %d, j cut\n", weak ? "weak" : "strong", nranks);
+        printf("| case | 1-GPU grid | 1 GPU ms | %d-GPU grid | transport | %d GPU ms | speed-up | efficiency | "
+               "Gcell-steps/s (1 / %d) |\n", nranks, nranks, nranks);
+        printf("|---|---|---:|---|---|---:|---:|---:|---:|\n");
+    }
+    if (weak) {
+        int64_t blocks[2][3] = {{256, 256, 64}, {512, 512, 128}};
+        for (int b = 0; b < 2; ++b) {
+            int64_t n2[3] = {blocks[b][0], blocks[b][1] * nranks, blocks[b][2]};
+            scaling_row("weak", blocks[b], n2, 1, 10);
+        }
+    } else {
+        int64_t grids[2][3] = {{140, 140, 56}, {512, 512, 256}};
+        const char *names[2] = {"flow_channel_140-56", "67M cells"};
+        for (int g = 0; g < 2; ++g)
+            scaling_row(names[g], grids[g], grids[g], 0, g ? 10 : 30);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < nranks || nranks != 2) {
+        if (rank == 0)
+            printf("bench_mpi needs exactly 2 ranks and a GPU each (ranks %d, GPUs %d)\n", nranks, ndev);
+        MPI_Finalize();
+        return 1;
+    }
+    CK(cudaSetDevice(rank));
+    const char *what = argc > 1 ? argv[1] : "all";
+    if (rank == 0) {
+        struct cudaDeviceProp p;
+        cudaGetDeviceProperties(&p, 0);
+        int access = 0;
+        cudaDeviceCanAccessPeer(&access, 0, 1);
+        printf("# bench_mpi: %d ranks, %s x%d, peer access %s\n", nranks, p.name, ndev, access ? "yes" : "no");
+    }
+    if (!strcmp(what, "all") || !strcmp(what, "halo"))
+        bench_halo();
+    if (!strcmp(what, "all") || !strcmp(what, "weak"))
+        bench_scaling(1);
+    if (!strcmp(what, "all") || !strcmp(what, "strong"))
+        bench_scaling(0);
+    MPI_Finalize();
+    return 0;
+}
