@@ -122,10 +122,10 @@ tk_view compact_view(const tridi_problem *p)
 // Rows [r0, r1) between the caller's array and a compact buffer; double -> float on the way up when the
 // transfer type is narrower.
 void pack_rows(const void *user, tridi_dtype ut, void *dst, tridi_dtype dt, const rows_geo &g, int64_t r0,
-               int64_t r1)
+               int64_t r1, bool parallel = true)
 {
     const size_t ue = tridi_dtype_size(ut), de = tridi_dtype_size(dt);
-#pragma omp parallel for schedule(static) if ((r1 - r0) * g.len > 32768)
+#pragma omp parallel for schedule(static) if (parallel && (r1 - r0) * g.len > 32768)
     for (int64_t row = r0; row < r1; ++row) {
         const int64_t r = row % g.R, l2 = row / g.R;
         const char *s = (const char *)user + (g.origin + r * g.rs + l2 * g.s2) * ue;
@@ -149,6 +149,22 @@ void unpack_rows(const void *src, void *user, size_t es, const rows_geo &g, int6
         std::memcpy((char *)user + (g.origin + r * g.rs + l2 * g.s2) * es, (const char *)src + row * g.len * es,
                     g.len * es);
     }
+}
+
+// A slab of an upload_async, packed on CUDA's host-callback thread in stream order, so the caller goes
+// back to assembling at once and the copy of each slab starts as soon as it is packed.
+struct pack_job {
+    const void *user;
+    tridi_dtype ut, dt;
+    void *dst;
+    rows_geo g;
+    int64_t r0, r1;
+};
+
+void CUDART_CB run_pack_job(void *arg)
+{
+    const pack_job *j = (const pack_job *)arg;
+    pack_rows(j->user, j->ut, j->dst, j->dt, j->g, j->r0, j->r1, false);
 }
 
 struct upload_key {
@@ -196,6 +212,7 @@ struct tridi_cuda_state {
     dbuf din[4], dout, dbox, scratch;
     hbuf hin[4], hout;
     upload_key uploaded[4];
+    pack_job jobs[4][MAX_SLABS];
     std::unordered_map<void *, size_t> user_allocs;
 };
 
@@ -251,42 +268,8 @@ kernel_types types_of(const tridi_problem *p, bool f32_transfer)
 template <class TL, class TD, class TX>
 tridi_status launch_typed(const tk_args &a, bool contiguous, cudaStream_t stream)
 {
-    // The opt-in to more than 48 KiB of shared memory is per device: remember which devices have it.
-    static std::atomic<unsigned long long> attrs_set{0};
-    int dev = 0;
-    CK(cudaGetDevice(&dev), "cudaGetDevice");
-    const unsigned long long bit = 1ull << (dev & 63);
-    if (!(attrs_set.load() & bit)) {
-        CK(cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                TK_WG_SHARED_MAX),
-           "cudaFuncSetAttribute");
-        CK(cudaFuncSetAttribute(tk_contiguous<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                TK_WG_SHARED_MAX),
-           "cudaFuncSetAttribute");
-        attrs_set.fetch_or(bit);
-    }
-    const size_t per_line = (size_t)a.n * 2 * sizeof(double);
-    if (contiguous) {
-        const size_t shm = a.scratch ? 0 : per_line * TK_X_LINES;
-        const int64_t blocks = (a.l_count + TK_X_LINES - 1) / TK_X_LINES;
-        tk_contiguous<TL, TD, TX><<<(unsigned)blocks, TK_X_LINES, shm, stream>>>(a);
-    } else {
-        int T = 128;
-        while (!a.scratch && T > 32 && per_line * T > (size_t)TK_WG_SHARED_MAX)
-            T /= 2;
-        const size_t shm = a.scratch ? 0 : per_line * T;
-        const int64_t blocks = (a.l_count + T - 1) / T;
-        tk_strided<TL, TD, TX><<<(unsigned)blocks, T, shm, stream>>>(a);
-    }
-    CK(cudaGetLastError(), "launching the Thomas kernel");
+    CK((tk_launch<TL, TD, TX>(a, contiguous, stream)), "launching the Thomas kernel");
     return TRIDI_SUCCESS;
-}
-
-// W and G of one launch fit in shared memory for lines up to this length; longer ones need scratch.
-bool needs_scratch(int64_t n, bool contiguous)
-{
-    const size_t per_line = (size_t)n * 2 * sizeof(double);
-    return per_line * (contiguous ? TK_X_LINES : 32) > (size_t)TK_WG_SHARED_MAX;
 }
 
 tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
@@ -491,17 +474,30 @@ tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slot, cudaStream_t stream)
 {
     const rows_geo g = geometry(p);
-    const int64_t rows = g.R * p->n2;
-    const int threads = g.len >= 256 ? 256 : (int)((g.len + 31) / 32 * 32);
-    dim3 grid((unsigned)((g.len + threads - 1) / threads), (unsigned)(rows < 65535 ? rows : 65535));
+    const int64_t total = g.len * g.R * p->n2;
+    const int threads = 256;
+    const int64_t want = (total + threads - 1) / threads;
+    const unsigned blocks = (unsigned)(want < 8192 ? want : 8192);
     unsigned long long *err = st->d_err + slot, *mirror = st->h_mirror_dev + slot,
                        *next = st->d_err + (slot + 1) % NSLOT;
-    if (p->arrays.x_type == TRIDI_FLOAT64)
-        tk_commit<double><<<grid, threads, 0, stream>>>((const double *)st->dbox.p, (double *)p->arrays.x, g.len,
-                                                        g.R, rows, g.origin, g.rs, g.s2, err, mirror, next);
-    else
-        tk_commit<float><<<grid, threads, 0, stream>>>((const float *)st->dbox.p, (float *)p->arrays.x, g.len, g.R,
-                                                       rows, g.origin, g.rs, g.s2, err, mirror, next);
+    const bool small = total < (int64_t)UINT32_MAX; // 32-bit index arithmetic is several times cheaper
+    const void *src = st->dbox.p;
+    void *dst = p->arrays.x;
+    if (p->arrays.x_type == TRIDI_FLOAT64) {
+        if (small)
+            tk_commit<double, uint32_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst,
+                (uint32_t)g.len, (uint32_t)g.R, (uint32_t)total, g.origin, g.rs, g.s2, err, mirror, next);
+        else
+            tk_commit<double, int64_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst, g.len,
+                g.R, total, g.origin, g.rs, g.s2, err, mirror, next);
+    } else {
+        if (small)
+            tk_commit<float, uint32_t><<<blocks, threads, 0, stream>>>((const float *)src, (float *)dst,
+                (uint32_t)g.len, (uint32_t)g.R, (uint32_t)total, g.origin, g.rs, g.s2, err, mirror, next);
+        else
+            tk_commit<float, int64_t><<<blocks, threads, 0, stream>>>((const float *)src, (float *)dst, g.len, g.R,
+                total, g.origin, g.rs, g.s2, err, mirror, next);
+    }
     CK(cudaGetLastError(), "launching the commit kernel");
     return TRIDI_SUCCESS;
 }
@@ -571,8 +567,18 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     if (s)
         return s;
     const rows_geo g = geometry(p);
-    pack_rows(host, type, st->hin[r].p, xt, g, 0, g.R * p->n2);
-    CK(cudaMemcpyAsync(st->din[r].p, st->hin[r].p, bytes, cudaMemcpyHostToDevice, st->up[r]), "cudaMemcpyAsync (upload)");
+    const size_t es = tridi_dtype_size(xt);
+    int64_t S = (int64_t)(bytes / (SLAB_BYTES / 4));
+    S = S < 1 ? 1 : S > MAX_SLABS ? MAX_SLABS : S;
+    S = S > p->n2 ? p->n2 : S;
+    for (int64_t sl = 0; sl < S; ++sl) {
+        const int64_t r0 = g.R * (p->n2 * sl / S), r1 = g.R * (p->n2 * (sl + 1) / S);
+        st->jobs[r][sl] = {host, type, xt, st->hin[r].p, g, r0, r1};
+        CK(cudaLaunchHostFunc(st->up[r], run_pack_job, &st->jobs[r][sl]), "cudaLaunchHostFunc (packing)");
+        CK(cudaMemcpyAsync((char *)st->din[r].p + r0 * g.len * es, (char *)st->hin[r].p + r0 * g.len * es,
+                           (r1 - r0) * g.len * es, cudaMemcpyHostToDevice, st->up[r]),
+           "cudaMemcpyAsync (upload)");
+    }
     CK(cudaEventRecord(st->ev_up[r], st->up[r]), "cudaEventRecord");
     upload_key &k = st->uploaded[r];
     k.grid = p->grid;
@@ -600,7 +606,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p)
     const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
     const rows_geo g = geometry(p);
     const bool contiguous = p->axis == TRIDI_AXIS_X;
-    const bool scratch = needs_scratch(p->n, contiguous);
+    const bool scratch = tk_needs_scratch(p->n);
 
     bool have[4];
     for (int r = 0; r < 4; ++r) {
@@ -709,7 +715,7 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     if (s)
         return s;
     const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
-    const bool scratch = needs_scratch(p->n, contiguous);
+    const bool scratch = tk_needs_scratch(p->n);
     const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
     if (st->dbox.bytes < cells * xs || (scratch && st->scratch.bytes < cells * 2 * sizeof(double))) {
         // Growing frees buffers that queued solves may still use.

@@ -23,11 +23,14 @@ struct tk_args {
     unsigned long long *err;   // lowest failing line (atomicMin); ULLONG_MAX: none
 };
 
-// W and G of a block live in shared memory up to this many bytes; longer lines use the global scratch.
-constexpr int TK_WG_SHARED_MAX = 64 * 1024;
+// W and G of a block live in shared memory up to this many bytes (two blocks of 32 lines still fit on an
+// SM); longer lines use the global scratch.
+constexpr int TK_WG_SHARED_MAX = 112 * 1024;
+constexpr int TK_LINES = 32; // lines per block when W and G are in shared memory
+constexpr int TK_PF = 8;     // unknowns whose inputs are loaded ahead of the recurrence
 // Unknowns per staged tile of the contiguous (x) kernel.
 constexpr int TK_CHUNK = 32;
-constexpr int TK_X_LINES = 32; // lines per block of the contiguous kernel
+constexpr int TK_X_LINES = TK_LINES; // lines per block of the contiguous kernel
 
 __device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
 
@@ -64,40 +67,48 @@ __global__ void tk_strided(const tk_args a)
     bool bad = !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
     W[0] = w;
     G[0] = g;
-    // Four unknowns' inputs are loaded before their recurrence steps so the loads of a thread overlap
-    // each other instead of waiting behind the division chain.
-    int64_t m = 1;
-    for (; m + 4 <= n - 1; m += 4) {
-        double d[4], ee[4], f[4], r[4];
+    // The inputs of the next TK_PF unknowns are loaded while the current ones go through the division
+    // chain: few lines fit on an SM when W and G stay on chip, so each line must keep loads in flight.
+    double cd[TK_PF], ce[TK_PF], cf[TK_PF], cr[TK_PF];
+    auto load = [&](int64_t m0, double *d, double *ee, double *f, double *r) {
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            d[u] = (double)D[(m + u) * s];
-            ee[u] = (double)E[(m + u) * s];
-            f[u] = (double)F[(m + u) * s];
-            r[u] = (double)R[(m + u) * s];
+        for (int u = 0; u < TK_PF; ++u) {
+            const int64_t m = m0 + u;
+            d[u] = m < n ? (double)D[m * s] : 0.0;
+            ee[u] = m < n ? (double)E[m * s] : 1.0;
+            f[u] = m < n - 1 ? (double)F[m * s] : 0.0;
+            r[u] = m < n ? (double)R[m * s] : 0.0;
+        }
+    };
+    load(1, cd, ce, cf, cr);
+    for (int64_t m0 = 1; m0 < n; m0 += TK_PF) {
+        double nd[TK_PF], ne[TK_PF], nf[TK_PF], nr[TK_PF];
+        if (m0 + TK_PF < n)
+            load(m0 + TK_PF, nd, ne, nf, nr);
+#pragma unroll
+        for (int u = 0; u < TK_PF; ++u) {
+            const int64_t m = m0 + u;
+            if (m < n) {
+                const double den = ce[u] + cd[u] * w;
+                if (m < n - 1) {
+                    const double inv = 1.0 / den;
+                    w = -cf[u] * inv;
+                    g = (cr[u] - cd[u] * g) * inv;
+                } else {
+                    g = (cr[u] - cd[u] * g) / den;
+                }
+                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(cd[u]) | !tk_finite(den);
+                W[m * ws] = w;
+                G[m * ws] = g;
+            }
         }
 #pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            double den = ee[u] + d[u] * w, inv = 1.0 / den;
-            w = -f[u] * inv;
-            g = (r[u] - d[u] * g) * inv;
-            bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d[u]) | !tk_finite(den);
-            W[(m + u) * ws] = w;
-            G[(m + u) * ws] = g;
+        for (int u = 0; u < TK_PF; ++u) {
+            cd[u] = nd[u];
+            ce[u] = ne[u];
+            cf[u] = nf[u];
+            cr[u] = nr[u];
         }
-    }
-    for (; m < n; ++m) {
-        double d = (double)D[m * s], den = (double)E[m * s] + d * w;
-        if (m < n - 1) {
-            double inv = 1.0 / den;
-            w = -(double)F[m * s] * inv;
-            g = ((double)R[m * s] - d * g) * inv;
-        } else {
-            g = ((double)R[m * s] - d * g) / den;
-        }
-        bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-        W[m * ws] = w;
-        G[m * ws] = g;
     }
     if (!bad) {
         TX x = (TX)g;
@@ -216,29 +227,61 @@ __global__ void tk_contiguous(const tk_args a)
         atomicMin(a.err, (unsigned long long)(a.l_begin + li0 + t));
 }
 
+// True when W and G of a line of n unknowns do not fit in shared memory for a block of TK_LINES lines.
+inline bool tk_needs_scratch(int64_t n) { return (size_t)n * 2 * sizeof(double) * TK_LINES > (size_t)TK_WG_SHARED_MAX; }
+
+// Launches the solve kernel for a.l_count lines (a.scratch set by the caller when tk_needs_scratch).
+// contiguous: unknowns of a line are adjacent (a.in.sm == a.out.sm == 1), the x sweep's layout.
+template <class TL, class TD, class TX>
+cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
+{
+    // The opt-in to more than 48 KiB of shared memory is per device: remember which devices have it.
+    static unsigned long long attrs_set = 0;
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    const unsigned long long bit = 1ull << (dev & 63);
+    if (!(__atomic_load_n(&attrs_set, __ATOMIC_RELAXED) & bit)) {
+        e = cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, TK_WG_SHARED_MAX);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(tk_contiguous<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                     TK_WG_SHARED_MAX);
+        if (e != cudaSuccess)
+            return e;
+        __atomic_fetch_or(&attrs_set, bit, __ATOMIC_RELAXED);
+    }
+    const size_t wg = a.scratch ? 0 : (size_t)a.n * 2 * sizeof(double) * TK_LINES;
+    if (contiguous) {
+        tk_contiguous<TL, TD, TX><<<(unsigned)((a.l_count + TK_X_LINES - 1) / TK_X_LINES), TK_X_LINES, wg, stream>>>(a);
+    } else {
+        // With W and G in global scratch occupancy is free to be high; on chip, small blocks pack the SM.
+        const int T = a.scratch ? 128 : TK_LINES;
+        tk_strided<TL, TD, TX><<<(unsigned)((a.l_count + T - 1) / T), T, wg, stream>>>(a);
+    }
+    return cudaGetLastError();
+}
+
 // Copies the box from the compact buffer into the caller's x only when no line of the solve failed, so a
 // failing solve leaves x as it was without a round trip to the host. Rows of `len` contiguous cells:
-// row = r + R * l2 starts at src row*len and at dst off + r*rs + l2*s2.
-// One thread also hands the verdict to the host through mapped pinned memory (no copy in the stream)
-// and re-arms the error slot of the context's next call, which is ordered after this one.
-template <class TX>
-__global__ void tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, int64_t len, int64_t R,
-                          int64_t rows, int64_t off, int64_t rs, int64_t s2, const unsigned long long *err,
-                          unsigned long long *mirror, unsigned long long *next_err)
+// row = r + R * l2 starts at src row*len and at dst off + r*rs + l2*s2. One thread also hands the
+// verdict to the host through mapped pinned memory (no copy in the stream) and re-arms the error slot
+// of the context's next call, which is ordered after this one.
+template <class TX, class I>
+__global__ void tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, I len, I R, I total, int64_t off,
+                          int64_t rs, int64_t s2, const unsigned long long *err, unsigned long long *mirror,
+                          unsigned long long *next_err)
 {
     const unsigned long long verdict = *err;
-    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0) {
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
         *mirror = verdict;
         *next_err = ULLONG_MAX;
     }
     if (verdict != ULLONG_MAX)
         return;
-    const int64_t q = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (q >= len)
-        return;
-    for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-        const int64_t r = row % R, l2 = row / R;
-        dst[off + r * rs + l2 * s2 + q] = src[row * len + q];
+    for (I idx = (I)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (I)gridDim.x * blockDim.x) {
+        const I row = idx / len, q = idx - row * len, l2 = row / R, r = row - l2 * R;
+        dst[off + (int64_t)r * rs + (int64_t)l2 * s2 + q] = src[idx];
     }
 }
 
@@ -247,7 +290,7 @@ __global__ void tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, int6
 // or in a one-thread kernel (device mode); W and G hold n doubles each.
 struct tk_fail {
     long long m;
-    int code; // 0 none, 1 non-finite diag, 2 lower, 3 upper, 4 rhs, 5 zero pivot, 6 overflow, 7 answer
+    long long code; // (no padding: the struct is copied back whole) 0 none, 1 non-finite diag, 2 lower, 3 upper, 4 rhs, 5 zero pivot, 6 overflow, 7 answer
 };
 
 template <class TL, class TD, class TX>
