@@ -22,10 +22,47 @@
 ! fluxes are recomputed in double from its answer and volumes and contents updated from those fluxes,
 ! so water and salt are conserved to double rounding whatever the solver's rounding.
 module fc_model
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_double, c_char, c_null_char
   use fc_solver
   implicit none
   private
   public :: fc_state, fc_init, fc_step, fc_free, fc_volume, fc_content, fc_grid_from_name, fc_river
+  public :: fc_sync_host
+
+  ! The gpu-resident step (fc_gpu.cu): the same model as below as CUDA kernels on device copies of
+  ! every array, solved by tridi_solve_device.
+  interface
+    integer(c_int) function fc_gpu_create(gpu, im, jm, km, dt, msg, msglen) bind(c, name='fc_gpu_create')
+      import :: c_ptr, c_int, c_double, c_char
+      type(c_ptr), intent(out) :: gpu
+      integer(c_int), value :: im, jm, km, msglen
+      real(c_double), value :: dt
+      character(kind=c_char), intent(out) :: msg(*)
+    end function
+    integer(c_int) function fc_gpu_put(gpu, eta, u, v, t, s) bind(c, name='fc_gpu_put')
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: gpu
+      real(c_double), intent(in) :: eta(*), u(*), v(*), t(*), s(*)
+    end function
+    integer(c_int) function fc_gpu_get(gpu, eta, u, v, t, s) bind(c, name='fc_gpu_get')
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: gpu
+      real(c_double), intent(out) :: eta(*), u(*), v(*), t(*), s(*)
+    end function
+    integer(c_int) function fc_gpu_step(gpu, q, outflow_volume, heat_out, salt_out, solver_ms, msg, msglen) &
+        bind(c, name='fc_gpu_step')
+      import :: c_ptr, c_int, c_double, c_char
+      type(c_ptr), value :: gpu
+      real(c_double), value :: q
+      real(c_double), intent(out) :: outflow_volume, heat_out, salt_out, solver_ms
+      character(kind=c_char), intent(out) :: msg(*)
+      integer(c_int), value :: msglen
+    end function
+    subroutine fc_gpu_destroy(gpu) bind(c, name='fc_gpu_destroy')
+      import :: c_ptr
+      type(c_ptr), value :: gpu
+    end subroutine
+  end interface
 
   integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
 
@@ -70,6 +107,9 @@ module fc_model
     ! (tracer x m3) in with the river and out through the east side.
     real(r8) :: vol_in = 0, vol_out = 0, salt_in = 0, salt_out = 0, heat_in = 0, heat_out = 0
     real(r8) :: outflow = 0   ! discharge through the east side during the last step (m3/s)
+    ! gpu-resident: the device model, and whether the host fields lag behind it.
+    type(c_ptr) :: gpu = c_null_ptr
+    logical :: resident = .false., host_stale = .false.
   end type fc_state
 
 contains
@@ -115,11 +155,71 @@ contains
     st%d3 = 0; st%e3 = 1; st%f3 = 0; st%ti3 = 0; st%x3 = 0; st%ti3b = 0; st%x3b = 0
     st%d2 = 0; st%e2 = 1; st%f2 = 0; st%ti2 = 0; st%x2 = 0
     call solver_init(st%solver, backend, max(im, jm, km) + 2, threads)
+    st%resident = backend == BACKEND_GPU_RESIDENT
+    if (st%resident) call gpu_init(st)
   end subroutine fc_init
+
+  subroutine gpu_init(st)
+    type(fc_state), intent(inout) :: st
+    character(kind=c_char) :: msg(512)
+    integer :: rc
+    msg = c_null_char
+    rc = fc_gpu_create(st%gpu, st%im, st%jm, st%km, st%dt, msg, size(msg))
+    if (rc == 77) then
+      write (*, '(a, 512a)') 'flow_channel: no usable GPU for the gpu-resident backend: ', c_text(msg)
+      stop 77
+    end if
+    if (rc /= 0) then
+      write (*, '(a, 512a)') 'flow_channel: gpu-resident: ', c_text(msg)
+      error stop 1
+    end if
+    if (fc_gpu_put(st%gpu, st%eta, st%u, st%v, st%t, st%s) /= 0) error stop 'flow_channel: gpu-resident: upload failed'
+  end subroutine gpu_init
+
+  function c_text(msg) result(text)
+    character(kind=c_char), intent(in) :: msg(:)
+    character(len=1), allocatable :: text(:)
+    integer :: n
+    n = 0
+    do while (n < size(msg))
+      if (msg(n + 1) == c_null_char) exit
+      n = n + 1
+    end do
+    text = msg(1:n)
+  end function c_text
+
+  ! Brings the gpu-resident model's fields to the host arrays (for output, checks, diagnostics).
+  subroutine fc_sync_host(st)
+    type(fc_state), intent(inout) :: st
+    if (.not. (st%resident .and. st%host_stale)) return
+    if (fc_gpu_get(st%gpu, st%eta, st%u, st%v, st%t, st%s) /= 0) error stop 'flow_channel: gpu-resident: download failed'
+    st%host_stale = .false.
+  end subroutine fc_sync_host
+
+  subroutine resident_step(st, q)
+    type(fc_state), intent(inout) :: st
+    real(r8), intent(in) :: q
+    character(kind=c_char) :: msg(512)
+    real(r8) :: out_volume, heat_out, salt_out, solver_ms
+    msg = c_null_char
+    if (fc_gpu_step(st%gpu, q, out_volume, heat_out, salt_out, solver_ms, msg, size(msg)) /= 0) then
+      write (*, '(a, 512a)') 'flow_channel: gpu-resident: ', c_text(msg)
+      error stop 1
+    end if
+    st%host_stale = .true.
+    st%solver%seconds = st%solver%seconds + solver_ms / 1000
+    st%solver%calls = st%solver%calls + 18
+    st%outflow = out_volume / st%dt
+    st%heat_in = st%heat_in + st%dt * q * t_river
+    st%heat_out = st%heat_out + heat_out
+    st%salt_in = st%salt_in + st%dt * q * s_river
+    st%salt_out = st%salt_out + salt_out
+  end subroutine resident_step
 
   subroutine fc_free(st)
     type(fc_state), intent(inout) :: st
     call solver_free(st%solver)
+    if (st%resident) call fc_gpu_destroy(st%gpu)
     deallocate(st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, st%f2, st%ti2, st%x2, st%water)
     deallocate(st%eta, st%eta_start, st%hu, st%hv, st%ubot, st%ua, st%cc, st%tr, st%tn, st%u, st%v, st%t, &
                st%s, st%fx, st%fy, st%g, st%pb)
@@ -158,14 +258,18 @@ contains
     type(fc_state), intent(inout) :: st
     real(r8) :: q
     q = fc_river(st%time + 0.5_r8 * st%dt, st%ramp)   ! the step's discharge, taken at its middle
-    st%eta_start = st%eta
-    st%fx = 0; st%fy = 0
-    call half_step_x(st, q)
-    call half_step_y(st, q)
-    call fill_ghosts(st)
-    call transport(st, st%t, t_river, t_ambient, q, st%heat_in, st%heat_out)
-    call transport(st, st%s, s_river, s_ambient, q, st%salt_in, st%salt_out)
-    st%outflow = sum(st%fx(st%im + 1, 1:st%jm, 1:st%km)) / st%dt
+    if (st%resident) then
+      call resident_step(st, q)
+    else
+      st%eta_start = st%eta
+      st%fx = 0; st%fy = 0
+      call half_step_x(st, q)
+      call half_step_y(st, q)
+      call fill_ghosts(st)
+      call transport(st, st%t, t_river, t_ambient, q, st%heat_in, st%heat_out)
+      call transport(st, st%s, s_river, s_ambient, q, st%salt_in, st%salt_out)
+      st%outflow = sum(st%fx(st%im + 1, 1:st%jm, 1:st%km)) / st%dt
+    end if
     st%vol_in = st%vol_in + q * st%dt
     st%vol_out = st%vol_out + st%outflow * st%dt
     st%time = st%time + st%dt

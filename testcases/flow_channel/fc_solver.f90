@@ -2,7 +2,8 @@
 ! routines as the model would call them. `reference` runs the test case's own sequential Thomas
 ! (fc_reference); `cpu` and `gpu` call the MOHID adapter (module tridi_mohid) on the model's host
 ! arrays, `gpu` also starting each diagonal's upload as soon as it is assembled. Wall time spent in
-! here is the "solver time" of the timing table.
+! here is the "solver time" of the timing table. (`gpu-resident` keeps the whole step on the GPU, see
+! fc_gpu.cu; its solver time is the GPU time of its solves.)
 module fc_solver
   use fc_reference
   use tridi_mohid
@@ -11,10 +12,11 @@ module fc_solver
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
   public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
-  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, ROLE_D, ROLE_E, ROLE_F
+  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT, ROLE_D, ROLE_E, ROLE_F
 
   integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
-  integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2
+  ! gpu-resident runs the whole step on the GPU (fc_gpu.cu); it only uses this module's timer.
+  integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2, BACKEND_GPU_RESIDENT = 3
   integer, parameter :: ROLE_D = 0, ROLE_E = 1, ROLE_F = 2
 
   type fc_solver_t
@@ -42,6 +44,7 @@ contains
     case ('reference'); b = BACKEND_REFERENCE
     case ('cpu'); b = BACKEND_CPU
     case ('gpu'); b = BACKEND_GPU
+    case ('gpu-resident'); b = BACKEND_GPU_RESIDENT
     case default; b = -1
     end select
   end function backend_from_name
@@ -53,6 +56,7 @@ contains
     case (BACKEND_REFERENCE); name = 'reference'
     case (BACKEND_CPU); name = 'cpu'
     case (BACKEND_GPU); name = 'gpu'
+    case (BACKEND_GPU_RESIDENT); name = 'gpu-resident'
     case default; name = 'unknown'
     end select
   end function backend_name
