@@ -19,6 +19,15 @@ __global__ void copy_regions(regions rs)
     const int64_t total = n0 * n1 * r.count[2];
     const T *src = static_cast<const T *>(r.src);
     T *dst = static_cast<T *>(r.dst);
+    if (total < (int64_t(1) << 31)) {
+        // 32-bit index arithmetic: 64-bit division is emulated and would cost more than the copy.
+        const uint32_t m0 = (uint32_t)n0, m1 = (uint32_t)n1, tot = (uint32_t)total;
+        for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < tot; c += gridDim.x * blockDim.x) {
+            uint32_t i = c % m0, jk = c / m0, j = jk % m1, k = jk / m1;
+            dst[i + j * r.dst_s1 + k * r.dst_s2] = src[i + j * r.src_s1 + k * r.src_s2];
+        }
+        return;
+    }
     for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < total; c += (int64_t)gridDim.x * blockDim.x) {
         int64_t i = c % n0, jk = c / n0, j = jk % n1, k = jk / n1;
         dst[i + j * r.dst_s1 + k * r.dst_s2] = src[i + j * r.src_s1 + k * r.src_s2];

@@ -88,6 +88,68 @@ __global__ void backward(tridi_problem p, const double *work, const double *ends
     }
 }
 
+// The banded reduced system of one line (2 unknowns per block holding unknowns: its first and last),
+// eliminated without pivoting as on the host (src/mpi/dsolve.c, reduced_solve).
+__global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
+                        unsigned long long *fail)
+{
+    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (l >= nlines)
+        return;
+    const size_t slot = 6 * cap + 1;
+    int idx[TRIDI_MPI_MAX_LINE], Q = 0, mine = -1;
+    for (int r = 0; r < P; ++r)
+        if (reinterpret_cast<const unsigned long long *>(gather)[r * slot + 6 * cap]) {
+            if (r == me)
+                mine = Q;
+            idx[Q++] = r;
+        }
+    const int N = 2 * Q;
+    double band[2 * TRIDI_MPI_MAX_LINE][6];
+    for (int r = 0; r < N; ++r)
+        for (int c = 0; c < 6; ++c)
+            band[r][c] = 0.0;
+#define B(row, col) band[row][(col) - (row) + 2]
+    for (int q = 0; q < Q; ++q) {
+        const double *cf = gather + idx[q] * slot + 6 * l;
+        const int rf = 2 * q, rl = 2 * q + 1;
+        B(rf, rf) = 1.0;
+        B(rl, rl) = 1.0;
+        band[rf][5] = cf[0];
+        band[rl][5] = cf[3];
+        if (q > 0) {
+            B(rf, rf - 1) = -cf[2];
+            B(rl, rf - 1) = -cf[5];
+        }
+        if (q < Q - 1) {
+            B(rf, rf + 2) = -cf[1];
+            B(rl, rf + 2) = -cf[4];
+        }
+    }
+    for (int r = 0; r < N; ++r) {
+        const double piv = B(r, r);
+        if (piv == 0.0 || !isfinite(piv)) {
+            atomicMin(fail, (unsigned long long)l);
+            return;
+        }
+        for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
+            const double fac = B(rr, r) / piv;
+            for (int c = r; c <= r + 2 && c < N; ++c)
+                B(rr, c) -= fac * B(r, c);
+            band[rr][5] -= fac * band[r][5];
+        }
+    }
+    for (int r = N - 1; r >= 0; --r) {
+        double v = band[r][5];
+        for (int c = r + 1; c <= r + 2 && c < N; ++c)
+            v -= B(r, c) * band[c][5];
+        band[r][5] = v / B(r, r);
+    }
+#undef B
+    ends[2 * l] = mine > 0 ? band[2 * mine - 1][5] : 0.0;
+    ends[2 * l + 1] = mine >= 0 && mine < Q - 1 ? band[2 * mine + 2][5] : 0.0;
+}
+
 tridi_status launched(const char *what)
 {
     cudaError_t e = cudaGetLastError();
@@ -127,4 +189,17 @@ extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const do
     else
         backward<float><<<blocks, threads, 0, s>>>(*p, work, ends);
     return launched("backward");
+}
+
+extern "C" tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines,
+                                               double *ends, unsigned long long *fail, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    cudaError_t e = cudaMemsetAsync(fail, 0xff, sizeof(unsigned long long), s);
+    if (e != cudaSuccess)
+        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
+    const int threads = 128;
+    const unsigned blocks = (unsigned)((nlines + threads - 1) / threads);
+    reduced<<<blocks, threads, 0, s>>>(gather, cap, P, me, nlines, ends, fail);
+    return launched("reduced-system");
 }

@@ -56,6 +56,10 @@ typedef struct tridi_decomp_config {
                               cut one axis only (default: 0, 0) */
     int periodic[2];       /* 1: the axis wraps around (halos of the edge blocks come from the far
                               side) (default: 0, 0) */
+    tridi_transport solve_transport; /* how tridi_mpi_solve_device moves the reduced systems between
+                              the GPUs of a line: IPC (GPU to GPU, solved on the GPU), STAGED (through
+                              the host with MPI, solved on the host) or AUTO (IPC where every rank
+                              can, else STAGED); CUDA_AWARE is not offered here (default: AUTO) */
 } tridi_decomp_config;
 
 void tridi_decomp_config_init(tridi_decomp_config *config);

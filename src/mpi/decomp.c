@@ -98,6 +98,11 @@ static tridi_status check_config(const char *f, const tridi_decomp_config *c, in
     if (c->dims[0] && c->dims[1] && c->dims[0] * c->dims[1] != nranks)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims = {%d, %d} needs %d ranks, the communicator has %d",
                           f, c->dims[0], c->dims[1], c->dims[0] * c->dims[1], nranks);
+    if (c->solve_transport != TRIDI_TRANSPORT_AUTO && c->solve_transport != TRIDI_TRANSPORT_IPC &&
+        c->solve_transport != TRIDI_TRANSPORT_STAGED)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->solve_transport = %d: only TRIDI_TRANSPORT_AUTO, _IPC or _STAGED", f,
+                          (int)c->solve_transport);
     if ((c->dims[0] && nranks % c->dims[0]) || (c->dims[1] && nranks % c->dims[1]))
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims = {%d, %d} does not divide %d ranks", f,
                           c->dims[0], c->dims[1], nranks);
@@ -108,7 +113,8 @@ static tridi_status check_config(const char *f, const tridi_decomp_config *c, in
 static tridi_status check_agreement(const char *f, MPI_Comm comm, const tridi_decomp_config *c)
 {
     int64_t v[16] = {c->ndim, c->lo[0], c->lo[1], c->lo[2], c->hi[0], c->hi[1], c->hi[2], c->halo[0],
-                     c->halo[1], c->halo[2], c->dims[0], c->dims[1], c->periodic[0] != 0, c->periodic[1] != 0, 0, 0};
+                     c->halo[1], c->halo[2], c->dims[0], c->dims[1], c->periodic[0] != 0, c->periodic[1] != 0,
+                     c->solve_transport, 0};
     if (c->ndim == 2)
         v[3] = v[6] = v[9] = 0; /* axis 2 is ignored in 2D */
     int64_t mn[16], mx[16];
@@ -117,10 +123,10 @@ static tridi_status check_agreement(const char *f, MPI_Comm comm, const tridi_de
         e = MPI_Allreduce(v, mx, 16, MPI_INT64_T, MPI_MAX, comm);
     if (e != MPI_SUCCESS)
         return tridi_mpi_fail(f, "MPI_Allreduce", e);
-    static const char *name[14] = {"ndim",    "lo[0]",   "lo[1]",   "lo[2]",   "hi[0]",       "hi[1]",
+    static const char *name[15] = {"ndim",    "lo[0]",   "lo[1]",   "lo[2]",   "hi[0]",       "hi[1]",
                                    "hi[2]",   "halo[0]", "halo[1]", "halo[2]", "dims[0]",     "dims[1]",
-                                   "periodic[0]", "periodic[1]"};
-    for (int i = 0; i < 14; ++i)
+                                   "periodic[0]", "periodic[1]", "solve_transport"};
+    for (int i = 0; i < 15; ++i)
         if (mn[i] != mx[i])
             return tridi_fail(TRIDI_ERROR_MISMATCH,
                               "%s: ranks disagree on config->%s (values from %lld to %lld across ranks)", f,

@@ -9,6 +9,7 @@
 #include "mpi_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +42,22 @@ void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes)
 void tridi_mpi_scratch_free(tridi_decomp d)
 {
 #ifdef TRIDI_HAVE_CUDA
+    /* Every rank unmaps the others' reduced-system buffers before any rank frees its own. */
+    int any = d->red[0].buf || d->red[1].buf;
+    for (int a = 0; a < 2; ++a)
+        for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r)
+            if (d->red[a].opened[r]) {
+                tridi_mpi_ipc_close(d->red[a].opened[r]);
+                d->red[a].opened[r] = NULL;
+            }
+    int any_all = 0;
+    MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, d->comm);
+    for (int a = 0; a < 2; ++a) {
+        if (d->red[a].buf)
+            cudaFree(d->red[a].buf);
+        memset(&d->red[a], 0, sizeof d->red[a]);
+    }
+    (void)any_all;
     for (int i = 0; i < 4; ++i)
         if (d->scratch[i])
             i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
@@ -381,6 +398,8 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
 {
     MPI_Comm comm = d->comm;
     const int work_here = dp->has_lines && dp->n > 0;
+    if (d->info.nranks == 1) /* tridi_solve alone keeps x unchanged on failure */
+        return work_here ? tridi_solve(ctx, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays) : TRIDI_SUCCESS;
     void *tmp = NULL;
     tridi_status s = TRIDI_SUCCESS;
     size_t es = work_here ? tridi_dtype_size(dp->p.arrays.x_type) : 0;
@@ -447,6 +466,223 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     return s;
 }
 
+#ifdef TRIDI_HAVE_CUDA
+/* Decides once per cut axis, with every rank of the decomposition, whether the reduced systems move
+ * GPU to GPU through IPC: all ranks on one node, at most TRIDI_MPI_MAX_LINE ranks per line, and each
+ * GPU able to reach the GPUs of its line. */
+static tridi_status reduced_decide(const char *f, tridi_decomp d, int axis)
+{
+    tridi_reduced_ipc *red = &d->red[axis];
+    if (red->state)
+        return TRIDI_SUCCESS;
+    MPI_Comm comm = d->comm, line = d->line_comm[axis];
+    tridi_transport want = d->cfg.solve_transport;
+    int P, me, dev = 0, node_size;
+    MPI_Comm_size(line, &P);
+    MPI_Comm_rank(line, &me);
+    cudaGetDevice(&dev);
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    int *devs = malloc(sizeof(int) * (size_t)P);
+    if (!devs)
+        return tridi_mpi_agree(comm, tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f));
+    MPI_Allgather(&dev, 1, MPI_INT, devs, 1, MPI_INT, line);
+    char why[160] = "";
+    int able = 1;
+    if (node_size != d->info.nranks) {
+        able = 0;
+        snprintf(why, sizeof why, "the ranks span more than one node");
+    } else if (P > TRIDI_MPI_MAX_LINE) {
+        able = 0;
+        snprintf(why, sizeof why, "%d ranks along the line, at most %d", P, TRIDI_MPI_MAX_LINE);
+    }
+    for (int r = 0; r < P && able; ++r) {
+        int access = 1;
+        if (devs[r] != dev)
+            cudaDeviceCanAccessPeer(&access, dev, devs[r]);
+        if (!access) {
+            able = 0;
+            snprintf(why, sizeof why, "GPU %d cannot reach GPU %d of line rank %d", dev, devs[r], r);
+        }
+    }
+    free(devs);
+    int all = 0;
+    MPI_Allreduce(&able, &all, 1, MPI_INT, MPI_MIN, comm);
+    tridi_status mine = TRIDI_SUCCESS;
+    if (want == TRIDI_TRANSPORT_IPC && !able)
+        mine = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: solve_transport ipc is not usable here: %s", f, why);
+    tridi_status s = tridi_mpi_agree(comm, mine);
+    if (s)
+        return s;
+    red->state = (all && want != TRIDI_TRANSPORT_STAGED) ? 1 : -1;
+    return TRIDI_SUCCESS;
+}
+
+static void reduced_release(tridi_reduced_ipc *red)
+{
+    for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r) {
+        if (red->opened[r])
+            tridi_mpi_ipc_close(red->opened[r]);
+        red->opened[r] = NULL;
+        red->peer_buf[r] = NULL;
+    }
+    if (red->buf)
+        cudaFree(red->buf);
+    red->buf = NULL;
+    red->cap = 0;
+}
+
+/* Makes the gather buffers of the line hold nl lines; collective over the line (equal nl there). */
+static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t nl)
+{
+    tridi_reduced_ipc *red = &d->red[axis];
+    if (red->cap >= nl && red->buf)
+        return TRIDI_SUCCESS;
+    MPI_Comm line = d->line_comm[axis];
+    int P, me;
+    MPI_Comm_size(line, &P);
+    MPI_Comm_rank(line, &me);
+    /* Nobody may still write into the buffers about to be freed. */
+    MPI_Barrier(line);
+    reduced_release(red);
+    tridi_status s = TRIDI_SUCCESS;
+    size_t bytes = sizeof(double) * (6 * nl + 1) * (size_t)P;
+    cudaIpcMemHandle_t mine, *all = malloc(sizeof(cudaIpcMemHandle_t) * (size_t)P);
+    memset(&mine, 0, sizeof mine);
+    cudaError_t e = cudaMalloc((void **)&red->buf, bytes);
+    if (e == cudaSuccess)
+        e = cudaIpcGetMemHandle(&mine, red->buf);
+    if (e != cudaSuccess || !all) {
+        cudaGetLastError();
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: reduced-system buffer of %zu bytes: %s", f, bytes,
+                       e != cudaSuccess ? cudaGetErrorString(e) : "out of host memory");
+    }
+    int ok = !s, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, line);
+    if (all_ok) {
+        MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, line);
+        for (int r = 0; r < P && !s; ++r) {
+            if (r == me) {
+                red->peer_buf[r] = red->buf;
+                continue;
+            }
+            void *b = NULL;
+            s = tridi_mpi_ipc_open(&all[r], &b);
+            red->opened[r] = b;
+            red->peer_buf[r] = b;
+        }
+    } else if (!s) {
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: another rank of the line could not allocate its reduced-system buffer", f);
+    }
+    free(all);
+    if (s)
+        reduced_release(red);
+    else
+        red->cap = nl;
+    return s;
+}
+
+/* A cut axis with the reduced systems moved GPU to GPU: forward kernel into this rank's slot of its
+ * gather buffer, copies of that slot into the other line ranks' buffers, reduced systems and back
+ * substitution on the GPU. Every agreement below is also the barrier the copies need: each rank
+ * synchronises its stream before entering it. */
+static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp, void *stream)
+{
+    MPI_Comm comm = d->comm;
+    cudaStream_t st = (cudaStream_t)stream;
+    const int work_here = dp->has_lines && dp->n > 0;
+    tridi_reduced_ipc *red = NULL;
+    size_t nl = (size_t)dp->nlines;
+    tridi_status s = TRIDI_SUCCESS;
+    int P = dp->line_size, me = dp->line_rank;
+    if (dp->has_lines) {
+        int ax = 0;
+        for (int a = 0; a < 2; ++a)
+            if (d->line_comm[a] == dp->line_comm)
+                ax = a;
+        red = &d->red[ax];
+        s = reduced_grow(f, d, ax, nl);
+    }
+    unsigned long long *hfail = tridi_mpi_scratch(d, 2, 2 * sizeof(unsigned long long));
+    double *dends = NULL;
+    unsigned long long *dfail = NULL;
+    if (!s && !hfail)
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f);
+    double *work = NULL;
+    if (!s && work_here) {
+        work = tridi_mpi_scratch(d, 0, sizeof(double) * 3 * (size_t)dp->n * nl);
+        dends = tridi_mpi_scratch(d, 1, sizeof(double) * (2 * nl + 2));
+        if (!work || !dends)
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
+        else
+            dfail = (unsigned long long *)(dends + 2 * nl);
+    }
+    size_t slot = red ? 6 * red->cap + 1 : 0;
+    double *mine = red && red->buf ? red->buf + (size_t)me * slot : NULL;
+    cudaError_t e = cudaSuccess;
+    if (!s && dp->has_lines) {
+        /* The flag word: whether this rank holds unknowns of the line. */
+        e = cudaMemsetAsync(mine + 6 * red->cap, work_here ? 0xff : 0, sizeof(double), st);
+        if (e == cudaSuccess && work_here) {
+            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, work, mine, dfail, stream);
+            if (!s)
+                e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
+        }
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: forward elimination: %s", f, cudaGetErrorString(e));
+        if (!s && work_here && hfail[0] != ~0ull) {
+            unsigned long long fw = hfail[0];
+            int nonfinite = (int)((fw >> 23) & 1);
+            s = tridi_fail_numeric(f, &dp->p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT,
+                                   (int64_t)(fw >> 24), (int64_t)(fw & ((1u << 23) - 1)),
+                                   nonfinite ? "non-finite value" : "zero pivot");
+        }
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (!s && dp->has_lines) {
+        for (int r = 0; r < P && e == cudaSuccess; ++r) {
+            if (r == me)
+                continue;
+            double *dst = red->peer_buf[r] + (size_t)me * slot;
+            e = cudaMemcpyAsync(dst, mine, sizeof(double) * 6 * nl, cudaMemcpyDeviceToDevice, st);
+            if (e == cudaSuccess)
+                e = cudaMemcpyAsync(dst + 6 * red->cap, mine + 6 * red->cap, sizeof(double), cudaMemcpyDeviceToDevice,
+                                    st);
+        }
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: copying the reduced system to the line's GPUs: %s", f,
+                           cudaGetErrorString(e));
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (!s && work_here) {
+        s = tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream);
+        if (!s)
+            e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
+        if (!s && e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reduced systems: %s", f, cudaGetErrorString(e));
+        if (!s && hfail[0] != ~0ull)
+            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, (int64_t)hfail[0], 0,
+                                   "zero pivot in the reduced system of the line (block starting)");
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (!s && work_here) {
+        s = tridi_mpi_cuda_backward(&dp->p, work, dends, stream);
+        e = cudaStreamSynchronize(st);
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
+    }
+    return tridi_mpi_agree(comm, s);
+}
+#endif
+
 tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
                                     const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
 {
@@ -473,6 +709,17 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         /* Into a scratch answer, copied to x once every rank has succeeded (see local_solve). */
         void *tmp = NULL;
         size_t es = work_here ? tridi_dtype_size(dp.p.arrays.x_type) : 0;
+        const int solo = d->info.nranks == 1; /* no other rank can fail: solve straight into x */
+        if (work_here && solo) {
+            s = tridi_solve_device(ctx, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, stream);
+            if (!s) {
+                cudaError_t e = cudaStreamSynchronize(st);
+                s = e == cudaSuccess ? tridi_synchronize(ctx)
+                                     : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
+                                                  cudaGetErrorString(e));
+            }
+            return s;
+        }
         if (work_here) {
             cudaError_t e = cudaSuccess;
             tmp = tridi_mpi_scratch(d, 0, (size_t)dp.p.total_cells * es);
@@ -508,6 +755,11 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         }
         return tridi_mpi_agree(comm, s);
     }
+    s = reduced_decide(f, d, axis);
+    if (s)
+        return s;
+    if (d->red[axis].state > 0)
+        return solve_cut_ipc(f, d, &dp, stream);
     size_t nl = (size_t)dp.nlines;
     /* Pinned host buffers: coefficients (+ the failure word) down, x_L/x_R up. */
     double *coef = tridi_mpi_scratch(d, 2, sizeof(double) * (6 * nl + 2));

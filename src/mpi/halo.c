@@ -208,8 +208,9 @@ typedef struct ipc_entry {
 } ipc_entry;
 static ipc_entry ipc_cache[64];
 
-static tridi_status ipc_open(const cudaIpcMemHandle_t *hd, void **base)
+tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
 {
+    const cudaIpcMemHandle_t *hd = handle;
     int free_slot = -1;
     for (int i = 0; i < 64; ++i) {
         if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
@@ -221,17 +222,17 @@ static tridi_status ipc_open(const cudaIpcMemHandle_t *hd, void **base)
             free_slot = i;
     }
     if (free_slot < 0)
-        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi_halo_create: more than 64 IPC mappings open at once");
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi MPI layer: more than 64 CUDA IPC mappings open at once");
     cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
     if (e != cudaSuccess)
-        return cuda_fail("tridi_halo_create", "cudaIpcOpenMemHandle", e);
+        return cuda_fail("tridi MPI layer", "cudaIpcOpenMemHandle", e);
     ipc_cache[free_slot].handle = *hd;
     ipc_cache[free_slot].base = *base;
     ipc_cache[free_slot].refs = 1;
     return TRIDI_SUCCESS;
 }
 
-static void ipc_close(void *base)
+void tridi_mpi_ipc_close(void *base)
 {
     for (int i = 0; i < 64; ++i)
         if (ipc_cache[i].refs && ipc_cache[i].base == base) {
@@ -338,7 +339,7 @@ static tridi_status ipc_open_peers(tridi_halo h)
                 if (h->msg[k].peer == m->peer && h->msg[k].peer != h->d->info.rank)
                     b = h->msg[k].peer_base;
             if (!b) {
-                tridi_status s = ipc_open(&all[m->peer].handle, &b);
+                tridi_status s = tridi_mpi_ipc_open(&all[m->peer].handle, &b);
                 if (s)
                     return s;
                 h->ipc_opened[h->nopened++] = b;
@@ -379,7 +380,7 @@ static void release(tridi_halo h)
     }
 #ifdef TRIDI_HAVE_CUDA
     for (int i = 0; i < h->nopened; ++i)
-        ipc_close(h->ipc_opened[i]);
+        tridi_mpi_ipc_close(h->ipc_opened[i]);
     if (h->dev_send)
         cudaFree(h->dev_send);
     if (h->dev_recv)

@@ -14,6 +14,20 @@ extern "C" {
 #define TRIDI_DECOMP_MAGIC 0x64636d70u /* "dcmp" */
 #define TRIDI_HALO_MAGIC 0x68616c6fu   /* "halo" */
 
+/* Most ranks along one line whose reduced systems the GPU solves (beyond: through the host). */
+#define TRIDI_MPI_MAX_LINE 16
+
+/* GPU-to-GPU exchange of the reduced systems of one cut axis: each rank of a line owns a gather buffer
+ * of line_size slots (6 coefficients per line + a flag word saying whether the rank holds unknowns) and
+ * writes its own slot into every other rank's buffer through CUDA IPC. */
+typedef struct tridi_reduced_ipc {
+    int state;                              /* 0: not decided yet; 1: IPC; -1: through the host */
+    double *buf;                            /* this rank's gather buffer */
+    size_t cap;                             /* lines per slot */
+    double *peer_buf[TRIDI_MPI_MAX_LINE];   /* every line rank's gather buffer, mapped here */
+    void *opened[TRIDI_MPI_MAX_LINE];       /* IPC mappings this rank opened */
+} tridi_reduced_ipc;
+
 struct tridi_decomp_s {
     uint32_t magic;
     MPI_Comm comm;          /* Cartesian communicator, owned */
@@ -24,7 +38,13 @@ struct tridi_decomp_s {
      * than a solve on small grids): device buffers and pinned host buffers, grown on demand. */
     void *scratch[4];
     size_t scratch_bytes[4];
+    tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
 };
+
+/* CUDA IPC mappings shared by halos and solves (halo.c): one per exported allocation and process, as
+ * CUDA refuses to open the same handle twice. handle: the 64 bytes of a cudaIpcMemHandle_t. */
+tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
+void tridi_mpi_ipc_close(void *base);
 
 /* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host), at least bytes
  * long; NULL when it cannot be allocated. */
@@ -67,6 +87,11 @@ tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions
  * holds the first / last unknown of the global line (lower / upper are then not read there).
  * The first failing line is left in *fail as (line << 24) | (nonfinite << 23) | m; all ones if none. */
 tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, double *work, double *coef,
+                                    unsigned long long *fail, void *stream);
+/* Reduced systems of every line from the gather buffer (see tridi_reduced_ipc; slot = 6 cap + 1
+ * doubles per rank, the flag word at 6 cap), this rank being line rank me of P: x_L, x_R to ends. A
+ * zero pivot leaves the first failing line in *fail (all ones if none). */
+tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
                                     unsigned long long *fail, void *stream);
 /* back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box. */
 tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends,

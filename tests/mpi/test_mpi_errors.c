@@ -69,6 +69,18 @@ int main(int argc, char **argv)
     tridi_decomp_destroy(d);
 
     base_config(&c);
+    if (rank == 0)
+        c.solve_transport = TRIDI_TRANSPORT_STAGED;
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("solve transport differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    tridi_decomp_destroy(d);
+
+    base_config(&c);
+    c.solve_transport = TRIDI_TRANSPORT_CUDA_AWARE;
+    s = tridi_decomp_create(&d, world, &c);
+    bad += expect("solve transport cuda-aware", s, TRIDI_ERROR_INVALID_VALUE);
+
+    base_config(&c);
     c.halo[0] = 7; /* blocks of 6 cells */
     c.periodic[0] = 1;
     s = tridi_decomp_create(&d, world, &c);

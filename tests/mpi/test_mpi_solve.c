@@ -96,6 +96,8 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
     }
     cfg.dims[0] = t->dims[0];
     cfg.dims[1] = t->dims[1];
+    /* On GPUs both ways of moving the reduced systems: GPU to GPU (AUTO: IPC where possible) and host. */
+    cfg.solve_transport = ti % 2 ? TRIDI_TRANSPORT_STAGED : TRIDI_TRANSPORT_AUTO;
     tridi_decomp d;
     tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &cfg);
     if (s) {
