@@ -21,6 +21,12 @@ void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes)
 {
     if (d->scratch_bytes[which] >= bytes && d->scratch[which])
         return d->scratch[which];
+    if (which == 4) {
+        free(d->scratch[4]);
+        d->scratch[4] = malloc(bytes);
+        d->scratch_bytes[4] = d->scratch[4] ? bytes : 0;
+        return d->scratch[4];
+    }
 #ifdef TRIDI_HAVE_CUDA
     if (d->scratch[which])
         which < 2 ? cudaFree(d->scratch[which]) : cudaFreeHost(d->scratch[which]);
@@ -51,7 +57,8 @@ void tridi_mpi_scratch_free(tridi_decomp d)
                 d->red[a].opened[r] = NULL;
             }
     int any_all = 0;
-    MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, d->comm);
+    if (d->comm != MPI_COMM_NULL) /* also the barrier between the unmapping and the freeing */
+        MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, d->comm);
     for (int a = 0; a < 2; ++a) {
         if (d->red[a].buf)
             cudaFree(d->red[a].buf);
@@ -62,7 +69,8 @@ void tridi_mpi_scratch_free(tridi_decomp d)
         if (d->scratch[i])
             i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
 #endif
-    for (int i = 0; i < 4; ++i) {
+    free(d->scratch[4]);
+    for (int i = 0; i < 5; ++i) {
         d->scratch[i] = NULL;
         d->scratch_bytes[i] = 0;
     }
@@ -356,10 +364,10 @@ static void cpu_backward(const dplan *dp, const double *work, const double *ends
 }
 
 /* Gathers the reduced coefficients of the line and solves the reduced systems; ends gets x_L, x_R. */
-static tridi_status reduce(const char *f, const dplan *dp, const double *coef, double *ends)
+static tridi_status reduce(const char *f, tridi_decomp d, const dplan *dp, const double *coef, double *ends)
 {
     size_t per = 6 * (size_t)dp->nlines;
-    double *all = malloc(sizeof(double) * per * (size_t)dp->line_size);
+    double *all = tridi_mpi_scratch(d, 4, sizeof(double) * per * (size_t)dp->line_size);
     int *blocks = malloc(sizeof(int) * (size_t)dp->line_size);
     tridi_status s = TRIDI_SUCCESS;
     if (!all || !blocks)
@@ -380,7 +388,6 @@ static tridi_status reduce(const char *f, const dplan *dp, const double *coef, d
             s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, bad, 0,
                                    "zero pivot in the reduced system of the line (block starting)");
     }
-    free(all);
     free(blocks);
     return s;
 }
@@ -457,7 +464,7 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
         s = cpu_forward(&dp, work, coef, f);
     s = tridi_mpi_agree(comm, s);
     if (!s)
-        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, &dp, coef, ends) : TRIDI_SUCCESS);
+        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
     if (!s && work_here)
         cpu_backward(&dp, work, ends);
     free(coef);
@@ -796,7 +803,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     }
     s = tridi_mpi_agree(comm, s);
     if (!s)
-        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, &dp, coef, ends) : TRIDI_SUCCESS);
+        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
     if (!s && work_here) {
         double *dends = dcoef; /* the coefficients are no longer needed on the device */
         cudaError_t e = cudaMemcpyAsync(dends, ends, sizeof(double) * 2 * nl, cudaMemcpyHostToDevice, st);

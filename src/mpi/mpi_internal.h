@@ -36,8 +36,8 @@ struct tridi_decomp_s {
     tridi_decomp_info info;
     /* Scratch of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost more
      * than a solve on small grids): device buffers and pinned host buffers, grown on demand. */
-    void *scratch[4];
-    size_t scratch_bytes[4];
+    void *scratch[5];
+    size_t scratch_bytes[5];
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
 };
 
@@ -46,8 +46,8 @@ struct tridi_decomp_s {
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
 void tridi_mpi_ipc_close(void *base);
 
-/* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host), at least bytes
- * long; NULL when it cannot be allocated. */
+/* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host; 4: host), at least
+ * bytes long; NULL when it cannot be allocated. */
 void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes);
 void tridi_mpi_scratch_free(tridi_decomp d);
 
