@@ -49,7 +49,9 @@ tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
     if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
     int64_t cell[3] = {out.cell[0], out.cell[1], out.cell[2]};
-    tridi_status s = tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg);
+    /* A message relayed once already carries its rank. */
+    tridi_status s = strncmp(out.msg, "rank ", 5) ? tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg)
+                                                  : tridi_fail((tridi_status)out.status, "%s", out.msg);
     if (out.ndim)
         tridi_set_error_cell((int)out.ndim, cell);
     return s;
