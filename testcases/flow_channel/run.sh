@@ -5,7 +5,7 @@
 #
 #   testcases/flow_channel/run.sh [BUILD_DIR] [OUT_DIR]
 #
-# Environment: FC_GRID (default flow_channel_70-28), FC_HOURS (default 4), FC_BACKEND (default: gpu if
+# Environment: FC_GRID (default flow_channel_70-28), FC_HOURS (default 5), FC_BACKEND (default: gpu if
 # nvidia-smi sees a GPU, else cpu), FC_NO_PLOTS=1 to skip the PNGs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,7 +13,7 @@ root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build}"
 out="${2:-$root/out/$grid}"
 grid="${FC_GRID:-flow_channel_70-28}"
-hours="${FC_HOURS:-4}"
+hours="${FC_HOURS:-5}"
 exe="$build/testcases/flow_channel/flow_channel"
 
 if [[ ! -x "$exe" ]]; then
