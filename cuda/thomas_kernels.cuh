@@ -4,6 +4,8 @@
 #ifndef TRIDI_THOMAS_KERNELS_CUH
 #define TRIDI_THOMAS_KERNELS_CUH
 
+#include <cuda_pipeline.h>
+
 #include <cfloat>
 #include <climits>
 #include <cstdint>
@@ -23,20 +25,32 @@ struct tk_args {
     unsigned long long *err;   // lowest failing line (atomicMin); ULLONG_MAX: none
 };
 
-// W and G of a block live in shared memory up to this many bytes (two blocks of 32 lines still fit on an
-// SM); longer lines use the global scratch.
+// W and G of a block live in shared memory up to this many bytes (two blocks still fit on an SM);
+// longer lines keep them in a global scratch.
 constexpr int TK_WG_SHARED_MAX = 112 * 1024;
-constexpr int TK_LINES = 32; // lines per block when W and G are in shared memory
-constexpr int TK_PF = 8;     // unknowns whose inputs are loaded ahead of the recurrence
-// Unknowns per staged tile of the contiguous (x) kernel.
-constexpr int TK_CHUNK = 32;
-constexpr int TK_X_LINES = TK_LINES; // lines per block of the contiguous kernel
+constexpr int TK_LINES = 32; // lines (threads) per block
+constexpr int TK_CHUNK = 16; // unknowns per staged tile
 
 __device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
 
-// One system per thread for lines whose unknowns are strided (y and z sweeps, or any layout where
-// neighbouring lines are neighbouring in memory): thread t takes line l_begin + block*T + t, so a warp
-// reads 32 consecutive cells of each array at every unknown.
+// 1/den from the hardware's reciprocal estimate and two Newton steps: full double precision (within an
+// ulp of the rounded quotient) at a fraction of the latency of the IEEE division routine, which sits on
+// the recurrence's critical path. A zero or subnormal pivot gives Inf/NaN, which the finiteness checks
+// catch (the failure is then located with true divisions).
+__device__ __forceinline__ double tk_rcp(double den)
+{
+    double y;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
+    double e = fma(-den, y, 1.0);
+    y = fma(y, e, y);
+    e = fma(-den, y, 1.0);
+    return fma(y, e, y);
+}
+
+// One system per thread, loading straight from global memory: for y and z sweeps (neighbouring lines
+// neighbouring in memory) thread t takes line l_begin + block*T + t, so a warp reads 32 consecutive
+// cells of each array at every unknown. Measured faster than the tiled kernel for such lines up to 128
+// unknowns (larger blocks, one wave on the flow-channel grids) and with the global W/G scratch.
 template <class TL, class TD, class TX>
 __global__ void tk_strided(const tk_args a)
 {
@@ -67,48 +81,40 @@ __global__ void tk_strided(const tk_args a)
     bool bad = !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
     W[0] = w;
     G[0] = g;
-    // The inputs of the next TK_PF unknowns are loaded while the current ones go through the division
-    // chain: few lines fit on an SM when W and G stay on chip, so each line must keep loads in flight.
-    double cd[TK_PF], ce[TK_PF], cf[TK_PF], cr[TK_PF];
-    auto load = [&](int64_t m0, double *d, double *ee, double *f, double *r) {
+    // Four unknowns' inputs are loaded before their recurrence steps so the loads of a thread overlap
+    // each other instead of waiting behind the division chain.
+    int64_t m = 1;
+    for (; m + 4 <= n - 1; m += 4) {
+        double d[4], ee[4], f[4], r[4];
 #pragma unroll
-        for (int u = 0; u < TK_PF; ++u) {
-            const int64_t m = m0 + u;
-            d[u] = m < n ? (double)D[m * s] : 0.0;
-            ee[u] = m < n ? (double)E[m * s] : 1.0;
-            f[u] = m < n - 1 ? (double)F[m * s] : 0.0;
-            r[u] = m < n ? (double)R[m * s] : 0.0;
-        }
-    };
-    load(1, cd, ce, cf, cr);
-    for (int64_t m0 = 1; m0 < n; m0 += TK_PF) {
-        double nd[TK_PF], ne[TK_PF], nf[TK_PF], nr[TK_PF];
-        if (m0 + TK_PF < n)
-            load(m0 + TK_PF, nd, ne, nf, nr);
-#pragma unroll
-        for (int u = 0; u < TK_PF; ++u) {
-            const int64_t m = m0 + u;
-            if (m < n) {
-                const double den = ce[u] + cd[u] * w;
-                if (m < n - 1) {
-                    const double inv = 1.0 / den;
-                    w = -cf[u] * inv;
-                    g = (cr[u] - cd[u] * g) * inv;
-                } else {
-                    g = (cr[u] - cd[u] * g) / den;
-                }
-                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(cd[u]) | !tk_finite(den);
-                W[m * ws] = w;
-                G[m * ws] = g;
-            }
+        for (int u = 0; u < 4; ++u) {
+            d[u] = (double)D[(m + u) * s];
+            ee[u] = (double)E[(m + u) * s];
+            f[u] = (double)F[(m + u) * s];
+            r[u] = (double)R[(m + u) * s];
         }
 #pragma unroll
-        for (int u = 0; u < TK_PF; ++u) {
-            cd[u] = nd[u];
-            ce[u] = ne[u];
-            cf[u] = nf[u];
-            cr[u] = nr[u];
+        for (int u = 0; u < 4; ++u) {
+            const double den = fma(d[u], w, ee[u]), inv = tk_rcp(den);
+            w = -f[u] * inv;
+            g = fma(-d[u], g, r[u]) * inv;
+            bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d[u]) | !tk_finite(den);
+            W[(m + u) * ws] = w;
+            G[(m + u) * ws] = g;
         }
+    }
+    for (; m < n; ++m) {
+        const double d = (double)D[m * s], den = fma(d, w, (double)E[m * s]);
+        if (m < n - 1) {
+            const double inv = tk_rcp(den);
+            w = -(double)F[m * s] * inv;
+            g = fma(-d, g, (double)R[m * s]) * inv;
+        } else {
+            g = fma(-d, g, (double)R[m * s]) / den;
+        }
+        bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+        W[m * ws] = w;
+        G[m * ws] = g;
     }
     if (!bad) {
         TX x = (TX)g;
@@ -124,22 +130,23 @@ __global__ void tk_strided(const tk_args a)
         atomicMin(a.err, (unsigned long long)l);
 }
 
-// Lines with contiguous unknowns (x sweeps): a block of TK_X_LINES lines loads tiles of TK_CHUNK unknowns
-// of each array cooperatively (a warp reads 128 contiguous bytes of one line instead of 32 lines' cells
-// 4 bytes apart), each thread runs its line's recurrence out of the tile, and the answer goes back
-// through a tile the same way.
-template <class TL, class TD, class TX>
-__global__ void tk_contiguous(const tk_args a)
+// One system per thread, a block of TK_LINES lines. The inputs go through shared-memory tiles of
+// TK_CHUNK unknowns, loaded with cp.async one tile ahead of the recurrence: an SM holds few lines when
+// W and G stay on chip, so each line's loads must be in flight while its division chain runs. The load
+// pattern makes every warp access contiguous: CONTIG (x sweeps, unknowns adjacent) reads a run of one
+// line; otherwise (neighbouring lines adjacent) reads one unknown of 32 neighbouring lines. The answer
+// leaves through a tile the same way.
+template <class TL, class TD, class TX, bool CONTIG>
+__global__ void __launch_bounds__(TK_LINES) tk_tiled(const tk_args a)
 {
-    constexpr int T = TK_X_LINES, C = TK_CHUNK, P = C + 1; // P: padding keeps per-line rows off one bank
+    constexpr int T = TK_LINES, C = TK_CHUNK, P = C + 1; // P: padding spreads a line's row over banks
     extern __shared__ double tk_smem[];
-    const int t = threadIdx.x;
-    const int64_t n = a.n;
     __shared__ int64_t in_off[T], out_off[T];
-    __shared__ TD tE[T * P];
-    __shared__ TL tD[T * P], tF[T * P], tR[T * P];
+    __shared__ TD tE[2][T * P];
+    __shared__ TL tD[2][T * P], tF[2][T * P], tR[2][T * P];
     __shared__ TX tX[T * P];
-    const int64_t li0 = (int64_t)blockIdx.x * T;
+    const int t = threadIdx.x;
+    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T;
     const int nl = (int)min((int64_t)T, a.l_count - li0);
     const bool active = t < nl;
     if (active) {
@@ -147,6 +154,7 @@ __global__ void tk_contiguous(const tk_args a)
         in_off[t] = a.in.off + l1 * a.in.s1 + l2 * a.in.s2;
         out_off[t] = a.out.off + l1 * a.out.s1 + l2 * a.out.s2;
     }
+    __syncthreads();
     double *W, *G;
     int64_t ws;
     if (a.scratch) {
@@ -161,65 +169,113 @@ __global__ void tk_contiguous(const tk_args a)
     const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     const TD *E = (const TD *)a.E;
     TX *X = (TX *)a.X;
+    const int64_t si = a.in.sm, so = a.out.sm, nch = (n + C - 1) / C;
+    auto issue = [&](int64_t c, int b) {
+        const int64_t c0 = c * C;
+        const int cc = (int)min((int64_t)C, n - c0);
+        for (int q = t; q < T * C; q += T) {
+            const int lt = CONTIG ? q / C : q % T, mm = CONTIG ? q % C : q / T;
+            if (lt < nl && mm < cc) {
+                const int64_t m = c0 + mm, o = in_off[lt] + m * si;
+                __pipeline_memcpy_async(&tE[b][lt * P + mm], E + o, sizeof(TD));
+                __pipeline_memcpy_async(&tR[b][lt * P + mm], R + o, sizeof(TL));
+                if (m > 0) // lower is never read at the first unknown, upper never at the last
+                    __pipeline_memcpy_async(&tD[b][lt * P + mm], D + o, sizeof(TL));
+                if (m < n - 1)
+                    __pipeline_memcpy_async(&tF[b][lt * P + mm], F + o, sizeof(TL));
+            }
+        }
+        __pipeline_commit();
+    };
     double w = 0.0, g = 0.0;
     bool bad = false;
-    for (int64_t c0 = 0; c0 < n; c0 += C) {
+    issue(0, 0);
+    for (int64_t c = 0; c < nch; ++c) {
+        if (c + 1 < nch) {
+            issue(c + 1, (int)((c + 1) & 1));
+            __pipeline_wait_prior(1);
+        } else {
+            __pipeline_wait_prior(0);
+        }
+        __syncthreads();
+        const int b = (int)(c & 1);
+        const int64_t c0 = c * C;
         const int cc = (int)min((int64_t)C, n - c0);
-        __syncthreads();
-        for (int q = t; q < nl * C; q += T) {
-            const int lt = q / C, mm = q % C;
-            if (mm < cc) {
-                const int64_t m = c0 + mm, o = in_off[lt] + m;
-                tE[lt * P + mm] = E[o];
-                tR[lt * P + mm] = R[o];
-                if (m > 0) // lower is never read at the first unknown, upper never at the last
-                    tD[lt * P + mm] = D[o];
-                if (m < n - 1)
-                    tF[lt * P + mm] = F[o];
-            }
-        }
-        __syncthreads();
         if (active) {
-            for (int mm = 0; mm < cc; ++mm) {
-                const int64_t m = c0 + mm;
-                const double e = (double)tE[t * P + mm], r = (double)tR[t * P + mm];
-                if (m == 0) {
-                    w = n > 1 ? -(double)tF[t * P] / e : 0.0;
-                    g = r / e;
-                    bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
-                } else {
-                    const double d = (double)tD[t * P + mm], den = e + d * w;
-                    if (m < n - 1) {
-                        const double inv = 1.0 / den;
-                        w = -(double)tF[t * P + mm] * inv;
-                        g = (r - d * g) * inv;
-                    } else {
-                        g = (r - d * g) / den;
-                    }
+            const TD *e_ = tE[b] + t * P;
+            const TL *d_ = tD[b] + t * P, *f_ = tF[b] + t * P, *r_ = tR[b] + t * P;
+            int mm = 0;
+            if (c0 == 0) { // first unknown: no lower
+                const double e = (double)e_[0];
+                w = n > 1 ? -(double)f_[0] / e : 0.0;
+                g = (double)r_[0] / e;
+                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
+                W[0] = w;
+                G[0] = g;
+                mm = 1;
+            }
+            // Interior unknowns; unrolled over a full tile so the tile reads are issued ahead of the chain.
+            const int interior = (int)min((int64_t)cc, n - 1 - c0);
+            if (mm == 0 && interior == C) {
+#pragma unroll
+                for (int u = 0; u < C; ++u) {
+                    const double d = (double)d_[u], den = fma(d, w, (double)e_[u]), inv = tk_rcp(den);
+                    w = -(double)f_[u] * inv;
+                    g = fma(-d, g, (double)r_[u]) * inv;
                     bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+                    W[(c0 + u) * ws] = w;
+                    G[(c0 + u) * ws] = g;
                 }
-                W[m * ws] = w;
-                G[m * ws] = g;
+                mm = C;
+            }
+            for (; mm < interior; ++mm) {
+                const double d = (double)d_[mm], den = fma(d, w, (double)e_[mm]), inv = tk_rcp(den);
+                w = -(double)f_[mm] * inv;
+                g = fma(-d, g, (double)r_[mm]) * inv;
+                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+                W[(c0 + mm) * ws] = w;
+                G[(c0 + mm) * ws] = g;
+            }
+            if (mm < cc && c0 + mm == n - 1 && n > 1) { // last unknown: no upper, and MOHID divides
+                const double d = (double)d_[mm], den = fma(d, w, (double)e_[mm]);
+                g = fma(-d, g, (double)r_[mm]) / den;
+                bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
             }
         }
+        __syncthreads(); // the next issue overwrites this buffer
     }
     TX x = (TX)0;
-    const int64_t last_c0 = ((n - 1) / C) * C;
-    for (int64_t c0 = last_c0; c0 >= 0; c0 -= C) {
+    for (int64_t c = nch - 1; c >= 0; --c) {
+        const int64_t c0 = c * C;
         const int cc = (int)min((int64_t)C, n - c0);
         if (active) {
-            for (int mm = cc - 1; mm >= 0; --mm) {
-                const int64_t m = c0 + mm;
-                x = m == n - 1 ? (TX)g : (TX)(W[m * ws] * (double)x + G[m * ws]);
+            int mm = cc - 1;
+            if (c0 + mm == n - 1) {
+                x = (TX)g;
                 bad |= !tk_finite((double)x);
                 tX[t * P + mm] = x;
+                --mm;
+            }
+            if (mm == C - 1) {
+#pragma unroll
+                for (int u = C - 1; u >= 0; --u) {
+                    x = (TX)fma(W[(c0 + u) * ws], (double)x, G[(c0 + u) * ws]);
+                    bad |= !tk_finite((double)x);
+                    tX[t * P + u] = x;
+                }
+            } else {
+                for (; mm >= 0; --mm) {
+                    x = (TX)fma(W[(c0 + mm) * ws], (double)x, G[(c0 + mm) * ws]);
+                    bad |= !tk_finite((double)x);
+                    tX[t * P + mm] = x;
+                }
             }
         }
         __syncthreads();
-        for (int q = t; q < nl * C; q += T) {
-            const int lt = q / C, mm = q % C;
-            if (mm < cc)
-                X[out_off[lt] + c0 + mm] = tX[lt * P + mm];
+        for (int q = t; q < T * C; q += T) {
+            const int lt = CONTIG ? q / C : q % T, mm = CONTIG ? q % C : q / T;
+            if (lt < nl && mm < cc)
+                X[out_off[lt] + (c0 + mm) * so] = tX[lt * P + mm];
         }
         __syncthreads();
     }
@@ -230,8 +286,8 @@ __global__ void tk_contiguous(const tk_args a)
 // True when W and G of a line of n unknowns do not fit in shared memory for a block of TK_LINES lines.
 inline bool tk_needs_scratch(int64_t n) { return (size_t)n * 2 * sizeof(double) * TK_LINES > (size_t)TK_WG_SHARED_MAX; }
 
-// Launches the solve kernel for a.l_count lines (a.scratch set by the caller when tk_needs_scratch).
-// contiguous: unknowns of a line are adjacent (a.in.sm == a.out.sm == 1), the x sweep's layout.
+// Launches the solve for a.l_count lines (a.scratch set by the caller when tk_needs_scratch).
+// contiguous: unknowns of a line are adjacent in the inputs and the output (a.in.sm == a.out.sm == 1).
 template <class TL, class TD, class TX>
 cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
 {
@@ -243,22 +299,32 @@ cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
         return e;
     const unsigned long long bit = 1ull << (dev & 63);
     if (!(__atomic_load_n(&attrs_set, __ATOMIC_RELAXED) & bit)) {
-        e = cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, TK_WG_SHARED_MAX);
+        e = cudaFuncSetAttribute(tk_tiled<TL, TD, TX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 TK_WG_SHARED_MAX);
         if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(tk_contiguous<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            e = cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute(tk_tiled<TL, TD, TX, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                      TK_WG_SHARED_MAX);
         if (e != cudaSuccess)
             return e;
         __atomic_fetch_or(&attrs_set, bit, __ATOMIC_RELAXED);
     }
-    const size_t wg = a.scratch ? 0 : (size_t)a.n * 2 * sizeof(double) * TK_LINES;
-    if (contiguous) {
-        tk_contiguous<TL, TD, TX><<<(unsigned)((a.l_count + TK_X_LINES - 1) / TK_X_LINES), TK_X_LINES, wg, stream>>>(a);
-    } else {
-        // With W and G in global scratch occupancy is free to be high; on chip, small blocks pack the SM.
-        const int T = a.scratch ? 128 : TK_LINES;
-        tk_strided<TL, TD, TX><<<(unsigned)((a.l_count + T - 1) / T), T, wg, stream>>>(a);
+    const size_t per_line = (size_t)a.n * 2 * sizeof(double);
+    if (!contiguous && (a.scratch || a.n <= 128)) {
+        // Largest block whose W and G fit in 64 KiB: fewer, fuller blocks run the grid in one wave.
+        int T = 128;
+        while (!a.scratch && T > 32 && per_line * T > 64 * 1024)
+            T /= 2;
+        tk_strided<TL, TD, TX><<<(unsigned)((a.l_count + T - 1) / T), T, a.scratch ? 0 : per_line * T, stream>>>(a);
+        return cudaGetLastError();
     }
+    const size_t wg = a.scratch ? 0 : per_line * TK_LINES;
+    const unsigned blocks = (unsigned)((a.l_count + TK_LINES - 1) / TK_LINES);
+    if (contiguous)
+        tk_tiled<TL, TD, TX, true><<<blocks, TK_LINES, wg, stream>>>(a);
+    else
+        tk_tiled<TL, TD, TX, false><<<blocks, TK_LINES, wg, stream>>>(a);
     return cudaGetLastError();
 }
 
