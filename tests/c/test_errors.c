@@ -149,6 +149,33 @@ int main(void)
     ((double *)s.a.diag)[c_big] = 4.0;
     ((float *)s.a.rhs)[c_big] = rb;
 
+    /* Two failing lines: the report names the lower one even when another thread meets the higher one
+     * first (a thread's first block fails at once, the lower line sits at the end of another's range). */
+    {
+        tridi_grid gb = {3, {1, 1, 1}, {64, 64, 8}};
+        int64_t blo[3] = {1, 1, 1}, bhi[3] = {64, 64, 8};
+        tu_system sb;
+        tu_system_alloc(&sb, &gb, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, &rng);
+        ((float *)sb.a.rhs)[tu_index(&gb, 1, 40, 3)] = NAN;  /* x-sweep line 167 (j = 40, k = 3) */
+        ((float *)sb.a.rhs)[tu_index(&gb, 5, 1, 6)] = NAN;   /* line 320 (j = 1, k = 6): higher */
+        for (int threads = 1; threads <= 4; ++threads) {
+            tridi_config cb = cfg;
+            cb.num_threads = threads;
+            tridi_context cx;
+            tridi_create(&cx, &cb);
+            char what[64];
+            snprintf(what, sizeof what, "lowest failing line, %d threads", threads);
+            for (int rep = 0; rep < 20; ++rep) {
+                tridi_status st = tridi_solve(cx, &gb, TRIDI_AXIS_X, blo, bhi, &sb.a);
+                if (rep == 0 || st != TRIDI_ERROR_NONFINITE || !strstr(tridi_error_message(), "(1, 40, 3)"))
+                    expect(what, st, TRIDI_ERROR_NONFINITE, "(1, 40, 3)");
+            }
+            expect_unchanged(what, &sb);
+            tridi_destroy(cx);
+        }
+        tu_system_free(&sb);
+    }
+
     /* the next valid call works */
     expect("valid call after errors", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_SUCCESS, NULL);
 
