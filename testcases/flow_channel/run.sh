@@ -11,8 +11,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${1:-$root/build}"
-out="${2:-$root/out/$grid}"
 grid="${FC_GRID:-flow_channel_70-28}"
+out="${2:-$root/out/$grid}"
 hours="${FC_HOURS:-5}"
 exe="$build/testcases/flow_channel/flow_channel"
 
