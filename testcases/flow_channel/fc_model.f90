@@ -1,6 +1,7 @@
 ! flow_channel: a small hydrostatic, Boussinesq, 3D ocean model of seed 004's test case (section 4.2),
 ! written for tridi. Every tridiagonal solve goes through fc_solver (MOHID's THOMAS_3D, THOMASZ and
-! THOMAS_2D conventions); README.md in this folder documents the physics and every choice made.
+! THOMAS_2D conventions; the gpu-resident backend runs this same step as CUDA kernels, fc_gpu.cu);
+! README.md in this folder documents the physics and every choice made.
 !
 ! Grid (MOHID storage): cells (1:im, 1:jm, 1:km) with one halo cell per side, arrays (0:im+1, 0:jm+1,
 ! 0:km+1); k = 1 is the bottom layer, k = km the surface one; sigma layers of equal thickness (H+eta)/km.
