@@ -14,55 +14,97 @@ __device__ inline int64_t line_offset(const tridi_problem &p, int64_t l)
     return p.origin + l1 * p.stride[p.a1] + l2 * p.stride[p.a2];
 }
 
-template <typename TL, typename TD, typename TX>
+// 1/den by the hardware estimate refined with two Newton steps: double precision without the long
+// IEEE division on the recurrence's critical path. Zero pivots are tested before (den == 0).
+__device__ __forceinline__ double rcp(double den)
+{
+    double y;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
+    double e = fma(-den, y, 1.0);
+    y = fma(y, e, y);
+    e = fma(-den, y, 1.0);
+    return fma(y, e, y);
+}
+
+constexpr int AHEAD = 4; // unknowns whose loads are issued before their recurrence steps
+
+template <typename TL, typename TD>
 __global__ void forward(tridi_problem p, int first, int last, double *work, double *coef,
                         unsigned long long *fail)
 {
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (l >= p.nlines)
         return;
-    const TL *lower = static_cast<const TL *>(p.arrays.lower);
-    const TD *diag = static_cast<const TD *>(p.arrays.diag);
-    const TL *upper = static_cast<const TL *>(p.arrays.upper);
-    const TL *rhs = static_cast<const TL *>(p.arrays.rhs);
     const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
     const int64_t base = line_offset(p, l);
-    double *G = work, *W = work + n * L, *S = work + 2 * n * L;
+    const TL *lower = static_cast<const TL *>(p.arrays.lower) + base;
+    const TD *diag = static_cast<const TD *>(p.arrays.diag) + base;
+    const TL *upper = static_cast<const TL *>(p.arrays.upper) + base;
+    const TL *rhs = static_cast<const TL *>(p.arrays.rhs) + base;
+    double *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
     double Wp = 0, Gp = 0, Sp = 0;
-    for (int64_t m = 0; m < n; ++m) {
-        const int64_t o = base + m * st;
-        double a = (m == 0 && first) ? 0.0 : (double)lower[o];
-        double b = (double)diag[o];
-        double c = (m == n - 1 && last) ? 0.0 : (double)upper[o];
-        double r = (double)rhs[o];
-        double den = m == 0 ? b : b + a * Wp;
-        double sl = m == 0 ? -a : -a * Sp;
-        if (den == 0.0) {
-            atomicMin(fail, ((unsigned long long)l << 24) | (m < (1 << 23) ? (unsigned long long)m : 0));
-            return;
+    for (int64_t m0 = 0; m0 < n; m0 += AHEAD) {
+        // The loads of AHEAD unknowns go out together, so they overlap instead of queueing behind
+        // the recurrence.
+        double a[AHEAD], b[AHEAD], c[AHEAD], r[AHEAD];
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int64_t m = m0 + u;
+            const bool in = m < n;
+            const int64_t o = (in ? m : 0) * st;
+            a[u] = in && !(m == 0 && first) ? (double)lower[o] : 0.0;
+            b[u] = in ? (double)diag[o] : 1.0;
+            c[u] = in && !(m == n - 1 && last) ? (double)upper[o] : 0.0;
+            r[u] = in ? (double)rhs[o] : 0.0;
         }
-        double inv = 1.0 / den;
-        Wp = -c * inv;
-        Gp = (m == 0 ? r : r - a * Gp) * inv;
-        Sp = sl * inv;
-        if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp)) {
-            atomicMin(fail, ((unsigned long long)l << 24) | (1ull << 23) | (m < (1 << 23) ? (unsigned long long)m : 0));
-            return;
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int64_t m = m0 + u;
+            if (m >= n)
+                break;
+            const double den = m == 0 ? b[u] : fma(a[u], Wp, b[u]);
+            if (den == 0.0) {
+                atomicMin(fail, ((unsigned long long)l << 24) | (m < (1 << 23) ? (unsigned long long)m : 0));
+                return;
+            }
+            const double inv = rcp(den);
+            Sp = (m == 0 ? -a[u] : -a[u] * Sp) * inv;
+            Gp = (m == 0 ? r[u] : fma(-a[u], Gp, r[u])) * inv;
+            Wp = -c[u] * inv;
+            if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp)) {
+                atomicMin(fail,
+                          ((unsigned long long)l << 24) | (1ull << 23) | (m < (1 << 23) ? (unsigned long long)m : 0));
+                return;
+            }
+            G[m * L] = Gp;
+            W[m * L] = Wp;
+            S[m * L] = Sp;
         }
-        G[m * L + l] = Gp;
-        W[m * L + l] = Wp;
-        S[m * L + l] = Sp;
     }
+    // First unknown in terms of x_L and x_R: x_m = P + Q x_R + R x_L, from m = n-1 down.
     double P = Gp, Q = Wp, R = Sp;
     double *cf = coef + 6 * l;
     cf[3] = P;
     cf[4] = Q;
     cf[5] = R;
-    for (int64_t m = n - 2; m >= 0; --m) {
-        double w = W[m * L + l];
-        P = G[m * L + l] + w * P;
-        Q = w * Q;
-        R = S[m * L + l] + w * R;
+    for (int64_t m0 = n - 2; m0 >= 0; m0 -= AHEAD) {
+        double g[AHEAD], w[AHEAD], sl[AHEAD];
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int64_t m = m0 - u;
+            const int64_t mm = m >= 0 ? m : 0;
+            g[u] = G[mm * L];
+            w[u] = W[mm * L];
+            sl[u] = S[mm * L];
+        }
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            if (m0 - u < 0)
+                break;
+            P = fma(w[u], P, g[u]);
+            Q = w[u] * Q;
+            R = fma(w[u], R, sl[u]);
+        }
     }
     cf[0] = P;
     cf[1] = Q;
@@ -75,16 +117,29 @@ __global__ void backward(tridi_problem p, const double *work, const double *ends
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (l >= p.nlines)
         return;
-    TX *x = static_cast<TX *>(p.arrays.x);
     const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
-    const int64_t base = line_offset(p, l);
-    const double *G = work, *W = work + n * L, *S = work + 2 * n * L;
+    TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, l);
+    const double *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
     const double xl = ends[2 * l];
     double next = ends[2 * l + 1];
-    for (int64_t m = n - 1; m >= 0; --m) {
-        double v = G[m * L + l] + W[m * L + l] * next + S[m * L + l] * xl;
-        x[base + m * st] = (TX)v;
-        next = v;
+    for (int64_t m0 = n - 1; m0 >= 0; m0 -= AHEAD) {
+        double g[AHEAD], w[AHEAD], sl[AHEAD];
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int64_t mm = m0 - u >= 0 ? m0 - u : 0;
+            g[u] = G[mm * L];
+            w[u] = W[mm * L];
+            sl[u] = S[mm * L];
+        }
+#pragma unroll
+        for (int u = 0; u < AHEAD; ++u) {
+            const int64_t m = m0 - u;
+            if (m < 0)
+                break;
+            const double v = fma(w[u], next, fma(sl[u], xl, g[u]));
+            x[m * st] = (TX)v;
+            next = v;
+        }
     }
 }
 
@@ -171,9 +226,9 @@ extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first
     const int threads = 128;
     const unsigned blocks = (unsigned)((p->nlines + threads - 1) / threads);
     switch (p->combo) {
-    case TRIDI_COMBO_F32: forward<float, float, float><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
-    case TRIDI_COMBO_F64: forward<double, double, double><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
-    case TRIDI_COMBO_MIXED: forward<float, double, float><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
+    case TRIDI_COMBO_F32: forward<float, float><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
+    case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
+    case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
     }
     return launched("forward");
 }

@@ -17,6 +17,10 @@
 
 enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
 
+/* IPC faces whose rows are at least this long are copied by the copy engines, shorter ones by a kernel
+ * (measured on 2 H200: see docs/benchmarks.md). */
+#define IPC_ROW_BYTES 64
+
 typedef struct halo_msg {
     int peer;          /* neighbour rank in the decomposition's communicator */
     int send_dir;      /* direction index of the neighbour, 0..8: (s0 + 1) + 3 (s1 + 1) */
@@ -672,18 +676,44 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
         s = handshake(h, TAG_READY, sync_stream(h));
         if (s)
             return s;
+        /* Faces of long rows (j faces) go through the copy engines, which reach the link's peak; faces
+         * of a few cells per row (i faces, corners) through one kernel, on which copy engines crawl. */
         tridi_mpi_region r[8];
+        int nk = 0;
         for (int i = 0; i < h->nmsg; ++i) {
             const halo_msg *m = &h->msg[i];
-            r[i].src = (char *)h->array + m->send_off * (int64_t)h->esize;
-            r[i].dst = m->peer_dst;
-            r[i].src_s1 = h->s1;
-            r[i].src_s2 = h->s2;
-            r[i].dst_s1 = m->peer_s1;
-            r[i].dst_s2 = m->peer_s2;
-            memcpy(r[i].count, m->count, sizeof r[i].count);
+            char *src = (char *)h->array + m->send_off * (int64_t)h->esize;
+            size_t row = (size_t)m->count[0] * h->esize;
+            if (row >= IPC_ROW_BYTES) {
+                struct cudaMemcpy3DParms cp;
+                memset(&cp, 0, sizeof cp);
+                cp.srcPtr.ptr = src;
+                cp.srcPtr.pitch = (size_t)h->s1 * h->esize;
+                cp.srcPtr.xsize = row;
+                cp.srcPtr.ysize = (size_t)(h->s2 / h->s1);
+                cp.dstPtr.ptr = m->peer_dst;
+                cp.dstPtr.pitch = (size_t)m->peer_s1 * h->esize;
+                cp.dstPtr.xsize = row;
+                cp.dstPtr.ysize = (size_t)(m->peer_s2 / m->peer_s1);
+                cp.extent.width = row;
+                cp.extent.height = (size_t)m->count[1];
+                cp.extent.depth = (size_t)m->count[2];
+                cp.kind = cudaMemcpyDefault;
+                cudaError_t e = cudaMemcpy3DAsync(&cp, (cudaStream_t)h->stream);
+                if (e != cudaSuccess)
+                    return cuda_fail(f, "cudaMemcpy3DAsync to a neighbour's halo", e);
+                continue;
+            }
+            r[nk].src = src;
+            r[nk].dst = m->peer_dst;
+            r[nk].src_s1 = h->s1;
+            r[nk].src_s2 = h->s2;
+            r[nk].dst_s1 = m->peer_s1;
+            r[nk].dst_s2 = m->peer_s2;
+            memcpy(r[nk].count, m->count, sizeof r[nk].count);
+            nk++;
         }
-        return tridi_mpi_cuda_copy_regions(r, h->nmsg, h->esize, h->stream);
+        return tridi_mpi_cuda_copy_regions(r, nk, h->esize, h->stream);
     }
     s = pack(h, h->dev_send, 1);
     if (!s && h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {

@@ -199,6 +199,9 @@ int main(int argc, char **argv)
         {2, {15, 13, 1}, {2, 2, 0}, {0, 0}, {1, 1}, 1, TRIDI_FLOAT64},
         {2, {15, 13, 1}, {1, 0, 0}, {nranks, 1}, {0, 0}, 0, TRIDI_FLOAT32},
         {2, {9, 14, 1}, {0, 2, 0}, {1, nranks}, {0, 1}, 1, TRIDI_FLOAT64},
+        /* Rows of 160 bytes: device IPC copies these faces with the copy engines, not the kernel. */
+        {3, {40, 12, 3}, {1, 2, 1}, {1, nranks}, {0, 1}, 1, TRIDI_FLOAT32},
+        {3, {40, 12, 3}, {2, 1, 0}, {0, 0}, {1, 1}, 1, TRIDI_FLOAT64},
     };
     long bad = 0;
     for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ++ci)
