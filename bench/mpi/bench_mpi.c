@@ -260,6 +260,59 @@ static double step_time(step_data *sd, MPI_Comm comm, const int64_t n[3], int re
     return m;
 }
 
+/* Median seconds of each part of the step: the x, y, z solves and the halo exchange. */
+static void part_times(step_data *sd, MPI_Comm comm, const int64_t n[3], int reps, double t[4])
+{
+    tridi_arrays a = {sd->lower, TRIDI_FLOAT32, sd->diag, TRIDI_FLOAT64, sd->upper, TRIDI_FLOAT32,
+                      sd->rhs, TRIDI_FLOAT32, sd->x, TRIDI_FLOAT32};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {n[0], n[1], n[2]};
+    double *v = malloc(sizeof(double) * (size_t)reps);
+    for (int part = 0; part < 4; ++part) {
+        for (int r = -3; r < reps; ++r) {
+            MPI_Barrier(comm);
+            double t0 = MPI_Wtime();
+            if (part < 3)
+                TK(tridi_mpi_solve_device(sd->ctx, sd->d, (tridi_axis)part, lo, hi, &a, NULL));
+            else
+                TK(tridi_halo_exchange(sd->halo, NULL));
+            double t1 = MPI_Wtime() - t0, tmax;
+            MPI_Allreduce(&t1, &tmax, 1, MPI_DOUBLE, MPI_MAX, comm);
+            if (r >= 0)
+                v[r] = tmax;
+        }
+        t[part] = median(v, reps);
+    }
+    free(v);
+}
+
+/* Where the time of a weak-scaling step goes: each part on 1 GPU and on all ranks (IPC). */
+static void bench_breakdown(void)
+{
+    int64_t n1[3] = {512, 512, 128}, n2[3] = {512, 512 * (int64_t)nranks, 128};
+    double t1[4] = {0, 0, 0, 0}, t2[4];
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    if (rank == 0) {
+        step_data sd;
+        step_setup(&sd, solo, n1, 1, TRIDI_TRANSPORT_AUTO);
+        part_times(&sd, solo, n1, 10, t1);
+        step_free(&sd);
+        MPI_Comm_free(&solo);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    step_data sd;
+    step_setup(&sd, MPI_COMM_WORLD, n2, nranks, TRIDI_TRANSPORT_IPC);
+    part_times(&sd, MPI_COMM_WORLD, n2, 10, t2);
+    step_free(&sd);
+    if (rank == 0) {
+        printf("\n## Parts of the weak-scaling step, 512x512x128 cells per GPU, ms (1 GPU / %d GPUs, IPC)\n", nranks);
+        printf("| part | 1 GPU | %d GPUs | ratio |\n|---|---:|---:|---:|\n", nranks);
+        const char *name[4] = {"x solve (uncut)", "y solve (cut)", "z solve (uncut)", "halo exchange"};
+        for (int p = 0; p < 4; ++p)
+            printf("| %s | %.3f | %.3f | %.2f |\n", name[p], t1[p] * 1e3, t2[p] * 1e3, t1[p] > 0 ? t2[p] / t1[p] : 0.0);
+    }
+}
+
 /* The step on 1 GPU (rank 0 alone) and on all ranks; n1/n2 are the global grids of each. */
 static void scaling_row(const char *what, const int64_t n1[3], const int64_t n2[3], int weak, int reps)
 {
@@ -341,6 +394,8 @@ int main(int argc, char **argv)
         bench_scaling(1);
     if (!strcmp(what, "all") || !strcmp(what, "strong"))
         bench_scaling(0);
+    if (!strcmp(what, "all") || !strcmp(what, "breakdown"))
+        bench_breakdown();
     MPI_Finalize();
     return 0;
 }

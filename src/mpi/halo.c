@@ -17,9 +17,12 @@
 
 enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
 
-/* IPC faces whose rows are at least this long are copied by the copy engines, shorter ones by a kernel
- * (measured on 2 H200: see docs/benchmarks.md). */
+/* IPC faces whose rows are at least IPC_ROW_BYTES long are copied by the copy engines, shorter ones
+ * by a kernel; so are faces of IPC_CE_MAX_BYTES or more, which the kernel's stores move faster over
+ * NVLink than the 3D copies do (measured on 2 H200: 290 vs 246 GB/s for 64 MiB faces, while below
+ * 4 MiB the copies win; docs/benchmarks.md). */
 #define IPC_ROW_BYTES 64
+#define IPC_CE_MAX_BYTES (4u << 20)
 
 typedef struct halo_msg {
     int peer;          /* neighbour rank in the decomposition's communicator */
@@ -676,15 +679,17 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
         s = handshake(h, TAG_READY, sync_stream(h));
         if (s)
             return s;
-        /* Faces of long rows (j faces) go through the copy engines, which reach the link's peak; faces
-         * of a few cells per row (i faces, corners) through one kernel, on which copy engines crawl. */
+        /* Faces of long rows (j faces) below a few MiB go through the copy engines; faces of a few
+         * cells per row (i faces, corners), on which copy engines crawl, and large faces through one
+         * kernel. */
         tridi_mpi_region r[8];
         int nk = 0;
         for (int i = 0; i < h->nmsg; ++i) {
             const halo_msg *m = &h->msg[i];
             char *src = (char *)h->array + m->send_off * (int64_t)h->esize;
             size_t row = (size_t)m->count[0] * h->esize;
-            if (row >= IPC_ROW_BYTES) {
+            size_t face = row * (size_t)(m->count[1] * m->count[2]);
+            if (row >= IPC_ROW_BYTES && face < IPC_CE_MAX_BYTES) {
                 struct cudaMemcpy3DParms cp;
                 memset(&cp, 0, sizeof cp);
                 cp.srcPtr.ptr = src;
