@@ -1,6 +1,7 @@
 #!/bin/bash
 # On a machine with 2 GPUs (nvidia-h200-x2): build the MPI layer, run the mpi tests (CPU and GPU) and the
-# multi-GPU benchmark. Logs go to $OUT (default ./out-mpi); the tables are printed last.
+# multi-GPU benchmark (argument: all | halo | weak | strong | breakdown). Logs go to $OUT (default
+# ./out-mpi); the tables are printed last.
 set -u
 OUT=${OUT:-out-mpi}
 mkdir -p "$OUT"
@@ -17,7 +18,7 @@ fi
 (cd "$B" && timeout 240 ctest -L mpi --output-on-failure -j4) > "$OUT/ctest.log" 2>&1
 echo "ctest exit $?"
 OMP_NUM_THREADS=8 timeout 300 mpirun -np 2 --oversubscribe --bind-to none -x OMP_NUM_THREADS \
-  "$B/bench/mpi/tridi_bench_mpi" all > "$OUT/bench.txt" 2>&1
+  "$B/bench/mpi/tridi_bench_mpi" "${1:-all}" > "$OUT/bench.txt" 2>&1
 echo "bench exit $?"
 grep -E "tests passed|Failed|FAILED|Timeout|Skipped" "$OUT/ctest.log" | head -20
 head -3 "$OUT/machine.txt"
