@@ -49,22 +49,19 @@ void tridi_mpi_scratch_free(tridi_decomp d)
 {
 #ifdef TRIDI_HAVE_CUDA
     /* Every rank unmaps the others' reduced-system buffers before any rank frees its own. */
-    int any = d->red[0].buf || d->red[1].buf;
     for (int a = 0; a < 2; ++a)
         for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r)
             if (d->red[a].opened[r]) {
                 tridi_mpi_ipc_close(d->red[a].opened[r]);
                 d->red[a].opened[r] = NULL;
             }
-    int any_all = 0;
-    if (d->comm != MPI_COMM_NULL) /* also the barrier between the unmapping and the freeing */
-        MPI_Allreduce(&any, &any_all, 1, MPI_INT, MPI_MAX, d->comm);
+    if (d->comm != MPI_COMM_NULL)
+        MPI_Barrier(d->comm);
     for (int a = 0; a < 2; ++a) {
         if (d->red[a].buf)
             cudaFree(d->red[a].buf);
         memset(&d->red[a], 0, sizeof d->red[a]);
     }
-    (void)any_all;
     for (int i = 0; i < 4; ++i)
         if (d->scratch[i])
             i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
