@@ -19,6 +19,6 @@ done
 echo "flow_channel timings: $(nproc) cores, cpu backend on $threads threads; ms per step after a warm-up step"
 grep -E '^(compare: .*agree|compare: FAILED|flow_channel: FAILED|bench:)' "$log"
 echo 'grid              backend      solver      total   solver speed-up   total speed-up'
-grep -E '^ *[0-9]+-[0-9]+ +[a-z]+ ' "$log"
+grep -E '^ *[0-9]+-[0-9]+ +[a-z-]+ ' "$log"
 grep '^FLOW_CHANNEL ' "$log"
 exit $status
