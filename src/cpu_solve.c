@@ -28,6 +28,10 @@ static inline int omp_get_max_threads(void) { return 1; }
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
+/* Bytes of L2 a y/z block's W and G may take (compile-time tuning knob). */
+#ifndef TRIDI_CPU_L2_BUDGET
+#define TRIDI_CPU_L2_BUDGET (1024 * 1024)
+#endif
 
 /* The recurrence is division-bound: compile the block kernels for AVX-512 and AVX2 too and let the
  * loader pick the widest the machine has (GCC/Clang function multiversioning), instead of building the
@@ -340,17 +344,12 @@ static void block_copy(char *grid, char *packed, int64_t n, int64_t Lb, int64_t 
 }
 
 /* Lines per block: enough for long contiguous rows (hardware prefetch) on y/z sweeps while W and G
- * (16 bytes per unknown and line) stay within about 512 KiB of L2. */
+ * (16 bytes per unknown and line) stay within TRIDI_CPU_L2_BUDGET of L2. */
 static int64_t block_lines(const tridi_problem *p)
 {
-    if (p->axis == TRIDI_AXIS_X) {
-        /* x blocks keep six transposed n*L double arrays: about 256 KiB, in multiples of 8 lines (the
-         * register transpose), at most 16: wider blocks measured slower (they leave L1). */
-        int64_t L = (256 * 1024) / (48 * p->n) / 8 * 8;
-        L = L < 8 ? 8 : L > TRIDI_CPU_BLOCK_X ? TRIDI_CPU_BLOCK_X : L;
-        return p->n1 < L ? p->n1 : L;
-    }
-    int64_t L = (512 * 1024) / (16 * p->n);
+    if (p->axis == TRIDI_AXIS_X) /* 16 lines: two AVX-512 vectors per step; narrower and wider measured slower */
+        return p->n1 < TRIDI_CPU_BLOCK_X ? p->n1 : TRIDI_CPU_BLOCK_X;
+    int64_t L = TRIDI_CPU_L2_BUDGET / (16 * p->n);
     L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
     L = (L + 15) / 16 * 16;
     return p->n1 < L ? p->n1 : L;
