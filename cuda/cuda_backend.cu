@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -248,26 +249,54 @@ kernel_types types_of(const tridi_problem *p, bool f32_transfer)
     return k;
 }
 
-template <class TL, class TD, class TX>
-tridi_status launch_typed(const tk_args &a, bool contiguous, cudaStream_t stream)
-{
-    CK((tk_launch<TL, TD, TX>(a, contiguous, stream)), "launching the Thomas kernel");
-    return TRIDI_SUCCESS;
-}
-
-tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
+// Calls fn with null pointers of the three kernel operand types (lower/upper/rhs, diag, answer).
+template <class Fn>
+tridi_status with_types(const kernel_types &k, Fn &&fn)
 {
     using F = float;
     using D = double;
     if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT32)
-        return launch_typed<F, F, F>(a, contiguous, s);
+        return fn((F *)nullptr, (F *)nullptr, (F *)nullptr);
     if (k.l == TRIDI_FLOAT64 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT64)
-        return launch_typed<D, D, D>(a, contiguous, s);
+        return fn((D *)nullptr, (D *)nullptr, (D *)nullptr);
     if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT32)
-        return launch_typed<F, D, F>(a, contiguous, s);
+        return fn((F *)nullptr, (D *)nullptr, (F *)nullptr);
     if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT64)
-        return launch_typed<F, F, D>(a, contiguous, s);
+        return fn((F *)nullptr, (F *)nullptr, (D *)nullptr);
     return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
+}
+
+tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
+{
+    return with_types(k, [&](auto *l, auto *d, auto *x) {
+        using TL = std::remove_pointer_t<decltype(l)>;
+        using TD = std::remove_pointer_t<decltype(d)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        CK((tk_launch<TL, TD, TX>(a, contiguous, s)), "launching the Thomas kernel");
+        return TRIDI_SUCCESS;
+    });
+}
+
+tridi_status plan_solve(const kernel_types &k, const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan)
+{
+    return with_types(k, [&](auto *l, auto *d, auto *x) {
+        using TL = std::remove_pointer_t<decltype(l)>;
+        using TD = std::remove_pointer_t<decltype(d)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan)), "planning the Thomas kernel");
+        return TRIDI_SUCCESS;
+    });
+}
+
+tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &plan, cudaStream_t s)
+{
+    return with_types(k, [&](auto *l, auto *d, auto *x) {
+        using TL = std::remove_pointer_t<decltype(l)>;
+        using TD = std::remove_pointer_t<decltype(d)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        CK((tk_run<TL, TD, TX>(a, plan, s)), "launching the Thomas kernel");
+        return TRIDI_SUCCESS;
+    });
 }
 
 const char *fail_what(int code)
@@ -691,37 +720,56 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
         return s;
     const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
     const bool scratch = tk_needs_scratch(p->n);
+    const kernel_types kt = types_of(p, false);
     const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
-    if (st->dbox.bytes < cells * xs || (scratch && st->scratch.bytes < cells * 2 * sizeof(double))) {
+    const tk_view user = {p->origin, p->stride[p->a1], p->stride[p->a2], p->stride[p->axis]};
+    tk_args a{};
+    a.D = p->arrays.lower;
+    a.E = p->arrays.diag;
+    a.F = p->arrays.upper;
+    a.R = p->arrays.rhs;
+    a.in = user;
+    a.n = p->n;
+    a.n1 = p->n1;
+    a.l_begin = 0;
+    a.l_count = p->nlines;
+    a.err = st->d_err + slot;
+    a.out = user; // x's view in the one-wave variant; the box's is alike along x (unit stride), which the plan reads
+    // When every line fits on the GPU at once the solve guards x itself (grid barrier before writing);
+    // otherwise it solves into the context's box and a commit kernel copies the box into x.
+    tk_plan plan;
+    s = plan_solve(kt, a, contiguous, true, &plan);
+    if (s)
+        return s;
+    const size_t need_box = plan.coop ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
+    if (st->dbox.bytes < need_box || st->scratch.bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.
         if (st->have_last)
             CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
-        s = ensure(st->dbox, cells * xs, "the device answer box");
-        if (!s && scratch)
-            s = ensure(st->scratch, cells * 2 * sizeof(double), "the W/G scratch of long lines");
+        if (need_box)
+            s = ensure(st->dbox, need_box, "the device answer box");
+        if (!s && need_scratch)
+            s = ensure(st->scratch, need_scratch, "the W/G scratch of long lines");
         if (s)
             return s;
     }
     s = after_last(st, cs);
     if (s)
         return s;
-    tk_args a{};
-    a.D = p->arrays.lower;
-    a.E = p->arrays.diag;
-    a.F = p->arrays.upper;
-    a.R = p->arrays.rhs;
-    a.X = st->dbox.p;
-    a.in = {p->origin, p->stride[p->a1], p->stride[p->a2], p->stride[p->axis]};
-    a.out = compact_view(p);
-    a.n = p->n;
-    a.n1 = p->n1;
-    a.l_begin = 0;
-    a.l_count = p->nlines;
     a.scratch = scratch ? (double *)st->scratch.p : nullptr;
-    a.err = st->d_err + slot;
-    s = launch_solve(types_of(p, false), a, contiguous, cs);
-    if (!s)
-        s = launch_commit(st, p, slot, cs);
+    if (plan.coop) {
+        a.X = p->arrays.x;
+        a.out = user;
+        a.mirror = st->h_mirror_dev + slot;
+        a.next_err = st->d_err + (slot + 1) % NSLOT;
+        s = run_solve(kt, a, plan, cs);
+    } else {
+        a.X = st->dbox.p;
+        a.out = compact_view(p);
+        s = run_solve(kt, a, plan, cs);
+        if (!s)
+            s = launch_commit(st, p, slot, cs);
+    }
     if (s)
         return s;
     CK(cudaEventRecord(st->ev_slot[slot], cs), "cudaEventRecord");

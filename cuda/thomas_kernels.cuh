@@ -1,14 +1,37 @@
 // Thomas kernels of the CUDA backend: one tridiagonal system per thread, MOHID's recurrence with the
 // pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
-// Shared by cuda/cuda_backend.cu and the GPU benchmark (which times the bare kernel against the call).
+// Shared by cuda/cuda_backend.cu and the GPU benchmark.
+//
+// One kernel, tk_line, in a few variants. A block is one warp of 32 neighbouring lines. The inputs
+// reach shared memory through a ring of cp.async stages, TK_K unknowns per stage, up to three stages ahead
+// of the recurrence, whose chain of dependent divisions would otherwise wait on every load.
+//  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line, and a warp
+//    reads 32 consecutive cells per unknown. x lines (CONTIG, unknowns adjacent): the warp loads a stage
+//    cooperatively, 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
+//  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
+//    longer lines keep them in a global scratch (32 B/cell more traffic).
+//  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
+//    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
+//    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
+//    view (the context's compact box, copied into x by tk_commit only if no line failed).
+//  - What bounds it (ncu on the H100, docs/benchmarks.md): an SM holds few warps when W/G are on chip,
+//    and each warp issues about 100 instructions per unknown, a few cycles apart; not DRAM bandwidth.
 #ifndef TRIDI_THOMAS_KERNELS_CUH
 #define TRIDI_THOMAS_KERNELS_CUH
 
+#include <cooperative_groups.h>
 #include <cuda_pipeline.h>
 
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <mutex>
+#include <unordered_map>
+
+// Everything here has internal linkage: the library and the GPU benchmark both include this header, and
+// two translation units registering the same kernel template would leave the runtime free to launch one
+// copy with the attributes (shared-memory opt-in, carveout) set on the other.
+namespace {
 
 // Where line (l1, l2) of a launch starts and how its unknowns are spaced, in elements.
 struct tk_view {
@@ -21,15 +44,17 @@ struct tk_args {
     tk_view in, out;           // the four inputs share one view
     int64_t n, n1;             // unknowns per line, lines along the first line axis
     int64_t l_begin, l_count;  // lines solved by this launch (a slab of the problem's line order)
-    double *scratch;           // W and G of long lines (2 * n * l_count doubles); NULL: shared memory
+    double *scratch;           // (Wp, G) of long lines (2 * n * l_count doubles, 16-byte aligned); NULL: shared memory
     unsigned long long *err;   // lowest failing line (atomicMin); ULLONG_MAX: none
+    // COOP only: the verdict is copied here for the host (mapped pinned memory) and next_err is re-armed
+    // for the context's next call, after the grid barrier.
+    unsigned long long *mirror, *next_err;
 };
 
-// W and G of a block live in shared memory up to this many bytes (two blocks still fit on an SM);
-// longer lines keep them in a global scratch.
-constexpr int TK_WG_SHARED_MAX = 112 * 1024;
-constexpr int TK_LINES = 32; // lines (threads) per block
-constexpr int TK_CHUNK = 16; // unknowns per staged tile
+constexpr int TK_T = 32;               // lines per block: one warp
+constexpr int TK_K = 8;                // unknowns per stage
+constexpr int TK_STAGES_MAX = 4;       // stages in the ring (3 in flight while one is consumed)
+constexpr int TK_WG_SHARED_MAX = 110 * 1024; // W/G of a block in shared memory up to this: >= 2 blocks/SM
 
 __device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
 
@@ -47,285 +72,466 @@ __device__ __forceinline__ double tk_rcp(double den)
     return fma(y, e, y);
 }
 
-// One system per thread, loading straight from global memory: for y and z sweeps (neighbouring lines
-// neighbouring in memory) thread t takes line l_begin + block*T + t, so a warp reads 32 consecutive
-// cells of each array at every unknown. Measured faster than the tiled kernel for such lines up to 128
-// unknowns (larger blocks, one wave on the flow-channel grids) and with the global W/G scratch.
-template <class TL, class TD, class TX>
-__global__ void tk_strided(const tk_args a)
-{
-    extern __shared__ double tk_smem[];
-    const int t = threadIdx.x, T = blockDim.x;
-    const int64_t li = (int64_t)blockIdx.x * T + t;
-    if (li >= a.l_count)
-        return;
-    const int64_t l = a.l_begin + li, l1 = l % a.n1, l2 = l / a.n1, n = a.n;
-    const int64_t io = a.in.off + l1 * a.in.s1 + l2 * a.in.s2, s = a.in.sm;
-    const TL *D = (const TL *)a.D + io, *F = (const TL *)a.F + io, *R = (const TL *)a.R + io;
-    const TD *E = (const TD *)a.E + io;
-    TX *X = (TX *)a.X + a.out.off + l1 * a.out.s1 + l2 * a.out.s2;
-    const int64_t so = a.out.sm;
-    double *W, *G;
-    int64_t ws;
-    if (a.scratch) {
-        W = a.scratch + li;
-        G = W + n * a.l_count;
-        ws = a.l_count;
-    } else {
-        W = tk_smem + t;
-        G = tk_smem + n * T + t;
-        ws = T;
-    }
-    double e = (double)E[0];
-    double w = n > 1 ? -(double)F[0] / e : 0.0, g = (double)R[0] / e;
-    bool bad = !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
-    W[0] = w;
-    G[0] = g;
-    // Four unknowns' inputs are loaded before their recurrence steps so the loads of a thread overlap
-    // each other instead of waiting behind the division chain.
-    int64_t m = 1;
-    for (; m + 4 <= n - 1; m += 4) {
-        double d[4], ee[4], f[4], r[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            d[u] = (double)D[(m + u) * s];
-            ee[u] = (double)E[(m + u) * s];
-            f[u] = (double)F[(m + u) * s];
-            r[u] = (double)R[(m + u) * s];
-        }
-#pragma unroll
-        for (int u = 0; u < 4; ++u) {
-            const double den = fma(d[u], w, ee[u]), inv = tk_rcp(den);
-            w = -f[u] * inv;
-            g = fma(-d[u], g, r[u]) * inv;
-            bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d[u]) | !tk_finite(den);
-            W[(m + u) * ws] = w;
-            G[(m + u) * ws] = g;
-        }
-    }
-    for (; m < n; ++m) {
-        const double d = (double)D[m * s], den = fma(d, w, (double)E[m * s]);
-        if (m < n - 1) {
-            const double inv = tk_rcp(den);
-            w = -(double)F[m * s] * inv;
-            g = fma(-d, g, (double)R[m * s]) * inv;
-        } else {
-            g = fma(-d, g, (double)R[m * s]) / den;
-        }
-        bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-        W[m * ws] = w;
-        G[m * ws] = g;
-    }
-    if (!bad) {
-        TX x = (TX)g;
-        bad = !tk_finite((double)x);
-        X[(n - 1) * so] = x;
-        for (int64_t k = n - 2; k >= 0; --k) {
-            x = (TX)(W[k * ws] * (double)x + G[k * ws]);
-            bad |= !tk_finite((double)x);
-            X[k * so] = x;
-        }
-    }
-    if (bad)
-        atomicMin(a.err, (unsigned long long)l);
-}
+// A stage holds TK_K unknowns of each of the block's 32 lines per array. y/z lines: [k][t], lane t reads
+// its own column and a warp's copies are consecutive words. x lines (CONTIG): [t][k] padded to TK_K + 1,
+// so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one column
+// both spread over the banks. W/G: unknown m of lane t at m*TK_T + t.
+template <bool CONTIG>
+__host__ __device__ constexpr int tk_tile_elems() { return CONTIG ? TK_T * (TK_K + 1) : TK_K * TK_T; }
+template <bool CONTIG>
+__device__ __forceinline__ int tk_tidx(int t, int k) { return CONTIG ? t * (TK_K + 1) + k : k * TK_T + t; }
 
-// One system per thread, a block of TK_LINES lines. The inputs go through shared-memory tiles of
-// TK_CHUNK unknowns, loaded with cp.async one tile ahead of the recurrence: an SM holds few lines when
-// W and G stay on chip, so each line's loads must be in flight while its division chain runs. The load
-// pattern makes every warp access contiguous: CONTIG (x sweeps, unknowns adjacent) reads a run of one
-// line; otherwise (neighbouring lines adjacent) reads one unknown of 32 neighbouring lines. The answer
-// leaves through a tile the same way.
-template <class TL, class TD, class TX, bool CONTIG>
-__global__ void __launch_bounds__(TK_LINES) tk_tiled(const tk_args a)
+template <class TL, class TD, bool CONTIG>
+__host__ __device__ constexpr size_t tk_stage_bytes() { return (size_t)tk_tile_elems<CONTIG>() * (sizeof(TD) + 3 * sizeof(TL)); }
+
+__host__ __device__ inline size_t tk_wg_bytes(int64_t n) { return (size_t)n * TK_T * 2 * sizeof(double); }
+
+template <class TX>
+__device__ __forceinline__ bool tk_finite_x(TX v) { return fabs((double)v) <= DBL_MAX; }
+template <>
+__device__ __forceinline__ bool tk_finite_x<float>(float v) { return fabsf(v) <= FLT_MAX; }
+
+// W is kept with the opposite sign (Wp = -W = F/pivot): every use negates it inside an fma for free, and
+// the values are bit for bit those of MOHID's recurrence (negation is exact).
+//
+// y/z lines: every lane loads, solves and stores its own line; neighbouring lanes hold neighbouring cells,
+// so each warp access is one contiguous run. x lines (CONTIG): the loads and the answer's stores are
+// cooperative, 8 consecutive unknowns of 4 lines per warp instruction (measured twice as fast as each
+// lane walking its own line, whose accesses touch 32 sectors per instruction).
+template <class TL, class TD, class TX, bool CONTIG, bool WGS, bool COOP>
+__global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 {
-    constexpr int T = TK_LINES, C = TK_CHUNK, P = C + 1; // P: padding spreads a line's row over banks
-    extern __shared__ double tk_smem[];
-    __shared__ int64_t in_off[T], out_off[T];
-    __shared__ TD tE[2][T * P];
-    __shared__ TL tD[2][T * P], tF[2][T * P], tR[2][T * P];
-    __shared__ TX tX[T * P];
+    constexpr int T = TK_T, K = TK_K, SE = tk_tile_elems<CONTIG>();
+    extern __shared__ __align__(16) unsigned char tk_dyn[];
     const int t = threadIdx.x;
-    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T;
+    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
     const int nl = (int)min((int64_t)T, a.l_count - li0);
+    if (t >= nl && !COOP && !CONTIG)
+        return;
     const bool active = t < nl;
-    if (active) {
-        const int64_t l = a.l_begin + li0 + t, l1 = l % a.n1, l2 = l / a.n1;
-        in_off[t] = a.in.off + l1 * a.in.s1 + l2 * a.in.s2;
-        out_off[t] = a.out.off + l1 * a.out.s1 + l2 * a.out.s2;
-    }
-    __syncthreads();
-    double *W, *G;
+
+    // This lane's line (other lanes take the block's first line, so their offsets stay valid).
+    const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
+    const int64_t io = a.in.off + l1 * a.in.s1 + l2 * a.in.s2, oo = a.out.off + l1 * a.out.s1 + l2 * a.out.s2;
+    const int64_t si = a.in.sm, so = a.out.sm;
+
+    // (Wp, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
+    double2 *WG;
     int64_t ws;
-    if (a.scratch) {
-        W = a.scratch + li0 + t;
-        G = W + n * a.l_count;
-        ws = a.l_count;
-    } else {
-        W = tk_smem + t;
-        G = tk_smem + n * T + t;
+    if (WGS) {
+        WG = (double2 *)tk_dyn + t;
         ws = T;
+    } else {
+        WG = (double2 *)a.scratch + li0 + t;
+        ws = a.l_count;
     }
-    const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
+    unsigned char *ring = tk_dyn + (WGS ? tk_wg_bytes(n) : 0);
+    TD *sE = (TD *)ring;
+    TL *sD = (TL *)(ring + (size_t)NS * SE * sizeof(TD));
+    TL *sF = sD + (size_t)NS * SE, *sR = sF + (size_t)NS * SE;
+
     const TD *E = (const TD *)a.E;
+    const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     TX *X = (TX *)a.X;
-    const int64_t si = a.in.sm, so = a.out.sm, nch = (n + C - 1) / C;
-    auto issue = [&](int64_t c, int b) {
-        const int64_t c0 = c * C;
-        const int cc = (int)min((int64_t)C, n - c0);
-        for (int q = t; q < T * C; q += T) {
-            const int lt = CONTIG ? q / C : q % T, mm = CONTIG ? q % C : q / T;
-            if (lt < nl && mm < cc) {
-                const int64_t m = c0 + mm, o = in_off[lt] + m * si;
-                __pipeline_memcpy_async(&tE[b][lt * P + mm], E + o, sizeof(TD));
-                __pipeline_memcpy_async(&tR[b][lt * P + mm], R + o, sizeof(TL));
-                if (m > 0) // lower is never read at the first unknown, upper never at the last
-                    __pipeline_memcpy_async(&tD[b][lt * P + mm], D + o, sizeof(TL));
-                if (m < n - 1)
-                    __pipeline_memcpy_async(&tF[b][lt * P + mm], F + o, sizeof(TL));
-            }
-        }
-        __pipeline_commit();
-    };
-    double w = 0.0, g = 0.0;
-    bool bad = false;
-    issue(0, 0);
-    for (int64_t c = 0; c < nch; ++c) {
-        if (c + 1 < nch) {
-            issue(c + 1, (int)((c + 1) & 1));
-            __pipeline_wait_prior(1);
-        } else {
-            __pipeline_wait_prior(0);
-        }
-        __syncthreads();
-        const int b = (int)(c & 1);
-        const int64_t c0 = c * C;
-        const int cc = (int)min((int64_t)C, n - c0);
-        if (active) {
-            const TD *e_ = tE[b] + t * P;
-            const TL *d_ = tD[b] + t * P, *f_ = tF[b] + t * P, *r_ = tR[b] + t * P;
-            int mm = 0;
-            if (c0 == 0) { // first unknown: no lower
-                const double e = (double)e_[0];
-                w = n > 1 ? -(double)f_[0] / e : 0.0;
-                g = (double)r_[0] / e;
-                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(e);
-                W[0] = w;
-                G[0] = g;
-                mm = 1;
-            }
-            // Interior unknowns; unrolled over a full tile so the tile reads are issued ahead of the chain.
-            const int interior = (int)min((int64_t)cc, n - 1 - c0);
-            if (mm == 0 && interior == C) {
+
+    // CONTIG: lane q moves unknown q % K of the lines q / K + j * (T / K), j < K; their offsets, once.
+    int64_t lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
+    if (CONTIG) {
 #pragma unroll
-                for (int u = 0; u < C; ++u) {
-                    const double d = (double)d_[u], den = fma(d, w, (double)e_[u]), inv = tk_rcp(den);
-                    w = -(double)f_[u] * inv;
-                    g = fma(-d, g, (double)r_[u]) * inv;
-                    bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                    W[(c0 + u) * ws] = w;
-                    G[(c0 + u) * ws] = g;
+        for (int j = 0; j < K; ++j) {
+            const int src = t / K + j * (T / K);
+            lin[j] = __shfl_sync(0xffffffffu, io, src) + t % K;
+            lout[j] = __shfl_sync(0xffffffffu, oo, src);
+        }
+    }
+    // y/z: this lane's line, walked by the issue.
+    const TD *pE = E + io;
+    const TL *pD = D + io, *pF = F + io, *pR = R + io;
+
+    int64_t next = 0; // next stage to issue
+    int slot_in = 0;  // its ring slot
+    auto issue = [&]() {
+        if (next < nch) {
+            const int64_t c0 = next * K;
+            TD *tE = sE + slot_in * SE;
+            TL *tD = sD + slot_in * SE, *tF = sF + slot_in * SE, *tR = sR + slot_in * SE;
+            if (CONTIG) {
+                const int k = t % K;
+                const int64_t m = c0 + k;
+                if (m < n) {
+#pragma unroll
+                    for (int j = 0; j < K; ++j) {
+                        const int lt = t / K + j * (T / K);
+                        if (lt < nl) {
+                            const int64_t o = lin[j] + c0;
+                            const int s = tk_tidx<CONTIG>(lt, k);
+                            __pipeline_memcpy_async(tE + s, E + o, sizeof(TD));
+                            __pipeline_memcpy_async(tR + s, R + o, sizeof(TL));
+                            if (m > 0) // lower is never read at the first unknown, upper never at the last
+                                __pipeline_memcpy_async(tD + s, D + o, sizeof(TL));
+                            if (m < n - 1)
+                                __pipeline_memcpy_async(tF + s, F + o, sizeof(TL));
+                        }
+                    }
                 }
-                mm = C;
+            } else if (active) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const int64_t m = c0 + k;
+                    const int s = tk_tidx<CONTIG>(t, k);
+                    if (m < n) {
+                        __pipeline_memcpy_async(tE + s, pE, sizeof(TD));
+                        __pipeline_memcpy_async(tR + s, pR, sizeof(TL));
+                        if (m > 0)
+                            __pipeline_memcpy_async(tD + s, pD, sizeof(TL));
+                        if (m < n - 1)
+                            __pipeline_memcpy_async(tF + s, pF, sizeof(TL));
+                    }
+                    pE += si;
+                    pD += si;
+                    pF += si;
+                    pR += si;
+                }
             }
-            for (; mm < interior; ++mm) {
-                const double d = (double)d_[mm], den = fma(d, w, (double)e_[mm]), inv = tk_rcp(den);
-                w = -(double)f_[mm] * inv;
-                g = fma(-d, g, (double)r_[mm]) * inv;
-                bad |= !tk_finite(w) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                W[(c0 + mm) * ws] = w;
-                G[(c0 + mm) * ws] = g;
+        }
+        ++next;
+        slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
+        __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
+    };
+
+    double wp = 0.0, g = 0.0;
+    bool bad = false;
+    for (int s = 0; s < NS - 1; ++s)
+        issue();
+    int slot = 0;
+    for (int64_t c = 0; c < nch; ++c) {
+        if (CONTIG)
+            __syncwarp(); // every lane is done with the stage the next issue overwrites
+        else if (!active)
+            break;
+        issue();
+        __pipeline_wait_prior(NS - 1);
+        if (CONTIG)
+            __syncwarp(); // the other lanes' copies into this stage are visible
+        const int o = slot * SE;
+        slot = slot + 1 == NS ? 0 : slot + 1;
+        if (!active)
+            continue;
+        const TD *tE = sE + o;
+        const TL *tD = sD + o, *tF = sF + o, *tR = sR + o;
+        const int64_t c0 = c * K;
+        double2 *wg = WG + c0 * ws;
+        if (c0 > 0 && c0 + K < n) { // interior stage: no first or last unknown, unrolled
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int s = tk_tidx<CONTIG>(t, k);
+                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]), inv = tk_rcp(den);
+                wp = (double)tF[s] * inv;
+                g = fma(-d, g, (double)tR[s]) * inv;
+                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+                wg[k * ws] = make_double2(wp, g);
             }
-            if (mm < cc && c0 + mm == n - 1 && n > 1) { // last unknown: no upper, and MOHID divides
-                const double d = (double)d_[mm], den = fma(d, w, (double)e_[mm]);
-                g = fma(-d, g, (double)r_[mm]) / den;
+            continue;
+        }
+        for (int k = 0; k < K && c0 + k < n; ++k) {
+            const int64_t m = c0 + k;
+            const int s = tk_tidx<CONTIG>(t, k);
+            if (m == 0) {
+                const double e = (double)tE[s];
+                wp = n > 1 ? (double)tF[s] / e : 0.0;
+                g = (double)tR[s] / e;
+                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
+            } else if (m < n - 1) {
+                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]), inv = tk_rcp(den);
+                wp = (double)tF[s] * inv;
+                g = fma(-d, g, (double)tR[s]) * inv;
+                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+            } else { // last unknown: no upper, and MOHID divides
+                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]);
+                g = fma(-d, g, (double)tR[s]) / den;
                 bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
             }
+            wg[k * ws] = make_double2(wp, g);
         }
-        __syncthreads(); // the next issue overwrites this buffer
     }
-    TX x = (TX)0;
-    for (int64_t c = nch - 1; c >= 0; --c) {
-        const int64_t c0 = c * C;
-        const int cc = (int)min((int64_t)C, n - c0);
-        if (active) {
-            int mm = cc - 1;
-            if (c0 + mm == n - 1) {
-                x = (TX)g;
-                bad |= !tk_finite((double)x);
-                tX[t * P + mm] = x;
-                --mm;
-            }
-            if (mm == C - 1) {
+    __pipeline_wait_prior(0);
+
+    // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
+    // W/G on chip the answers (as TX values held in double) replace Wp and leave after the verdict; with
+    // the global scratch they go straight to the output view.
+    if (active && !bad) {
+        TX x = (TX)g;
+        bad = !tk_finite_x(x);
+        if (WGS)
+            WG[(n - 1) * ws].x = (double)x;
+        else
+            X[oo + (n - 1) * so] = x;
+        for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            double2 v[K];
 #pragma unroll
-                for (int u = C - 1; u >= 0; --u) {
-                    x = (TX)fma(W[(c0 + u) * ws], (double)x, G[(c0 + u) * ws]);
-                    bad |= !tk_finite((double)x);
-                    tX[t * P + u] = x;
+            for (int k = 0; k < K; ++k)
+                if (c0 + k <= n - 2)
+                    v[k] = wg[k * ws];
+            TX xs[K];
+#pragma unroll
+            for (int k = K - 1; k >= 0; --k)
+                if (c0 + k <= n - 2) {
+                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    bad |= !tk_finite_x(x);
+                    xs[k] = x;
                 }
-            } else {
-                for (; mm >= 0; --mm) {
-                    x = (TX)fma(W[(c0 + mm) * ws], (double)x, G[(c0 + mm) * ws]);
-                    bad |= !tk_finite((double)x);
-                    tX[t * P + mm] = x;
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (c0 + k <= n - 2) {
+                    if (WGS)
+                        wg[k * ws].x = (double)xs[k];
+                    else
+                        X[oo + (c0 + k) * so] = xs[k];
                 }
-            }
         }
-        __syncthreads();
-        for (int q = t; q < T * C; q += T) {
-            const int lt = CONTIG ? q / C : q % T, mm = CONTIG ? q % C : q / T;
-            if (lt < nl && mm < cc)
-                X[out_off[lt] + (c0 + mm) * so] = tX[lt * P + mm];
-        }
-        __syncthreads();
     }
     if (active && bad)
-        atomicMin(a.err, (unsigned long long)(a.l_begin + li0 + t));
+        atomicMin(a.err, (unsigned long long)l);
+    if (!WGS)
+        return;
+    if (COOP) {
+        cooperative_groups::this_grid().sync();
+        const unsigned long long verdict = *(volatile unsigned long long *)a.err;
+        if (blockIdx.x == 0 && t == 0) {
+            *a.mirror = verdict;
+            *a.next_err = ULLONG_MAX;
+        }
+        if (verdict != ULLONG_MAX)
+            return;
+    }
+    const double2 *xs = (const double2 *)tk_dyn;
+    if (CONTIG) {
+        __syncwarp();
+        const int k = t % K;
+        for (int64_t c0 = 0; c0 < n; c0 += K) {
+            const int64_t m = c0 + k;
+            if (m < n) {
+#pragma unroll
+                for (int j = 0; j < K; ++j) {
+                    const int lt = t / K + j * (T / K);
+                    if (lt < nl)
+                        X[lout[j] + m * so] = (TX)xs[m * T + lt].x;
+                }
+            }
+        }
+    } else if (active) {
+        const double2 *pw = xs + t;
+        TX *px = X + oo;
+        int64_t m = 0;
+        for (; m + K <= n; m += K) {
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                px[k * so] = (TX)pw[k * T].x;
+            px += K * so;
+            pw += K * T;
+        }
+        for (; m < n; ++m) {
+            *px = (TX)pw->x;
+            px += so;
+            pw += T;
+        }
+    }
 }
 
-// True when W and G of a line of n unknowns do not fit in shared memory for a block of TK_LINES lines.
-inline bool tk_needs_scratch(int64_t n) { return (size_t)n * 2 * sizeof(double) * TK_LINES > (size_t)TK_WG_SHARED_MAX; }
-
-// Launches the solve for a.l_count lines (a.scratch set by the caller when tk_needs_scratch).
-// contiguous: unknowns of a line are adjacent in the inputs and the output (a.in.sm == a.out.sm == 1).
-template <class TL, class TD, class TX>
-cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
+// Shared memory of one block (W/G when on chip, plus the stage ring).
+template <class TL, class TD>
+inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
 {
-    // The opt-in to more than 48 KiB of shared memory is per device: remember which devices have it.
-    static unsigned long long attrs_set = 0;
+    return (wgs ? tk_wg_bytes(n) : 0) +
+           (size_t)ns * (contig ? tk_stage_bytes<TL, TD, true>() : tk_stage_bytes<TL, TD, false>());
+}
+
+// True when W and G of a line of n unknowns do not stay in shared memory: the caller then gives a.scratch
+// (2 * n * l_count doubles).
+inline bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
+
+// How a call is launched.
+struct tk_plan {
+    bool contig, wgs, coop;
+    int ns;
+    size_t smem;
+    unsigned blocks;
+};
+
+template <class TL, class TD, class TX, bool CONTIG, bool WGS, bool COOP>
+void *tk_kernel_ptr() { return (void *)tk_line<TL, TD, TX, CONTIG, WGS, COOP>; }
+
+template <class TL, class TD, class TX, bool CONTIG>
+void *tk_kernel_of_c(const tk_plan &p)
+{
+    if (!p.wgs)
+        return tk_kernel_ptr<TL, TD, TX, CONTIG, false, false>();
+    return p.coop ? tk_kernel_ptr<TL, TD, TX, CONTIG, true, true>() : tk_kernel_ptr<TL, TD, TX, CONTIG, true, false>();
+}
+
+template <class TL, class TD, class TX>
+void *tk_kernel_of(const tk_plan &p)
+{
+    return p.contig ? tk_kernel_of_c<TL, TD, TX, true>(p) : tk_kernel_of_c<TL, TD, TX, false>(p);
+}
+
+// Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
+// process; a small table because a process drives few devices and few variants.
+struct tk_device_cache {
+    static constexpr int MAXD = 64, MAXK = 64;
+    std::mutex mu;
+    int sms[MAXD] = {};
+    size_t smem_optin[MAXD] = {};
+    const void *opted[MAXD][MAXK] = {};
+    int nopted[MAXD] = {};
+    // Blocks per SM of (kernel, dynamic shared memory) on each device, as the occupancy calculator says.
+    std::unordered_map<const void *, std::unordered_map<size_t, int>> per_sm[MAXD];
+};
+
+inline tk_device_cache &tk_cache()
+{
+    static tk_device_cache c;
+    return c;
+}
+
+inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin)
+{
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess)
         return e;
-    const unsigned long long bit = 1ull << (dev & 63);
-    if (!(__atomic_load_n(&attrs_set, __ATOMIC_RELAXED) & bit)) {
-        e = cudaFuncSetAttribute(tk_tiled<TL, TD, TX, true>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 TK_WG_SHARED_MAX);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(tk_strided<TL, TD, TX>, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute(tk_tiled<TL, TD, TX, false>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                     TK_WG_SHARED_MAX);
-        if (e != cudaSuccess)
+    tk_device_cache &c = tk_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    const int d = dev & (tk_device_cache::MAXD - 1);
+    if (!c.sms[d]) {
+        int v = 0, o = 0;
+        if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
             return e;
-        __atomic_fetch_or(&attrs_set, bit, __ATOMIC_RELAXED);
+        if ((e = cudaDeviceGetAttribute(&o, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess)
+            return e;
+        c.sms[d] = v;
+        c.smem_optin[d] = (size_t)o;
     }
-    const size_t per_line = (size_t)a.n * 2 * sizeof(double);
-    if (!contiguous && (a.scratch || a.n <= 128)) {
-        // Largest block whose W and G fit in 64 KiB: fewer, fuller blocks run the grid in one wave.
-        int T = 128;
-        while (!a.scratch && T > 32 && per_line * T > 64 * 1024)
-            T /= 2;
-        tk_strided<TL, TD, TX><<<(unsigned)((a.l_count + T - 1) / T), T, a.scratch ? 0 : per_line * T, stream>>>(a);
-        return cudaGetLastError();
+    *sms = c.sms[d];
+    *smem_optin = c.smem_optin[d];
+    for (int i = 0; i < c.nopted[d]; ++i)
+        if (c.opted[d][i] == kernel)
+            return cudaSuccess;
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem_optin[d])) != cudaSuccess)
+        return e;
+    // The occupancy calculator and the cooperative launch's check must see the same L1/shared split.
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared)) !=
+        cudaSuccess)
+        return e;
+    if (c.nopted[d] < tk_device_cache::MAXK)
+        c.opted[d][c.nopted[d]++] = kernel;
+    return cudaSuccess;
+}
+
+inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    tk_device_cache &c = tk_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto &m = c.per_sm[dev & (tk_device_cache::MAXD - 1)][kernel];
+    auto it = m.find(smem);
+    if (it != m.end()) {
+        *per_sm = it->second;
+        return cudaSuccess;
     }
-    const size_t wg = a.scratch ? 0 : per_line * TK_LINES;
-    const unsigned blocks = (unsigned)((a.l_count + TK_LINES - 1) / TK_LINES);
-    if (contiguous)
-        tk_tiled<TL, TD, TX, true><<<blocks, TK_LINES, wg, stream>>>(a);
-    else
-        tk_tiled<TL, TD, TX, false><<<blocks, TK_LINES, wg, stream>>>(a);
-    return cudaGetLastError();
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, TK_T, smem)) == cudaSuccess)
+        m[smem] = *per_sm;
+    return e;
+}
+
+// Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
+// one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does).
+template <class TL, class TD, class TX>
+cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan)
+{
+    tk_plan p{};
+    p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.wgs = !tk_needs_scratch(a.n);
+    p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
+    p.ns = TK_STAGES_MAX;
+    auto bytes = [&](int ns) { return tk_smem_bytes<TL, TD>(a.n, p.contig, p.wgs, ns); };
+    // Blocks per SM of a variant; 0 when its shared memory is more than the device allows.
+    int sms = 0;
+    auto fits = [&](const tk_plan &q, int *per_sm) {
+        size_t optin = 0;
+        const void *k = tk_kernel_of<TL, TD, TX>(q);
+        cudaError_t e = tk_prepare(k, &sms, &optin);
+        *per_sm = 0;
+        if (e != cudaSuccess || q.smem > optin)
+            return e;
+        return tk_occupancy(k, q.smem, per_sm);
+    };
+    cudaError_t e;
+    if (want_coop && p.wgs) {
+        // The guarded one-wave variant, with fewer stages if that is what lets every line be resident.
+        for (int ns = TK_STAGES_MAX; ns >= 2 && !p.coop; --ns) {
+            tk_plan q = p;
+            q.ns = ns;
+            q.smem = bytes(ns);
+            q.coop = true;
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if ((int64_t)per_sm * sms >= (int64_t)p.blocks)
+                p = q;
+        }
+    }
+    if (!p.coop && p.wgs) {
+        // Several waves: as many lines per SM as two stages allow (W/G dominate the shared memory and the
+        // SM's few warps are what bounds the speed), then as many stages as keep that occupancy.
+        int best = 0;
+        for (int ns = 2; ns <= TK_STAGES_MAX; ++ns) {
+            tk_plan q = p;
+            q.ns = ns;
+            q.smem = bytes(ns);
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if (ns == 2)
+                best = per_sm;
+            if (per_sm >= best && per_sm > 0)
+                p.ns = ns;
+        }
+    }
+    size_t optin = 0;
+    e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
+    if (e == cudaSuccess && p.smem > optin)
+        e = cudaErrorInvalidConfiguration;
+    *plan = p;
+    return e;
+}
+
+template <class TL, class TD, class TX>
+cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    if (p.blocks == 0)
+        return cudaSuccess;
+    void *k = tk_kernel_of<TL, TD, TX>(p);
+    int ns = p.ns;
+    void *params[] = {(void *)&a, (void *)&ns};
+    if (p.coop)
+        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(TK_T), params, p.smem, stream);
+    return cudaLaunchKernel(k, dim3(p.blocks), dim3(TK_T), params, p.smem, stream);
+}
+
+// Plain (not cooperative) solve of a.l_count lines into a.X through a.out (a.scratch set by the caller
+// when tk_needs_scratch). contiguous: unknowns of a line adjacent in the inputs and the output.
+template <class TL, class TD, class TX>
+cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
+{
+    tk_plan p;
+    cudaError_t e = tk_make_plan<TL, TD, TX>(a, contiguous, false, &p);
+    return e == cudaSuccess ? tk_run<TL, TD, TX>(a, p, stream) : e;
 }
 
 // Copies the box from the compact buffer into the caller's x only when no line of the solve failed, so a
@@ -398,5 +604,7 @@ __global__ void tk_locate_kernel(const TL *D, const TD *E, const TL *F, const TL
 {
     tk_locate<TL, TD, TX>(D, E, F, R, s, n, WG, WG + n, out);
 }
+
+} // namespace
 
 #endif
