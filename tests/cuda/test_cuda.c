@@ -392,6 +392,85 @@ static int queued_failure(uint64_t *rng)
     return bad;
 }
 
+/* More lines than an H100 can hold at once (132 SMs x 32 blocks x 32 lines): the device solve cannot be
+ * guarded by a grid barrier and goes through the context's box and the commit kernel. Right answers, then
+ * a NaN in one line: the cell named, x untouched. */
+static int many_lines_case(uint64_t *rng, int axis, int combo)
+{
+    const int64_t n = tu_randint(rng, 2, 9), wide = 700 + tu_randint(rng, 0, 50), deep = 260 + tu_randint(rng, 0, 20);
+    tridi_grid g = {3, {0, 0, 0}, {0, 0, 0}};
+    int64_t lo[3], hi[3];
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t len[3] = {axis == 0 ? n : wide, axis == 1 ? n : a1 == 1 ? wide : deep, axis == 2 ? n : deep};
+    for (int a = 0; a < 3; ++a) {
+        g.lbound[a] = tu_randint(rng, -2, 1);
+        lo[a] = g.lbound[a] + 1;
+        hi[a] = lo[a] + len[a] - 1;
+        g.ubound[a] = hi[a] + 1;
+    }
+    (void)a2;
+    const tridi_dtype *t = combos[combo];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    const size_t xb = (size_t)s.cells * esz(t[4]);
+    void *xref = malloc(xb);
+    memcpy(xref, s.x_before, xb);
+    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
+                                                                     s.a.rhs, t[3], xref, t[4]});
+    char label[120];
+    snprintf(label, sizeof label, "many lines axis %c %s, %lld x %lld x %lld", "xyz"[axis], combo_name[combo],
+             (long long)len[0], (long long)len[1], (long long)len[2]);
+    int bad = 0;
+    dev_set d;
+    if (dev_upload(ctx_gpu, &s, &d))
+        return 1;
+    tridi_arrays da = dev_arrays(&s, &d);
+    tridi_status st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
+    if (!st)
+        st = tridi_synchronize(ctx_gpu);
+    if (!st)
+        st = tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
+    if (st) {
+        printf("  %s: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t[4])) != 0;
+    }
+    dev_free(ctx_gpu, &d);
+    /* A NaN in the diag of one random cell: NONFINITE there, x as it was. */
+    int64_t c[3];
+    for (int a = 0; a < 3; ++a)
+        c[a] = lo[a] + tu_randint(rng, 0, hi[a] - lo[a]);
+    tu_set((void *)s.a.diag, t[1], tu_index(&g, c[0], c[1], c[2]), NAN);
+    tu_poison_x(&s, rng);
+    if (dev_upload(ctx_gpu, &s, &d))
+        return bad + 1;
+    da = dev_arrays(&s, &d);
+    st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
+    if (!st)
+        st = tridi_synchronize(ctx_gpu);
+    int64_t cell[3] = {0, 0, 0};
+    tridi_error_cell(cell);
+    tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
+    dev_free(ctx_gpu, &d);
+    if (st != TRIDI_ERROR_NONFINITE || cell[0] != c[0] || cell[1] != c[1] || cell[2] != c[2]) {
+        printf("  %s: NaN at (%lld,%lld,%lld) reported as %s at (%lld,%lld,%lld): %s\n", label, (long long)c[0],
+               (long long)c[1], (long long)c[2], tridi_status_name(st), (long long)cell[0], (long long)cell[1],
+               (long long)cell[2], tridi_error_message());
+        bad++;
+    }
+    if (tu_check_unchanged(label, &s)) {
+        printf("  %s: x was written by a failing solve\n", label);
+        bad++;
+    }
+    if (bad)
+        printf("FAIL %s\n", label);
+    free(xref);
+    tu_system_free(&s);
+    return bad;
+}
+
 /* TRIDI_DEVICE_MEMORY_LIMIT makes allocations fail: OUT_OF_MEMORY, x untouched, and the next call
  * (limit lifted) works. */
 static int oom_case(uint64_t *rng)
@@ -464,6 +543,11 @@ int main(void)
                     bad += failure_case(&rng, ndim, axis, combo);
                     cases += 2;
                 }
+    for (int axis = 0; axis < 3; ++axis)
+        for (int combo = 0; combo < 3; ++combo) {
+            bad += many_lines_case(&rng, axis, combo);
+            cases++;
+        }
     bad += queued_failure(&rng);
     bad += oom_case(&rng);
     tridi_destroy(ctx_gpu);
