@@ -8,7 +8,8 @@
 //    CPU backend;
 //  - assembly overlap: a host loop assembling each diagonal, uploaded (tridi_upload_async) as soon as it
 //    is filled, against assembling everything and then solving.
-// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] (default 2e7).
+// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential (default 2e7)
+// [resident|host|all (default all)]].
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -147,7 +148,7 @@ static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 2
 // The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
 template <class TL, class TD, class TX>
 static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, const void *E, const void *F,
-                               const void *R, void *box, double *scratch, int reps, bool force_strided = false)
+                               const void *R, void *box, double *scratch, int reps, bool *one_wave)
 {
     const int64_t ext[3] = {g.ubound[0] - g.lbound[0] + 1, g.ubound[1] - g.lbound[1] + 1, g.ubound[2] - g.lbound[2] + 1};
     const int64_t str[3] = {1, ext[0], ext[0] * ext[1]};
@@ -169,8 +170,11 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     CUDA_OK(cudaMalloc(&err, 8));
     CUDA_OK(cudaMemset(err, 0xff, 8));
     a.err = err;
-    const bool contiguous = axis == 0 && !force_strided;
+    const bool contiguous = axis == 0;
     a.scratch = tk_needs_scratch(n) ? scratch : nullptr;
+    tk_plan plan;
+    CUDA_OK((tk_make_plan<TL, TD, TX>(a, contiguous, true, &plan)));
+    *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -306,12 +310,13 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         }
         const double tc = median(t);
         double tk;
+        bool one_wave = false;
         if (combo == 0)
-            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
         else if (combo == 1)
-            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
         else
-            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps);
+            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
         const double bytes = (double)floor_bytes(combo) * box;
         char sp_col[64] = "-";
         if (combo != 2 && axis != 1) {
@@ -322,8 +327,9 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         } else if (combo != 2) {
             std::snprintf(sp_col, sizeof sp_col, "%16s", "n/a (layout)");
         }
-        std::printf("| %4dx%4dx%3d | %c | %-5s | %4lld | %9.1f | %9.1f | %5.1f%% | %6.1f | %5.1f%% | %6.1f%% | %s |\n",
-                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), (long long)tk_needs_scratch(n), tc * 1e6, tk * 1e6,
+        std::printf("| %4dx%4dx%3d | %c | %-5s | %4lld | %-7s | %9.1f | %9.1f | %5.1f%% | %6.1f | %5.1f%% | %6.1f%% | %s |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), (long long)tk_needs_scratch(n),
+                    one_wave ? "barrier" : "commit", tc * 1e6, tk * 1e6,
                     100.0 * (tc / tk - 1.0), bytes / tc * 1e-9, 100.0 * bytes / tc / B.d2d, 100.0 * bytes / tk / B.d2d,
                     sp_col);
         std::fflush(stdout);
@@ -440,6 +446,10 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
 int main(int argc, char **argv)
 {
     const double max_seq_cells = argc > 1 ? std::atof(argv[1]) : 2e7;
+    // Second argument: which part to run (resident, host or all; default all).
+    const char *part = argc > 2 ? argv[2] : "all";
+    const bool want_resident = !std::strcmp(part, "all") || !std::strcmp(part, "resident");
+    const bool want_host = !std::strcmp(part, "all") || !std::strcmp(part, "host");
     cudaDeviceProp prop;
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));
     char date[64];
@@ -462,20 +472,26 @@ int main(int argc, char **argv)
     SP_OK(cusparseCreate(&sp));
 
     const grid3 grids[] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
-    std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel; "
-                "scratch = W/G in global memory (lines > 224 unknowns))\n");
-    std::printf("| grid | axis | type | scratch | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
-                "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    if (want_resident) {
+    std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel into a box, "
+                "no guard; scratch = W/G in global memory; guard: barrier = one wave, x written after a grid "
+                "barrier, commit = box + commit kernel)\n");
+    std::printf("| grid | axis | type | scratch | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
+                "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const grid3 &G : grids)
         for (int combo = 0; combo < 3; ++combo)
             resident(gpu, sp, G, B, combo);
+    }
+    if (want_host)
     std::printf("\nHost arrays, MOHID mixed precision (tridi_solve on host arrays; ratios: time / pinned-transfer time "
                 "of 24 B/cell, then speed-ups of the GPU call over MOHID sequential, MOHID OpenMP-16, tridi CPU-16;"
                 " assembly overlap: ms in tridi calls with each diagonal uploaded as soon as assembled, ms of the solve alone once all is uploaded, upload hidden = (ms/call - ms in calls) / (ms/call - ms solve alone))\n");
+    if (want_host)
     std::printf("| grid | axis | ms/call | / pinned | vs seq | vs OMP16 | vs tridi CPU | ms assembly | ms in calls (overlapped) "
                 "| ms solve alone | upload hidden |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (const grid3 &G : grids)
-        host_arrays(gpu, cpu, G, B, max_seq_cells);
+    if (want_host)
+        for (const grid3 &G : grids)
+            host_arrays(gpu, cpu, G, B, max_seq_cells);
     cusparseDestroy(sp);
     tridi_destroy(gpu);
     tridi_destroy(cpu);
