@@ -86,6 +86,15 @@ __host__ __device__ constexpr size_t tk_stage_bytes() { return (size_t)tk_tile_e
 
 __host__ __device__ inline size_t tk_wg_bytes(int64_t n) { return (size_t)n * TK_T * 2 * sizeof(double); }
 
+// cp.async of one element (4 or 8 bytes) into shared memory, through L1.
+template <class T>
+__device__ __forceinline__ void tk_cp(T *smem, const T *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem),
+                 "n"(sizeof(T))
+                 : "memory");
+}
+
 template <class TX>
 __device__ __forceinline__ bool tk_finite_x(TX v) { return fabs((double)v) <= DBL_MAX; }
 template <>
@@ -98,7 +107,9 @@ __device__ __forceinline__ bool tk_finite_x<float>(float v) { return fabsf(v) <=
 // so each warp access is one contiguous run. x lines (CONTIG): the loads and the answer's stores are
 // cooperative, 8 consecutive unknowns of 4 lines per warp instruction (measured twice as fast as each
 // lane walking its own line, whose accesses touch 32 sectors per instruction).
-template <class TL, class TD, class TX, bool CONTIG, bool WGS, bool COOP>
+// I: type of element offsets into the arrays (int32_t when every offset of the call fits: cheaper
+// addressing, measured as a large share of the instructions).
+template <class TL, class TD, class TX, class I, bool CONTIG, bool WGS, bool COOP>
 __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 {
     constexpr int T = TK_T, K = TK_K, SE = tk_tile_elems<CONTIG>();
@@ -112,8 +123,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 
     // This lane's line (other lanes take the block's first line, so their offsets stay valid).
     const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
-    const int64_t io = a.in.off + l1 * a.in.s1 + l2 * a.in.s2, oo = a.out.off + l1 * a.out.s1 + l2 * a.out.s2;
-    const int64_t si = a.in.sm, so = a.out.sm;
+    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    const I si = (I)a.in.sm, so = (I)a.out.sm;
 
     // (Wp, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
     double2 *WG;
@@ -135,7 +146,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     TX *X = (TX *)a.X;
 
     // CONTIG: lane q moves unknown q % K of the lines q / K + j * (T / K), j < K; their offsets, once.
-    int64_t lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
+    I lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
     if (CONTIG) {
 #pragma unroll
         for (int j = 0; j < K; ++j) {
@@ -144,53 +155,59 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             lout[j] = __shfl_sync(0xffffffffu, oo, src);
         }
     }
-    // y/z: this lane's line, walked by the issue.
-    const TD *pE = E + io;
-    const TL *pD = D + io, *pF = F + io, *pR = R + io;
 
     int64_t next = 0; // next stage to issue
     int slot_in = 0;  // its ring slot
     auto issue = [&]() {
         if (next < nch) {
-            const int64_t c0 = next * K;
+            const I c0 = (I)(next * K);
+            const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
             TD *tE = sE + slot_in * SE;
             TL *tD = sD + slot_in * SE, *tF = sF + slot_in * SE, *tR = sR + slot_in * SE;
             if (CONTIG) {
                 const int k = t % K;
-                const int64_t m = c0 + k;
+                const I m = c0 + k;
                 if (m < n) {
 #pragma unroll
                     for (int j = 0; j < K; ++j) {
                         const int lt = t / K + j * (T / K);
                         if (lt < nl) {
-                            const int64_t o = lin[j] + c0;
+                            const I o = lin[j] + c0;
                             const int s = tk_tidx<CONTIG>(lt, k);
-                            __pipeline_memcpy_async(tE + s, E + o, sizeof(TD));
-                            __pipeline_memcpy_async(tR + s, R + o, sizeof(TL));
-                            if (m > 0) // lower is never read at the first unknown, upper never at the last
-                                __pipeline_memcpy_async(tD + s, D + o, sizeof(TL));
-                            if (m < n - 1)
-                                __pipeline_memcpy_async(tF + s, F + o, sizeof(TL));
+                            tk_cp(tE + s, E + o);
+                            tk_cp(tR + s, R + o);
+                            if (interior || m > 0) // lower is never read at the first unknown, upper never at the last
+                                tk_cp(tD + s, D + o);
+                            if (interior || m < n - 1)
+                                tk_cp(tF + s, F + o);
                         }
                     }
                 }
             } else if (active) {
+                I o = io + c0 * si;
+                if (interior) {
 #pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    const int64_t m = c0 + k;
-                    const int s = tk_tidx<CONTIG>(t, k);
-                    if (m < n) {
-                        __pipeline_memcpy_async(tE + s, pE, sizeof(TD));
-                        __pipeline_memcpy_async(tR + s, pR, sizeof(TL));
-                        if (m > 0)
-                            __pipeline_memcpy_async(tD + s, pD, sizeof(TL));
-                        if (m < n - 1)
-                            __pipeline_memcpy_async(tF + s, pF, sizeof(TL));
+                    for (int k = 0; k < K; ++k, o += si) {
+                        const int s = tk_tidx<CONTIG>(t, k);
+                        tk_cp(tE + s, E + o);
+                        tk_cp(tR + s, R + o);
+                        tk_cp(tD + s, D + o);
+                        tk_cp(tF + s, F + o);
                     }
-                    pE += si;
-                    pD += si;
-                    pF += si;
-                    pR += si;
+                } else {
+#pragma unroll
+                    for (int k = 0; k < K; ++k, o += si) {
+                        const I m = c0 + k;
+                        const int s = tk_tidx<CONTIG>(t, k);
+                        if (m < n) {
+                            tk_cp(tE + s, E + o);
+                            tk_cp(tR + s, R + o);
+                            if (m > 0)
+                                tk_cp(tD + s, D + o);
+                            if (m < n - 1)
+                                tk_cp(tF + s, F + o);
+                        }
+                    }
                 }
             }
         }
@@ -265,7 +282,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         if (WGS)
             WG[(n - 1) * ws].x = (double)x;
         else
-            X[oo + (n - 1) * so] = x;
+            X[oo + (I)(n - 1) * so] = x;
         for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;
@@ -288,7 +305,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                     if (WGS)
                         wg[k * ws].x = (double)xs[k];
                     else
-                        X[oo + (c0 + k) * so] = xs[k];
+                        X[oo + (I)(c0 + k) * so] = xs[k];
                 }
         }
     }
@@ -317,7 +334,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 for (int j = 0; j < K; ++j) {
                     const int lt = t / K + j * (T / K);
                     if (lt < nl)
-                        X[lout[j] + m * so] = (TX)xs[m * T + lt].x;
+                        X[lout[j] + (I)m * so] = (TX)xs[m * T + lt].x;
                 }
             }
         }
@@ -354,27 +371,33 @@ inline bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_
 
 // How a call is launched.
 struct tk_plan {
-    bool contig, wgs, coop;
+    bool contig, wgs, coop, i32;
     int ns;
     size_t smem;
     unsigned blocks;
 };
 
-template <class TL, class TD, class TX, bool CONTIG, bool WGS, bool COOP>
-void *tk_kernel_ptr() { return (void *)tk_line<TL, TD, TX, CONTIG, WGS, COOP>; }
-
-template <class TL, class TD, class TX, bool CONTIG>
+template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
     if (!p.wgs)
-        return tk_kernel_ptr<TL, TD, TX, CONTIG, false, false>();
-    return p.coop ? tk_kernel_ptr<TL, TD, TX, CONTIG, true, true>() : tk_kernel_ptr<TL, TD, TX, CONTIG, true, false>();
+        return (void *)tk_line<TL, TD, TX, I, CONTIG, false, false>;
+    return p.coop ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true> : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false>;
 }
 
 template <class TL, class TD, class TX>
 void *tk_kernel_of(const tk_plan &p)
 {
-    return p.contig ? tk_kernel_of_c<TL, TD, TX, true>(p) : tk_kernel_of_c<TL, TD, TX, false>(p);
+    if (p.i32)
+        return p.contig ? tk_kernel_of_c<TL, TD, TX, int32_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int32_t, false>(p);
+    return p.contig ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
+}
+
+// The largest element offset a launch touches through a view (first line axis up to n1 - 1).
+inline int64_t tk_max_offset(const tk_view &v, const tk_args &a)
+{
+    const int64_t l2 = a.l_count ? (a.l_begin + a.l_count - 1) / a.n1 : 0;
+    return v.off + (a.n1 - 1) * v.s1 + l2 * v.s2 + (a.n - 1) * v.sm;
 }
 
 // Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
@@ -456,6 +479,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
 {
     tk_plan p{};
     p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.i32 = tk_max_offset(a.in, a) < INT32_MAX && tk_max_offset(a.out, a) < INT32_MAX;
     p.wgs = !tk_needs_scratch(a.n);
     p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
     p.ns = TK_STAGES_MAX;
@@ -503,6 +527,8 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
                 p.ns = ns;
         }
     }
+    if (!p.coop)
+        p.smem = bytes(p.ns);
     size_t optin = 0;
     e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
     if (e == cudaSuccess && p.smem > optin)
