@@ -139,6 +139,7 @@ tridi_status tridi_destroy(tridi_context ctx)
     tridi_status s = tridi_check_context("tridi_destroy", ctx);
     if (s)
         return s;
+    tridi_host_unregister_all(ctx); /* before the CUDA state goes: it waits for transfers first */
 #ifdef TRIDI_HAVE_CUDA
     if (ctx->cuda)
         tridi_cuda_destroy(ctx->cuda);
