@@ -111,15 +111,3 @@ tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr)
     ctx->nranges--;
     return TRIDI_SUCCESS;
 }
-
-void tridi_host_unregister_all(tridi_context ctx)
-{
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        for (int i = 0; i < ctx->nranges; ++i)
-            tridi_cuda_host_unregister(ctx->cuda, (const void *)ctx->ranges[i].begin, ctx->ranges[i].pinned);
-#endif
-    free(ctx->ranges);
-    ctx->ranges = NULL;
-    ctx->nranges = ctx->ranges_cap = 0;
-}
