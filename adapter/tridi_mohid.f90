@@ -17,8 +17,10 @@
 ! Errors: stat (optional) receives 0 or the tridi status, tridi_error_message() the message; with stat
 ! absent an error prints the message and stops, as MOHID's own routines stop on bad (di, dj).
 module tridi_mohid
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated, c_null_ptr
     use, intrinsic :: iso_fortran_env, only: int64
     use tridi, only: tridi_context, tridi_create, tridi_destroy, tridi_solve, tridi_upload_async, &
+                     tridi_host_register, tridi_host_unregister, &
                      tridi_error_message, tridi_set_error, tridi_finish, tridi_status_name, &
                      TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, &
                      TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, &
@@ -30,6 +32,7 @@ module tridi_mohid
     public :: tridi_mohid_init, tridi_mohid_finalize, tridi_mohid_context
     public :: tridi_thomas_3d, tridi_thomasz, tridi_thomas_2d
     public :: tridi_mohid_upload_3d, tridi_mohid_upload_z, tridi_mohid_upload_2d
+    public :: tridi_mohid_register, tridi_mohid_unregister
     ! Re-exported so a MOHID module needs only `use tridi_mohid`.
     public :: tridi_error_message, tridi_status_name, TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, &
               TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ZERO_PIVOT, &
@@ -47,9 +50,24 @@ module tridi_mohid
         module procedure upload_2d_r4, upload_2d_r8
     end interface
 
+    ! Registration of a MOHID array set (D, E, F, Ti, ANSWER; THOMASZ's AW, BW, CW, TIW, RES) for direct DMA.
+    interface tridi_mohid_register
+        module procedure register_3d, register_2d
+    end interface
+    interface tridi_mohid_unregister
+        module procedure unregister_3d, unregister_2d
+    end interface
+    interface address
+        module procedure address_4_3d, address_8_3d, address_4_2d, address_8_2d
+    end interface
+
     ! The adapter's one context, created on first use (backend from TRIDI_BACKEND) or by tridi_mohid_init.
     type(tridi_context), save :: ctx
     logical, save :: ready = .false.
+    ! First elements of the arrays registered through the adapter: an array shared by several sets
+    ! (MOHID's COEF3 diagonals serve every sweep) is registered once.
+    type(c_ptr), allocatable, save :: registered(:)
+    integer, save :: nregistered = 0
 
 contains
 
@@ -62,6 +80,7 @@ contains
         integer :: s
         if (ready) call tridi_destroy(ctx, s)
         ready = .false.
+        nregistered = 0 ! tridi_destroy unregistered them
         call tridi_create(ctx, backend=backend, device=device, num_threads=num_threads, verbose=verbose, stat=s)
         ready = s == TRIDI_SUCCESS
         call pass_on('tridi_mohid_init', s, stat)
@@ -73,6 +92,7 @@ contains
         s = TRIDI_SUCCESS
         if (ready) call tridi_destroy(ctx, s)
         ready = .false.
+        nregistered = 0
         call pass_on('tridi_mohid_finalize', s, stat)
     end subroutine
 
@@ -432,6 +452,196 @@ contains
             integer, intent(out) :: q(2), c(2)
             q = [IJmin - 1 + ij*dj + di, JImin - 1 + ij*di + dj]
             c = [ij*dj + JImin*di, ij*di + JImin*dj]
+        end subroutine
+    end subroutine
+
+    ! ---------------------------------------------------------------------------------------------
+    ! Registration (GPU): tridi_mohid_register(D, E, F, Ti, ANSWER [, stat]) page-locks the arrays of a
+    ! sweep once, so that every later solve and upload moves them by DMA straight from/to the model's
+    ! memory. The same array may appear several times and in several sets: it is registered once.
+    ! tridi_mohid_unregister(D, E, F, Ti, ANSWER [, stat]) releases the arrays of a set that the adapter
+    ! registered (others are skipped); call it BEFORE deallocating them. tridi_mohid_finalize releases all.
+    ! On the CPU backend both only validate and record.
+    ! ---------------------------------------------------------------------------------------------
+    ! Address of an array's first element (null when it has none): how the adapter recognises an array.
+    function address_4_3d(A) result(p)
+        real(4), dimension(:, :, :), pointer, intent(in) :: A
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(A) > 0) p = c_loc(A(lbound(A, 1), lbound(A, 2), lbound(A, 3)))
+    end function
+
+    function address_8_3d(A) result(p)
+        real(8), dimension(:, :, :), pointer, intent(in) :: A
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(A) > 0) p = c_loc(A(lbound(A, 1), lbound(A, 2), lbound(A, 3)))
+    end function
+
+    function address_4_2d(A) result(p)
+        real(4), dimension(:, :), pointer, intent(in) :: A
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(A) > 0) p = c_loc(A(lbound(A, 1), lbound(A, 2)))
+    end function
+
+    function address_8_2d(A) result(p)
+        real(8), dimension(:, :), pointer, intent(in) :: A
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(A) > 0) p = c_loc(A(lbound(A, 1), lbound(A, 2)))
+    end function
+
+    integer function registered_index(p) result(idx)
+        type(c_ptr), intent(in) :: p
+        integer :: i
+        idx = 0
+        do i = 1, nregistered
+            if (c_associated(registered(i), p)) then
+                idx = i
+                return
+            end if
+        end do
+    end function
+
+    subroutine remember(p)
+        type(c_ptr), intent(in) :: p
+        type(c_ptr), allocatable :: grown(:)
+        if (.not. allocated(registered)) allocate (registered(16))
+        if (nregistered == size(registered)) then
+            allocate (grown(2 * size(registered)))
+            grown(1:nregistered) = registered(1:nregistered)
+            call move_alloc(grown, registered)
+        end if
+        nregistered = nregistered + 1
+        registered(nregistered) = p
+    end subroutine
+
+    subroutine forget(idx)
+        integer, intent(in) :: idx
+        registered(idx:nregistered - 1) = registered(idx + 1:nregistered)
+        nregistered = nregistered - 1
+    end subroutine
+
+    subroutine register_3d(D, E, F, Ti, ANSWER, stat)
+        real(4), dimension(:, :, :), pointer, intent(in) :: D, F, Ti, ANSWER
+        real(8), dimension(:, :, :), pointer, intent(in) :: E
+        integer, intent(out), optional :: stat
+        character(*), parameter :: func = 'tridi_mohid_register'
+        integer :: s
+        logical :: ok
+        if (.not. all_associated_3d(func, D, E, F, Ti, ANSWER, 'D', 'E', 'F', 'Ti', 'ANSWER', stat)) return
+        call ensure_ready(func, ok, stat)
+        if (.not. ok) return
+        s = TRIDI_SUCCESS
+        if (registered_index(address(E)) == 0) then
+            call tridi_host_register(ctx, E, stat=s)
+            if (s == TRIDI_SUCCESS) call remember(address(E))
+        end if
+        if (s == TRIDI_SUCCESS) call reg4(D)
+        if (s == TRIDI_SUCCESS) call reg4(F)
+        if (s == TRIDI_SUCCESS) call reg4(Ti)
+        if (s == TRIDI_SUCCESS) call reg4(ANSWER)
+        call pass_on(func, s, stat)
+    contains
+        subroutine reg4(A)
+            real(4), dimension(:, :, :), pointer, intent(in) :: A
+            if (registered_index(address(A)) /= 0) return
+            call tridi_host_register(ctx, A, stat=s)
+            if (s == TRIDI_SUCCESS) call remember(address(A))
+        end subroutine
+    end subroutine
+
+    subroutine unregister_3d(D, E, F, Ti, ANSWER, stat)
+        real(4), dimension(:, :, :), pointer, intent(in) :: D, F, Ti, ANSWER
+        real(8), dimension(:, :, :), pointer, intent(in) :: E
+        integer, intent(out), optional :: stat
+        character(*), parameter :: func = 'tridi_mohid_unregister'
+        integer :: s, idx
+        logical :: ok
+        if (.not. all_associated_3d(func, D, E, F, Ti, ANSWER, 'D', 'E', 'F', 'Ti', 'ANSWER', stat)) return
+        call ensure_ready(func, ok, stat)
+        if (.not. ok) return
+        s = TRIDI_SUCCESS
+        idx = registered_index(address(E))
+        if (idx /= 0) then
+            call tridi_host_unregister(ctx, E, stat=s)
+            if (s == TRIDI_SUCCESS) call forget(idx)
+        end if
+        if (s == TRIDI_SUCCESS) call unreg4(D)
+        if (s == TRIDI_SUCCESS) call unreg4(F)
+        if (s == TRIDI_SUCCESS) call unreg4(Ti)
+        if (s == TRIDI_SUCCESS) call unreg4(ANSWER)
+        call pass_on(func, s, stat)
+    contains
+        subroutine unreg4(A)
+            real(4), dimension(:, :, :), pointer, intent(in) :: A
+            integer :: i
+            i = registered_index(address(A))
+            if (i == 0) return
+            call tridi_host_unregister(ctx, A, stat=s)
+            if (s == TRIDI_SUCCESS) call forget(i)
+        end subroutine
+    end subroutine
+
+    subroutine register_2d(D, E, F, Ti, ANSWER, stat)
+        real(4), dimension(:, :), pointer, intent(in) :: D, F, Ti, ANSWER
+        real(8), dimension(:, :), pointer, intent(in) :: E
+        integer, intent(out), optional :: stat
+        character(*), parameter :: func = 'tridi_mohid_register'
+        integer :: s
+        logical :: ok
+        if (.not. all_associated_2d(func, D, E, F, Ti, ANSWER, stat)) return
+        call ensure_ready(func, ok, stat)
+        if (.not. ok) return
+        s = TRIDI_SUCCESS
+        if (registered_index(address(E)) == 0) then
+            call tridi_host_register(ctx, E, stat=s)
+            if (s == TRIDI_SUCCESS) call remember(address(E))
+        end if
+        if (s == TRIDI_SUCCESS) call reg4(D)
+        if (s == TRIDI_SUCCESS) call reg4(F)
+        if (s == TRIDI_SUCCESS) call reg4(Ti)
+        if (s == TRIDI_SUCCESS) call reg4(ANSWER)
+        call pass_on(func, s, stat)
+    contains
+        subroutine reg4(A)
+            real(4), dimension(:, :), pointer, intent(in) :: A
+            if (registered_index(address(A)) /= 0) return
+            call tridi_host_register(ctx, A, stat=s)
+            if (s == TRIDI_SUCCESS) call remember(address(A))
+        end subroutine
+    end subroutine
+
+    subroutine unregister_2d(D, E, F, Ti, ANSWER, stat)
+        real(4), dimension(:, :), pointer, intent(in) :: D, F, Ti, ANSWER
+        real(8), dimension(:, :), pointer, intent(in) :: E
+        integer, intent(out), optional :: stat
+        character(*), parameter :: func = 'tridi_mohid_unregister'
+        integer :: s, idx
+        logical :: ok
+        if (.not. all_associated_2d(func, D, E, F, Ti, ANSWER, stat)) return
+        call ensure_ready(func, ok, stat)
+        if (.not. ok) return
+        s = TRIDI_SUCCESS
+        idx = registered_index(address(E))
+        if (idx /= 0) then
+            call tridi_host_unregister(ctx, E, stat=s)
+            if (s == TRIDI_SUCCESS) call forget(idx)
+        end if
+        if (s == TRIDI_SUCCESS) call unreg4(D)
+        if (s == TRIDI_SUCCESS) call unreg4(F)
+        if (s == TRIDI_SUCCESS) call unreg4(Ti)
+        if (s == TRIDI_SUCCESS) call unreg4(ANSWER)
+        call pass_on(func, s, stat)
+    contains
+        subroutine unreg4(A)
+            real(4), dimension(:, :), pointer, intent(in) :: A
+            integer :: i
+            i = registered_index(address(A))
+            if (i == 0) return
+            call tridi_host_unregister(ctx, A, stat=s)
+            if (s == TRIDI_SUCCESS) call forget(i)
         end subroutine
     end subroutine
 

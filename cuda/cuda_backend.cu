@@ -1,9 +1,20 @@
 // CUDA backend: the functions declared under TRIDI_HAVE_CUDA in src/tridi_internal.h.
 //
-// Host-array mode moves the box through pinned staging buffers: the box of each input is packed on the
-// host into a compact layout, sent on its own stream slab by slab (slabs along the outer line axis), each
-// slab solved as soon as its four inputs have arrived, and its answers sent back while later slabs are
-// still going up. The answer reaches the caller's x only after every line is known to have succeeded.
+// Host-array mode (tridi_solve on the caller's host arrays). The box of each input goes to a device buffer
+// laid out like the caller's array restricted to the box, widened to whole rows and planes where the halo is
+// thin (see plan_box), so that the kernels read it through a view and nothing is repacked. How an input gets
+// there depends on its memory:
+//  - registered (tridi_host_register): DMA straight from the caller's array, the box as a 3D copy whose
+//    contiguous parts are folded into long runs; no host packing at all, so tridi_upload_async only queues
+//    the copy on that input's stream and returns, and the transfer overlaps whatever the caller does next;
+//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent.
+// The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
+// stream, each slab is solved on its own stream as soon as its four inputs are there, and its answers go
+// back while later slabs are still going up. No partial answer ever stays in the caller's x (see x_path):
+// answers for a registered x go by DMA straight into x, slab by slab after the old box of x was saved on the
+// host (put back if any line failed) while inputs still move, or in one copy after the verdict when every
+// input was already on the device; answers for an unregistered x go to pinned staging and are copied into x
+// only once every line is known to have succeeded.
 //
 // Device mode solves into a compact box buffer owned by the context; a commit kernel copies it into the
 // caller's x only if the solve's error slot is clear, so nothing synchronises and a failing solve leaves
@@ -27,9 +38,20 @@ namespace {
 constexpr int NSLOT = 256;    // device-mode solves that may be in flight before the oldest is checked
 constexpr int HOST_SLOT = NSLOT;
 constexpr int MAX_SLABS = 8;
-constexpr size_t SLAB_BYTES = 4u << 20; // smaller slabs only add per-copy overhead
+// Host-array pipeline: one slab per this many box cells (TRIDI_HOST_SLAB_CELLS overrides it). Fewer, larger
+// slabs spend less on per-copy overhead; more, smaller ones leave a shorter tail (the last slab's solve and
+// answers) after the last upload.
+constexpr int64_t SLAB_CELLS = 1 << 19;
 
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
+
+int64_t host_slab_cells()
+{
+    const char *env = std::getenv("TRIDI_HOST_SLAB_CELLS");
+    char *end = nullptr;
+    const long long v = env && *env ? std::strtoll(env, &end, 10) : 0;
+    return v > 0 && end && *end == '\0' ? (int64_t)v : SLAB_CELLS;
+}
 
 size_t device_memory_limit()
 {
@@ -120,46 +142,182 @@ tk_view compact_view(const tridi_problem *p)
     return {0, 1, p->n1 * p->n, p->n1};
 }
 
-// Rows [r0, r1) between the caller's array and a compact buffer; double -> float on the way up when the
-// transfer type is narrower.
-void pack_rows(const void *user, tridi_dtype ut, void *dst, tridi_dtype dt, const rows_geo &g, int64_t r0,
-               int64_t r1, bool parallel = true)
+// ---- host-array mode: layouts, copies ----
+
+// Where a host-array solve's box lives. Axes are the arrays' own (0 = i, contiguous); positions count
+// elements from the allocation's first cell. Inputs live on the device in the "widened" layout: the box,
+// stretched along i to the whole allocated rows when the halo adds at most an eighth, and then along j to
+// the whole planes on the same rule. Why: a copy engine moves a long contiguous run at full PCIe speed but a
+// box of short rows (140 floats = 560 B on the flow_channel grids) row by row; widened, each k-plane of the
+// box is one run, and consecutive planes join into one run, for halo cells moved but never read. Answers
+// live in the "box" layout: the box alone, in Fortran order, which is what goes back into x.
+struct box_plan {
+    int64_t ext[3];      // allocated extent of the caller's arrays
+    int64_t lo[3], n[3]; // the box: first cell and extent
+    int64_t wlo[3], w[3];// the widened box of the device inputs
+    size_t wcells, bcells;
+    int a2;              // slab axis: the outer line axis
+    tk_view in, out;     // kernel views of the widened inputs and the box answer
+};
+
+box_plan plan_box(const tridi_problem *p)
 {
-    const size_t ue = tridi_dtype_size(ut), de = tridi_dtype_size(dt);
-#pragma omp parallel for schedule(static) if (parallel && (r1 - r0) * g.len > 32768)
-    for (int64_t row = r0; row < r1; ++row) {
-        const int64_t r = row % g.R, l2 = row / g.R;
-        const char *s = (const char *)user + (g.origin + r * g.rs + l2 * g.s2) * ue;
-        char *d = (char *)dst + row * g.len * de;
-        if (ut == dt) {
-            std::memcpy(d, s, g.len * de);
+    box_plan b{};
+    for (int a = 0; a < 3; ++a) {
+        b.ext[a] = p->extent[a];
+        b.lo[a] = p->lo[a] - p->grid.lbound[a];
+        b.n[a] = p->hi[a] - p->lo[a] + 1;
+        b.wlo[a] = b.lo[a];
+        b.w[a] = b.n[a];
+    }
+    if ((b.ext[0] - b.n[0]) * 8 <= b.n[0]) {
+        b.wlo[0] = 0;
+        b.w[0] = b.ext[0];
+        if ((b.ext[1] - b.n[1]) * 8 <= b.n[1]) {
+            b.wlo[1] = 0;
+            b.w[1] = b.ext[1];
+        }
+    }
+    b.wcells = (size_t)(b.w[0] * b.w[1] * b.w[2]);
+    b.bcells = (size_t)(b.n[0] * b.n[1] * b.n[2]);
+    b.a2 = p->a2;
+    const int64_t ws[3] = {1, b.w[0], b.w[0] * b.w[1]}, bs[3] = {1, b.n[0], b.n[0] * b.n[1]};
+    const int64_t off = (b.lo[0] - b.wlo[0]) + (b.lo[1] - b.wlo[1]) * ws[1] + (b.lo[2] - b.wlo[2]) * ws[2];
+    b.in = {off, ws[p->a1], ws[p->a2], ws[p->axis]};
+    b.out = {0, bs[p->a1], bs[p->a2], bs[p->axis]};
+    return b;
+}
+
+// Slabs of the pipeline: from the box's size only, so that tridi_upload_async and the solve cut alike.
+int slab_count(const box_plan &b, int64_t slab_cells)
+{
+    int64_t S = ((int64_t)b.bcells + slab_cells - 1) / slab_cells;
+    S = S > MAX_SLABS ? MAX_SLABS : S;
+    return (int)(S > b.n[b.a2] ? b.n[b.a2] : S);
+}
+
+// Lines along the slab axis of slab sl of S: [first, end).
+void slab_range(const box_plan &b, int sl, int S, int64_t *first, int64_t *end)
+{
+    *first = b.n[b.a2] * sl / S;
+    *end = b.n[b.a2] * (sl + 1) / S;
+}
+
+// A region of a 3D layout: cnt cells from pos; the layout's rows hold dim0 cells and its planes dim1 rows.
+struct region {
+    int64_t pos[3], cnt[3];
+};
+struct layout {
+    int64_t dim0, dim1;
+};
+
+// The part of the inputs' widened box that slab [b2, e2) (lines along the slab axis) needs: whole widened
+// rows and planes except along the slab axis. pos is relative to the allocation (host) and to the
+// widened box (device).
+void input_slab(const box_plan &b, int64_t b2, int64_t e2, region &host, region &dev)
+{
+    for (int a = 0; a < 3; ++a) {
+        const int64_t start = a == b.a2 ? b.lo[a] + b2 : b.wlo[a], cnt = a == b.a2 ? e2 - b2 : b.w[a];
+        host.pos[a] = start;
+        dev.pos[a] = start - b.wlo[a];
+        host.cnt[a] = dev.cnt[a] = cnt;
+    }
+}
+
+// The box cells of slab [b2, e2) (only box cells: what may be written into x), relative to the
+// allocation (host) and to the box (box layout).
+void box_slab(const box_plan &b, int64_t b2, int64_t e2, region &host, region &box)
+{
+    for (int a = 0; a < 3; ++a) {
+        const int64_t first = a == b.a2 ? b2 : 0, cnt = a == b.a2 ? e2 - b2 : b.n[a];
+        host.pos[a] = b.lo[a] + first;
+        box.pos[a] = first;
+        host.cnt[a] = box.cnt[a] = cnt;
+    }
+}
+
+// The box cells of slab [b2, e2) inside the widened layout (what the host packs into staging).
+void box_in_widened(const box_plan &b, int64_t b2, int64_t e2, region &host, region &dev)
+{
+    box_slab(b, b2, e2, host, dev);
+    for (int a = 0; a < 3; ++a)
+        dev.pos[a] = host.pos[a] - b.wlo[a];
+}
+
+layout host_layout(const box_plan &b) { return {b.ext[0], b.ext[1]}; }
+layout widened_layout(const box_plan &b) { return {b.w[0], b.w[1]}; }
+layout box_layout(const box_plan &b) { return {b.n[0], b.n[1]}; }
+
+int64_t cell_offset(const layout &l, const int64_t pos[3]) { return pos[0] + l.dim0 * (pos[1] + l.dim1 * pos[2]); }
+
+// Copies region r (same extent on both sides) between two layouts by DMA, folding what is contiguous on
+// both sides into longer runs: whole rows join into one run per plane, whole planes into one run.
+cudaError_t dma_region(void *dst, const layout &dl, const int64_t dpos[3], const void *src, const layout &sl,
+                       const int64_t spos[3], const int64_t cnt[3], size_t es, cudaMemcpyKind kind, cudaStream_t stream)
+{
+    char *d = (char *)dst + cell_offset(dl, dpos) * es;
+    const char *s = (const char *)src + cell_offset(sl, spos) * es;
+    const size_t drow = dl.dim0 * es, srow = sl.dim0 * es, dplane = drow * dl.dim1, splane = srow * sl.dim1;
+    const bool full_rows = cnt[0] == dl.dim0 && cnt[0] == sl.dim0, full_planes = cnt[1] == dl.dim1 && cnt[1] == sl.dim1;
+    const size_t pitch_max = (size_t)INT32_MAX; // cudaMemcpy2D's pitches are ints on the device side
+    if (full_rows && (full_planes || cnt[2] == 1))
+        return cudaMemcpyAsync(d, s, cnt[0] * cnt[1] * cnt[2] * es, kind, stream);
+    if (full_rows && dplane <= pitch_max && splane <= pitch_max)
+        return cudaMemcpy2DAsync(d, dplane, s, splane, cnt[0] * cnt[1] * es, cnt[2], kind, stream);
+    if (drow > pitch_max || srow > pitch_max) { // absurdly long rows: one copy per row
+        for (int64_t k = 0; k < cnt[2]; ++k)
+            for (int64_t j = 0; j < cnt[1]; ++j) {
+                cudaError_t e = cudaMemcpyAsync(d + j * drow + k * dplane, s + j * srow + k * splane, cnt[0] * es,
+                                                kind, stream);
+                if (e != cudaSuccess)
+                    return e;
+            }
+        return cudaSuccess;
+    }
+    if (full_planes || cnt[2] == 1) // rows evenly spaced across planes
+        return cudaMemcpy2DAsync(d, drow, s, srow, cnt[0] * es, cnt[1] * cnt[2], kind, stream);
+    cudaMemcpy3DParms m{};
+    m.srcPtr = make_cudaPitchedPtr((void *)s, srow, srow, sl.dim1);
+    m.dstPtr = make_cudaPitchedPtr(d, drow, drow, dl.dim1);
+    m.extent = make_cudaExtent(cnt[0] * es, cnt[1], cnt[2]);
+    m.kind = kind;
+    return cudaMemcpy3DAsync(&m, stream);
+}
+
+// Copies the rows of region r between two host layouts (threads over rows); double -> float on the way when
+// the destination type is narrower (the float transfer of double inputs).
+void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst, tridi_dtype dt,
+               const layout &dl, const int64_t dpos[3], const int64_t cnt[3])
+{
+    const size_t se = tridi_dtype_size(st), de = tridi_dtype_size(dt);
+    const int64_t rows = cnt[1] * cnt[2], len = cnt[0];
+    const int64_t s0 = cell_offset(sl, spos), d0 = cell_offset(dl, dpos);
+#pragma omp parallel for schedule(static) if (rows * len > 32768)
+    for (int64_t row = 0; row < rows; ++row) {
+        const int64_t j = row % cnt[1], k = row / cnt[1];
+        const char *s = (const char *)src + (s0 + (j + k * sl.dim1) * sl.dim0) * se;
+        char *d = (char *)dst + (d0 + (j + k * dl.dim1) * dl.dim0) * de;
+        if (st == dt) {
+            std::memcpy(d, s, len * de);
         } else {
             const double *sd = (const double *)s;
             float *df = (float *)d;
-            for (int64_t q = 0; q < g.len; ++q)
+            for (int64_t q = 0; q < len; ++q)
                 df[q] = (float)sd[q];
         }
     }
 }
 
-void unpack_rows(const void *src, void *user, size_t es, const rows_geo &g, int64_t rows)
-{
-#pragma omp parallel for schedule(static) if (rows * g.len > 32768)
-    for (int64_t row = 0; row < rows; ++row) {
-        const int64_t r = row % g.R, l2 = row / g.R;
-        std::memcpy((char *)user + (g.origin + r * g.rs + l2 * g.s2) * es, (const char *)src + row * g.len * es,
-                    g.len * es);
-    }
-}
-
+// What tridi_upload_async left on the device for one input, so the next solve can use it.
 struct upload_key {
     bool valid = false;
     tridi_grid grid{};
     int axis = 0;
     int64_t lo[3]{}, hi[3]{};
     const void *host = nullptr;
-    tridi_dtype type = TRIDI_FLOAT32;
+    tridi_dtype type = TRIDI_FLOAT32, xfer = TRIDI_FLOAT32;
     void *dptr = nullptr;
+    int slabs = 0; // its slab s arrived when ev_in[role][s] fired
 };
 
 bool same_box(const upload_key &k, const tridi_problem *p)
@@ -183,19 +341,23 @@ struct pending_solve {
 struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
+    int64_t slab_cells = SLAB_CELLS;
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
-    cudaEvent_t ev_up[4] = {};             // a role's upload_async finished
-    cudaEvent_t ev_in[4][MAX_SLABS] = {};  // slab s of a role has arrived
+    cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
+    cudaEvent_t ev_in[4][MAX_SLABS] = {};  // slab s of a role has arrived (by the solve or upload_async)
     cudaEvent_t ev_solved[MAX_SLABS] = {}; // slab s solved
+    cudaEvent_t ev_armed = nullptr;        // host mode's error slot reset
     cudaEvent_t ev_slot[NSLOT] = {};       // device-mode solve of a slot committed
     cudaEvent_t ev_last = nullptr;         // the context's latest queued work
     bool have_last = false;
     unsigned long long *d_err = nullptr;   // NSLOT + 1 slots; the last one is host mode's
     unsigned long long *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts
+    unsigned long long *h_verdict = nullptr; // pinned: host mode's verdict, read without a pageable copy
     int next_slot = 0;
     pending_solve pending[NSLOT];
     dbuf din[4], dout, dbox, scratch;
-    hbuf hin[4], hout;
+    hbuf hin[4], hout;                     // pinned staging of unregistered arrays
+    std::vector<char> undo;                // the old box of a registered x, put back if a line fails
     upload_key uploaded[4];
     std::unordered_map<void *, size_t> user_allocs;
 };
@@ -422,6 +584,8 @@ void free_state(tridi_cuda_state *st)
     device_release(st->d_err, (NSLOT + 1) * sizeof(unsigned long long));
     if (st->h_mirror)
         cudaFreeHost(st->h_mirror);
+    if (st->h_verdict)
+        cudaFreeHost(st->h_verdict);
     for (auto &kv : st->user_allocs)
         device_release(kv.first, kv.second);
     auto dest_ev = [](cudaEvent_t e) {
@@ -429,14 +593,17 @@ void free_state(tridi_cuda_state *st)
             cudaEventDestroy(e);
     };
     for (int r = 0; r < 4; ++r) {
-        dest_ev(st->ev_up[r]);
         for (int s = 0; s < MAX_SLABS; ++s)
             dest_ev(st->ev_in[r][s]);
         if (st->up[r])
             cudaStreamDestroy(st->up[r]);
     }
-    for (int s = 0; s < MAX_SLABS; ++s)
+    for (int s = 0; s < MAX_SLABS; ++s) {
         dest_ev(st->ev_solved[s]);
+        if (st->slab[s])
+            cudaStreamDestroy(st->slab[s]);
+    }
+    dest_ev(st->ev_armed);
     for (int s = 0; s < NSLOT; ++s)
         dest_ev(st->ev_slot[s]);
     dest_ev(st->ev_last);
@@ -454,12 +621,14 @@ tridi_status create_state(tridi_cuda_state *st)
     CK(cudaStreamCreateWithFlags(&st->down, cudaStreamNonBlocking), "cudaStreamCreate");
     for (int r = 0; r < 4; ++r) {
         CK(cudaStreamCreateWithFlags(&st->up[r], cudaStreamNonBlocking), "cudaStreamCreate");
-        CK(cudaEventCreateWithFlags(&st->ev_up[r], fl), "cudaEventCreate");
         for (int s = 0; s < MAX_SLABS; ++s)
             CK(cudaEventCreateWithFlags(&st->ev_in[r][s], fl), "cudaEventCreate");
     }
-    for (int s = 0; s < MAX_SLABS; ++s)
+    for (int s = 0; s < MAX_SLABS; ++s) {
         CK(cudaEventCreateWithFlags(&st->ev_solved[s], fl), "cudaEventCreate");
+        CK(cudaStreamCreateWithFlags(&st->slab[s], cudaStreamNonBlocking), "cudaStreamCreate");
+    }
+    CK(cudaEventCreateWithFlags(&st->ev_armed, fl), "cudaEventCreate");
     for (int s = 0; s < NSLOT; ++s)
         CK(cudaEventCreateWithFlags(&st->ev_slot[s], fl), "cudaEventCreate");
     CK(cudaEventCreateWithFlags(&st->ev_last, fl), "cudaEventCreate");
@@ -472,6 +641,7 @@ tridi_status create_state(tridi_cuda_state *st)
     CK(cudaHostAlloc((void **)&st->h_mirror, NSLOT * sizeof(unsigned long long), cudaHostAllocMapped),
        "cudaHostAlloc (mapped)");
     CK(cudaHostGetDevicePointer((void **)&st->h_mirror_dev, st->h_mirror, 0), "cudaHostGetDevicePointer");
+    CK(cudaHostAlloc((void **)&st->h_verdict, sizeof(unsigned long long), cudaHostAllocDefault), "cudaHostAlloc");
     return TRIDI_SUCCESS;
 }
 
@@ -514,6 +684,115 @@ tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slo
     return TRIDI_SUCCESS;
 }
 
+// Queues slab sl of input r (lines [b2, e2) along the slab axis) on the role's stream: DMA straight from a
+// registered array, else packed into pinned staging first; then records ev_in[r][sl].
+tridi_status upload_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype type,
+                         tridi_dtype xfer, bool direct, int64_t b2, int64_t e2, int sl)
+{
+    region hr, dr;
+    input_slab(b, b2, e2, hr, dr);
+    const size_t es = tridi_dtype_size(xfer);
+    if (direct) {
+        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, host, host_layout(b), hr.pos, dr.cnt, es,
+                      cudaMemcpyHostToDevice, st->up[r]),
+           "copying an input slab to the device");
+    } else {
+        region bh, bw;
+        box_in_widened(b, b2, e2, bh, bw);
+        copy_rows(host, type, host_layout(b), bh.pos, st->hin[r].p, xfer, widened_layout(b), bw.pos, bh.cnt);
+        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, st->hin[r].p, widened_layout(b), dr.pos, dr.cnt, es,
+                      cudaMemcpyHostToDevice, st->up[r]),
+           "copying an input slab to the device");
+    }
+    CK(cudaEventRecord(st->ev_in[r][sl], st->up[r]), "cudaEventRecord");
+    return TRIDI_SUCCESS;
+}
+
+// How the answers of a host-array solve reach x without ever leaving a partial answer there.
+enum class x_path {
+    staged,  // x not registered: slabs go to pinned staging, copied into x on the host once all succeeded
+    eager,   // x registered, transfers still to run: each slab goes by DMA into x as soon as it is solved,
+             // after its old values were saved in st->undo on the host (put back if any line failed); the
+             // host copy runs while the GPU still moves inputs, and the answers' transfer overlaps theirs
+    verdict  // x registered, every input already on the device: nothing would hide that host copy, so the
+             // whole box goes into x by one DMA once the verdict says every line succeeded
+};
+
+// Host-array solve once the buffers are there: queues every slab (inputs up, solve, answers down as xp
+// says) and the read of the verdict into st->h_verdict. Slab s is solved on its own stream as soon as its
+// four inputs are there, so slabs overlap each other as well as the transfers. *x_written: some answers
+// may have reached x (eager).
+tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const box_plan &b, const kernel_types &kt,
+                            const bool have[4], const bool direct[4], x_path xp, int S, bool *x_written)
+{
+    const void *user_in[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
+    const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
+    const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
+    const size_t xs = tridi_dtype_size(p->arrays.x_type);
+    unsigned long long *err = st->d_err + HOST_SLOT;
+    CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
+    CK(cudaEventRecord(st->ev_armed, st->compute), "cudaEventRecord");
+    tk_args a{};
+    a.D = st->din[0].p;
+    a.E = st->din[1].p;
+    a.F = st->din[2].p;
+    a.R = st->din[3].p;
+    a.X = st->dout.p;
+    a.in = b.in;
+    a.out = b.out;
+    a.n = p->n;
+    a.n1 = p->n1;
+    a.err = err;
+    for (int sl = 0; sl < S; ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        cudaStream_t cs = st->slab[sl];
+        CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
+        for (int r = 0; r < 4; ++r) {
+            if (!have[r]) {
+                tridi_status s = upload_slab(st, b, r, user_in[r], user_t[r], xfer_t[r], direct[r], b2, e2, sl);
+                if (s)
+                    return s;
+            }
+            CK(cudaStreamWaitEvent(cs, st->ev_in[r][sl], 0), "cudaStreamWaitEvent");
+        }
+        a.l_begin = b2 * p->n1;
+        a.l_count = (e2 - b2) * p->n1;
+        // Slabs run concurrently: each its own part of the W/G scratch of long lines.
+        a.scratch = tk_needs_scratch(p->n) ? (double *)st->scratch.p + 2 * p->n * a.l_begin : nullptr;
+        tridi_status s = launch_solve(kt, a, p->axis == TRIDI_AXIS_X, cs);
+        if (s)
+            return s;
+        CK(cudaEventRecord(st->ev_solved[sl], cs), "cudaEventRecord");
+        CK(cudaStreamWaitEvent(st->compute, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+        if (xp == x_path::staged) {
+            region xh, xb;
+            box_slab(b, b2, e2, xh, xb);
+            CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+            CK(dma_region(st->hout.p, box_layout(b), xb.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                          cudaMemcpyDeviceToHost, st->down),
+               "copying an answer slab to the host");
+        }
+    }
+    if (xp == x_path::eager) {
+        for (int sl = 0; sl < S; ++sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, S, &b2, &e2);
+            region xh, xb;
+            box_slab(b, b2, e2, xh, xb);
+            copy_rows(p->arrays.x, p->arrays.x_type, host_layout(b), xh.pos, st->undo.data(), p->arrays.x_type,
+                      box_layout(b), xb.pos, xb.cnt);
+            CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+            *x_written = true;
+            CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                          cudaMemcpyDeviceToHost, st->down),
+               "copying an answer slab into x");
+        }
+    }
+    CK(cudaMemcpyAsync(st->h_verdict, err, sizeof *err, cudaMemcpyDeviceToHost, st->compute), "reading the verdict");
+    return TRIDI_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -539,6 +818,7 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_create: could not allocate the CUDA state");
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
+    st->slab_cells = host_slab_cells();
     tridi_status s = create_state(st);
     if (s) {
         free_state(st);
@@ -562,28 +842,83 @@ void tridi_cuda_destroy(tridi_cuda_state *st)
     free_state(st);
 }
 
+tridi_status tridi_cuda_host_register(tridi_cuda_state *st, const void *ptr, size_t bytes, int *pinned)
+{
+    *pinned = 0;
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    // Memory CUDA already locks (cudaHostAlloc, the caller's own registration) is used as it is: CUDA
+    // refuses to lock it twice, and its owner unlocks it.
+    auto locked = [](const void *q) {
+        cudaPointerAttributes at{};
+        const bool yes = cudaPointerGetAttributes(&at, q) == cudaSuccess && at.type == cudaMemoryTypeHost;
+        cudaGetLastError();
+        return yes;
+    };
+    if (locked(ptr) && locked((const char *)ptr + bytes - 1))
+        return TRIDI_SUCCESS;
+    // Portable: a context on another device may move the same arrays.
+    cudaError_t e = cudaHostRegister(const_cast<void *>(ptr), bytes, cudaHostRegisterPortable);
+    if (e == cudaSuccess) {
+        *pinned = 1;
+        return TRIDI_SUCCESS;
+    }
+    cudaGetLastError(); // registration failures are not sticky
+    if (e == cudaErrorHostMemoryAlreadyRegistered)
+        return TRIDI_SUCCESS; // locked by the caller (or another context): used in place, unlocked by its owner
+    const tridi_status code = e == cudaErrorMemoryAllocation ? TRIDI_ERROR_OUT_OF_MEMORY
+                              : e == cudaErrorNotSupported   ? TRIDI_ERROR_UNSUPPORTED
+                                                             : TRIDI_ERROR_CUDA;
+    return tridi_fail(code, "tridi_host_register: cudaHostRegister of %zu bytes at %p: %s (%s); arrays that are not "
+                      "registered still work, through pinned staging", bytes, ptr, cudaGetErrorString(e),
+                      cudaGetErrorName(e));
+}
+
+tridi_status tridi_cuda_host_unregister(tridi_cuda_state *st, const void *ptr, int pinned)
+{
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    // Copies queued by tridi_upload_async may still read the range.
+    for (int r = 0; r < 4; ++r)
+        CK(cudaStreamSynchronize(st->up[r]), "waiting for the uploads");
+    if (pinned) {
+        cudaError_t e = cudaHostUnregister(const_cast<void *>(ptr));
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            return tridi_fail(TRIDI_ERROR_CUDA, "tridi_host_unregister: cudaHostUnregister(%p): %s (%s)", ptr,
+                              cudaGetErrorString(e), cudaGetErrorName(e));
+        }
+    }
+    return TRIDI_SUCCESS;
+}
+
 tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *p, tridi_array_role role,
-                                     const void *host, tridi_dtype type)
+                                     const void *host, tridi_dtype type, int registered)
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
     const int r = (int)role;
     const tridi_dtype xt = st->allow_f32 && type == TRIDI_FLOAT64 ? TRIDI_FLOAT32 : type;
-    const size_t cells = (size_t)(p->n * p->nlines), bytes = cells * tridi_dtype_size(xt);
+    const bool direct = registered && xt == type; // narrowing to float needs the host pass
+    const box_plan b = plan_box(p);
+    const size_t bytes = b.wcells * tridi_dtype_size(xt);
     st->uploaded[r].valid = false;
-    // The staging buffer may still feed an earlier copy, and the device buffer an earlier solve.
-    CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
-    CK(cudaStreamSynchronize(st->compute), "waiting for the previous solve");
+    // Packing reuses the staging, which may still feed this role's previous copy; a buffer being replaced may
+    // still be written by it. A direct copy into a large enough buffer just queues behind it.
+    if (!direct || st->din[r].bytes < bytes)
+        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
     tridi_status s = ensure(st->din[r], bytes, "a device input box");
-    if (!s)
+    if (!s && !direct)
         s = ensure_pinned(st->hin[r], bytes);
     if (s)
         return s;
-    const rows_geo g = geometry(p);
-    // Packed here with all threads: measured on the H100 host, packing on CUDA's host-callback thread
-    // (one thread) left the last array's packing exposed and was slower than packing now.
-    pack_rows(host, type, st->hin[r].p, xt, g, 0, g.R * p->n2);
-    CK(cudaMemcpyAsync(st->din[r].p, st->hin[r].p, bytes, cudaMemcpyHostToDevice, st->up[r]), "cudaMemcpyAsync (upload)");
-    CK(cudaEventRecord(st->ev_up[r], st->up[r]), "cudaEventRecord");
+    // Sent in the solve's slabs, each with its event: the solve starts on the first slabs of the last
+    // array uploaded while the rest still moves.
+    const int S = slab_count(b, st->slab_cells);
+    for (int sl = 0; sl < S && !s; ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        s = upload_slab(st, b, r, host, type, xt, direct, b2, e2, sl);
+    }
+    if (s)
+        return s;
     upload_key &k = st->uploaded[r];
     k.grid = p->grid;
     k.axis = (int)p->axis;
@@ -593,12 +928,14 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     }
     k.host = host;
     k.type = type;
+    k.xfer = xt;
     k.dptr = st->din[r].p;
+    k.slabs = S;
     k.valid = true;
     return TRIDI_SUCCESS;
 }
 
-tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p)
+tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p, const int registered[5])
 {
     static const char *f = "tridi_solve";
     CK(cudaSetDevice(st->device), "cudaSetDevice");
@@ -607,106 +944,96 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p)
     const void *user_in[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
     const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
     const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
-    const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
-    const rows_geo g = geometry(p);
-    const bool contiguous = p->axis == TRIDI_AXIS_X;
-    const bool scratch = tk_needs_scratch(p->n);
-
-    bool have[4];
+    const size_t xs = tridi_dtype_size(p->arrays.x_type);
+    const box_plan b = plan_box(p);
+    bool have[4], direct[4];
     for (int r = 0; r < 4; ++r) {
         const upload_key &k = st->uploaded[r];
-        have[r] = same_box(k, p) && k.host == user_in[r] && k.type == user_t[r] && k.dptr == st->din[r].p &&
-                  st->din[r].bytes >= cells * tridi_dtype_size(xfer_t[r]);
+        have[r] = same_box(k, p) && k.host == user_in[r] && k.type == user_t[r] && k.xfer == xfer_t[r] &&
+                  k.dptr == st->din[r].p && st->din[r].bytes >= b.wcells * tridi_dtype_size(xfer_t[r]) &&
+                  k.slabs == slab_count(b, st->slab_cells);
+        direct[r] = registered[r] && user_t[r] == xfer_t[r];
     }
-    tridi_status s = TRIDI_SUCCESS;
+    const int S = slab_count(b, st->slab_cells);
+    // Transfers still to run during this call: inputs it moves itself, or uploads not finished yet.
+    bool in_flight = false;
+    for (int r = 0; r < 4; ++r)
+        in_flight = in_flight || !have[r] || cudaEventQuery(st->ev_in[r][S - 1]) == cudaErrorNotReady;
+    cudaGetLastError(); // "not ready" is an answer, not an error
+    const x_path xp = !registered[4] ? x_path::staged : in_flight ? x_path::eager : x_path::verdict;
+
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
     if (st->have_last)
         CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
+    tridi_status s = TRIDI_SUCCESS;
     for (int r = 0; r < 4 && !s; ++r) {
-        if (!have[r]) {
-            CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
-            s = ensure(st->din[r], cells * tridi_dtype_size(xfer_t[r]), "a device input box");
-            if (!s)
-                s = ensure_pinned(st->hin[r], cells * tridi_dtype_size(xfer_t[r]));
-        }
+        if (have[r])
+            continue;
+        const size_t bytes = b.wcells * tridi_dtype_size(xfer_t[r]);
+        // An upload of this role for another box may still be running into these buffers.
+        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
+        s = ensure(st->din[r], bytes, "a device input box");
+        if (!s && !direct[r])
+            s = ensure_pinned(st->hin[r], bytes);
     }
     if (!s)
-        s = ensure(st->dout, cells * xs, "the device answer box");
-    if (!s)
-        s = ensure_pinned(st->hout, cells * xs);
-    if (!s && scratch)
-        s = ensure(st->scratch, cells * 2 * sizeof(double), "the W/G scratch of long lines");
+        s = ensure(st->dout, b.bcells * xs, "the device answer box");
+    if (!s && xp == x_path::staged)
+        s = ensure_pinned(st->hout, b.bcells * xs);
+    if (!s && tk_needs_scratch(p->n))
+        s = ensure(st->scratch, b.bcells * 2 * sizeof(double), "the W/G scratch of long lines");
+    if (!s && xp == x_path::eager) {
+        try {
+            if (st->undo.size() < b.bcells * xs)
+                st->undo.resize(b.bcells * xs);
+        } catch (const std::bad_alloc &) {
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the %zu-byte copy of x's box", f,
+                           b.bcells * xs);
+        }
+    }
     if (s) {
         for (int r = 0; r < 4; ++r)
             st->uploaded[r].valid = false;
         return s;
     }
 
-    // Slabs along the outer line axis: each a contiguous run of rows of every compact buffer.
-    size_t box_bytes = cells * xs;
-    for (int r = 0; r < 4; ++r)
-        box_bytes += cells * tridi_dtype_size(xfer_t[r]);
-    int64_t S = (int64_t)(box_bytes / SLAB_BYTES);
-    S = S < 1 ? 1 : S > MAX_SLABS ? MAX_SLABS : S;
-    S = S > p->n2 ? p->n2 : S;
-
-    unsigned long long *err = st->d_err + HOST_SLOT;
-    CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
-    tk_args a{};
-    a.D = st->din[0].p;
-    a.E = st->din[1].p;
-    a.F = st->din[2].p;
-    a.R = st->din[3].p;
-    a.X = st->dout.p;
-    a.in = a.out = compact_view(p);
-    a.n = p->n;
-    a.n1 = p->n1;
-    a.scratch = scratch ? (double *)st->scratch.p : nullptr;
-    a.err = err;
-    for (int r = 0; r < 4; ++r)
-        if (have[r])
-            CK(cudaStreamWaitEvent(st->compute, st->ev_up[r], 0), "cudaStreamWaitEvent");
-    for (int64_t sl = 0; sl < S; ++sl) {
-        const int64_t b2 = p->n2 * sl / S, e2 = p->n2 * (sl + 1) / S;
-        const int64_t r0 = b2 * g.R, r1 = e2 * g.R;
-        for (int r = 0; r < 4; ++r) {
-            if (have[r])
-                continue;
-            const size_t es = tridi_dtype_size(xfer_t[r]);
-            char *h = (char *)st->hin[r].p + r0 * g.len * es;
-            char *d = (char *)st->din[r].p + r0 * g.len * es;
-            pack_rows(user_in[r], user_t[r], st->hin[r].p, xfer_t[r], g, r0, r1);
-            CK(cudaMemcpyAsync(d, h, (r1 - r0) * g.len * es, cudaMemcpyHostToDevice, st->up[r]), "cudaMemcpyAsync (H2D)");
-            CK(cudaEventRecord(st->ev_in[r][sl], st->up[r]), "cudaEventRecord");
-            CK(cudaStreamWaitEvent(st->compute, st->ev_in[r][sl], 0), "cudaStreamWaitEvent");
-        }
-        a.l_begin = b2 * p->n1;
-        a.l_count = (e2 - b2) * p->n1;
-        if (scratch)
-            a.scratch = (double *)st->scratch.p; // lines index scratch from l_begin's slab: one slab at a time
-        s = launch_solve(kt, a, contiguous, st->compute);
-        if (s)
-            break;
-        CK(cudaEventRecord(st->ev_solved[sl], st->compute), "cudaEventRecord");
-        CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
-        CK(cudaMemcpyAsync((char *)st->hout.p + r0 * g.len * xs, (char *)st->dout.p + r0 * g.len * xs,
-                           (r1 - r0) * g.len * xs, cudaMemcpyDeviceToHost, st->down),
-           "cudaMemcpyAsync (D2H)");
-    }
+    bool x_written = false;
+    s = run_host_solve(st, p, b, kt, have, direct, xp, S, &x_written);
     for (int r = 0; r < 4; ++r)
         st->uploaded[r].valid = false; // an upload serves one solve: the model changes its arrays after it
-    unsigned long long verdict = 0;
-    cudaError_t e = cudaMemcpyAsync(&verdict, err, sizeof verdict, cudaMemcpyDeviceToHost, st->compute);
-    cudaError_t e1 = cudaStreamSynchronize(st->compute), e2 = cudaStreamSynchronize(st->down);
-    for (int r = 0; r < 4; ++r)
-        cudaStreamSynchronize(st->up[r]);
+    // Every upload is awaited by a slab and every slab by the compute stream: waiting for it and for the
+    // answers' stream covers all, unless queueing stopped half way.
+    cudaError_t e = cudaStreamSynchronize(st->compute), e2 = cudaStreamSynchronize(st->down);
+    if (e == cudaSuccess)
+        e = e2;
+    if (s)
+        for (int r = 0; r < 4 + MAX_SLABS; ++r)
+            cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
+    const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
+    if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
+        region xh, xb;
+        box_slab(b, 0, b.n[b.a2], xh, xb);
+        copy_rows(st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
+                  host_layout(b), xh.pos, xb.cnt);
+    }
     if (s)
         return s;
-    if (e != cudaSuccess || e1 != cudaSuccess || e2 != cudaSuccess)
-        return cuda_fail("host-array solve", e != cudaSuccess ? e : e1 != cudaSuccess ? e1 : e2);
+    if (e != cudaSuccess)
+        return cuda_fail("host-array solve", e);
     if (verdict != ULLONG_MAX)
         return locate_on_host(f, p, (int64_t)verdict, f32);
-    unpack_rows(st->hout.p, p->arrays.x, xs, g, g.R * p->n2);
+    region xh, xb;
+    box_slab(b, 0, b.n[b.a2], xh, xb);
+    if (xp == x_path::staged) {
+        copy_rows(st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type, host_layout(b),
+                  xh.pos, xb.cnt);
+    } else if (xp == x_path::verdict) {
+        // Only a failing DMA (a device fault) could stop this copy half way.
+        CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                      cudaMemcpyDeviceToHost, st->down),
+           "copying the answers into x");
+        CK(cudaStreamSynchronize(st->down), "copying the answers into x");
+    }
     return TRIDI_SUCCESS;
 }
 

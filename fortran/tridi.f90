@@ -181,6 +181,17 @@ module tridi
             integer(c_int), value :: dtype
             integer(c_int) :: s
         end function
+        function tridi_host_register_c(ctx, ptr, bytes) bind(c, name='tridi_host_register') result(s)
+            import :: c_int, c_ptr, c_size_t
+            type(c_ptr), value :: ctx, ptr
+            integer(c_size_t), value :: bytes
+            integer(c_int) :: s
+        end function
+        function tridi_host_unregister_c(ctx, ptr) bind(c, name='tridi_host_unregister') result(s)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: ctx, ptr
+            integer(c_int) :: s
+        end function
         function tridi_solve_device_c(ctx, grid, axis, lo, hi, device_arrays, stream) &
                 bind(c, name='tridi_solve_device') result(s)
             import :: c_int, c_ptr, c_int64_t, tridi_grid_t, tridi_arrays_t
@@ -277,7 +288,8 @@ module tridi
     end interface
     public :: tridi_status_name_c, tridi_error_message_c, tridi_error_cell_c, tridi_version_string_c, &
               tridi_version_c, tridi_config_init_c, tridi_create_c, tridi_destroy_c, tridi_get_backend_c, &
-              tridi_backend_name_c, tridi_solve_c, tridi_upload_async_c, tridi_solve_device_c, &
+              tridi_backend_name_c, tridi_solve_c, tridi_upload_async_c, tridi_host_register_c, &
+              tridi_host_unregister_c, tridi_solve_device_c, &
               tridi_device_alloc_c, tridi_device_free_c, tridi_copy_to_device_c, tridi_copy_to_host_c, &
               tridi_synchronize_c, tridi_adi_operator_init_c, tridi_adi_create_c, tridi_adi_destroy_c, &
               tridi_adi_step_c, tridi_adi_sweep_c, tridi_adi_synchronize_c, tridi_adi_timings_c
@@ -292,6 +304,15 @@ module tridi
     interface tridi_upload_async
         module procedure upload_4_2d, upload_4_3d, upload_8_2d, upload_8_3d
     end interface
+    ! tridi_host_register(ctx, array [, stat]) / tridi_host_unregister(ctx, array [, stat]): a whole
+    ! real(4) or real(8) array of rank 2 or 3 (pointer or target), page-locked for direct DMA; unregister
+    ! it before deallocating it.
+    interface tridi_host_register
+        module procedure register_4_2d, register_4_3d, register_8_2d, register_8_3d
+    end interface
+    interface tridi_host_unregister
+        module procedure unregister_4_2d, unregister_4_3d, unregister_8_2d, unregister_8_3d
+    end interface
     ! tridi_copy_to_device(ctx, device_dst, host_src [, stat]) / tridi_copy_to_host(ctx, host_dst,
     ! device_src [, stat]): whole real(4)/real(8) arrays of rank 1 to 3.
     interface tridi_copy_to_device
@@ -304,7 +325,8 @@ module tridi
     public :: tridi_create, tridi_destroy, tridi_get_backend, tridi_backend_name, tridi_error_message, &
               tridi_status_name, tridi_error_cell, tridi_version_string, tridi_solve, tridi_upload_async, &
               tridi_solve_device, tridi_device_alloc, tridi_device_free, tridi_copy_to_device, &
-              tridi_copy_to_host, tridi_synchronize, tridi_set_error, tridi_finish
+              tridi_copy_to_host, tridi_synchronize, tridi_set_error, tridi_finish, tridi_host_register, &
+              tridi_host_unregister
 
 contains
 
@@ -580,6 +602,109 @@ contains
         if (.not. has_cells('tridi_upload_async', one(1), stat)) return
         call finish(tridi_upload_async_c(ctx%handle, grid, caxis, clo, chi, int(role, c_int), a%ptr, a%dtype), &
                     .false., stat)
+    end subroutine
+
+    ! Registration of a whole array. Pointer dummies as for the solves: never a compiler-made copy, which
+    ! would be registered and then freed under the registration; a non-contiguous array is refused.
+    subroutine register_common(ctx, func, a, rank, unregister, stat)
+        type(tridi_context), intent(in) :: ctx
+        character(*), intent(in) :: func
+        type(array_desc), intent(in) :: a
+        integer, intent(in) :: rank
+        logical, intent(in) :: unregister
+        integer, intent(out), optional :: stat
+        integer(int64) :: bytes
+        if (.not. a%present) then
+            call tridi_set_error(TRIDI_ERROR_NULL_POINTER, func//': argument array is not associated', stat)
+            return
+        end if
+        if (.not. a%contiguous) then
+            call tridi_set_error(TRIDI_ERROR_UNSUPPORTED, func//': argument array is not contiguous; register '// &
+                                 'whole model arrays', stat)
+            return
+        end if
+        if (.not. c_associated(a%ptr)) then
+            call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': argument array has no elements', stat)
+            return
+        end if
+        if (unregister) then
+            call finish(tridi_host_unregister_c(ctx%handle, a%ptr), .false., stat)
+        else
+            bytes = product(a%ub(1:rank) - a%lb(1:rank) + 1) * merge(8_int64, 4_int64, a%dtype == TRIDI_FLOAT64)
+            call finish(tridi_host_register_c(ctx%handle, a%ptr, int(bytes, c_size_t)), .false., stat)
+        end if
+    end subroutine
+
+    subroutine register_4_2d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(4), pointer, intent(in) :: array(:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_4_2d(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, 2, .false., stat)
+    end subroutine
+
+    subroutine register_4_3d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(4), pointer, intent(in) :: array(:,:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_4_3d(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, 3, .false., stat)
+    end subroutine
+
+    subroutine register_8_2d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(8), pointer, intent(in) :: array(:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_8_2d(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, 2, .false., stat)
+    end subroutine
+
+    subroutine register_8_3d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(8), pointer, intent(in) :: array(:,:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_8_3d(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, 3, .false., stat)
+    end subroutine
+
+    subroutine unregister_4_2d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(4), pointer, intent(in) :: array(:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_4_2d(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, 2, .true., stat)
+    end subroutine
+
+    subroutine unregister_4_3d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(4), pointer, intent(in) :: array(:,:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_4_3d(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, 3, .true., stat)
+    end subroutine
+
+    subroutine unregister_8_2d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(8), pointer, intent(in) :: array(:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_8_2d(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, 2, .true., stat)
+    end subroutine
+
+    subroutine unregister_8_3d(ctx, array, stat)
+        type(tridi_context), intent(in) :: ctx
+        real(8), pointer, intent(in) :: array(:,:,:)
+        integer, intent(out), optional :: stat
+        type(array_desc) :: d
+        if (associated(array)) d = describe_8_3d(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, 3, .true., stat)
     end subroutine
 
     ! Solve on device arrays (CUDA backend). lbounds/ubounds: the allocated bounds of the grid (rank 2 or

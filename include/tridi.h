@@ -147,8 +147,9 @@ typedef enum tridi_array_role {
 } tridi_array_role;
 
 /* ---------------------------------------------------------------------------------------------------
- * Solves on host arrays (the caller's own grid arrays). On the CUDA backend the box is moved through
- * pinned memory, device buffers are kept between calls of the same shape, and the work is pipelined.
+ * Solves on host arrays (the caller's own grid arrays). On the CUDA backend the box is moved by DMA
+ * straight from/to arrays registered with tridi_host_register, through pinned staging otherwise; device
+ * buffers are kept between calls of the same shape, and the work is pipelined in slabs.
  * lo/hi: inclusive box, Fortran indices; a box empty along any used axis (hi < lo) is a no-op success.
  * ------------------------------------------------------------------------------------------------- */
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
@@ -158,10 +159,28 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
  * (for instance assembling the next diagonal). Call it as soon as that array is final; the next
  * tridi_solve with the same grid, axis, box and this pointer and type uses the uploaded copy and waits
  * only on the transfers it needs. The array must not change until that solve returns. Arrays not
- * uploaded are moved by the solve itself. On the CPU backend this validates and returns SUCCESS. */
+ * uploaded are moved by the solve itself. For an array registered with tridi_host_register the call only
+ * queues the DMA and returns; otherwise it first copies the box into pinned staging on the calling thread,
+ * which is most of the transfer's cost. On the CPU backend this validates and returns SUCCESS. */
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                                 const int64_t lo[3], const int64_t hi[3], tridi_array_role role,
                                 const void *host, tridi_dtype type);
+
+/* Page-locks the caller's host memory [ptr, ptr + bytes) for this context, so that host-array solves
+ * and uploads move the box of every array lying wholly inside it by DMA straight from/to the array:
+ * no packing on the host, and tridi_upload_async only queues the transfer and returns. Register the
+ * model's long-lived arrays once (whole arrays: the allocated grid); arrays not registered keep working
+ * through pinned staging. Ranges may not overlap one already registered on this context (an exact
+ * duplicate is refused too). Memory that is already page-locked by the caller (cudaHostAlloc, or its own
+ * cudaHostRegister) is accepted and used in place; tridi then leaves its unlocking to the caller.
+ *
+ * UNREGISTER BEFORE FREEING the memory: a registration outliving the allocation would let a later
+ * allocation at the same address be moved through the stale registration (wrong data, no error).
+ * tridi_destroy unregisters every range of the context. On the CPU backend registration is validated and
+ * recorded (the same errors as on the GPU) but pins nothing. */
+tridi_status tridi_host_register(tridi_context ctx, const void *ptr, size_t bytes);
+/* ptr: the pointer given to tridi_host_register. Waits for the context's transfers first. */
+tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr);
 
 /* ---------------------------------------------------------------------------------------------------
  * Device-resident data (CUDA backend): arrays that stay on the GPU between calls. Pointers are device

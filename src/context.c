@@ -132,6 +132,20 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
     return TRIDI_SUCCESS;
 }
 
+/* The registry of tridi_host_register (register.c) dies with the context; here rather than in register.c
+ * so that builds of the core files alone (the fuzzing harness) need nothing more. */
+void tridi_host_unregister_all(tridi_context ctx)
+{
+#ifdef TRIDI_HAVE_CUDA
+    if (ctx->backend == TRIDI_BACKEND_CUDA)
+        for (int i = 0; i < ctx->nranges; ++i)
+            tridi_cuda_host_unregister(ctx->cuda, (const void *)ctx->ranges[i].begin, ctx->ranges[i].pinned);
+#endif
+    free(ctx->ranges);
+    ctx->ranges = NULL;
+    ctx->nranges = ctx->ranges_cap = 0;
+}
+
 tridi_status tridi_destroy(tridi_context ctx)
 {
     if (!ctx)
@@ -139,6 +153,7 @@ tridi_status tridi_destroy(tridi_context ctx)
     tridi_status s = tridi_check_context("tridi_destroy", ctx);
     if (s)
         return s;
+    tridi_host_unregister_all(ctx); /* before the CUDA state goes: it waits for transfers first */
 #ifdef TRIDI_HAVE_CUDA
     if (ctx->cuda)
         tridi_cuda_destroy(ctx->cuda);

@@ -14,8 +14,15 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     if (s || empty)
         return s;
 #ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_solve_host(ctx->cuda, &p);
+    if (ctx->backend == TRIDI_BACKEND_CUDA) {
+        const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
+        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
+                                     arrays->x_type};
+        int registered[5];
+        for (int r = 0; r < 5; ++r)
+            registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p.total_cells * tridi_dtype_size(type[r]));
+        return tridi_cuda_solve_host(ctx->cuda, &p, registered);
+    }
 #endif
     return tridi_cpu_solve(ctx, &p);
 }
@@ -41,7 +48,9 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
         return s;
 #ifdef TRIDI_HAVE_CUDA
     if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_upload_async(ctx->cuda, &p, role, host, type);
+        return tridi_cuda_upload_async(ctx->cuda, &p, role, host, type,
+                                       tridi_host_is_registered(ctx, host,
+                                                                (size_t)p.total_cells * tridi_dtype_size(type)));
 #endif
     return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
 }

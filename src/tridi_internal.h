@@ -70,6 +70,14 @@ static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64
 
 /* ---- context ---- */
 struct tridi_cuda_state;
+
+/* A range of host memory registered with tridi_host_register (register.c). */
+typedef struct tridi_host_range {
+    uintptr_t begin;
+    size_t bytes;
+    int pinned; /* 1: page-locked by tridi (unlocked on unregister); 0: CPU backend, or locked by the caller */
+} tridi_host_range;
+
 struct tridi_context_s {
     uint32_t magic;           /* TRIDI_CONTEXT_MAGIC while alive: catches use after destroy */
     tridi_config config;
@@ -79,10 +87,17 @@ struct tridi_context_s {
      * succeeded, so no partial answer reaches the caller. */
     void *cpu_scratch;
     size_t cpu_scratch_bytes;
+    tridi_host_range *ranges; /* registered host memory, in registration order */
+    int nranges, ranges_cap;
 };
 #define TRIDI_CONTEXT_MAGIC 0x74726964u /* "trid" */
 
 tridi_status tridi_check_context(const char *func, tridi_context ctx);
+
+/* 1 when [ptr, ptr + bytes) lies wholly inside one registered range of ctx (register.c). */
+int tridi_host_is_registered(tridi_context ctx, const void *ptr, size_t bytes);
+/* Unregisters every range (tridi_destroy). */
+void tridi_host_unregister_all(tridi_context ctx);
 
 /* ---- CPU backend (cpu_solve.c) ---- */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
@@ -95,9 +110,15 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
 int tridi_cuda_device_count(void);
 tridi_status tridi_cuda_create(int device, const tridi_config *config, struct tridi_cuda_state **out);
 void tridi_cuda_destroy(struct tridi_cuda_state *st);
-tridi_status tridi_cuda_solve_host(struct tridi_cuda_state *st, const tridi_problem *p);
+/* registered[r]: array r (lower, diag, upper, rhs, x) lies in registered host memory: moved by DMA
+ * straight from/to the caller's array instead of through pinned staging. */
+tridi_status tridi_cuda_solve_host(struct tridi_cuda_state *st, const tridi_problem *p, const int registered[5]);
 tridi_status tridi_cuda_upload_async(struct tridi_cuda_state *st, const tridi_problem *p,
-                                     tridi_array_role role, const void *host, tridi_dtype type);
+                                     tridi_array_role role, const void *host, tridi_dtype type, int registered);
+/* Page-locks [ptr, ptr + bytes); *pinned = 0 when the caller had already locked it (then left to it). */
+tridi_status tridi_cuda_host_register(struct tridi_cuda_state *st, const void *ptr, size_t bytes, int *pinned);
+/* Waits for the context's transfers, then unlocks the range if pinned. */
+tridi_status tridi_cuda_host_unregister(struct tridi_cuda_state *st, const void *ptr, int pinned);
 tridi_status tridi_cuda_solve_device(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
 tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
 tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);

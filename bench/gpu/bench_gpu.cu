@@ -3,13 +3,14 @@
 //    device copy bandwidth at minimum traffic (24 B/cell mixed, 40 f64, 20 f32), against the bare solve
 //    kernel (the cost of the no-partial-answer guarantee), and against cuSPARSE (gtsv2StridedBatch for
 //    x lines, gtsvInterleavedBatch for z lines, each on a compact box in its own layout);
-//  - host-array solves (tridi_solve, MOHID's mixed precision) against the time to move their bytes at the
+//  - host-array solves (tridi_solve, MOHID's mixed precision), staged (arrays not registered) and registered
+//    (tridi_host_register: DMA straight from/to the arrays), against the time to move their bytes at the
 //    pinned H2D/D2H bandwidths, MOHID's sequential THOMAS and its 16-thread OpenMP version, and tridi's
-//    CPU backend;
-//  - assembly overlap: a host loop assembling each diagonal, uploaded (tridi_upload_async) as soon as it
-//    is filled, against assembling everything and then solving.
-// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential (default 2e7)
-// [resident|host|all (default all)]].
+//    CPU backend; the copy engines' speed on the shapes involved (one run, whole planes, row by row);
+//  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
+//    soon as it is filled, against assembling everything and then solving.
+// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host]
+// [--grid=NXxNYxNZ]... (default 2e7, both parts, the five grids).
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -356,6 +357,74 @@ static void assemble(T *a, int role, const tridi_grid &g, double phase)
             }
 }
 
+// Median time of one host-array call on gpu, and the assembly-overlap figures of the same mode: a host loop
+// assembles each diagonal and tridi_upload_async sends it at once. What the model waits for is the time inside
+// tridi's calls (the four uploads + the solve); without overlap that is the plain call tg. The upload share
+// hidden = (tg - calls) / (tg - solve alone), "solve alone" being the solve once everything is on the device.
+struct host_mode {
+    double call, in_calls, in_uploads, assembly, solve_alone, hidden;
+};
+
+template <class F>
+static double median_time(F &&fn, int reps)
+{
+    fn();
+    std::vector<double> t;
+    for (int k = 0; k < reps; ++k) {
+        double t0 = now();
+        fn();
+        t.push_back(now() - t0);
+    }
+    return median(t);
+}
+
+static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int axis, const int64_t lo[3],
+                                   const int64_t hi[3], float *D, double *E, float *F, float *R, const tridi_arrays &a,
+                                   int reps)
+{
+    host_mode m{};
+    const tridi_axis ax = (tridi_axis)axis;
+    m.call = median_time([&] { TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a)); }, reps);
+    double ph = 0.0;
+    std::vector<double> tc, ta, tu;
+    for (int k = 0; k < reps + 1; ++k) {
+        double in_calls = 0.0, in_asm = 0.0, t0;
+        ph += 0.01;
+        t0 = now(); assemble(D, 0, g, ph); in_asm += now() - t0;
+        t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32)); in_calls += now() - t0;
+        t0 = now(); assemble(E, 1, g, ph); in_asm += now() - t0;
+        t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64)); in_calls += now() - t0;
+        t0 = now(); assemble(F, 2, g, ph); in_asm += now() - t0;
+        t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32)); in_calls += now() - t0;
+        t0 = now(); assemble(R, 3, g, ph); in_asm += now() - t0;
+        t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32)); in_calls += now() - t0;
+        const double in_up = in_calls;
+        t0 = now(); TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a)); in_calls += now() - t0;
+        if (k) {
+            tc.push_back(in_calls);
+            ta.push_back(in_asm);
+            tu.push_back(in_up);
+        }
+    }
+    m.in_calls = median(tc);
+    m.assembly = median(ta);
+    m.in_uploads = median(tu);
+    std::vector<double> tt;
+    for (int k = 0; k < reps; ++k) {
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
+        CUDA_OK(cudaDeviceSynchronize());
+        double t0 = now();
+        TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a));
+        tt.push_back(now() - t0);
+    }
+    m.solve_alone = median(tt);
+    m.hidden = (m.call - m.in_calls) / (m.call - m.solve_alone);
+    return m;
+}
+
 static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, const bw &B, double max_seq_cells)
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
@@ -370,70 +439,32 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
     fill_host(R, 3, cells);
     fill_host(X, 3, cells);
     tridi_arrays a = {D, TRIDI_FLOAT32, E, TRIDI_FLOAT64, F, TRIDI_FLOAT32, R, TRIDI_FLOAT32, X, TRIDI_FLOAT32};
+    void *arr[5] = {D, E, F, R, X};
+    const size_t bytes[5] = {cells * 4, cells * 8, cells * 4, cells * 4, cells * 4};
     mohid_grid mg = {{0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const int reps = box < 2000000 ? 15 : box < 50000000 ? 5 : 3;
-    auto timeit = [&](auto &&fn, int r) {
-        fn();
-        std::vector<double> t;
-        for (int k = 0; k < r; ++k) {
-            double t0 = now();
-            fn();
-            t.push_back(now() - t0);
-        }
-        return median(t);
-    };
     const double pinned = 20.0 * box / B.h2d + 4.0 * box / B.d2h;
     for (int axis = 0; axis < 3; ++axis) {
-        const double tg = timeit([&] { TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
-        const double tcpu = timeit([&] { TRIDI_OK(tridi_solve(cpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
-        const double tomp = timeit([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 16); }, reps);
+        const host_mode st = measure_host_mode(gpu, g, axis, lo, hi, D, E, F, R, a, reps);
+        for (int r = 0; r < 5; ++r)
+            TRIDI_OK(tridi_host_register(gpu, arr[r], bytes[r]));
+        const host_mode rg = measure_host_mode(gpu, g, axis, lo, hi, D, E, F, R, a, reps);
+        for (int r = 0; r < 5; ++r)
+            TRIDI_OK(tridi_host_unregister(gpu, arr[r]));
+        const double tcpu = median_time([&] { TRIDI_OK(tridi_solve(cpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
+        const double tomp = median_time([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 16); }, reps);
         double tseq = NAN;
         if ((double)box <= max_seq_cells)
-            tseq = timeit([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 1); }, box < 2000000 ? 5 : 1);
-        // Assembly overlap: each diagonal is uploaded as soon as the host loop has filled it. What the model
-        // waits for is the time spent inside tridi's calls (uploads + solve); without overlap that is the
-        // plain solve tg. The upload share hidden = (tg - calls) / (tg - solve with everything uploaded).
-        double ph = 0.0;
-        std::vector<double> tc, ta, tu;
-        for (int k = 0; k < reps + 1; ++k) {
-            double in_calls = 0.0, in_asm = 0.0, t0;
-            ph += 0.01;
-            t0 = now(); assemble(D, 0, g, ph); in_asm += now() - t0;
-            t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32)); in_calls += now() - t0;
-            t0 = now(); assemble(E, 1, g, ph); in_asm += now() - t0;
-            t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64)); in_calls += now() - t0;
-            t0 = now(); assemble(F, 2, g, ph); in_asm += now() - t0;
-            t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32)); in_calls += now() - t0;
-            t0 = now(); assemble(R, 3, g, ph); in_asm += now() - t0;
-            t0 = now(); TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
-            in_calls += now() - t0;
-            const double in_up = in_calls;
-            t0 = now(); TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a)); in_calls += now() - t0;
-            if (k) {
-                tc.push_back(in_calls);
-                ta.push_back(in_asm);
-                tu.push_back(in_up);
-            }
-        }
-        const double tcalls = median(tc), tasm = median(ta), tup = median(tu);
-        // The solve's own share once every input is on the device: the part no overlap can hide.
-        std::vector<double> tt;
-        for (int k = 0; k < reps; ++k) {
-            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
-            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
-            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
-            TRIDI_OK(tridi_upload_async(gpu, &g, (tridi_axis)axis, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
-            CUDA_OK(cudaDeviceSynchronize());
-            double t0 = now();
-            TRIDI_OK(tridi_solve(gpu, &g, (tridi_axis)axis, lo, hi, &a));
-            tt.push_back(now() - t0);
-        }
-        const double tsolve_only = median(tt);
-        const double hidden = (tg - tcalls) / (tg - tsolve_only);
-        std::printf("| %4dx%4dx%3d | %c | %8.3f | %5.2fx | %7.1fx | %6.2fx | %6.2fx | %8.3f | %8.3f | %8.3f | %5.0f%% |\n",
-                    G.nx, G.ny, G.nz, "xyz"[axis], tg * 1e3, tg / pinned, tseq / tg, tomp / tg, tcpu / tg, tasm * 1e3,
-                    tcalls * 1e3, tsolve_only * 1e3, 100.0 * hidden);
-        std::printf("|   (of the calls: %.3f ms in the four upload_async) |\n", tup * 1e3);
+            tseq = median_time([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 1); }, box < 2000000 ? 5 : 1);
+        std::printf("| %4dx%4dx%3d | %c | %7.3f | %5.2fx | %7.3f | %5.2fx | %6.1fx | %5.2fx | %5.2fx | %8.3f | %4.0f%% | "
+                    "%4.0f%% |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], st.call * 1e3, st.call / pinned, rg.call * 1e3, rg.call / pinned,
+                    tseq / rg.call, tomp / rg.call, tcpu / rg.call, rg.assembly * 1e3, 100.0 * st.hidden,
+                    100.0 * rg.hidden);
+        std::printf("|   (MOHID seq %.3f ms, OMP16 %.3f ms, tridi CPU %.3f ms; staged: in calls %.3f ms of which uploads "
+                    "%.3f, solve alone %.3f; registered: in calls %.3f ms of which uploads %.3f, solve alone %.3f) |\n",
+                    tseq * 1e3, tomp * 1e3, tcpu * 1e3, st.in_calls * 1e3, st.in_uploads * 1e3, st.solve_alone * 1e3,
+                    rg.in_calls * 1e3, rg.in_uploads * 1e3, rg.solve_alone * 1e3);
         std::fflush(stdout);
     }
     std::free(D);
@@ -443,13 +474,90 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
     std::free(X);
 }
 
+// How the copy engines move a box of G's floats (arrays with a one-cell halo) between a registered host array
+// and the device: the same bytes as one contiguous run, the box widened to whole rows (one run per k-plane,
+// consecutive planes joined: what tridi does), and the box row by row (rows of nx floats); GB/s of box bytes.
+static void transfer_shapes(const grid3 &G)
+{
+    const int64_t e0 = G.nx + 2, e1 = G.ny + 2, e2 = G.nz + 2;
+    const size_t cells = (size_t)(e0 * e1 * e2), boxb = (size_t)G.nx * G.ny * G.nz * 4;
+    float *h = (float *)std::malloc(cells * 4);
+    fill_host(h, 3, cells);
+    CUDA_OK(cudaHostRegister(h, cells * 4, cudaHostRegisterPortable));
+    void *d;
+    CUDA_OK(cudaMalloc(&d, cells * 4));
+    cudaEvent_t t0, t1;
+    cudaEventCreate(&t0);
+    cudaEventCreate(&t1);
+    auto timed = [&](auto &&copy) {
+        std::vector<double> t;
+        for (int rep = 0; rep < 9; ++rep) {
+            cudaEventRecord(t0);
+            CUDA_OK(copy());
+            cudaEventRecord(t1);
+            CUDA_OK(cudaEventSynchronize(t1));
+            float ms;
+            cudaEventElapsedTime(&ms, t0, t1);
+            if (rep >= 2)
+                t.push_back(ms * 1e-3);
+        }
+        return boxb / median(t) * 1e-9;
+    };
+    char *hb = (char *)(h + 1 + e0 + e0 * e1); // box cell (1,1,1)
+    char *hw = (char *)(h + e0 * e1);          // widened box: planes 1..nz whole
+    auto box3d = [&](cudaMemcpyKind k) {
+        cudaMemcpy3DParms m{};
+        void *hp = hb, *dp = d;
+        m.srcPtr = k == cudaMemcpyHostToDevice ? make_cudaPitchedPtr(hp, e0 * 4, e0 * 4, e1)
+                                               : make_cudaPitchedPtr(dp, G.nx * 4, G.nx * 4, G.ny);
+        m.dstPtr = k == cudaMemcpyHostToDevice ? make_cudaPitchedPtr(dp, G.nx * 4, G.nx * 4, G.ny)
+                                               : make_cudaPitchedPtr(hp, e0 * 4, e0 * 4, e1);
+        m.extent = make_cudaExtent(G.nx * 4, G.ny, G.nz);
+        m.kind = k;
+        return cudaMemcpy3DAsync(&m, 0);
+    };
+    const double up_run = timed([&] { return cudaMemcpyAsync(d, hb, boxb, cudaMemcpyHostToDevice, 0); });
+    const double up_wide = timed([&] { return cudaMemcpyAsync(d, hw, (size_t)(e0 * e1 * G.nz) * 4, cudaMemcpyHostToDevice, 0); });
+    const double up_rows = timed([&] { return box3d(cudaMemcpyHostToDevice); });
+    const double down_run = timed([&] { return cudaMemcpyAsync(hb, d, boxb, cudaMemcpyDeviceToHost, 0); });
+    const double down_rows = timed([&] { return box3d(cudaMemcpyDeviceToHost); });
+    std::printf("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.1f |\n", G.nx, G.ny, G.nz, up_run, up_wide, up_rows, down_run,
+                down_rows);
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    CUDA_OK(cudaHostUnregister(h));
+    cudaFree(d);
+    std::free(h);
+}
+
+static void usage()
+{
+    std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
+                         "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
+                         "  --grid: only these grids (repeatable; default: the five grids of docs/benchmarks.md)\n");
+    std::exit(2);
+}
+
 int main(int argc, char **argv)
 {
-    const double max_seq_cells = argc > 1 ? std::atof(argv[1]) : 2e7;
-    // Second argument: which part to run (resident, host or all; default all).
-    const char *part = argc > 2 ? argv[2] : "all";
-    const bool want_resident = !std::strcmp(part, "all") || !std::strcmp(part, "resident");
-    const bool want_host = !std::strcmp(part, "all") || !std::strcmp(part, "host");
+    double max_seq_cells = 2e7;
+    bool do_resident = true, do_host = true;
+    std::vector<grid3> grids;
+    for (int i = 1; i < argc; ++i) {
+        grid3 G{};
+        if (!std::strcmp(argv[i], "--resident"))
+            do_host = false;
+        else if (!std::strcmp(argv[i], "--host"))
+            do_resident = false;
+        else if (std::sscanf(argv[i], "--grid=%dx%dx%d", &G.nx, &G.ny, &G.nz) == 3 && G.nx > 0 && G.ny > 0 && G.nz > 0)
+            grids.push_back(G);
+        else if (argv[i][0] != '-' && std::atof(argv[i]) > 0)
+            max_seq_cells = std::atof(argv[i]);
+        else
+            usage();
+    }
+    if (grids.empty())
+        grids = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
     cudaDeviceProp prop;
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));
     char date[64];
@@ -471,27 +579,37 @@ int main(int argc, char **argv)
     cusparseHandle_t sp;
     SP_OK(cusparseCreate(&sp));
 
-    const grid3 grids[] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
-    if (want_resident) {
-    std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel into a box, "
-                "no guard; scratch = W/G in global memory; guard: barrier = one wave, x written after a grid "
-                "barrier, commit = box + commit kernel)\n");
-    std::printf("| grid | axis | type | scratch | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
-                "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-    for (const grid3 &G : grids)
-        for (int combo = 0; combo < 3; ++combo)
-            resident(gpu, sp, G, B, combo);
+    if (do_resident) {
+        std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel into a box, "
+                    "no guard; scratch = W/G in global memory; guard: barrier = one wave, x written after a grid "
+                    "barrier, commit = box + commit kernel)\n");
+        std::printf("| grid | axis | type | scratch | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
+                    "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (const grid3 &G : grids)
+            for (int combo = 0; combo < 3; ++combo)
+                resident(gpu, sp, G, B, combo);
     }
-    if (want_host)
-    std::printf("\nHost arrays, MOHID mixed precision (tridi_solve on host arrays; ratios: time / pinned-transfer time "
-                "of 24 B/cell, then speed-ups of the GPU call over MOHID sequential, MOHID OpenMP-16, tridi CPU-16;"
-                " assembly overlap: ms in tridi calls with each diagonal uploaded as soon as assembled, ms of the solve alone once all is uploaded, upload hidden = (ms/call - ms in calls) / (ms/call - ms solve alone))\n");
-    if (want_host)
-    std::printf("| grid | axis | ms/call | / pinned | vs seq | vs OMP16 | vs tridi CPU | ms assembly | ms in calls (overlapped) "
-                "| ms solve alone | upload hidden |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
-    if (want_host)
+    if (do_host) {
+        std::printf("\nCopy shapes, registered host array <-> device, float box with a one-cell halo (GB/s of box "
+                    "bytes): H2D as one run of the same bytes, H2D widened (whole planes, tridi's way), H2D row by "
+                    "row (3D copy), D2H as one run, D2H row by row (3D copy, how answers go into x)\n");
+        std::printf("| grid | H2D run | H2D widened | H2D rows | D2H run | D2H rows |\n|---|---|---|---|---|---|\n");
+        for (const grid3 &G : grids)
+            if ((size_t)G.nx * G.ny * G.nz <= 20000000)
+                transfer_shapes(G);
+        std::printf("\nHost arrays, MOHID mixed precision (tridi_solve on host arrays). staged = arrays not registered "
+                    "(packed into pinned staging); registered = all five arrays registered with tridi_host_register "
+                    "(DMA straight from/to them). / pinned = call time / time of 20 B/cell at the pinned H2D bandwidth "
+                    "+ 4 B/cell at D2H. vs seq / OMP16 / tridi CPU = their time / the registered call's time. "
+                    "Assembly overlap: each diagonal uploaded (tridi_upload_async) as soon as a host loop has "
+                    "assembled it; hidden = (ms/call - ms in tridi calls) / (ms/call - ms of the solve once "
+                    "everything is uploaded)\n");
+        std::printf("| grid | axis | staged ms | staged / pinned | registered ms | registered / pinned | vs seq "
+                    "| vs OMP16 | vs tridi CPU | ms assembly | hidden staged | hidden registered |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (const grid3 &G : grids)
             host_arrays(gpu, cpu, G, B, max_seq_cells);
+    }
     cusparseDestroy(sp);
     tridi_destroy(gpu);
     tridi_destroy(cpu);

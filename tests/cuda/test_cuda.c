@@ -2,7 +2,12 @@
  * and arbitrary lower bounds, every axis and type combination, host-array and device-resident modes,
  * in-place solves, uploads ahead of the solve, float transfer of double inputs, lines long enough for
  * the global W/G scratch, numerical failures (first failing line and cell, x untouched in both modes)
- * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT. Exits 77 when no GPU is present. */
+ * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT. Host arrays registered with
+ * tridi_host_register (moved by DMA straight from/to them): all five, random subsets, arrays registered
+ * in part, uploads of registered arrays, the float transfer, registrations shared by two contexts and
+ * memory the caller page-locked itself, unregistering; and grids large enough for the slab pipeline,
+ * staged and registered, with a failure in the last slab leaving x untouched although earlier slabs'
+ * answers had already reached it. Exits 77 when no GPU is present. */
 #include "testutil.h"
 
 #include <cuda_runtime_api.h>
@@ -19,7 +24,7 @@ static const tridi_dtype combos[3][5] = {
     {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32}};
 static const char *combo_name[3] = {"f32", "f64", "mixed"};
 
-static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu;
+static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs;
 
 static tridi_context make_ctx(tridi_backend b, int f32)
 {
@@ -96,6 +101,48 @@ static tridi_arrays dev_arrays(const tu_system *s, const dev_set *d)
     return a;
 }
 
+/* Registers the arrays of s selected by mask (bit r: lower, diag, upper, rhs, x); bit r of half: only the
+ * first half of that array, so it is not wholly inside a registered range. Returns failed calls. */
+static int register_set(tridi_context ctx, const tu_system *s, int mask, int half, int unregister)
+{
+    const void *p[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
+    const tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
+    int bad = 0;
+    for (int r = 0; r < 5; ++r) {
+        if (!(mask >> r & 1))
+            continue;
+        const size_t bytes = (size_t)s->cells * esz(t[r]) / ((half >> r & 1) ? 2 : 1);
+        tridi_status st = unregister ? tridi_host_unregister(ctx, p[r]) : tridi_host_register(ctx, p[r], bytes ? bytes : 1);
+        if (st) {
+            printf("  %s array %d: %s\n", unregister ? "unregister" : "register", r, tridi_error_message());
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* Host solve of s on ctx with x poisoned first (and inputs uploaded ahead when upload_mask says so),
+ * checked against xref. Returns failed checks. */
+static int host_solve_check(tridi_context ctx, const char *label, const char *mode, tu_system *s, int axis,
+                            const int64_t lo[3], const int64_t hi[3], const void *xref, const void *poison,
+                            int upload_mask, double tol)
+{
+    memcpy(s->a.x, poison, (size_t)s->cells * esz(s->a.x_type));
+    const void *p[4] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs};
+    const tridi_dtype t[4] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type};
+    tridi_status st = TRIDI_SUCCESS;
+    for (int r = 0; r < 4 && !st; ++r)
+        if (upload_mask >> r & 1)
+            st = tridi_upload_async(ctx, &s->grid, (tridi_axis)axis, lo, hi, (tridi_array_role)r, p[r], t[r]);
+    if (!st)
+        st = tridi_solve(ctx, &s->grid, (tridi_axis)axis, lo, hi, &s->a);
+    if (st) {
+        printf("  %s %s: %s: %s\n", label, mode, tridi_status_name(st), tridi_error_message());
+        return 1;
+    }
+    return tu_check(mode, s, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+}
+
 /* One random case in every mode. Returns the number of failed checks. */
 static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
 {
@@ -166,6 +213,27 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
         if (st || tu_check("upload of another box ignored", &s, xref, lo, hi, (tridi_axis)axis, tol)) {
             printf("  %s: upload for another box: %s\n", label, st ? tridi_error_message() : "wrong answer");
             bad++;
+        }
+    }
+
+    /* Registered arrays: all five (with and without uploads ahead, and with the float transfer), then a
+     * random subset with random arrays registered only in part; then unregistered again. */
+    {
+        const int mask = (int)tu_randint(rng, 0, 31), half = (int)tu_randint(rng, 0, 31) & mask;
+        const int ups = (int)tu_randint(rng, 1, 15);
+        bad += register_set(ctx_gpu, &s, 31, 0, 0);
+        bad += host_solve_check(ctx_gpu, label, "registered", &s, axis, lo, hi, xref, poison, 0, tol);
+        bad += host_solve_check(ctx_gpu, label, "registered, uploads ahead", &s, axis, lo, hi, xref, poison, ups, tol);
+        bad += register_set(ctx_gpu, &s, 31, 0, 1);
+        bad += register_set(ctx_gpu, &s, mask, half, 0);
+        bad += host_solve_check(ctx_gpu, label, "partly registered", &s, axis, lo, hi, xref, poison, ups, tol);
+        bad += register_set(ctx_gpu, &s, mask, half, 1);
+        bad += host_solve_check(ctx_gpu, label, "after unregistering", &s, axis, lo, hi, xref, poison, ups, tol);
+        if (combo != 0) {
+            bad += register_set(ctx_gpu_f32, &s, 31, 0, 0);
+            bad += host_solve_check(ctx_gpu_f32, label, "registered, f32 transfer", &s, axis, lo, hi, xref, poison,
+                                    ups, 1e-4);
+            bad += register_set(ctx_gpu_f32, &s, 31, 0, 1);
         }
     }
 
@@ -307,8 +375,10 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
              ndim, "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
              (long long)line_z, (long long)line_n);
     int bad = 0;
-    for (int mode = 0; mode < 3; ++mode) {
+    for (int mode = 0; mode < 4; ++mode) {
         tu_poison_x(&s, rng);
+        if (mode == 3 && register_set(ctx_gpu, &s, 31, 0, 0))
+            bad++;
         tridi_status st;
         dev_set d;
         if (mode == 2) {
@@ -323,7 +393,9 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
         } else {
             st = tridi_solve(mode == 0 ? ctx_cpu : ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
         }
-        const char *mname = mode == 0 ? "cpu" : mode == 1 ? "gpu host" : "gpu device";
+        if (mode == 3 && register_set(ctx_gpu, &s, 31, 0, 1))
+            bad++;
+        const char *mname = mode == 0 ? "cpu" : mode == 1 ? "gpu host" : mode == 2 ? "gpu device" : "gpu registered";
         int64_t cell[3] = {0, 0, 0};
         int rank = tridi_error_cell(cell);
         int cell_ok = rank == ndim && cell[0] == want[0] && cell[1] == want[1] && (ndim == 2 || cell[2] == want[2]);
@@ -388,6 +460,177 @@ static int queued_failure(uint64_t *rng)
     }
     dev_free(ctx_gpu, &good);
     dev_free(ctx_gpu, &badset);
+    tu_system_free(&s);
+    return bad;
+}
+
+/* On a context cutting boxes into slabs of 20000 cells (TRIDI_HOST_SLAB_CELLS), boxes of 60000 cells and
+ * more, so the host-array pipeline runs in 3 to 8 slabs (along k for x and y lines, along j for z lines),
+ * staged and registered, in place, with inputs uploaded ahead; then a zero pivot in the last line (the
+ * last slab): x must keep every old value although the answers of the earlier slabs had already gone into
+ * a registered x. */
+static int slab_case(uint64_t *rng, int axis, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {0, 0, 0}};
+    int64_t lo[3], hi[3];
+    const int64_t n[3] = {tu_randint(rng, 60, 90), tu_randint(rng, 50, 80), tu_randint(rng, 20, 40)};
+    for (int a = 0; a < 3; ++a) {
+        g.lbound[a] = tu_randint(rng, -2, 1);
+        const int64_t halo = tu_randint(rng, 0, 2);
+        lo[a] = g.lbound[a] + halo;
+        hi[a] = lo[a] + n[a] - 1;
+        g.ubound[a] = hi[a] + tu_randint(rng, 0, 2);
+    }
+    if (tu_randint(rng, 0, 2) == 0) /* a thick halo along i: rows are copied one by one, not widened */
+        g.ubound[0] += 20;
+    const tridi_dtype *t = combos[combo];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    const size_t xb = (size_t)s.cells * esz(t[4]);
+    void *xref = malloc(xb), *poison = malloc(xb);
+    memcpy(xref, s.x_before, xb);
+    memcpy(poison, s.x_before, xb);
+    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
+                                                                     s.a.rhs, t[3], xref, t[4]});
+    char label[200];
+    snprintf(label, sizeof label, "slabs axis %c %s box [%lld:%lld,%lld:%lld,%lld:%lld] of [%lld:%lld,%lld:%lld,%lld:%lld]",
+             "xyz"[axis], combo_name[combo], (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1],
+             (long long)lo[2], (long long)hi[2], (long long)g.lbound[0], (long long)g.ubound[0], (long long)g.lbound[1],
+             (long long)g.ubound[1], (long long)g.lbound[2], (long long)g.ubound[2]);
+    const double tol = tu_tolerance(t[4]);
+    int bad = 0;
+    bad += host_solve_check(ctx_slabs, label, "slabs staged", &s, axis, lo, hi, xref, poison, 0, tol);
+    bad += register_set(ctx_slabs, &s, 31, 0, 0);
+    bad += host_solve_check(ctx_slabs, label, "slabs registered", &s, axis, lo, hi, xref, poison, 0, tol);
+    bad += host_solve_check(ctx_slabs, label, "slabs registered, lower+upper ahead", &s, axis, lo, hi, xref, poison, 5, tol);
+    bad += host_solve_check(ctx_slabs, label, "registered, all ahead", &s, axis, lo, hi, xref, poison, 15, tol);
+    /* All four uploads finished before the solve: the answers go into x by one copy after the verdict. */
+    {
+        memcpy(s.a.x, poison, xb);
+        const void *in[4] = {s.a.lower, s.a.diag, s.a.upper, s.a.rhs};
+        tridi_status st = TRIDI_SUCCESS;
+        for (int r = 0; r < 4 && !st; ++r)
+            st = tridi_upload_async(ctx_slabs, &g, (tridi_axis)axis, lo, hi, (tridi_array_role)r, in[r], t[r]);
+        cudaDeviceSynchronize();
+        if (!st)
+            st = tridi_solve(ctx_slabs, &g, (tridi_axis)axis, lo, hi, &s.a);
+        if (st || tu_check("registered, all ahead and arrived", &s, xref, lo, hi, (tridi_axis)axis, tol)) {
+            printf("  %s all ahead and arrived: %s\n", label, st ? tridi_error_message() : "wrong answer");
+            bad++;
+        }
+    }
+    if (t[3] == t[4]) { /* in place: answers of slab s go into rhs while later rhs slabs still go up */
+        const size_t rb = (size_t)s.cells * esz(t[3]);
+        void *rhs_keep = malloc(rb);
+        memcpy(rhs_keep, s.a.rhs, rb);
+        tridi_arrays ip = s.a;
+        ip.x = (void *)ip.rhs;
+        tridi_status st = tridi_solve(ctx_slabs, &g, (tridi_axis)axis, lo, hi, &ip);
+        tu_system s2 = s;
+        s2.a.x = (void *)s.a.rhs;
+        s2.x_before = rhs_keep;
+        if (st || tu_check("slabs registered in place", &s2, xref, lo, hi, (tridi_axis)axis, tol)) {
+            printf("  %s in place: %s\n", label, st ? tridi_error_message() : "wrong answer");
+            bad++;
+        }
+        memcpy((void *)s.a.rhs, rhs_keep, rb);
+        free(rhs_keep);
+    }
+    /* Zero pivot at the last unknown of the last line. */
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    int64_t c[3];
+    c[axis] = hi[axis];
+    c[a1] = hi[a1];
+    c[a2] = hi[a2];
+    const int64_t o = tu_index(&g, c[0], c[1], c[2]);
+    tu_set((void *)s.a.diag, t[1], o, 0.0);
+    tu_set((void *)s.a.lower, t[0], o, 0.0);
+    /* reg 2: registered, all uploaded and arrived (answers after the verdict); 1: registered (answers into x
+     * slab by slab, then put back); 0: staged */
+    for (int reg = 2; reg >= 0; --reg) {
+        tu_poison_x(&s, rng);
+        if (reg == 2) {
+            const void *in[4] = {s.a.lower, s.a.diag, s.a.upper, s.a.rhs};
+            for (int r = 0; r < 4; ++r)
+                if (tridi_upload_async(ctx_slabs, &g, (tridi_axis)axis, lo, hi, (tridi_array_role)r, in[r], t[r]))
+                    bad++;
+            cudaDeviceSynchronize();
+        }
+        tridi_status st = tridi_solve(ctx_slabs, &g, (tridi_axis)axis, lo, hi, &s.a);
+        int64_t cell[3] = {0, 0, 0};
+        tridi_error_cell(cell);
+        if (st != TRIDI_ERROR_ZERO_PIVOT || cell[0] != c[0] || cell[1] != c[1] || cell[2] != c[2]) {
+            printf("  %s: last-slab failure (%s) gave %s at (%lld,%lld,%lld): %s\n", label,
+                   reg == 2 ? "all uploaded" : reg ? "registered" : "staged", tridi_status_name(st), (long long)cell[0], (long long)cell[1],
+                   (long long)cell[2], tridi_error_message());
+            bad++;
+        }
+        if (tu_check_unchanged(reg ? "last-slab failure, registered" : "last-slab failure, staged", &s)) {
+            printf("  %s: x was changed by a failing solve (%s)\n", label,
+                   reg == 2 ? "all uploaded" : reg ? "registered" : "staged");
+            bad++;
+        }
+        if (reg == 1)
+            bad += register_set(ctx_slabs, &s, 31, 0, 1);
+    }
+    if (bad)
+        printf("FAIL %s\n", label);
+    free(xref);
+    free(poison);
+    tu_system_free(&s);
+    return bad;
+}
+
+/* Registrations seen by two contexts, and memory the caller page-locked itself: both are used in place;
+ * when the owner unregisters, the other context's solves stay right (CUDA then stages the copies). */
+static int sharing_case(uint64_t *rng)
+{
+    tridi_grid g = {3, {-1, 0, 1}, {30, 25, 14}};
+    int64_t lo[3] = {0, 1, 2}, hi[3] = {29, 24, 13};
+    tu_system s;
+    if (tu_system_alloc(&s, &g, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, rng))
+        return 1;
+    const size_t xb = (size_t)s.cells * 4;
+    void *xref = malloc(xb), *poison = malloc(xb);
+    memcpy(xref, s.x_before, xb);
+    memcpy(poison, s.x_before, xb);
+    tu_reference_solve(&g, TRIDI_AXIS_Y, lo, hi, &s.a);
+    memcpy(xref, s.a.x, xb);
+    int bad = 0;
+    tridi_context other = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    bad += register_set(ctx_gpu, &s, 31, 0, 0);
+    bad += register_set(other, &s, 31, 0, 0); /* already locked by ctx_gpu: accepted */
+    bad += host_solve_check(other, "sharing", "registered by two contexts", &s, 1, lo, hi, xref, poison, 3, 2e-5);
+    bad += register_set(ctx_gpu, &s, 31, 0, 1); /* the owner unlocks */
+    bad += host_solve_check(other, "sharing", "after the owner unregistered", &s, 1, lo, hi, xref, poison, 3, 2e-5);
+    bad += register_set(other, &s, 31, 0, 1);
+    tridi_destroy(other);
+
+    /* x in memory the caller allocated page-locked. */
+    float *px = NULL;
+    if (cudaHostAlloc((void **)&px, xb, cudaHostAllocDefault) != cudaSuccess) {
+        printf("  sharing: cudaHostAlloc failed\n");
+        bad++;
+    } else {
+        tu_system s2 = s;
+        s2.a.x = px;
+        tridi_status st = tridi_host_register(ctx_gpu, px, xb);
+        if (st) {
+            printf("  sharing: registering cudaHostAlloc memory: %s\n", tridi_error_message());
+            bad++;
+        }
+        bad += host_solve_check(ctx_gpu, "sharing", "x from cudaHostAlloc", &s2, 1, lo, hi, xref, poison, 0, 2e-5);
+        if (tridi_host_unregister(ctx_gpu, px)) {
+            printf("  sharing: unregistering cudaHostAlloc memory: %s\n", tridi_error_message());
+            bad++;
+        }
+        cudaFreeHost(px); /* still valid: tridi left its unlocking to us */
+    }
+    if (bad)
+        printf("FAIL sharing\n");
+    free(xref);
+    free(poison);
     tu_system_free(&s);
     return bad;
 }
@@ -534,6 +777,9 @@ int main(void)
     ctx_gpu = make_ctx(TRIDI_BACKEND_CUDA, 0);
     ctx_gpu_f32 = make_ctx(TRIDI_BACKEND_CUDA, 1);
     ctx_cpu = make_ctx(TRIDI_BACKEND_CPU, 0);
+    setenv("TRIDI_HOST_SLAB_CELLS", "20000", 1);
+    ctx_slabs = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    unsetenv("TRIDI_HOST_SLAB_CELLS");
     int bad = 0, cases = 0;
     for (int rep = 0; rep < 3; ++rep)
         for (int ndim = 2; ndim <= 3; ++ndim)
@@ -544,15 +790,22 @@ int main(void)
                     cases += 2;
                 }
     for (int axis = 0; axis < 3; ++axis)
+        for (int combo = 1; combo < 3; ++combo) {
+            bad += slab_case(&rng, axis, combo);
+            cases++;
+        }
+    for (int axis = 0; axis < 3; ++axis)
         for (int combo = 0; combo < 3; ++combo) {
             bad += many_lines_case(&rng, axis, combo);
             cases++;
         }
+    bad += sharing_case(&rng);
     bad += queued_failure(&rng);
     bad += oom_case(&rng);
     tridi_destroy(ctx_gpu);
     tridi_destroy(ctx_gpu_f32);
     tridi_destroy(ctx_cpu);
-    printf("%d cases, %d failed checks\n", cases + 2, bad);
+    tridi_destroy(ctx_slabs);
+    printf("%d cases, %d failed checks\n", cases + 3, bad);
     return bad ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 ! The MOHID adapter against the re-implemented MOHID routines (mohid_reference.f90): THOMAS_3D in both
 ! orientations, THOMASZ with KLB = 1 and KLB /= 1 and with a WaterPoints mask, THOMAS_2D with and
-! without its first-row quirk, per-array uploads, and bad inputs. Arrays carry halos and lower bounds
+! without its first-row quirk, per-array uploads, registered arrays (tridi_mohid_register), and bad inputs. Arrays carry halos and lower bounds
 ! other than 1; boxes lie strictly inside. ANSWER/RES is poisoned before every call: solved cells must
 ! match the reference within real(4) accuracy (bitwise matches are counted and printed), every other
 ! cell must keep its poison, and D/E/F/Ti must be left as they were.
@@ -56,6 +56,21 @@ program test_adapter
             ! stat absent: a success must not stop the program
             call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, di, dj, D, E, F, Ti, X)
             call compare_3d('tridi_thomas_3d after uploads di='//itoa(di))
+            ! The same with the set registered (direct DMA on the GPU); a set registered twice is fine.
+            call tridi_mohid_register(D, E, F, Ti, X, s)
+            call check(s == TRIDI_SUCCESS, 'tridi_mohid_register: '//tridi_error_message())
+            call tridi_mohid_register(D, E, F, Ti, X, s)
+            call check(s == TRIDI_SUCCESS, 'tridi_mohid_register twice: '//tridi_error_message())
+            call reset_x()
+            call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, di, dj, E, TRIDI_ROLE_DIAG, s)
+            call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, di, dj, Ti, TRIDI_ROLE_RHS, s)
+            call check(s == TRIDI_SUCCESS, 'upload of a registered Ti: '//tridi_error_message())
+            call ref_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, di, dj, D, E, F, Ti, Xr)
+            call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, di, dj, D, E, F, Ti, X, stat=s)
+            call check(s == TRIDI_SUCCESS, 'tridi_thomas_3d registered: '//tridi_error_message())
+            call compare_3d('tridi_thomas_3d registered di='//itoa(di))
+            call tridi_mohid_unregister(D, E, F, Ti, X, s)
+            call check(s == TRIDI_SUCCESS, 'tridi_mohid_unregister: '//tridi_error_message())
         end do
 
         ! THOMASZ with KLB = 1, then KLB /= 1 (first row read at K = 1), with and without land
@@ -100,12 +115,15 @@ program test_adapter
     call new_grid_3d()
     call pick_3d(1, IJmin, IJmax, JImin, JImax)
     call reset_x()
+    call tridi_mohid_register(D, E, F, Ti, X, s) ! on a lazily created context; finalize releases it
+    call check(s == TRIDI_SUCCESS, 'tridi_mohid_register after finalize: '//tridi_error_message())
     call ref_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 1, 0, D, E, F, Ti, Xr)
     call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 1, 0, D, E, F, Ti, X, stat=s)
     call check(s == TRIDI_SUCCESS, 'tridi_thomas_3d after finalize: '//tridi_error_message())
     call compare_3d('tridi_thomas_3d on a lazily created context')
-    call free_3d()
     call tridi_mohid_finalize(s)
+    call check(s == TRIDI_SUCCESS, 'tridi_mohid_finalize with registered arrays')
+    call free_3d()
     write (*, '(a, i0, a, i0, a)') 'test_adapter: ', bitwise_cells, ' of ', total_cells, &
         ' solved cells equal MOHID''s reference bitwise'
     call finish_test('test_adapter')

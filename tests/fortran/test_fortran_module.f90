@@ -1,5 +1,6 @@
 ! Module tridi on its own: the generic tridi_solve for all three kind combinations, rank 2 and 3, every
 ! axis, arrays with lower bounds other than 1 and halos, boxes strictly inside, in-place solves, uploads,
+! registered arrays (tridi_host_register),
 ! device memory when the backend is CUDA, the C struct mirrors, and the errors only the Fortran layer can
 ! see (non-contiguous arrays, unequal bounds, bad axis, unassociated arrays). Oracle: a real(8) Thomas per
 ! line; X is poisoned before each call and every cell outside the box must keep its poison.
@@ -29,6 +30,7 @@ program test_fortran_module
         end do
     end do
     call test_errors()
+    call test_register()
     if (backend == TRIDI_BACKEND_CUDA) call test_device()
     call tridi_destroy(ctx, s)
     call check(s == TRIDI_SUCCESS, 'tridi_destroy')
@@ -170,6 +172,74 @@ contains
             call check(all(written .eqv. inbox), label//': cells outside the box written or box cells unwritten')
             call check(rel_err(pack(got, inbox), pack(ref, inbox)) <= tol, label//': relative error too large')
         end do
+    end subroutine
+
+    ! tridi_host_register / tridi_host_unregister: what the Fortran layer refuses (unassociated, not
+    ! contiguous, no elements) and what C refuses (twice, not registered), then a solve on registered arrays,
+    ! with an upload, bitwise equal to the same solve on unregistered ones (only the transfer differs).
+    subroutine test_register()
+        integer :: lb(3), ub(3), lo(3), hi(3), axis
+        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
+        real(4), pointer :: D4(:, :, :), F4(:, :, :), T4(:, :, :), X4(:, :, :), Xr(:, :, :), sec(:, :, :), &
+                            none(:, :, :) => null(), empty(:, :, :)
+        real(8), pointer :: Ep(:, :, :)
+        real(4), pointer :: P2(:, :)
+        call random_bounds(3, lb, ub, lo, hi)
+        call random_system_3d(lb, ub, d8, e8, f8, t8)
+        allocate (D4(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        allocate (F4, T4, X4, Xr, mold=D4)
+        allocate (Ep(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        D4 = real(d8, 4)
+        Ep = e8
+        F4 = real(f8, 4)
+        T4 = real(t8, 4)
+        axis = rand_int(1, 3)
+        X4 = poison4()
+        call tridi_solve(ctx, axis, lo, hi, D4, Ep, F4, T4, X4, stat=s)
+        call check(s == TRIDI_SUCCESS, 'unregistered solve: '//tridi_error_message())
+
+        call tridi_host_register(ctx, none, stat=s)
+        call check(s == TRIDI_ERROR_NULL_POINTER .and. index(tridi_error_message(), 'not associated') > 0, &
+                   'register an unassociated array: '//tridi_error_message())
+        sec => D4(lb(1):ub(1):2, :, :)
+        call tridi_host_register(ctx, sec, stat=s)
+        call check(s == TRIDI_ERROR_UNSUPPORTED .and. index(tridi_error_message(), 'not contiguous') > 0, &
+                   'register a section: '//tridi_error_message())
+        allocate (empty(1:0, 1:3, 1:3))
+        call tridi_host_register(ctx, empty, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'no elements') > 0, &
+                   'register an empty array: '//tridi_error_message())
+        deallocate (empty)
+        call tridi_host_register(ctx, D4, stat=s)
+        call check(s == TRIDI_SUCCESS, 'register D: '//tridi_error_message())
+        call tridi_host_register(ctx, D4, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'already registered') > 0, &
+                   'register D twice: '//tridi_error_message())
+        call tridi_host_register(ctx, Ep, stat=s)
+        call tridi_host_register(ctx, F4, stat=s)
+        call tridi_host_register(ctx, T4, stat=s)
+        call tridi_host_register(ctx, Xr, stat=s)
+        call check(s == TRIDI_SUCCESS, 'register X: '//tridi_error_message())
+        Xr = poison4()
+        call tridi_upload_async(ctx, axis, lo, hi, Ep, TRIDI_ROLE_DIAG, stat=s)
+        call tridi_solve(ctx, axis, lo, hi, D4, Ep, F4, T4, Xr, stat=s)
+        call check(s == TRIDI_SUCCESS, 'registered solve: '//tridi_error_message())
+        call check(all(same_bits4(Xr, X4)), 'registered solve differs from the unregistered one')
+        call tridi_host_unregister(ctx, D4, stat=s)
+        call tridi_host_unregister(ctx, Ep, stat=s)
+        call tridi_host_unregister(ctx, F4, stat=s)
+        call tridi_host_unregister(ctx, T4, stat=s)
+        call tridi_host_unregister(ctx, Xr, stat=s)
+        call check(s == TRIDI_SUCCESS, 'unregister X: '//tridi_error_message())
+        call tridi_host_unregister(ctx, D4, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'not registered') > 0, &
+                   'unregister D twice: '//tridi_error_message())
+        allocate (P2(0:5, -1:3))
+        call tridi_host_register(ctx, P2, stat=s)
+        call check(s == TRIDI_SUCCESS, 'register a 2D array: '//tridi_error_message())
+        call tridi_host_unregister(ctx, P2, stat=s)
+        call check(s == TRIDI_SUCCESS, 'unregister a 2D array: '//tridi_error_message())
+        deallocate (P2, D4, Ep, F4, T4, X4, Xr)
     end subroutine
 
     subroutine test_2d(axis, kind_code)
