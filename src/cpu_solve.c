@@ -2,8 +2,9 @@
  *
  * Work unit: a block of neighbouring lines, solved together with the recurrence vectorised across them.
  * - y and z sweeps: up to L lines at consecutive i, so each unknown's values of the block form one
- *   contiguous row of every array; L is sized so the block's W and G stay in L2. The rows a few unknowns
- *   ahead are prefetched: rows of a y block sit a grid row apart, too far for the hardware prefetchers.
+ *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be. The rows a few
+ *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, and without it a y
+ *   sweep of 560x560x56 ran 1.5x slower on the GPU host.
  * - x sweeps: each line is contiguous, neighbouring lines a grid row apart. With AVX-512, 16 consecutive
  *   lines (across planes) form a block; 8 unknowns of its 16 lines are transposed in registers into a
  *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on
@@ -35,16 +36,20 @@ static inline int omp_get_thread_num(void) { return 0; }
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
-/* Bytes of L2 a y/z block's W and G may take (compile-time tuning knob). */
-#ifndef TRIDI_CPU_L2_BUDGET
-#define TRIDI_CPU_L2_BUDGET (1024 * 1024)
+/* Compile-time tuning knobs, set from a same-run sweep on the 16-core GPU host (docs/benchmarks.md).
+ * Bytes a y/z block's W and G may take: 8 MiB lets a y block span a whole row of lines on grids up to
+ * ~900 unknowns per line (one long contiguous row per unknown, W and G in L3), which beat blocks sized
+ * for L2 (0.5, 1 and 2 MiB) at 560x560x56. */
+#ifndef TRIDI_CPU_WG_BUDGET
+#define TRIDI_CPU_WG_BUDGET (8 * 1024 * 1024)
 #endif
-/* Software prefetch distances: unknowns ahead along an x row, rows ahead in a y/z block. */
+/* Software prefetch distances: unknowns ahead along an x row (16, 32, 64, 128, 256 tried), rows ahead
+ * in a y/z block (none, 2, 4, 8 tried; none is 1.5x slower on y at 560x560x56). */
 #ifndef TRIDI_CPU_PREFETCH_X
-#define TRIDI_CPU_PREFETCH_X 64
+#define TRIDI_CPU_PREFETCH_X 16
 #endif
 #ifndef TRIDI_CPU_PREFETCH_YZ
-#define TRIDI_CPU_PREFETCH_YZ 4
+#define TRIDI_CPU_PREFETCH_YZ 8
 #endif
 
 /* The recurrence is division-bound: compile the block kernels for AVX-512 and AVX2 too and let the
@@ -564,8 +569,8 @@ static cpu_plan make_plan(const tridi_problem *p)
     } else {
         if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
             c.L = TRIDI_CPU_BLOCK_X;
-        } else { /* long contiguous rows (hardware prefetch) while W and G stay within the L2 budget */
-            int64_t L = TRIDI_CPU_L2_BUDGET / (16 * p->n);
+        } else { /* long contiguous rows while W and G stay within their budget */
+            int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
             L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
             c.L = (L + 15) / 16 * 16;
         }
