@@ -756,10 +756,10 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
      * at a fixed place per block) and one written flag per block. */
     const size_t ws_bytes = workspace_bytes(p, &c);
     const size_t log_bytes = (size_t)c.nblocks * (size_t)(c.log_rows * c.log_pitch) * xes;
-    const size_t need = (size_t)nthreads * ws_bytes + log_bytes + (size_t)c.nblocks;
+    const size_t need = ((size_t)nthreads * ws_bytes + log_bytes + (size_t)c.nblocks + 63) / 64 * 64;
     if (need > ctx->cpu_scratch_bytes) {
-        void *mem = NULL;
-        if (posix_memalign(&mem, 64, need))
+        void *mem = aligned_alloc(64, need);
+        if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
                               "tridi_solve: could not allocate %zu bytes for the CPU workspace and undo log", need);
         free(ctx->cpu_scratch);
