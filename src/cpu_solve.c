@@ -1,36 +1,55 @@
 /* OpenMP CPU backend.
  *
- * Work unit: a block of up to TRIDI_CPU_BLOCK neighbouring lines (consecutive along the first line
- * axis, same coordinate on the second). Lines along y or z have neighbouring lines at consecutive i,
- * i.e. contiguous in memory, so the recurrence runs across the block with unit-stride vector loads.
- * Lines along x are each contiguous but neighbouring lines are a row apart, so the block is first
- * transposed into small double buffers ([m][line]) and the same vector recurrence runs on those.
+ * Work unit: a block of neighbouring lines, solved together with the recurrence vectorised across them.
+ * - y and z sweeps: up to L lines at consecutive i, so each unknown's values of the block form one
+ *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be. The rows a few
+ *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, and without it a y
+ *   sweep of 560x560x56 ran 1.5x slower on the GPU host.
+ * - x sweeps: each line is contiguous, neighbouring lines a grid row apart. With AVX-512, 16 consecutive
+ *   lines (across planes) form a block; 8 unknowns of its 16 lines are transposed in registers into a
+ *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on
+ *   their way to x: every array is read (and x written) once, as rows, with software prefetch ahead.
+ *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
  *
- * No partial answer: a block's answers are computed into a small per-thread buffer; only when all its
- * lines succeeded are they written to the caller's x, after the old x values of those cells have been
- * saved to an undo log with non-temporal stores (the old values are in cache anyway: writing x fetches
- * their lines). If any line of the call fails, the blocks already written are restored from the log.
- * The success path pays one streamed store of the answer box (4 B/cell in float) and nothing else. */
+ * No partial answer: once a block's forward sweep has succeeded, the old x of its cells goes to an undo
+ * log (non-temporal stores), and only then does the back substitution write x, directly. If any line of
+ * the call fails (in the forward sweep, or an answer overflowing its type), every block already written is
+ * restored from the log. On success this costs one streamed write of the answer box (4 B/cell in float):
+ * reading the old x is no extra traffic (writing x fetches those lines anyway), whereas solving into a
+ * buffer and copying the box out once every line is known good costs a write and a read of the box more. */
 #include "tridi_internal.h"
 
 #include <float.h>
+#include <math.h>
+#include <stdint.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
 #else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
 static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
 #endif
 #include <stdlib.h>
 #include <string.h>
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
-/* Bytes of L2 a y/z block's W and G may take (compile-time tuning knob). */
-#ifndef TRIDI_CPU_L2_BUDGET
-#define TRIDI_CPU_L2_BUDGET (1024 * 1024)
+/* Compile-time tuning knobs, set from a same-run sweep on the 16-core GPU host (docs/benchmarks.md).
+ * Bytes a y/z block's W and G may take: 8 MiB lets a y block span a whole row of lines on grids up to
+ * ~900 unknowns per line (one long contiguous row per unknown, W and G in L3), which beat blocks sized
+ * for L2 (0.5, 1 and 2 MiB) at 560x560x56. */
+#ifndef TRIDI_CPU_WG_BUDGET
+#define TRIDI_CPU_WG_BUDGET (8 * 1024 * 1024)
+#endif
+/* Software prefetch distances: unknowns ahead along an x row (16, 32, 64, 128, 256 tried), rows ahead
+ * in a y/z block (none, 2, 4, 8 tried; none is 1.5x slower on y at 560x560x56). */
+#ifndef TRIDI_CPU_PREFETCH_X
+#define TRIDI_CPU_PREFETCH_X 16
+#endif
+#ifndef TRIDI_CPU_PREFETCH_YZ
+#define TRIDI_CPU_PREFETCH_YZ 8
 #endif
 
 /* The recurrence is division-bound: compile the block kernels for AVX-512 and AVX2 too and let the
@@ -83,13 +102,64 @@ typedef struct block_failure {
         return 0;                                                                                              \
     }
 
-/* Solves Lb lines: element (m, l) of an input sits at [m*s + l*ls]; the answer goes to out[m*Lb + l]
- * (rounded to TX before use, as a Fortran real(4) ANSWER would be). W and G hold n*Lb doubles.
- * Returns 0, or 1 with *fail describing the lowest failing line of the block. */
-#define DEFINE_BLOCK(NAME, LOCATE, TL, TD, TU, TR, TX)                                                        \
-    TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F, const TR *restrict R,   \
-                    TX *restrict out, int64_t n, int64_t Lb, int64_t s, int64_t ls, double *restrict W,        \
-                    double *restrict G, block_failure *fail)                                                   \
+DEFINE_LOCATE(locate_f32, float, float, float, float)
+DEFINE_LOCATE(locate_f64, double, double, double, double)
+DEFINE_LOCATE(locate_mix, float, double, float, float)
+
+/* The line whose first unknown sits at element `off` of the caller's arrays, re-run by itself. */
+static int locate_line(const tridi_problem *p, int64_t off, block_failure *out)
+{
+    const tridi_arrays *a = &p->arrays;
+    const int64_t n = p->n, s = p->stride[p->axis];
+    if (p->combo == TRIDI_COMBO_F32)
+        return locate_f32((const float *)a->lower + off, (const float *)a->diag + off, (const float *)a->upper + off,
+                          (const float *)a->rhs + off, n, s, out);
+    if (p->combo == TRIDI_COMBO_F64)
+        return locate_f64((const double *)a->lower + off, (const double *)a->diag + off,
+                          (const double *)a->upper + off, (const double *)a->rhs + off, n, s, out);
+    return locate_mix((const float *)a->lower + off, (const double *)a->diag + off, (const float *)a->upper + off,
+                      (const float *)a->rhs + off, n, s, out);
+}
+
+/* The first answer of a block that overflowed its type: lowest line, and on it the highest unknown (the
+ * back substitution runs downwards). Element (line l, unknown m) sits at x[m*xs + l*xls], or at
+ * x[row[l] + m] when row is given. */
+static void locate_overflow(const void *x, tridi_dtype t, const int64_t *row, int64_t n, int64_t Lb, int64_t xs,
+                            int64_t xls, block_failure *fail)
+{
+    for (int64_t l = 0; l < Lb; ++l)
+        for (int64_t m = n - 1; m >= 0; --m) {
+            int64_t i = row ? row[l] + m : m * xs + l * xls;
+            double v = t == TRIDI_FLOAT64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
+            if (!(fabs(v) <= DBL_MAX)) {
+                fail->line_in_block = l;
+                fail->m = m;
+                fail->status = TRIDI_ERROR_NONFINITE;
+                fail->what = "the answer overflows its storage type";
+                return;
+            }
+        }
+    fail->line_in_block = 0;
+    fail->m = 0;
+    fail->status = TRIDI_ERROR_INTERNAL;
+    fail->what = "a failure flag without a failing value (please report)";
+}
+
+/* Prefetches `bytes` from p into L2. */
+static inline void prefetch_run(const void *p, size_t bytes)
+{
+    const char *c = (const char *)((uintptr_t)p & ~(uintptr_t)63), *end = (const char *)p + bytes;
+    for (; c < end; c += 64)
+        __builtin_prefetch(c, 0, 2);
+}
+
+/* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
+ * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
+ * are prefetched. Returns nonzero if any value went non-finite (then the caller locates the failure). */
+#define DEFINE_FORWARD(NAME, TL, TD, TU, TR)                                                                  \
+    TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,    \
+                                        const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
+                                        int prefetch, double *restrict W, double *restrict G)                  \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
@@ -104,6 +174,13 @@ typedef struct block_failure {
             const TD *Em = E + m * s;                                                                          \
             const TU *Fm = F + m * s;                                                                          \
             const TR *Rm = R + m * s;                                                                          \
+            if (prefetch && m + TRIDI_CPU_PREFETCH_YZ < n) {                                                   \
+                const int64_t ahead = TRIDI_CPU_PREFETCH_YZ * s;                                               \
+                prefetch_run(Dm + ahead, (size_t)Lb * sizeof(TL));                                             \
+                prefetch_run(Em + ahead, (size_t)Lb * sizeof(TD));                                             \
+                prefetch_run(Fm + ahead, (size_t)Lb * sizeof(TU));                                             \
+                prefetch_run(Rm + ahead, (size_t)Lb * sizeof(TR));                                             \
+            }                                                                                                  \
             const double *Wp = W + (m - 1) * Lb, *Gp = G + (m - 1) * Lb;                                       \
             double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                         \
             if (m < n - 1) {                                                                                   \
@@ -129,57 +206,50 @@ typedef struct block_failure {
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        if (!bad) {                                                                                            \
-            TX *xl = out + (n - 1) * Lb;                                                                       \
-            const double *Gl = G + (n - 1) * Lb;                                                               \
-            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
-                xl[l] = (TX)Gl[l];                                                                             \
-                bad |= !(fabs((double)xl[l]) <= DBL_MAX);                                                      \
-            }                                                                                                  \
-            for (int64_t m = n - 2; m >= 0; --m) {                                                             \
-                TX *xm = out + m * Lb;                                                                         \
-                const TX *xn = xm + Lb;                                                                        \
-                const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                               \
-                for (int64_t l = 0; l < Lb; ++l) {                                                             \
-                    xm[l] = (TX)(Wm[l] * (double)xn[l] + Gm[l]);                                               \
-                    bad |= !(fabs((double)xm[l]) <= DBL_MAX);                                                  \
-                }                                                                                              \
-            }                                                                                                  \
-        }                                                                                                      \
-        if (!bad)                                                                                              \
-            return 0;                                                                                          \
-        /* Rare path: re-run lines one by one to find the lowest one that fails in the forward sweep;  \
-         * if none does, the back substitution overflowed the answer's type. */                               \
-        for (int64_t l = 0; l < Lb; ++l)                                                                       \
-            if (LOCATE(D + l * ls, E + l * ls, F + l * ls, R + l * ls, n, s, fail)) {                         \
-                fail->line_in_block = l;                                                                       \
-                return 1;                                                                                      \
-            }                                                                                                  \
-        for (int64_t l = 0; l < Lb; ++l)                                                                       \
-            for (int64_t m = n - 1; m >= 0; --m)                                                               \
-                if (!(fabs((double)out[m * Lb + l]) <= DBL_MAX)) {                                             \
-                    fail->line_in_block = l;                                                                   \
-                    fail->m = m;                                                                               \
-                    fail->status = TRIDI_ERROR_NONFINITE;                                                      \
-                    fail->what = "the answer overflows its storage type";                                      \
-                    return 1;                                                                                  \
-                }                                                                                              \
-        fail->line_in_block = 0;                                                                               \
-        fail->m = 0;                                                                                           \
-        fail->status = TRIDI_ERROR_INTERNAL;                                                                   \
-        fail->what = "a failure flag without a failing value (please report)";                                 \
-        return 1;                                                                                              \
+        return bad;                                                                                            \
     }
 
-DEFINE_LOCATE(locate_f32, float, float, float, float)
-DEFINE_LOCATE(locate_f64, double, double, double, double)
-DEFINE_LOCATE(locate_mix, float, double, float, float)
-DEFINE_BLOCK(block_f32, locate_f32, float, float, float, float, float)
-DEFINE_BLOCK(block_f64, locate_f64, double, double, double, double, double)
-DEFINE_BLOCK(block_mix, locate_mix, float, double, float, float, float)
-/* x-axis blocks run on transposed double copies; only the answer keeps its storage type. */
-DEFINE_BLOCK(block_t_f32, locate_f64, double, double, double, double, float)
-DEFINE_BLOCK(block_t_f64, locate_f64, double, double, double, double, double)
+/* Back substitution of Lb lines from the forward sweep's W and G: answer (m, l) goes to x[m*xs + l],
+ * rounded to TX before it feeds unknown m-1 (as a Fortran real(4) ANSWER would be). W[m] is overwritten
+ * by the rounded answer, which the next unknown reads from there (x itself is only written). Returns
+ * nonzero if an answer is not finite in its type. */
+#define DEFINE_BACKWARD(NAME, TX)                                                                             \
+    TRIDI_VECTOR_CLONES static int NAME(double *restrict W, const double *restrict G, TX *restrict x,        \
+                                        int64_t n, int64_t Lb, int64_t xs)                                     \
+    {                                                                                                          \
+        int bad = 0;                                                                                           \
+        {                                                                                                      \
+            TX *xl = x + (n - 1) * xs;                                                                         \
+            double *Wl = W + (n - 1) * Lb;                                                                     \
+            const double *Gl = G + (n - 1) * Lb;                                                               \
+            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
+                TX v = (TX)Gl[l];                                                                              \
+                xl[l] = v;                                                                                     \
+                Wl[l] = (double)v;                                                                             \
+                bad |= !(fabs((double)v) <= DBL_MAX);                                                          \
+            }                                                                                                  \
+        }                                                                                                      \
+        for (int64_t m = n - 2; m >= 0; --m) {                                                                 \
+            TX *xm = x + m * xs;                                                                               \
+            double *Wm = W + m * Lb;                                                                           \
+            const double *Wn = Wm + Lb, *Gm = G + m * Lb;                                                      \
+            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
+                TX v = (TX)(Wm[l] * Wn[l] + Gm[l]);                                                            \
+                xm[l] = v;                                                                                     \
+                Wm[l] = (double)v;                                                                             \
+                bad |= !(fabs((double)v) <= DBL_MAX);                                                          \
+            }                                                                                                  \
+        }                                                                                                      \
+        return bad;                                                                                            \
+    }
+
+DEFINE_FORWARD(forward_f32, float, float, float, float)
+DEFINE_FORWARD(forward_f64, double, double, double, double)
+DEFINE_FORWARD(forward_mix, float, double, float, float)
+/* x-axis blocks without AVX-512 run on transposed double copies. */
+DEFINE_FORWARD(forward_t, double, double, double, double)
+DEFINE_BACKWARD(backward_f32, float)
+DEFINE_BACKWARD(backward_f64, double)
 
 static void transpose_in_scalar(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t m0, int64_t n,
                                 int64_t Lb, double *dst)
@@ -250,7 +320,179 @@ __attribute__((target("avx2"))) static int64_t transpose_in_avx2(const void *src
         }
     return m0;
 }
-#endif
+
+/* ---- x sweeps with AVX-512: 16 lines, transposed 8 unknowns at a time through an L1 tile ----
+ * The arithmetic is the generic kernels' operation for operation (the same divisions, the same fused
+ * multiply-adds as the compiler forms them in the x86-64-v4 clone), so the answers are bit-identical. */
+#define TRIDI_HAVE_AVX512_X 1
+#define TRIDI_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,fma,prfchw")))
+#define TRIDI_AVX512_INLINE static inline __attribute__((always_inline)) TRIDI_AVX512
+
+/* r[i][j] <-> r[j][i] for an 8x8 tile of doubles. */
+TRIDI_AVX512_INLINE void transpose8_pd(__m512d r[8])
+{
+    __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
+    __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
+    __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
+    __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
+    __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t0, t2, 0xDD);
+    __m512d u2 = _mm512_shuffle_f64x2(t1, t3, 0x88), u3 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
+    __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t4, t6, 0xDD);
+    __m512d u6 = _mm512_shuffle_f64x2(t5, t7, 0x88), u7 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
+    r[0] = _mm512_shuffle_f64x2(u0, u4, 0x88);
+    r[4] = _mm512_shuffle_f64x2(u0, u4, 0xDD);
+    r[2] = _mm512_shuffle_f64x2(u1, u5, 0x88);
+    r[6] = _mm512_shuffle_f64x2(u1, u5, 0xDD);
+    r[1] = _mm512_shuffle_f64x2(u2, u6, 0x88);
+    r[5] = _mm512_shuffle_f64x2(u2, u6, 0xDD);
+    r[3] = _mm512_shuffle_f64x2(u3, u7, 0x88);
+    r[7] = _mm512_shuffle_f64x2(u3, u7, 0xDD);
+}
+
+/* The unknowns of mask k (of 8 from p) as doubles; masked-off elements are not read. */
+TRIDI_AVX512_INLINE __m512d load8(const char *p, int dbl, __mmask8 k)
+{
+    return dbl ? _mm512_maskz_loadu_pd(k, p) : _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, p));
+}
+
+/* NaN iff v is not finite, else +-0: summed, a single test says whether any checked value failed. */
+TRIDI_AVX512_INLINE __m512d finite_probe(__m512d acc, __m512d v) { return _mm512_fmadd_pd(v, _mm512_setzero_pd(), acc); }
+
+
+typedef struct xrows {
+    const char *in[4];   /* lower, diag, upper, rhs */
+    int64_t row[16];     /* element offset of each line's first unknown; lines past the block repeat its last */
+    const int64_t *next; /* the same for the next block (prefetched while this one ends), or NULL */
+} xrows;
+
+/* Forward sweep of 16 x lines; dbl[q] says whether input q is double (constant in each instance). W and G
+ * get [m][16] doubles. Returns nonzero if a value went non-finite. */
+TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], char *x, size_t xes, int64_t n,
+                                         double *restrict W, double *restrict G, double *restrict tile)
+{
+    const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0), sign = _mm512_set1_pd(-0.0);
+    __m512d acc[2] = {zero, zero}, wp[2] = {zero, zero}, gp[2] = {zero, zero};
+    for (int64_t m0 = 0; m0 < n; m0 += 8) {
+        const int64_t cnt = n - m0 < 8 ? n - m0 : 8;
+        const __mmask8 k = (__mmask8)((1u << cnt) - 1u);
+        /* Some eighty row streams are more than the hardware prefetchers follow: fetch each row a little
+         * ahead (into L2), x with write intent; past the row's end, the next block's rows. */
+        const int64_t ahead = m0 + TRIDI_CPU_PREFETCH_X;
+        const int64_t *rows = ahead < n ? xr->row : xr->next;
+        const int64_t at = ahead < n ? ahead : ahead - n;
+        if (rows && at < n) {
+            for (int q = 0; q < 4; ++q)
+                if (dbl[q] || !(m0 & 8)) /* one cache line per row: every 8 doubles or 16 floats */
+                    for (int l = 0; l < 16; ++l)
+                        __builtin_prefetch(xr->in[q] + (size_t)(rows[l] + at) * (dbl[q] ? 8 : 4), 0, 2);
+            if (xes == 8 || !(m0 & 8))
+                for (int l = 0; l < 16; ++l)
+                    __builtin_prefetch(x + (size_t)(rows[l] + at) * xes, 1, 2);
+        }
+        /* tile[q][mm][l]: input q, unknown m0+mm, line l */
+        for (int q = 0; q < 4; ++q)
+            for (int h = 0; h < 2; ++h) {
+                __m512d r[8];
+                for (int i = 0; i < 8; ++i)
+                    r[i] = load8(xr->in[q] + (size_t)(xr->row[8 * h + i] + m0) * (dbl[q] ? 8 : 4), dbl[q], k);
+                transpose8_pd(r);
+                for (int mm = 0; mm < 8; ++mm)
+                    _mm512_store_pd(tile + (q * 8 + mm) * 16 + 8 * h, r[mm]);
+            }
+        for (int64_t mm = 0; mm < cnt; ++mm) {
+            const int64_t m = m0 + mm;
+            for (int h = 0; h < 2; ++h) {
+                const double *t = tile + mm * 16 + 8 * h;
+                const __m512d d = _mm512_load_pd(t), e = _mm512_load_pd(t + 128);
+                const __m512d f = _mm512_load_pd(t + 256), r = _mm512_load_pd(t + 384);
+                __m512d w = zero, g;
+                if (m == 0) {
+                    if (n > 1)
+                        w = _mm512_div_pd(_mm512_xor_pd(f, sign), e);
+                    g = _mm512_div_pd(r, e);
+                    acc[h] = finite_probe(finite_probe(finite_probe(acc[h], w), g), e);
+                } else {
+                    const __m512d den = _mm512_fmadd_pd(d, wp[h], e);
+                    const __m512d num = _mm512_fnmadd_pd(d, gp[h], r); /* r - d*g(m-1) */
+                    if (m < n - 1) {
+                        const __m512d inv = _mm512_div_pd(one, den);
+                        w = _mm512_mul_pd(_mm512_xor_pd(f, sign), inv);
+                        g = _mm512_mul_pd(num, inv);
+                        acc[h] = finite_probe(acc[h], w);
+                    } else {
+                        g = _mm512_div_pd(num, den);
+                    }
+                    acc[h] = finite_probe(finite_probe(finite_probe(acc[h], g), d), den);
+                }
+                _mm512_store_pd(W + m * 16 + 8 * h, w);
+                _mm512_store_pd(G + m * 16 + 8 * h, g);
+                wp[h] = w;
+                gp[h] = g;
+            }
+        }
+    }
+    const __m512d all = _mm512_add_pd(acc[0], acc[1]);
+    return _mm512_cmp_pd_mask(all, all, _CMP_UNORD_Q) != 0;
+}
+
+/* Back substitution of 16 x lines, written straight into the x rows of lines < Lb, 8 unknowns at a time
+ * from the top. W[m] is overwritten by the rounded answer. Returns nonzero if an answer is not finite. */
+TRIDI_AVX512_INLINE int xbackward16_body(const xrows *xr, char *x, int xdbl, int64_t Lb, int64_t n,
+                                          double *restrict W, const double *restrict G)
+{
+    const __m512d zero = _mm512_setzero_pd();
+    __m512d acc = zero, xn[2] = {zero, zero};
+    for (int64_t m0 = (n - 1) / 8 * 8; m0 >= 0; m0 -= 8) {
+        const int64_t cnt = n - m0 < 8 ? n - m0 : 8;
+        const __mmask8 k = (__mmask8)((1u << cnt) - 1u);
+        for (int64_t mm = cnt - 1; mm >= 0; --mm) {
+            const int64_t m = m0 + mm;
+            for (int h = 0; h < 2; ++h) {
+                double *Wm = W + m * 16 + 8 * h;
+                const __m512d g = _mm512_load_pd(G + m * 16 + 8 * h);
+                __m512d v = m == n - 1 ? g : _mm512_fmadd_pd(_mm512_load_pd(Wm), xn[h], g);
+                if (!xdbl)
+                    v = _mm512_cvtps_pd(_mm512_cvtpd_ps(v)); /* rounded before it feeds unknown m-1 */
+                _mm512_store_pd(Wm, v);
+                xn[h] = v;
+                acc = finite_probe(acc, v);
+            }
+        }
+        for (int h = 0; h < 2 && 8 * h < Lb; ++h) {
+            __m512d r[8];
+            for (int i = 0; i < 8; ++i)
+                r[i] = i < cnt ? _mm512_load_pd(W + (m0 + i) * 16 + 8 * h) : zero;
+            transpose8_pd(r);
+            for (int i = 0; i < 8 && 8 * h + i < Lb; ++i) {
+                char *dst = x + (size_t)(xr->row[8 * h + i] + m0) * (xdbl ? 8 : 4);
+                if (xdbl)
+                    _mm512_mask_storeu_pd(dst, k, r[i]);
+                else
+                    _mm256_mask_storeu_ps(dst, k, _mm512_cvtpd_ps(r[i]));
+            }
+        }
+    }
+    return _mm512_cmp_pd_mask(acc, acc, _CMP_UNORD_Q) != 0;
+}
+
+/* One instance per type combination, so that element types are constants inside the loops. */
+TRIDI_AVX512 static int xforward16(const xrows *xr, tridi_combo combo, char *x, int64_t n, double *W, double *G,
+                                   double *tile)
+{
+    static const int f32[4] = {0, 0, 0, 0}, f64[4] = {1, 1, 1, 1}, mix[4] = {0, 1, 0, 0};
+    if (combo == TRIDI_COMBO_F32)
+        return xforward16_body(xr, f32, x, 4, n, W, G, tile);
+    if (combo == TRIDI_COMBO_F64)
+        return xforward16_body(xr, f64, x, 8, n, W, G, tile);
+    return xforward16_body(xr, mix, x, 4, n, W, G, tile);
+}
+
+TRIDI_AVX512 static int xbackward16(const xrows *xr, char *x, int xdbl, int64_t Lb, int64_t n, double *W,
+                                    const double *G)
+{
+    return xdbl ? xbackward16_body(xr, x, 1, Lb, n, W, G) : xbackward16_body(xr, x, 0, Lb, n, W, G);
+}
+#endif /* x86-64 with GCC/Clang */
 
 static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t n, int64_t Lb,
                          double *dst)
@@ -263,27 +505,24 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
     transpose_in_scalar(src, t, off, row, m0, n, Lb, dst);
 }
 
-/* Copies n elements of `size` bytes bypassing the caches where the ISA allows: the undo log is written
- * once and read back only after a failure, so it should not evict the solve's working set. */
-static void stream_copy(void *dst, const void *src, int64_t n, size_t size)
+/* Copies `bytes` (a multiple of 4; dst 16-byte aligned) bypassing the caches where the ISA allows: the
+ * undo log is written once and read back only after a failure, so it should not evict the working set. */
+static void stream_copy(void *dst, const void *src, size_t bytes)
 {
 #if defined(__SSE2__)
-    if (size == 4) {
-        int *d = dst;
-        const int *sv = src;
-        for (int64_t i = 0; i < n; ++i)
-            _mm_stream_si32(d + i, sv[i]);
-        return;
+    char *d = dst;
+    const char *s = src;
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16)
+        _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    for (; i < bytes; i += 4) {
+        int v;
+        memcpy(&v, s + i, 4);
+        _mm_stream_si32((int *)(d + i), v);
     }
-#if defined(__x86_64__)
-    long long *d = dst;
-    const long long *sv = src;
-    for (int64_t i = 0; i < n; ++i)
-        _mm_stream_si64(d + i, sv[i]);
-    return;
+#else
+    memcpy(dst, src, bytes);
 #endif
-#endif
-    memcpy(dst, src, (size_t)n * size);
 }
 
 static void stream_fence(void)
@@ -293,160 +532,259 @@ static void stream_fence(void)
 #endif
 }
 
-/* Moves a block between the grid layout (line l, unknown m at l*ls + m*s elements from `grid`) and the
- * packed layout [m][l] of Lb lines: to_grid = 1 writes the grid, 0 reads it. `stream` uses non-temporal
- * stores when writing the packed side. */
-static void block_copy(char *grid, char *packed, int64_t n, int64_t Lb, int64_t s, int64_t ls, size_t es, int to_grid,
-                       int stream)
+/* Set TRIDI_CPU_GENERIC to a non-zero value to run x sweeps through the portable kernels even where
+ * AVX-512 is available (the tests run both). */
+static int x_avx512_usable(void)
 {
-    if (ls == 1) { /* lines at consecutive i: each unknown's row of Lb values is contiguous */
-        for (int64_t m = 0; m < n; ++m) {
-            char *g = grid + (size_t)(m * s) * es, *p = packed + (size_t)(m * Lb) * es;
-            if (to_grid)
-                memcpy(g, p, (size_t)Lb * es);
-            else if (stream)
-                stream_copy(p, g, Lb, es);
+#ifdef TRIDI_HAVE_AVX512_X
+    const char *g = getenv("TRIDI_CPU_GENERIC");
+    if (g && *g && strcmp(g, "0") != 0)
+        return 0;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq");
+#else
+    return 0;
+#endif
+}
+
+/* How a call is cut into blocks, and the undo log's shape. */
+typedef struct cpu_plan {
+    int x512;            /* x sweep through the AVX-512 kernels */
+    int64_t L;           /* lines per block */
+    int64_t nb1;         /* blocks per row of lines along a1; 0: blocks run over consecutive line numbers */
+    int64_t nblocks;
+    int64_t log_rows;    /* per block: x lines (x sweeps) or unknowns (y/z) */
+    int64_t log_pitch;   /* elements per log row: the row's length padded to 64 bytes */
+    int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
+} cpu_plan;
+
+static cpu_plan make_plan(const tridi_problem *p)
+{
+    cpu_plan c;
+    c.x512 = p->axis == TRIDI_AXIS_X && x_avx512_usable();
+    if (c.x512) {
+        c.L = TRIDI_CPU_BLOCK_X; /* lines of all planes in one sequence: only the call's last block is partial */
+        c.nb1 = 0;
+        c.nblocks = (p->nlines + c.L - 1) / c.L;
+    } else {
+        if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
+            c.L = TRIDI_CPU_BLOCK_X;
+        } else { /* long contiguous rows while W and G stay within their budget */
+            int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
+            L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
+            c.L = (L + 15) / 16 * 16;
+        }
+        if (p->n1 < c.L)
+            c.L = p->n1;
+        c.nb1 = (p->n1 + c.L - 1) / c.L;
+        c.nblocks = c.nb1 * p->n2;
+    }
+    const int64_t row_len = p->axis == TRIDI_AXIS_X ? p->n : c.L;
+    c.log_rows = p->axis == TRIDI_AXIS_X ? c.L : p->n;
+    c.log_pitch = (row_len + 15) / 16 * 16;
+    c.npad = (p->n + 7) / 8 * 8;
+    return c;
+}
+
+static void block_span(const tridi_problem *p, const cpu_plan *c, int64_t b, int64_t *line0, int64_t *Lb)
+{
+    if (!c->nb1) {
+        *line0 = b * c->L;
+        *Lb = p->nlines - *line0 < c->L ? p->nlines - *line0 : c->L;
+        return;
+    }
+    const int64_t l2 = b / c->nb1, l1 = (b % c->nb1) * c->L;
+    *line0 = l2 * p->n1 + l1;
+    *Lb = p->n1 - l1 < c->L ? p->n1 - l1 : c->L;
+}
+
+/* Saves the block's cells of x to its place in the undo log (save = 1), or puts them back (save = 0). */
+static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *log, int save)
+{
+    int64_t line0, Lb;
+    block_span(p, c, b, &line0, &Lb);
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
+    char *x = p->arrays.x;
+    char *lg = log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * es;
+    if (p->axis == TRIDI_AXIS_X) { /* one row per line, n contiguous unknowns */
+        for (int64_t l = 0; l < Lb; ++l) {
+            char *row = x + (size_t)tridi_line_offset(p, line0 + l) * es, *lr = lg + (size_t)(l * c->log_pitch) * es;
+            if (save)
+                stream_copy(lr, row, (size_t)p->n * es);
             else
-                memcpy(p, g, (size_t)Lb * es);
+                memcpy(row, lr, (size_t)p->n * es);
         }
         return;
     }
-    /* Lines along x: transpose, one contiguous grid line at a time. */
-#define TRIDI_BLOCK_TRANSPOSE(T, STORE)                                                                        \
-    do {                                                                                                       \
-        T *gp = (T *)grid, *pp = (T *)packed;                                                                  \
-        if (to_grid) { /* grid writes contiguous along each line */                                            \
-            for (int64_t l = 0; l < Lb; ++l)                                                                   \
-                for (int64_t m = 0; m < n; ++m)                                                                \
-                    gp[l * ls + m * s] = pp[m * Lb + l];                                                       \
-        } else { /* packed writes sequential: streamed stores must fill whole lines to combine */              \
-            for (int64_t m = 0; m < n; ++m)                                                                    \
-                for (int64_t l = 0; l < Lb; ++l) {                                                             \
-                    if (stream)                                                                                \
-                        STORE;                                                                                 \
-                    else                                                                                       \
-                        pp[m * Lb + l] = gp[l * ls + m * s];                                                   \
-                }                                                                                              \
-        }                                                                                                      \
-    } while (0)
-#if defined(__SSE2__) && defined(__x86_64__)
-    if (es == 4)
-        TRIDI_BLOCK_TRANSPOSE(int, _mm_stream_si32(pp + m * Lb + l, gp[l * ls + m * s]));
-    else
-        TRIDI_BLOCK_TRANSPOSE(long long, _mm_stream_si64(pp + m * Lb + l, gp[l * ls + m * s]));
-#else
-    if (es == 4)
-        TRIDI_BLOCK_TRANSPOSE(int, pp[m * Lb + l] = gp[l * ls + m * s]);
-    else
-        TRIDI_BLOCK_TRANSPOSE(long long, pp[m * Lb + l] = gp[l * ls + m * s]);
-#endif
-#undef TRIDI_BLOCK_TRANSPOSE
+    const int64_t off = tridi_line_offset(p, line0), s = p->stride[p->axis];
+    for (int64_t m = 0; m < p->n; ++m) { /* one row per unknown, Lb contiguous lines */
+        char *row = x + (size_t)(off + m * s) * es, *lr = lg + (size_t)(m * c->log_pitch) * es;
+        if (save) {
+            if (m + TRIDI_CPU_PREFETCH_YZ < p->n)
+                prefetch_run(row + (size_t)(TRIDI_CPU_PREFETCH_YZ * s) * es, (size_t)Lb * es);
+            stream_copy(lr, row, (size_t)Lb * es);
+        } else {
+            memcpy(row, lr, (size_t)Lb * es);
+        }
+    }
 }
 
-/* Lines per block: enough for long contiguous rows (hardware prefetch) on y/z sweeps while W and G
- * (16 bytes per unknown and line) stay within TRIDI_CPU_L2_BUDGET of L2. */
-static int64_t block_lines(const tridi_problem *p)
+/* Per-thread workspace: W and G, then the x sweep's tile or transposed inputs and answers. */
+static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c)
 {
-    if (p->axis == TRIDI_AXIS_X) /* 16 lines: two AVX-512 vectors per step; narrower and wider measured slower */
-        return p->n1 < TRIDI_CPU_BLOCK_X ? p->n1 : TRIDI_CPU_BLOCK_X;
-    int64_t L = TRIDI_CPU_L2_BUDGET / (16 * p->n);
-    L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
-    L = (L + 15) / 16 * 16;
-    return p->n1 < L ? p->n1 : L;
+    size_t doubles = 2 * (size_t)(c->npad * c->L);
+    size_t extra = 0;
+    if (c->x512)
+        doubles += 4 * 8 * 16;
+    else if (p->axis == TRIDI_AXIS_X)
+        doubles += 4 * (size_t)(p->n * c->L), extra = (size_t)(p->n * c->L) * tridi_dtype_size(p->arrays.x_type);
+    return (doubles * sizeof(double) + extra + 63) / 64 * 64;
+}
+
+/* Solves block b: forward sweep, then (if it succeeded) the old x to the log, the block marked written,
+ * and the back substitution into x. Returns 1 with *fail set (line within the block) on failure. */
+static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws, char *log,
+                       unsigned char *written, block_failure *fail)
+{
+    const tridi_arrays *a = &p->arrays;
+    const int64_t n = p->n;
+    const size_t xes = tridi_dtype_size(a->x_type);
+    char *x = a->x;
+    double *W = (double *)ws, *G = W + c->npad * c->L;
+    int64_t line0, Lb;
+    block_span(p, c, b, &line0, &Lb);
+    int bad;
+#ifdef TRIDI_HAVE_AVX512_X
+    if (c->x512) {
+        xrows xr = {{a->lower, a->diag, a->upper, a->rhs}, {0}, NULL};
+        int64_t next[16];
+        for (int l = 0; l < 16; ++l)
+            xr.row[l] = tridi_line_offset(p, line0 + (l < Lb ? l : Lb - 1));
+        if (b + 1 < c->nblocks) {
+            const int64_t nl0 = line0 + c->L, nLb = p->nlines - nl0 < c->L ? p->nlines - nl0 : c->L;
+            for (int l = 0; l < 16; ++l)
+                next[l] = tridi_line_offset(p, nl0 + (l < nLb ? l : nLb - 1));
+            xr.next = next;
+        }
+        bad = xforward16(&xr, p->combo, x, n, W, G, G + c->npad * c->L);
+        if (!bad) {
+            block_log(p, c, b, log, 1);
+            written[b] = 1;
+            if (xbackward16(&xr, x, xes == 8, Lb, n, W, G)) {
+                locate_overflow(x, a->x_type, xr.row, n, Lb, 0, 0, fail);
+                return 1;
+            }
+            return 0;
+        }
+    } else
+#endif
+    {
+        const int64_t off = tridi_line_offset(p, line0);
+        const int64_t s = p->stride[p->axis], ls = p->stride[p->a1];
+        void *out;
+        int64_t xs;
+        if (p->axis == TRIDI_AXIS_X) {
+            /* The next block's rows, into L2 while this one is solved: sixteen row streams per array are
+             * more than the hardware prefetchers follow. */
+            if (b + 1 < c->nblocks && (b + 1) % c->nb1) {
+                const int64_t noff = off + Lb * ls;
+                const void *arr[4] = {a->lower, a->diag, a->upper, a->rhs};
+                const tridi_dtype typ[4] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type};
+                for (int q = 0; q < 4; ++q) {
+                    const size_t es = tridi_dtype_size(typ[q]);
+                    prefetch_run((const char *)arr[q] + (size_t)noff * es, (size_t)((Lb - 1) * ls + n) * es);
+                }
+            }
+            double *tD = G + c->npad * c->L, *tE = tD + n * c->L, *tF = tE + n * c->L, *tR = tF + n * c->L;
+            transpose_in(a->lower, a->lower_type, off, ls, n, Lb, tD);
+            transpose_in(a->diag, a->diag_type, off, ls, n, Lb, tE);
+            transpose_in(a->upper, a->upper_type, off, ls, n, Lb, tF);
+            transpose_in(a->rhs, a->rhs_type, off, ls, n, Lb, tR);
+            bad = forward_t(tD, tE, tF, tR, n, Lb, Lb, 1, 0, W, G);
+            out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
+            xs = Lb;
+        } else {
+            if (p->combo == TRIDI_COMBO_F32)
+                bad = forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
+                                  (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
+            else if (p->combo == TRIDI_COMBO_F64)
+                bad = forward_f64((const double *)a->lower + off, (const double *)a->diag + off,
+                                  (const double *)a->upper + off, (const double *)a->rhs + off, n, Lb, s, ls, 1, W, G);
+            else
+                bad = forward_mix((const float *)a->lower + off, (const double *)a->diag + off,
+                                  (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
+            out = x + (size_t)off * xes; /* answers straight into x rows */
+            xs = s;
+        }
+        if (!bad) {
+            block_log(p, c, b, log, 1);
+            written[b] = 1;
+            bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs) : backward_f32(W, G, out, n, Lb, xs);
+            if (bad) {
+                locate_overflow(out, a->x_type, NULL, n, Lb, xs, 1, fail);
+                return 1;
+            }
+            if (p->axis == TRIDI_AXIS_X)
+                for (int64_t l = 0; l < Lb; ++l) {
+                    char *row = x + (size_t)(off + l * ls) * xes;
+                    for (int64_t m = 0; m < n; ++m)
+                        memcpy(row + (size_t)m * xes, (const char *)out + (size_t)(m * Lb + l) * xes, xes);
+                }
+            return 0;
+        }
+    }
+    /* Rare path: re-run the lines one by one to find the lowest that fails in the forward sweep. */
+    for (int64_t l = 0; l < Lb; ++l)
+        if (locate_line(p, tridi_line_offset(p, line0 + l), fail)) {
+            fail->line_in_block = l;
+            return 1;
+        }
+    fail->line_in_block = 0;
+    fail->m = 0;
+    fail->status = TRIDI_ERROR_INTERNAL;
+    fail->what = "a failure flag without a failing value (please report)";
+    return 1;
 }
 
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
-    const int64_t n = p->n;
-    const int64_t L = block_lines(p);
-    const int64_t nb1 = (p->n1 + L - 1) / L;
-    const int64_t nblocks = nb1 * p->n2;
-    const size_t xsize = tridi_dtype_size(p->arrays.x_type);
-    const int xaxis = p->axis == TRIDI_AXIS_X;
-    const int64_t s = p->stride[p->axis], ls = p->stride[p->a1];
+    const cpu_plan c = make_plan(p);
+    const size_t xes = tridi_dtype_size(p->arrays.x_type);
+    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
 
-    /* Undo log: the old x of every block, at a fixed place per block, plus one written flag per block. */
-    size_t log_bytes = (size_t)nblocks * (size_t)L * (size_t)n * xsize;
-    size_t need = log_bytes + (size_t)nblocks;
+    /* One allocation, kept by the context: per-thread workspaces, the undo log (the old x of every block,
+     * at a fixed place per block) and one written flag per block. */
+    const size_t ws_bytes = workspace_bytes(p, &c);
+    const size_t log_bytes = (size_t)c.nblocks * (size_t)(c.log_rows * c.log_pitch) * xes;
+    const size_t need = ((size_t)nthreads * ws_bytes + log_bytes + (size_t)c.nblocks + 63) / 64 * 64;
     if (need > ctx->cpu_scratch_bytes) {
-        void *mem = malloc(need);
+        void *mem = aligned_alloc(64, need);
         if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
-                              "tridi_solve: could not allocate %zu bytes for the CPU undo log", need);
+                              "tridi_solve: could not allocate %zu bytes for the CPU workspace and undo log", need);
         free(ctx->cpu_scratch);
         ctx->cpu_scratch = mem;
         ctx->cpu_scratch_bytes = need;
     }
-    char *undo = ctx->cpu_scratch;
-    unsigned char *written = (unsigned char *)ctx->cpu_scratch + log_bytes;
-    memset(written, 0, (size_t)nblocks);
+    char *workspaces = ctx->cpu_scratch;
+    char *log = workspaces + (size_t)nthreads * ws_bytes;
+    unsigned char *written = (unsigned char *)log + log_bytes;
+    memset(written, 0, (size_t)c.nblocks);
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
     block_failure best = {-1, 0, TRIDI_SUCCESS, NULL};
-    int alloc_failed = 0;
-    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
 
 #pragma omp parallel num_threads(nthreads)
     {
-        /* W, G (and for x blocks four transposed inputs) in double, then the block's answers. */
-        size_t wbytes = sizeof(double) * (size_t)(n * L) * (xaxis ? 6 : 2);
-        double *W = malloc(wbytes + (size_t)(n * L) * xsize);
-        double *G = W ? W + n * L : NULL;
-        void *out = W ? (char *)W + wbytes : NULL;
-        if (!W) {
-#pragma omp atomic write
-            alloc_failed = 1;
-        }
+        char *ws = workspaces + (size_t)omp_get_thread_num() * ws_bytes;
 #pragma omp for schedule(static)
-        for (int64_t b = 0; b < nblocks; ++b) {
-            if (!W)
-                continue;
-            const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
-            const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
-            const int64_t line0 = l2 * p->n1 + l1;
+        for (int64_t b = 0; b < c.nblocks; ++b) {
+            int64_t line0, Lb;
+            block_span(p, &c, b, &line0, &Lb);
             if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
                 continue; /* the call fails anyway; only lower lines could change the report */
-            const int64_t off = tridi_line_offset(p, line0);
             block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
-            int failed;
-            if (xaxis) {
-                /* The next block's rows, into L2 while this one is solved: sixteen row streams per array
-                 * are more than the hardware prefetchers follow. */
-                if (b + 1 < nblocks && (b + 1) % nb1) {
-                    const int64_t noff = off + Lb * ls, span = (Lb - 1) * ls + n;
-                    const void *arr[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
-                    const tridi_dtype typ[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type,
-                                                p->arrays.rhs_type};
-                    for (int q = 0; q < 4; ++q) {
-                        const size_t es = tridi_dtype_size(typ[q]);
-                        const char *base = (const char *)arr[q] + (size_t)noff * es;
-                        for (size_t byte = 0; byte < (size_t)span * es; byte += 64)
-                            __builtin_prefetch(base + byte, 0, 2);
-                    }
-                }
-                double *tD = G + n * L, *tE = tD + n * L, *tF = tE + n * L, *tR = tF + n * L;
-                transpose_in(p->arrays.lower, p->arrays.lower_type, off, ls, n, Lb, tD);
-                transpose_in(p->arrays.diag, p->arrays.diag_type, off, ls, n, Lb, tE);
-                transpose_in(p->arrays.upper, p->arrays.upper_type, off, ls, n, Lb, tF);
-                transpose_in(p->arrays.rhs, p->arrays.rhs_type, off, ls, n, Lb, tR);
-                if (p->arrays.x_type == TRIDI_FLOAT32)
-                    failed = block_t_f32(tD, tE, tF, tR, out, n, Lb, Lb, 1, W, G, &fail);
-                else
-                    failed = block_t_f64(tD, tE, tF, tR, out, n, Lb, Lb, 1, W, G, &fail);
-            } else if (p->combo == TRIDI_COMBO_F32) {
-                failed = block_f32((const float *)p->arrays.lower + off, (const float *)p->arrays.diag + off,
-                                   (const float *)p->arrays.upper + off, (const float *)p->arrays.rhs + off, out, n,
-                                   Lb, s, ls, W, G, &fail);
-            } else if (p->combo == TRIDI_COMBO_F64) {
-                failed = block_f64((const double *)p->arrays.lower + off, (const double *)p->arrays.diag + off,
-                                   (const double *)p->arrays.upper + off, (const double *)p->arrays.rhs + off, out,
-                                   n, Lb, s, ls, W, G, &fail);
-            } else {
-                failed = block_mix((const float *)p->arrays.lower + off, (const double *)p->arrays.diag + off,
-                                   (const float *)p->arrays.upper + off, (const float *)p->arrays.rhs + off, out, n,
-                                   Lb, s, ls, W, G, &fail);
-            }
-            if (failed) {
+            if (solve_block(p, &c, b, ws, log, written, &fail)) {
 #pragma omp critical(tridi_cpu_failure)
                 {
                     if (line0 + fail.line_in_block < best_line) {
@@ -454,32 +792,17 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
                         best = fail;
                     }
                 }
-                continue;
             }
-            char *x = (char *)p->arrays.x + (size_t)off * xsize;
-            block_copy(x, undo + (size_t)b * (size_t)(L * n) * xsize, n, Lb, s, ls, xsize, 0, 1);
-            block_copy(x, out, n, Lb, s, ls, xsize, 1, 0);
-            written[b] = 1;
         }
-        stream_fence();
-        free(W);
+        stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
     }
-    if (alloc_failed) /* blocks may have been written before a thread found no memory: undo them */
-        best_line = best_line == INT64_MAX ? -1 : best_line;
     if (best_line == INT64_MAX)
         return TRIDI_SUCCESS;
 
     /* Some line failed: put back the old x of every block already written. */
 #pragma omp parallel for schedule(static) num_threads(nthreads)
-    for (int64_t b = 0; b < nblocks; ++b) {
-        if (!written[b])
-            continue;
-        const int64_t l2 = b / nb1, l1 = (b % nb1) * L;
-        const int64_t Lb = p->n1 - l1 < L ? p->n1 - l1 : L;
-        char *x = (char *)p->arrays.x + (size_t)tridi_line_offset(p, l2 * p->n1 + l1) * xsize;
-        block_copy(x, undo + (size_t)b * (size_t)(L * n) * xsize, n, Lb, s, ls, xsize, 1, 0);
-    }
-    if (alloc_failed)
-        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_solve: could not allocate per-thread CPU workspace");
+    for (int64_t b = 0; b < c.nblocks; ++b)
+        if (written[b])
+            block_log(p, &c, b, log, 0);
     return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
 }
