@@ -6,8 +6,9 @@
 
 struct fc_gpu;
 
-int fc_gpu_create(struct fc_gpu **out, int im, int jm, int km, double dt, char *msg, int msglen) {
-    (void)im; (void)jm; (void)km; (void)dt;
+int fc_gpu_create(struct fc_gpu **out, int im, int jm, int km, double dt, void *par, int jlo, int jhi,
+                  int node_rank, char *msg, int msglen) {
+    (void)im; (void)jm; (void)km; (void)dt; (void)par; (void)jlo; (void)jhi; (void)node_rank;
     *out = NULL;
     if (msg && msglen > 0) snprintf(msg, (size_t)msglen, "this flow_channel was built without CUDA");
     return 77;

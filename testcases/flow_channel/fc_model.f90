@@ -22,22 +22,36 @@
 ! Conservation: the solves are single precision (MOHID's real(4) D, F, Ti, ANSWER); after each solve the
 ! fluxes are recomputed in double from its answer and volumes and contents updated from those fluxes,
 ! so water and salt are conserved to double rounding whatever the solver's rounding.
+!
+! On MPI ranks (fc_init with split): the grid is cut along j (fc_parallel). Each rank keeps MOHID's
+! storage with global indices over its rows plus one halo row on each side, (0:im+1, jlb:jub, 0:km+1),
+! and runs every loop over its own rows j0..j1 (the global loop bounds clipped to them); the sweeps along
+! J are solved across the ranks, those along I and K on its rows. Halo rows are refreshed where a stencil
+! reads the neighbour's newest values (the exchanges below, marked "halo:"); what a stencil needs from
+! the first face of the block above (v faces, their fluxes and the transports there) is computed here
+! too, from the same halo values with the same arithmetic as the neighbour, so both agree bit for bit and
+! the fluxes between ranks conserve water and salt exactly. Budgets through the east side (vol_out,
+! salt_out, heat_out, outflow) are this rank's share; fc_global_budgets sums them. On one rank (par
+! null) j0:j1 = 1:jm, nothing is exchanged and the model runs the same arithmetic as before ranks.
 module fc_model
-  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_double, c_char, c_null_char
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_double, c_char, c_null_char, c_associated
   use fc_solver
+  use fc_parallel
   implicit none
   private
   public :: fc_state, fc_init, fc_step, fc_free, fc_volume, fc_content, fc_grid_from_name, fc_river
-  public :: fc_sync_host
+  public :: fc_sync_host, fc_global_budgets, fc_gather
 
   ! The gpu-resident step (fc_gpu.cu): the same model as below as CUDA kernels on device copies of
   ! every array, solved by tridi_solve_device.
   interface
-    integer(c_int) function fc_gpu_create(gpu, im, jm, km, dt, msg, msglen) bind(c, name='fc_gpu_create')
+    integer(c_int) function fc_gpu_create(gpu, im, jm, km, dt, par, jlo, jhi, node_rank, msg, msglen) &
+        bind(c, name='fc_gpu_create')
       import :: c_ptr, c_int, c_double, c_char
       type(c_ptr), intent(out) :: gpu
-      integer(c_int), value :: im, jm, km, msglen
+      integer(c_int), value :: im, jm, km, jlo, jhi, node_rank, msglen
       real(c_double), value :: dt
+      type(c_ptr), value :: par
       character(kind=c_char), intent(out) :: msg(*)
     end function
     integer(c_int) function fc_gpu_put(gpu, eta, u, v, t, s) bind(c, name='fc_gpu_put')
@@ -85,6 +99,12 @@ module fc_model
 
   type fc_state
     integer :: im = 0, jm = 0, km = 0
+    ! Rows of this rank: owned j0..j1, allocated jlb:jub (1..jm and 0:jm+1 on one rank).
+    integer :: j0 = 1, j1 = 0, jlb = 0, jub = 0
+    type(c_ptr) :: par = c_null_ptr   ! decomposition over MPI ranks (fc_parallel); null: one rank
+    ! Halo plans of the host arrays that are exchanged (decomposed host backends).
+    type(c_ptr) :: h_eta = c_null_ptr, h_u = c_null_ptr, h_v = c_null_ptr, h_t = c_null_ptr, h_s = c_null_ptr
+    type(c_ptr) :: h_ua = c_null_ptr, h_cc = c_null_ptr, h_x2 = c_null_ptr, h_x3 = c_null_ptr
     real(r8) :: dx = 0, dy = 0, dt = 0, area = 0, time = 0, ramp = default_ramp
     integer(8) :: nstep = 0
     ! Prognostic fields (double).
@@ -128,27 +148,34 @@ contains
     end select
   end function fc_grid_from_name
 
-  subroutine fc_init(st, im, jm, km, dt, backend, threads)
+  ! split: cut the model over all MPI ranks (fc_parallel); otherwise this process holds the whole grid.
+  subroutine fc_init(st, im, jm, km, dt, backend, threads, split)
     type(fc_state), intent(inout) :: st
     integer, intent(in) :: im, jm, km, backend, threads
     real(r8), intent(in) :: dt
+    logical, intent(in) :: split
+    integer :: jl, ju
 
     st%im = im; st%jm = jm; st%km = km
     st%dx = length / im; st%dy = length / jm; st%area = st%dx * st%dy; st%dt = dt
-    allocate(st%eta(0:im+1, 0:jm+1), st%eta_start(0:im+1, 0:jm+1), st%hu(0:im+1, 0:jm+1), &
-             st%hv(0:im+1, 0:jm+1), st%ubot(0:im+1, 0:jm+1), st%ua(0:im+1, 0:jm+1), st%cc(0:im+1, 0:jm+1), &
-             st%tr(0:im+1, 0:jm+1), st%tn(0:im+1, 0:jm+1))
-    allocate(st%u(0:im+1, 0:jm+1, 0:km+1), st%v(0:im+1, 0:jm+1, 0:km+1), st%t(0:im+1, 0:jm+1, 0:km+1), &
-             st%s(0:im+1, 0:jm+1, 0:km+1), st%fx(0:im+1, 0:jm+1, 0:km+1), st%fy(0:im+1, 0:jm+1, 0:km+1), &
-             st%g(0:im+1, 0:jm+1, 0:km+1), st%pb(0:im+1, 0:jm+1, 0:km+1))
-    allocate(st%d3(0:im+1, 0:jm+1, 0:km+1), st%e3(0:im+1, 0:jm+1, 0:km+1), st%f3(0:im+1, 0:jm+1, 0:km+1), &
-             st%ti3(0:im+1, 0:jm+1, 0:km+1), st%x3(0:im+1, 0:jm+1, 0:km+1), &
-             st%ti3b(0:im+1, 0:jm+1, 0:km+1), st%x3b(0:im+1, 0:jm+1, 0:km+1))
-    allocate(st%d2(0:im+1, 0:jm+1), st%e2(0:im+1, 0:jm+1), st%f2(0:im+1, 0:jm+1), st%ti2(0:im+1, 0:jm+1), &
-             st%x2(0:im+1, 0:jm+1))
+    st%j0 = 1; st%j1 = jm
+    if (split) call par_create(st%par, im, jm, km, st%j0, st%j1)
+    st%jlb = st%j0 - 1; st%jub = st%j1 + 1
+    jl = st%jlb; ju = st%jub
+    allocate(st%eta(0:im+1, jl:ju), st%eta_start(0:im+1, jl:ju), st%hu(0:im+1, jl:ju), &
+             st%hv(0:im+1, jl:ju), st%ubot(0:im+1, jl:ju), st%ua(0:im+1, jl:ju), st%cc(0:im+1, jl:ju), &
+             st%tr(0:im+1, jl:ju), st%tn(0:im+1, jl:ju))
+    allocate(st%u(0:im+1, jl:ju, 0:km+1), st%v(0:im+1, jl:ju, 0:km+1), st%t(0:im+1, jl:ju, 0:km+1), &
+             st%s(0:im+1, jl:ju, 0:km+1), st%fx(0:im+1, jl:ju, 0:km+1), st%fy(0:im+1, jl:ju, 0:km+1), &
+             st%g(0:im+1, jl:ju, 0:km+1), st%pb(0:im+1, jl:ju, 0:km+1))
+    allocate(st%d3(0:im+1, jl:ju, 0:km+1), st%e3(0:im+1, jl:ju, 0:km+1), st%f3(0:im+1, jl:ju, 0:km+1), &
+             st%ti3(0:im+1, jl:ju, 0:km+1), st%x3(0:im+1, jl:ju, 0:km+1), &
+             st%ti3b(0:im+1, jl:ju, 0:km+1), st%x3b(0:im+1, jl:ju, 0:km+1))
+    allocate(st%d2(0:im+1, jl:ju), st%e2(0:im+1, jl:ju), st%f2(0:im+1, jl:ju), st%ti2(0:im+1, jl:ju), &
+             st%x2(0:im+1, jl:ju))
     ! The whole channel is water; the faces of the open side (i = im+1, a halo index) are solved too,
     ! so the mask covers the halo as well.
-    allocate(st%water(0:im+1, 0:jm+1, 0:km+1))
+    allocate(st%water(0:im+1, jl:ju, 0:km+1))
     st%water = 1
     st%eta = 0; st%eta_start = 0; st%u = 0; st%v = 0; st%t = t_ambient; st%s = s_ambient
     st%fx = 0; st%fy = 0; st%g = 0; st%pb = 0
@@ -156,19 +183,39 @@ contains
     st%d3 = 0; st%e3 = 1; st%f3 = 0; st%ti3 = 0; st%x3 = 0; st%ti3b = 0; st%x3b = 0
     st%d2 = 0; st%e2 = 1; st%f2 = 0; st%ti2 = 0; st%x2 = 0
     call solver_init(st%solver, backend, max(im, jm, km) + 2, threads)
+    st%solver%par = st%par
     st%resident = backend == BACKEND_GPU_RESIDENT
-    if (st%resident) call gpu_init(st)
+    if (st%resident) then
+      call gpu_init(st)
+    else if (split) then
+      call par_halo_create(st%par, st%eta, st%h_eta)
+      call par_halo_create(st%par, st%u, st%h_u)
+      call par_halo_create(st%par, st%v, st%h_v)
+      call par_halo_create(st%par, st%t, st%h_t)
+      call par_halo_create(st%par, st%s, st%h_s)
+      call par_halo_create(st%par, st%ua, st%h_ua)
+      call par_halo_create(st%par, st%cc, st%h_cc)
+      call par_halo_create(st%par, st%x2, st%h_x2)
+      call par_halo_create(st%par, st%x3, st%h_x3)
+    end if
   end subroutine fc_init
+
+  ! Halo rows of the listed arrays from the neighbouring ranks (nothing on one rank).
+  subroutine exchange(st, halos)
+    type(fc_state), intent(in) :: st
+    type(c_ptr), intent(in) :: halos(:)
+    if (c_associated(st%par)) call par_exchange(halos)
+  end subroutine exchange
 
   subroutine gpu_init(st)
     type(fc_state), intent(inout) :: st
     character(kind=c_char) :: msg(512)
     integer :: rc
     msg = c_null_char
-    rc = fc_gpu_create(st%gpu, st%im, st%jm, st%km, st%dt, msg, size(msg))
+    rc = fc_gpu_create(st%gpu, st%im, st%jm, st%km, st%dt, st%par, st%j0, st%j1, par_node_rank, msg, size(msg))
     if (rc == 77) then
       write (*, '(a, 512a)') 'flow_channel: no usable GPU for the gpu-resident backend: ', c_text(msg)
-      stop 77
+      call par_exit(77)
     end if
     if (rc /= 0) then
       write (*, '(a, 512a)') 'flow_channel: gpu-resident: ', c_text(msg)
@@ -221,6 +268,10 @@ contains
     type(fc_state), intent(inout) :: st
     call solver_free(st%solver)
     if (st%resident) call fc_gpu_destroy(st%gpu)
+    call par_halo_free(st%h_eta); call par_halo_free(st%h_u); call par_halo_free(st%h_v)
+    call par_halo_free(st%h_t); call par_halo_free(st%h_s); call par_halo_free(st%h_ua)
+    call par_halo_free(st%h_cc); call par_halo_free(st%h_x2); call par_halo_free(st%h_x3)
+    call par_free(st%par)
     deallocate(st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, st%f2, st%ti2, st%x2, st%water)
     deallocate(st%eta, st%eta_start, st%hu, st%hv, st%ubot, st%ua, st%cc, st%tr, st%tn, st%u, st%v, st%t, &
                st%s, st%fx, st%fy, st%g, st%pb)
@@ -237,23 +288,57 @@ contains
     end if
   end function fc_river
 
-  ! Water volume (m3) and content (tracer x m3) of the channel.
+  ! Water volume (m3) and content (tracer x m3) of the channel (all ranks: collective).
   real(r8) function fc_volume(st)
     type(fc_state), intent(in) :: st
-    fc_volume = st%area * sum(depth + st%eta(1:st%im, 1:st%jm))
+    fc_volume = par_sum(st%par, st%area * sum(depth + st%eta(1:st%im, st%j0:st%j1)))
   end function fc_volume
 
   real(r8) function fc_content(st, c)
     type(fc_state), intent(in) :: st
-    real(r8), intent(in) :: c(0:, 0:, 0:)
+    real(r8), intent(in) :: c(0:, st%jlb:, 0:)
     integer :: i, j
     fc_content = 0
-    do j = 1, st%jm
+    do j = st%j0, st%j1
       do i = 1, st%im
         fc_content = fc_content + st%area * (depth + st%eta(i, j)) / st%km * sum(c(i, j, 1:st%km))
       end do
     end do
+    fc_content = par_sum(st%par, fc_content)
   end function fc_content
+
+  ! The budgets through the east side summed over the ranks (each rank kept its own share while
+  ! stepping); the inflows are the same on every rank. Collective; a no-op on one rank.
+  subroutine fc_global_budgets(st)
+    type(fc_state), intent(inout) :: st
+    st%vol_out = par_sum(st%par, st%vol_out)
+    st%salt_out = par_sum(st%par, st%salt_out)
+    st%heat_out = par_sum(st%par, st%heat_out)
+    st%outflow = par_sum(st%par, st%outflow)
+  end subroutine fc_global_budgets
+
+  ! A decomposed model's state put together on rank 0 in whole: the grid, the time and the fields eta,
+  ! u, v, t, s over the whole grid (nothing else is set; what output and comparisons read). Collective.
+  subroutine fc_gather(st, whole)
+    type(fc_state), intent(in) :: st
+    type(fc_state), intent(inout) :: whole
+    integer :: im, jm, km, n
+    im = st%im; jm = st%jm; km = st%km
+    if (.not. allocated(whole%eta)) then
+      whole%im = im; whole%jm = jm; whole%km = km; whole%j0 = 1; whole%j1 = jm; whole%jlb = 0; whole%jub = jm + 1
+      whole%dx = st%dx; whole%dy = st%dy; whole%area = st%area; whole%dt = st%dt
+      n = merge(1, 0, par_rank == 0)   ! only rank 0 receives
+      allocate(whole%eta(0:n*(im+1), 0:n*(jm+1)), whole%u(0:n*(im+1), 0:n*(jm+1), 0:n*(km+1)), &
+               whole%v(0:n*(im+1), 0:n*(jm+1), 0:n*(km+1)), whole%t(0:n*(im+1), 0:n*(jm+1), 0:n*(km+1)), &
+               whole%s(0:n*(im+1), 0:n*(jm+1), 0:n*(km+1)))
+    end if
+    whole%time = st%time; whole%nstep = st%nstep
+    call par_gather(st%par, st%eta, whole%eta)
+    call par_gather(st%par, st%u, whole%u)
+    call par_gather(st%par, st%v, whole%v)
+    call par_gather(st%par, st%t, whole%t)
+    call par_gather(st%par, st%s, whole%s)
+  end subroutine fc_gather
 
   subroutine fc_step(st)
     type(fc_state), intent(inout) :: st
@@ -269,7 +354,9 @@ contains
       call fill_ghosts(st)
       call transport(st, st%t, t_river, t_ambient, q, st%heat_in, st%heat_out)
       call transport(st, st%s, s_river, s_ambient, q, st%salt_in, st%salt_out)
-      st%outflow = sum(st%fx(st%im + 1, 1:st%jm, 1:st%km)) / st%dt
+      st%outflow = sum(st%fx(st%im + 1, st%j0:st%j1, 1:st%km)) / st%dt
+      ! halo: what the next step reads from the neighbours' last rows.
+      call exchange(st, [st%h_t, st%h_s, st%h_eta])
     end if
     st%vol_in = st%vol_in + q * st%dt
     st%vol_out = st%vol_out + st%outflow * st%dt
@@ -278,37 +365,42 @@ contains
   end subroutine fc_step
 
   ! Halo cells: free slip along the walls (tangential velocity mirrored), no flow through them; zero
-  ! gradient of v, T and S across the open east side, where the elevation is held at 0.
+  ! gradient of v, T and S across the open east side, where the elevation is held at 0. On ranks the
+  ! rules of the south and north walls apply where those rows are this rank's; the i rules apply to the
+  ! halo rows too, as the neighbour applies them to its own.
   subroutine fill_ghosts(st)
     type(fc_state), intent(inout) :: st
     integer :: im, jm
+    logical :: south, north
     im = st%im; jm = st%jm
+    south = st%jlb == 0; north = st%jub == jm + 1
     st%u(0:1, :, :) = 0
-    st%u(:, 0, :) = st%u(:, 1, :)
-    st%u(:, jm + 1, :) = st%u(:, jm, :)
-    st%v(:, 1, :) = 0
-    st%v(:, jm + 1, :) = 0
+    if (south) st%u(:, 0, :) = st%u(:, 1, :)
+    if (north) st%u(:, jm + 1, :) = st%u(:, jm, :)
+    if (south) st%v(:, 1, :) = 0
+    if (north) st%v(:, jm + 1, :) = 0
     st%v(0, :, :) = st%v(1, :, :)
     st%v(im + 1, :, :) = st%v(im, :, :)
     st%eta(im + 1, :) = 0
     st%eta(0, :) = st%eta(1, :)
-    st%eta(:, 0) = st%eta(:, 1)
-    st%eta(:, jm + 1) = st%eta(:, jm)
+    if (south) st%eta(:, 0) = st%eta(:, 1)
+    if (north) st%eta(:, jm + 1) = st%eta(:, jm)
     st%t(im + 1, :, :) = st%t(im, :, :)
     st%s(im + 1, :, :) = st%s(im, :, :)
   end subroutine fill_ghosts
 
-  ! Depths at the u and v faces from the current elevation (the open side's halo elevation is 0).
+  ! Depths at the u and v faces from the current elevation (the open side's halo elevation is 0). On
+  ! ranks the v faces include the first one of the block above (transports and conductances there).
   subroutine face_depths(st)
     type(fc_state), intent(inout) :: st
     integer :: i, j
-    do j = 1, st%jm
+    do j = st%j0, st%j1
       do i = 1, st%im + 1
         st%hu(i, j) = depth + 0.5_r8 * (st%eta(i - 1, j) + st%eta(i, j))
       end do
       st%hu(1, j) = depth + st%eta(1, j)
     end do
-    do j = 1, st%jm + 1
+    do j = st%j0, st%j1 + 1
       do i = 1, st%im
         st%hv(i, j) = depth + 0.5_r8 * (st%eta(i, j - 1) + st%eta(i, j))
       end do
@@ -318,11 +410,12 @@ contains
   ! Baroclinic pressure potential at each layer centre, (p - p_surface)/rho0 from the density anomaly of
   ! the layers above (hydrostatic, linear equation of state), sigma layers of the current thickness.
   ! The column past the open side copies the last one (zero baroclinic gradient across the open face).
+  ! On ranks also the halo row below, which the v faces of the first row read.
   subroutine baroclinic(st)
     type(fc_state), intent(inout) :: st
     integer :: i, j, k
     real(r8) :: dz, above, rho
-    do j = 1, st%jm
+    do j = max(1, st%j0 - 1), st%j1
       do i = 1, st%im
         dz = (depth + st%eta(i, j)) / st%km
         above = 0
@@ -334,7 +427,7 @@ contains
       end do
       st%pb(st%im + 1, j, :) = st%pb(st%im, j, :)
     end do
-    st%pb(:, 0, :) = st%pb(:, 1, :)
+    if (st%jlb == 0) st%pb(:, 0, :) = st%pb(:, 1, :)
   end subroutine baroclinic
 
   ! Implicit upwind advection + diffusion row along one axis for a time step sig: advecting velocity c,
@@ -349,15 +442,18 @@ contains
     ff = sig * (cm / h - kap / h**2)
   end subroutine ad_row
 
+  ! Grid arrays are passed as allocatable dummies throughout: they keep the caller's bounds, the
+  ! global j indices of a rank's rows.
+
   ! v at a u face and u at a v face (mean of the four neighbours).
   pure real(r8) function v_at_u(v, i, j, k)
-    real(r8), intent(in) :: v(0:, 0:, 0:)
+    real(r8), allocatable, intent(in) :: v(:, :, :)
     integer, intent(in) :: i, j, k
     v_at_u = 0.25_r8 * (v(i - 1, j, k) + v(i, j, k) + v(i - 1, j + 1, k) + v(i, j + 1, k))
   end function v_at_u
 
   pure real(r8) function u_at_v(u, i, j, k)
-    real(r8), intent(in) :: u(0:, 0:, 0:)
+    real(r8), allocatable, intent(in) :: u(:, :, :)
     integer, intent(in) :: i, j, k
     u_at_v = 0.25_r8 * (u(i, j - 1, k) + u(i + 1, j - 1, k) + u(i, j, k) + u(i + 1, j, k))
   end function u_at_v
@@ -365,7 +461,8 @@ contains
   ! Explicit upwind advection + diffusion tendency of a face field f along x at face i; beyond the face
   ! ilast the field has zero gradient.
   pure real(r8) function explicit_x(f, c, i, j, k, ilast, h, kap) result(r)
-    real(r8), intent(in) :: f(0:, 0:, 0:), c, h, kap
+    real(r8), allocatable, intent(in) :: f(:, :, :)
+    real(r8), intent(in) :: c, h, kap
     integer, intent(in) :: i, j, k, ilast
     real(r8) :: fe
     fe = f(i, j, k)
@@ -375,7 +472,8 @@ contains
   end function explicit_x
 
   pure real(r8) function explicit_y(f, c, i, j, k, h, kap) result(r)
-    real(r8), intent(in) :: f(0:, 0:, 0:), c, h, kap
+    real(r8), allocatable, intent(in) :: f(:, :, :)
+    real(r8), intent(in) :: c, h, kap
     integer, intent(in) :: i, j, k
     r = -(max(c, 0.0_r8) * (f(i, j, k) - f(i, j - 1, k)) + min(c, 0.0_r8) * (f(i, j + 1, k) - f(i, j, k))) / h &
         + kap * (f(i, j + 1, k) - 2 * f(i, j, k) + f(i, j - 1, k)) / h**2
@@ -388,7 +486,7 @@ contains
   subroutine vertical_matrix(st, ilo, ihi, jlo, jhi, hf)
     type(fc_state), intent(inout) :: st
     integer, intent(in) :: ilo, ihi, jlo, jhi
-    real(r8), intent(in) :: hf(0:, 0:)
+    real(r8), allocatable, intent(in) :: hf(:, :)
     integer :: i, j, k, km
     real(r8) :: sig, a
     km = st%km; sig = 0.5_r8 * st%dt
@@ -428,8 +526,8 @@ contains
   subroutine vertical_only(st, ilo, ihi, jlo, jhi, hf, f)
     type(fc_state), intent(inout) :: st
     integer, intent(in) :: ilo, ihi, jlo, jhi
-    real(r8), intent(in) :: hf(0:, 0:)
-    real(r8), intent(inout) :: f(0:, 0:, 0:)
+    real(r8), allocatable, intent(in) :: hf(:, :)
+    real(r8), allocatable, intent(inout) :: f(:, :, :)
     integer :: i, j, k, km
     km = st%km
     call vertical_matrix(st, ilo, ihi, jlo, jhi, hf)
@@ -456,7 +554,7 @@ contains
   subroutine vertical_coupled(st, ilo, ihi, jlo, jhi, hf)
     type(fc_state), intent(inout) :: st
     integer, intent(in) :: ilo, ihi, jlo, jhi
-    real(r8), intent(in) :: hf(0:, 0:)
+    real(r8), allocatable, intent(in) :: hf(:, :)
     integer :: i, j, k, km
     real(r8) :: dz
     km = st%km
@@ -493,11 +591,12 @@ contains
   ! Continuity over a half step in double from the barotropic transports tx (u faces) and ty (v faces).
   subroutine continuity(st, q, tx, ty)
     type(fc_state), intent(inout) :: st
-    real(r8), intent(in) :: q, tx(0:, 0:), ty(0:, 0:)
+    real(r8), intent(in) :: q
+    real(r8), allocatable, intent(in) :: tx(:, :), ty(:, :)
     integer :: i, j
     real(r8) :: sig
     sig = 0.5_r8 * st%dt
-    do j = 1, st%jm
+    do j = st%j0, st%j1
       do i = 1, st%im
         st%eta(i, j) = st%eta(i, j) - sig * (tx(i + 1, j) - tx(i, j)) / st%dx &
                        - sig * (ty(i, j + 1) - ty(i, j)) / st%dy + sig * source(st, i, q)
@@ -511,18 +610,21 @@ contains
   subroutine half_step_x(st, q)
     type(fc_state), intent(inout) :: st
     real(r8), intent(in) :: q
-    integer :: i, j, k, im, jm, km
+    integer :: i, j, k, im, jm, km, j0, j1, v0
     real(r8) :: sig, alpha, dd, ee, ff, grad
 
     im = st%im; jm = st%jm; km = st%km; sig = 0.5_r8 * st%dt
+    ! Rows j0..j1 of this rank; v faces from v0 (face 1 is the south wall).
+    j0 = st%j0; j1 = st%j1; v0 = max(2, j0)
     call fill_ghosts(st)
     call face_depths(st)
     call baroclinic(st)
 
-    ! Transport of v at the step's start: continuity of this half step and the tracers' y fluxes.
+    ! Transport of v at the step's start: continuity of this half step and the tracers' y fluxes. On
+    ! ranks also at the first face of the block above, which continuity and the tracers read.
     st%tr = 0
     do k = 1, km
-      do j = 2, jm
+      do j = v0, min(jm, j1 + 1)
         do i = 1, im
           st%fy(i, j, k) = st%fy(i, j, k) + sig * st%v(i, j, k) * st%hv(i, j) / km * st%dx
           st%tr(i, j) = st%tr(i, j) + st%v(i, j, k) * st%hv(i, j) / km
@@ -532,7 +634,7 @@ contains
 
     ! ---- v: explicit along J (old elevation), implicit along I, then vertical ----
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           st%g(i, j, k) = st%v(i, j, k) + sig * (explicit_y(st%v, st%v(i, j, k), i, j, k, st%dy, visc_h) &
                           - (st%pb(i, j, k) - st%pb(i, j - 1, k)) / st%dy &
@@ -543,7 +645,7 @@ contains
     ! Lines along I at the v faces j = 2..jm; unknowns i = 1..im+1. Row 1: free slip at the west wall
     ! (the ghost v(0) = v(1) cancels the west terms); row im+1: zero gradient across the open side.
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           call ad_row(sig, u_at_v(st%u, i, j, k), st%dx, visc_h, dd, ee, ff)
           if (i == 1) dd = 0
@@ -555,7 +657,7 @@ contains
     call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           call ad_row(sig, u_at_v(st%u, i, j, k), st%dx, visc_h, dd, ee, ff)
           if (i == 1) ee = ee + dd
@@ -566,23 +668,25 @@ contains
     end do
     call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         st%ti3(1:im, j, k) = real(st%g(1:im, j, k), r4)
         st%ti3(im + 1, j, k) = 0
       end do
     end do
     call solver_thomas_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = 2, jm
+    do j = v0, j1
       do i = 1, im
         st%ubot(i, j) = sqrt(st%v(i, j, 1)**2 + u_at_v(st%u, i, j, 1)**2)
       end do
     end do
-    call vertical_only(st, 1, im, 2, jm, st%hv, st%v)
+    call vertical_only(st, 1, im, v0, j1, st%hv, st%v)
+    ! halo: u's stencils below read v of the row above.
+    call exchange(st, [st%h_v])
 
     ! ---- u: explicit along J, implicit along I, then coupled to the elevation ----
     call fill_ghosts(st)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           st%g(i, j, k) = st%u(i, j, k) + sig * (explicit_y(st%u, v_at_u(st%v, i, j, k), i, j, k, st%dy, visc_h) &
                           - (st%pb(i, j, k) - st%pb(i - 1, j, k)) / st%dx)
@@ -592,7 +696,7 @@ contains
     ! Lines along I at j = 1..jm; unknowns the faces 1..im+1. Row 1 is the west wall (u = 0); row im+1
     ! is the open face, its own equation with zero gradient beyond it (F = 0).
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         st%d3(1, j, k) = 0; st%f3(1, j, k) = 0
         do i = 2, im + 1
           call ad_row(sig, st%u(i, j, k), st%dx, visc_h, dd, ee, ff)
@@ -604,7 +708,7 @@ contains
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         st%e3(1, j, k) = 1
         do i = 2, im + 1
           call ad_row(sig, st%u(i, j, k), st%dx, visc_h, dd, ee, ff)
@@ -616,22 +720,22 @@ contains
     end do
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         st%ti3(1, j, k) = 0
         st%ti3(2:im + 1, j, k) = real(st%g(2:im + 1, j, k), r4)
       end do
     end do
     call solver_thomas_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = 1, jm
+    do j = j0, j1
       do i = 2, im + 1
         st%ubot(i, j) = sqrt(st%u(i, j, 1)**2 + v_at_u(st%v, i, j, 1)**2)
       end do
     end do
-    call vertical_coupled(st, 2, im + 1, 1, jm, st%hu)
+    call vertical_coupled(st, 2, im + 1, j0, j1, st%hu)
 
     ! ---- elevation: lines along I at j = 1..jm, unknowns 1..im+1; row im+1 holds eta = 0 ----
     alpha = grav * sig**2 / st%dx**2
-    do j = 1, jm
+    do j = j0, j1
       do i = 1, im
         st%d2(i, j) = real(-alpha * st%cc(i, j), r4)
         st%f2(i, j) = real(-alpha * st%cc(i + 1, j), r4)
@@ -640,7 +744,7 @@ contains
     end do
     call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_D, st%d2)
     call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_F, st%f2)
-    do j = 1, jm
+    do j = j0, j1
       do i = 1, im
         st%e2(i, j) = 1 + alpha * (st%cc(i, j) + st%cc(i + 1, j))
         st%ti2(i, j) = real(st%eta(i, j) - sig * (st%ua(i + 1, j) - st%ua(i, j)) / st%dx &
@@ -653,7 +757,7 @@ contains
     ! ---- u from the solved elevation; continuity in double from its transport ----
     st%tn = 0
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           grad = (real(st%x2(i, j), r8) - real(st%x2(i - 1, j), r8)) / st%dx
           st%u(i, j, k) = real(st%x3(i, j, k), r8) - grav * sig * grad * real(st%x3b(i, j, k), r8)
@@ -663,6 +767,8 @@ contains
       end do
     end do
     call continuity(st, q, st%tn, st%tr)
+    ! halo: the y half step's depths and pressure read the elevation of the row below.
+    call exchange(st, [st%h_eta])
   end subroutine half_step_x
 
   ! ------------------------------------------------------------------------------------------------
@@ -671,10 +777,14 @@ contains
   subroutine half_step_y(st, q)
     type(fc_state), intent(inout) :: st
     real(r8), intent(in) :: q
-    integer :: i, j, k, im, jm, km
+    integer :: i, j, k, im, jm, km, j0, j1, v0
     real(r8) :: sig, alpha, dd, ee, ff, grad
+    logical :: south, north
 
     im = st%im; jm = st%jm; km = st%km; sig = 0.5_r8 * st%dt
+    ! Rows j0..j1 of this rank; v faces from v0; south/north: the rank holds the wall rows 1 / jm+1.
+    j0 = st%j0; j1 = st%j1; v0 = max(2, j0)
+    south = j0 == 1; north = j1 == jm
     call fill_ghosts(st)
     call face_depths(st)
     call baroclinic(st)
@@ -682,7 +792,7 @@ contains
     ! Transport of the u of the x half step, at this half step's depths.
     st%tr = 0
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           st%fx(i, j, k) = st%fx(i, j, k) + sig * st%u(i, j, k) * st%hu(i, j) / km * st%dy
           st%tr(i, j) = st%tr(i, j) + st%u(i, j, k) * st%hu(i, j) / km
@@ -692,7 +802,7 @@ contains
 
     ! ---- u: explicit along I (elevation of the x half step), implicit along J, then vertical ----
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           st%g(i, j, k) = st%u(i, j, k) + sig * (explicit_x(st%u, st%u(i, j, k), i, j, k, im + 1, st%dx, visc_h) &
                           - (st%pb(i, j, k) - st%pb(i - 1, j, k)) / st%dx &
@@ -703,46 +813,50 @@ contains
     ! Lines along J at the u faces i = 2..im+1; unknowns j = 1..jm+1. Row 1: free slip at the south
     ! wall; row jm+1 is the ghost behind the north wall, equal to row jm (free slip).
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           call ad_row(sig, v_at_u(st%v, i, j, k), st%dy, visc_h, dd, ee, ff)
           if (j == 1) dd = 0
           st%d3(i, j, k) = real(dd, r4); st%f3(i, j, k) = real(ff, r4)
         end do
       end do
-      st%d3(2:im + 1, jm + 1, k) = -1; st%f3(2:im + 1, jm + 1, k) = 0
+      if (north) then
+        st%d3(2:im + 1, jm + 1, k) = -1; st%f3(2:im + 1, jm + 1, k) = 0
+      end if
     end do
     call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 2, im + 1
           call ad_row(sig, v_at_u(st%v, i, j, k), st%dy, visc_h, dd, ee, ff)
           if (j == 1) ee = ee + dd
           st%e3(i, j, k) = ee
         end do
       end do
-      st%e3(2:im + 1, jm + 1, k) = 1
+      if (north) st%e3(2:im + 1, jm + 1, k) = 1
     end do
     call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         st%ti3(2:im + 1, j, k) = real(st%g(2:im + 1, j, k), r4)
       end do
-      st%ti3(2:im + 1, jm + 1, k) = 0
+      if (north) st%ti3(2:im + 1, jm + 1, k) = 0
     end do
     call solver_thomas_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = 1, jm
+    do j = j0, j1
       do i = 2, im + 1
         st%ubot(i, j) = sqrt(st%u(i, j, 1)**2 + v_at_u(st%v, i, j, 1)**2)
       end do
     end do
-    call vertical_only(st, 2, im + 1, 1, jm, st%hu, st%u)
+    call vertical_only(st, 2, im + 1, j0, j1, st%hu, st%u)
+    ! halo: v's stencils below read u of the row below.
+    call exchange(st, [st%h_u])
 
     ! ---- v: explicit along I, implicit along J, then coupled to the elevation ----
     call fill_ghosts(st)
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           st%g(i, j, k) = st%v(i, j, k) + sig * (explicit_x(st%v, u_at_v(st%u, i, j, k), i, j, k, im + 1, &
                           st%dx, visc_h) - (st%pb(i, j, k) - st%pb(i, j - 1, k)) / st%dy)
@@ -752,10 +866,14 @@ contains
     ! Lines along J at i = 1..im; unknowns the faces 1..jm+1, rows 1 and jm+1 the walls (v = 0).
     do k = 1, km
       do i = 1, im
-        st%d3(i, 1, k) = 0; st%f3(i, 1, k) = 0
-        st%d3(i, jm + 1, k) = 0; st%f3(i, jm + 1, k) = 0
+        if (south) then
+          st%d3(i, 1, k) = 0; st%f3(i, 1, k) = 0
+        end if
+        if (north) then
+          st%d3(i, jm + 1, k) = 0; st%f3(i, jm + 1, k) = 0
+        end if
       end do
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           call ad_row(sig, st%v(i, j, k), st%dy, visc_h, dd, ee, ff)
           st%d3(i, j, k) = real(dd, r4); st%f3(i, j, k) = real(ff, r4)
@@ -765,8 +883,9 @@ contains
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
     do k = 1, km
-      st%e3(1:im, 1, k) = 1; st%e3(1:im, jm + 1, k) = 1
-      do j = 2, jm
+      if (south) st%e3(1:im, 1, k) = 1
+      if (north) st%e3(1:im, jm + 1, k) = 1
+      do j = v0, j1
         do i = 1, im
           call ad_row(sig, st%v(i, j, k), st%dy, visc_h, dd, ee, ff)
           st%e3(i, j, k) = ee
@@ -775,44 +894,53 @@ contains
     end do
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
     do k = 1, km
-      st%ti3(1:im, 1, k) = 0; st%ti3(1:im, jm + 1, k) = 0
-      do j = 2, jm
+      if (south) st%ti3(1:im, 1, k) = 0
+      if (north) st%ti3(1:im, jm + 1, k) = 0
+      do j = v0, j1
         st%ti3(1:im, j, k) = real(st%g(1:im, j, k), r4)
       end do
     end do
     call solver_thomas_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = 2, jm
+    do j = v0, j1
       do i = 1, im
         st%ubot(i, j) = sqrt(st%v(i, j, 1)**2 + u_at_v(st%u, i, j, 1)**2)
       end do
     end do
-    call vertical_coupled(st, 1, im, 2, jm, st%hv)
+    call vertical_coupled(st, 1, im, v0, j1, st%hv)
+    ! halo: the elevation rows read the column sums of the face above.
+    call exchange(st, [st%h_ua, st%h_cc])
 
     ! ---- elevation: lines along J at i = 1..im, unknowns 1..jm+1; row jm+1 (behind the north wall,
     !      where cc = 0) is a decoupled dummy ----
     alpha = grav * sig**2 / st%dy**2
-    do j = 1, jm
+    do j = j0, j1
       do i = 1, im
         st%d2(i, j) = real(-alpha * st%cc(i, j), r4)
         st%f2(i, j) = real(-alpha * st%cc(i, j + 1), r4)
       end do
     end do
-    st%d2(1:im, jm + 1) = 0; st%f2(1:im, jm + 1) = 0
+    if (north) then
+      st%d2(1:im, jm + 1) = 0; st%f2(1:im, jm + 1) = 0
+    end if
     call solver_upload_2d(st%solver, 1, im, 1, jm, 0, 1, ROLE_D, st%d2)
     call solver_upload_2d(st%solver, 1, im, 1, jm, 0, 1, ROLE_F, st%f2)
-    do j = 1, jm
+    do j = j0, j1
       do i = 1, im
         st%e2(i, j) = 1 + alpha * (st%cc(i, j) + st%cc(i, j + 1))
         st%ti2(i, j) = real(st%eta(i, j) - sig * (st%tr(i + 1, j) - st%tr(i, j)) / st%dx &
                             - sig * (st%ua(i, j + 1) - st%ua(i, j)) / st%dy + sig * source(st, i, q), r4)
       end do
     end do
-    st%e2(1:im, jm + 1) = 1; st%ti2(1:im, jm + 1) = 0
+    if (north) then
+      st%e2(1:im, jm + 1) = 1; st%ti2(1:im, jm + 1) = 0
+    end if
     call solver_thomas_2d(st%solver, 1, im, 1, jm, 0, 1, st%d2, st%e2, st%f2, st%ti2, st%x2)
+    ! halo: the v faces of the first row take the elevation gradient from the row below.
+    call exchange(st, [st%h_x2])
 
     st%tn = 0
     do k = 1, km
-      do j = 2, jm
+      do j = v0, j1
         do i = 1, im
           grad = (real(st%x2(i, j), r8) - real(st%x2(i, j - 1), r8)) / st%dy
           st%v(i, j, k) = real(st%x3(i, j, k), r8) - grav * sig * grad * real(st%x3b(i, j, k), r8)
@@ -821,6 +949,17 @@ contains
         end do
       end do
     end do
+    ! halo: v of the face above, then its flux and transport as its owner computed them (continuity
+    ! of the last row and the tracers read them).
+    call exchange(st, [st%h_v])
+    if (j1 < jm) then
+      do k = 1, km
+        do i = 1, im
+          st%fy(i, j1 + 1, k) = st%fy(i, j1 + 1, k) + sig * st%v(i, j1 + 1, k) * st%hv(i, j1 + 1) / km * st%dx
+          st%tn(i, j1 + 1) = st%tn(i, j1 + 1) + st%v(i, j1 + 1, k) * st%hv(i, j1 + 1) / km
+        end do
+      end do
+    end if
     call continuity(st, q, st%tr, st%tn)
   end subroutine half_step_y
 
@@ -833,20 +972,24 @@ contains
   ! East side: upwind, c_out on inflow, no diffusion through it. cin/cout accumulate the content
   ! brought by the river and taken out through the east side.
   ! ------------------------------------------------------------------------------------------------
+  ! On ranks cout is this rank's share; the fluxes through the faces between ranks are computed on
+  ! both sides from the same values, so what leaves one rank enters the other exactly.
   subroutine transport(st, c, c_river, c_out, q, cin, cout)
     type(fc_state), intent(inout) :: st
-    real(r8), intent(inout) :: c(0:, 0:, 0:)
+    real(r8), allocatable, intent(inout) :: c(:, :, :)
     real(r8), intent(in) :: c_river, c_out, q
     real(r8), intent(inout) :: cin, cout
-    integer :: i, j, k, im, jm, km
+    integer :: i, j, k, im, jm, km, j0, j1
     real(r8) :: dt, a, kx, ky, src, fl, fr, ql, qr, kl, kr, cw, ce, vol1
     real(r8), allocatable :: v0(:,:,:), v1(:,:,:), ww(:,:,:)
 
     im = st%im; jm = st%jm; km = st%km; dt = st%dt; a = st%area
-    allocate(v0(0:im+1, 0:jm+1, 0:km+1), v1(0:im+1, 0:jm+1, 0:km+1), ww(0:im+1, 0:jm+1, 0:km+1))
+    j0 = st%j0; j1 = st%j1
+    allocate(v0(0:im+1, st%jlb:st%jub, 0:km+1), v1(0:im+1, st%jlb:st%jub, 0:km+1), &
+             ww(0:im+1, st%jlb:st%jub, 0:km+1))
     ! Start volumes and volumes after the x fluxes and the river.
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           v0(i, j, k) = (depth + st%eta_start(i, j)) / km
           src = merge(dt * q / (jm * km * a), 0.0_r8, i == 1)
@@ -857,7 +1000,7 @@ contains
 
     ! ---- along I: lines j, k; unknowns 1..im+1, row im+1 the outside value c_out ----
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           kx = xcond(i, j); ql = st%fx(i, j, k) / a; qr = st%fx(i + 1, j, k) / a
           st%d3(i, j, k) = real(-(max(ql, 0.0_r8) + kx), r4)
@@ -869,7 +1012,7 @@ contains
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           ql = st%fx(i, j, k) / a; qr = st%fx(i + 1, j, k) / a
           st%e3(i, j, k) = v1(i, j, k) + max(qr, 0.0_r8) + xcond(i + 1, j) - min(ql, 0.0_r8) + xcond(i, j)
@@ -879,7 +1022,7 @@ contains
     end do
     call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           src = merge(dt * q / (jm * km * a), 0.0_r8, i == 1)
           st%ti3(i, j, k) = real(v0(i, j, k) * c(i, j, k) + src * c_river, r4)
@@ -889,7 +1032,7 @@ contains
     end do
     call solver_thomas_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, st%d3, st%e3, st%f3, st%ti3, st%x3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         fl = 0
         do i = 1, im
           cw = real(st%x3(i, j, k), r8)
@@ -908,11 +1051,11 @@ contains
       end do
     end do
     cin = cin + dt * q * c_river
-    c(1:im, 1:jm, 1:km) = st%g(1:im, 1:jm, 1:km)
+    c(1:im, j0:j1, 1:km) = st%g(1:im, j0:j1, 1:km)
 
     ! ---- along J: lines i, k; unknowns 1..jm+1, row jm+1 behind the north wall is decoupled ----
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           v0(i, j, k) = v1(i, j, k)
           v1(i, j, k) = v0(i, j, k) - (st%fy(i, j + 1, k) - st%fy(i, j, k)) / a
@@ -920,38 +1063,48 @@ contains
       end do
     end do
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           ky = ycond(i, j); ql = st%fy(i, j, k) / a; qr = st%fy(i, j + 1, k) / a
           st%d3(i, j, k) = real(-(max(ql, 0.0_r8) + ky), r4)
           st%f3(i, j, k) = real(min(qr, 0.0_r8) - ycond(i, j + 1), r4)
         end do
       end do
-      st%d3(1:im, jm + 1, k) = 0; st%f3(1:im, jm + 1, k) = 0
+      if (j1 == jm) then
+        st%d3(1:im, jm + 1, k) = 0; st%f3(1:im, jm + 1, k) = 0
+      end if
     end do
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           ql = st%fy(i, j, k) / a; qr = st%fy(i, j + 1, k) / a
           st%e3(i, j, k) = v1(i, j, k) + max(qr, 0.0_r8) + ycond(i, j + 1) - min(ql, 0.0_r8) + ycond(i, j)
         end do
       end do
-      st%e3(1:im, jm + 1, k) = 1
+      if (j1 == jm) st%e3(1:im, jm + 1, k) = 1
     end do
     call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
     do k = 1, km
-      do j = 1, jm
+      do j = j0, j1
         st%ti3(1:im, j, k) = real(v0(1:im, j, k) * c(1:im, j, k), r4)
       end do
-      st%ti3(1:im, jm + 1, k) = 0
+      if (j1 == jm) st%ti3(1:im, jm + 1, k) = 0
     end do
     call solver_thomas_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, st%d3, st%e3, st%f3, st%ti3, st%x3)
+    ! halo: the fluxes through the faces between ranks read the answers on both sides.
+    call exchange(st, [st%h_x3])
     do k = 1, km
       do i = 1, im
+        ! Flux through the south face of the first row: the north face of the row below (0 at the wall).
         fl = 0
-        do j = 1, jm
+        if (j0 > 1) then
+          cw = real(st%x3(i, j0 - 1, k), r8); ce = real(st%x3(i, j0, k), r8)
+          qr = st%fy(i, j0, k) / a
+          fl = max(qr, 0.0_r8) * cw + min(qr, 0.0_r8) * ce - ycond(i, j0) * (ce - cw)
+        end if
+        do j = j0, j1
           cw = real(st%x3(i, j, k), r8)
           ce = cw
           if (j < jm) ce = real(st%x3(i, j + 1, k), r8)
@@ -962,11 +1115,11 @@ contains
         end do
       end do
     end do
-    c(1:im, 1:jm, 1:km) = st%g(1:im, 1:jm, 1:km)
+    c(1:im, j0:j1, 1:km) = st%g(1:im, j0:j1, 1:km)
 
     ! ---- along K: vertical fluxes ww (m, upwards, through the top of layer k) that bring each layer
     !      to its final sigma thickness; rows km+1 above the surface are decoupled ----
-    do j = 1, jm
+    do j = j0, j1
       do i = 1, im
         ww(i, j, 0) = 0
         do k = 1, km
@@ -977,7 +1130,7 @@ contains
       end do
     end do
     do k = 1, km + 1
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           if (k > km) then
             st%d3(i, j, k) = 0; st%f3(i, j, k) = 0
@@ -992,7 +1145,7 @@ contains
     call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_D, st%d3)
     call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_F, st%f3)
     do k = 1, km + 1
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           if (k > km) then
             st%e3(i, j, k) = 1
@@ -1006,14 +1159,14 @@ contains
     end do
     call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_E, st%e3)
     do k = 1, km + 1
-      do j = 1, jm
+      do j = j0, j1
         do i = 1, im
           st%ti3(i, j, k) = real(merge(0.0_r8, v1(i, j, k) * c(i, j, k), k > km), r4)
         end do
       end do
     end do
-    call solver_thomasz(st%solver, 1, im, 1, jm, 1, km, st%d3, st%e3, st%f3, st%ti3, st%x3, st%water)
-    do j = 1, jm
+    call solver_thomasz(st%solver, 1, im, j0, j1, 1, km, st%d3, st%e3, st%f3, st%ti3, st%x3, st%water)
+    do j = j0, j1
       do i = 1, im
         fl = 0
         vol1 = (depth + st%eta(i, j)) / km
@@ -1028,7 +1181,7 @@ contains
         end do
       end do
     end do
-    c(1:im, 1:jm, 1:km) = st%g(1:im, 1:jm, 1:km)
+    c(1:im, j0:j1, 1:km) = st%g(1:im, j0:j1, 1:km)
     deallocate(v0, v1, ww)
 
   contains

@@ -4,10 +4,14 @@
 ! arrays, `gpu` also starting each diagonal's upload as soon as it is assembled. Wall time spent in
 ! here is the "solver time" of the timing table. (`gpu-resident` keeps the whole step on the GPU, see
 ! fc_gpu.cu; its solver time is the GPU time of its solves.)
+! A model decomposed over MPI ranks (`par` set) solves the same boxes through fc_parallel instead: lines
+! along J by tridi's distributed solve across the ranks, lines along I and K on this rank's rows.
 module fc_solver
+  use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_loc
   use fc_reference
+  use fc_parallel, only: par_solve, par_fail
   use tridi_mohid
-  use tridi, only: TRIDI_ERROR_NO_DEVICE
+  use tridi, only: tridi_context, TRIDI_ERROR_NO_DEVICE
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
@@ -24,6 +28,7 @@ module fc_solver
     real(r8) :: seconds = 0        ! wall time inside the solver calls
     integer(8) :: calls = 0        ! number of solves
     real(r8), pointer :: vecg(:) => null(), vecw(:) => null()
+    type(c_ptr) :: par = c_null_ptr   ! the model's decomposition over ranks (fc_parallel); null: one rank
   end type fc_solver_t
 
   interface solver_upload_3d
@@ -101,9 +106,7 @@ contains
     integer, intent(in) :: stat
     character(*), intent(in) :: what
     if (stat /= 0) then
-      write (*, '(a, a, a, a, a, a)') 'flow_channel: ', what, ' failed: ', tridi_status_name(stat), ': ', &
-        tridi_error_message()
-      error stop 1
+      call par_fail('flow_channel: '//what//' failed: '//tridi_status_name(stat)//': '//tridi_error_message())
     end if
   end subroutine check
 
@@ -115,7 +118,16 @@ contains
     integer :: stat
     real(r8) :: t0
     t0 = now()
-    if (s%backend == BACKEND_REFERENCE) then
+    if (c_associated(s%par)) then
+      ! MOHID's box: unknowns JImin..JImax+1 along the lines, lines IJmin..IJmax.
+      if (dj == 1) then
+        call split_solve(s, 3, 1, [IJmin, JImin, Kmin], [IJmax, JImax + 1, Kmax], c_loc(D), c_loc(E), c_loc(F), &
+                         c_loc(Ti), c_loc(ANSWER))
+      else
+        call split_solve(s, 3, 0, [JImin, IJmin, Kmin], [JImax + 1, IJmax, Kmax], c_loc(D), c_loc(E), c_loc(F), &
+                         c_loc(Ti), c_loc(ANSWER))
+      end if
+    else if (s%backend == BACKEND_REFERENCE) then
       call ref_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, s%vecg, s%vecw)
     else
       call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
@@ -134,7 +146,13 @@ contains
     integer :: stat
     real(r8) :: t0
     t0 = now()
-    if (s%backend == BACKEND_REFERENCE) then
+    if (c_associated(s%par)) then
+      ! The model calls THOMASZ with KLB = 1 on all-water columns: the plain box of unknowns 1..KUB+1.
+      if (KLB /= 1 .or. any(WaterPoints(ILB:IUB, JLB:JUB, KUB) /= 1)) &
+        call par_fail('flow_channel: THOMASZ on ranks takes KLB = 1 and water columns only')
+      call split_solve(s, 3, 2, [ILB, JLB, KLB], [IUB, JUB, KUB + 1], c_loc(AW), c_loc(BW), c_loc(CW), &
+                       c_loc(TIW), c_loc(RES))
+    else if (s%backend == BACKEND_REFERENCE) then
       call ref_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, s%vecg, s%vecw, WaterPoints)
     else
       call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
@@ -152,7 +170,18 @@ contains
     integer :: stat
     real(r8) :: t0
     t0 = now()
-    if (s%backend == BACKEND_REFERENCE) then
+    if (c_associated(s%par)) then
+      ! The model calls THOMAS_2D with IJmin = JImin = 1, where MOHID reads each line's first row at
+      ! its first cell: the plain box (the adapter's first-row rule would misplace it for the rows of
+      ! a rank that start past 1).
+      if (dj == 1) then
+        call split_solve(s, 2, 1, [IJmin, JImin, 1], [IJmax, JImax + 1, 1], c_loc(D), c_loc(E), c_loc(F), &
+                         c_loc(Ti), c_loc(ANSWER))
+      else
+        call split_solve(s, 2, 0, [JImin, IJmin, 1], [JImax + 1, IJmax, 1], c_loc(D), c_loc(E), c_loc(F), &
+                         c_loc(Ti), c_loc(ANSWER))
+      end if
+    else if (s%backend == BACKEND_REFERENCE) then
       call ref_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, s%vecg, s%vecw)
     else
       call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
@@ -161,6 +190,18 @@ contains
     s%seconds = s%seconds + (now() - t0)
     s%calls = s%calls + 1
   end subroutine solver_thomas_2d
+
+  ! A sweep of the decomposed model on the adapter's context (the cpu backend: flow_channel refuses the
+  ! others on ranks). c_loc of a pointer array is its first allocated element.
+  subroutine split_solve(s, ndim, axis, lo, hi, d, e, f, ti, x)
+    type(fc_solver_t), intent(in) :: s
+    integer, intent(in) :: ndim, axis, lo(3), hi(3)
+    type(c_ptr), intent(in) :: d, e, f, ti, x
+    type(tridi_context) :: ctx
+    ! Without stat: tridi_mohid_context leaves stat unset when its context exists (adapter bug).
+    call tridi_mohid_context(ctx)
+    call par_solve(s%par, ctx, ndim, axis, lo, hi, d, e, f, ti, x)
+  end subroutine split_solve
 
   ! Uploads are the gpu backend's overlap of transfers with the assembly of the next diagonal; the other
   ! backends have nothing to move.

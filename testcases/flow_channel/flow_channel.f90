@@ -9,22 +9,33 @@
 ! --compare B2 steps a second model on backend B2 in the same process, reports the largest difference
 ! of every field and fails when one exceeds the tolerance; its timings enter the table (same run).
 ! --verify-output reads the written file back and fails unless its last record equals the state.
+!
+! On MPI ranks (flow_channel_mpi under mpirun -np N, N > 1) the model is cut along j over the ranks
+! (fc_parallel; backends cpu and gpu-resident); rank 0 prints what a one-rank run prints, with sums,
+! extremes and the fields put together over the ranks, and the times of the slowest rank. --compare
+! then steps the second model whole, not cut, on rank 0: the check that N ranks give the one-rank
+! answers. One rank runs the model exactly as flow_channel does.
 program flow_channel
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use fc_solver
   use fc_model
   use fc_output
+  use fc_parallel
   implicit none
 
   integer, parameter :: r8 = kind(1.0d0)
-  type(fc_state) :: main, other
+  type(fc_state), target :: main, other, whole
+  type(fc_state), pointer :: shown   ! the state output and comparisons read: main, or whole on ranks
   type(fc_output_t) :: out
   character(len=256) :: arg, grid_name = '', output = '', bname = 'reference', cname = ''
-  integer :: n, km, backend, cbackend, steps, records, i, nargs, every, nbad, status, threads = 0, timed
+  integer :: n, km, backend, cbackend, steps, records, i, nargs, every, nbad, threads = 0, timed
   real(r8) :: dt, hours, ramp = default_ramp, tol, t0, wall_main, wall_other, vol0, salt0, heat0, ovol0 = 0, osalt0 = 1
-  real(r8) :: vol_err, salt_err, heat_err, ovol_err, osalt_err, late_volume = 0, late_time = 0
-  logical :: compare, verify, quiet, failed, record, progress, look
+  real(r8) :: vol_err, salt_err, heat_err, ovol_err, osalt_err, late_volume = 0, late_time = 0, eta_west
+  logical :: compare, verify, quiet, failed, record, progress, look, split, root, nan
 
+  call par_start()
+  split = par_nranks > 1
+  root = par_rank == 0
   steps = -1; hours = -1; dt = -1; records = 7; tol = 1.0e-3_r8
   verify = .false.; quiet = .false.
   nargs = command_argument_count()
@@ -58,12 +69,20 @@ program flow_channel
   if (.not. fc_grid_from_name(grid_name, n, km)) then
     write (*, '(a, a, a)') 'flow_channel: unknown grid ', trim(grid_name), &
       ' (flow_channel_70-28, flow_channel_140-28, flow_channel_140-56)'
-    stop 2
+    call par_exit(2)
   end if
   backend = backend_from_name(bname)
   if (backend < 0) then
     write (*, '(a, a, a)') 'flow_channel: unknown backend ', trim(bname), ' (reference, cpu, gpu)'
-    stop 2
+    call par_exit(2)
+  end if
+  ! On ranks: tridi's distributed solves for the adapter's host arrays (cpu) or for the resident
+  ! model's device arrays (gpu-resident); the reference Thomas is sequential, and the gpu backend's
+  ! cut sweeps would run on the host.
+  if (split .and. backend /= BACKEND_CPU .and. backend /= BACKEND_GPU_RESIDENT) then
+    write (*, '(a, a, a, i0, a)') 'flow_channel: backend ', trim(bname), ' does not run on ', par_nranks, &
+      ' ranks (cpu, gpu-resident do)'
+    call par_exit(2)
   end if
   compare = cname /= ''
   cbackend = BACKEND_REFERENCE
@@ -71,12 +90,12 @@ program flow_channel
     cbackend = backend_from_name(cname)
     if (cbackend < 0) then
       write (*, '(a, a)') 'flow_channel: unknown backend to compare with: ', trim(cname)
-      stop 2
+      call par_exit(2)
     end if
     ! The MOHID adapter holds one tridi context per process.
     if (uses_adapter(cbackend) .and. uses_adapter(backend) .and. cbackend /= backend) then
       write (*, '(a)') 'flow_channel: --compare: cpu and gpu cannot run in one process (one adapter context)'
-      stop 2
+      call par_exit(2)
     end if
   end if
   ! 30 s on the 100 m grid, 15 s on the 50 m grids (README.md: time step).
@@ -87,21 +106,28 @@ program flow_channel
   end if
   if (steps < 1 .or. records < 1 .or. (verify .and. output == '')) call usage(2)
 
-  call fc_init(main, n, n, km, dt, backend, threads)
-  if (compare) call fc_init(other, n, n, km, dt, cbackend, threads)
+  call fc_init(main, n, n, km, dt, backend, threads, split)
+  ! On ranks the model to compare with runs whole on rank 0 only.
+  if (.not. root) compare = .false.
+  if (compare) call fc_init(other, n, n, km, dt, cbackend, threads, .false.)
   main%ramp = ramp
   if (compare) other%ramp = ramp
   vol0 = fc_volume(main); salt0 = fc_content(main, main%s); heat0 = fc_content(main, main%t)
   if (compare) then
     ovol0 = fc_volume(other); osalt0 = fc_content(other, other%s)
   end if
+  shown => main
+  if (split) shown => whole
   write (*, '(a, a, a, i0, a, i0, a, i0, a, f0.1, a, i0, a, f0.2, a)') 'flow_channel: ', trim(grid_name), &
     ' (', n, ' x ', n, ' x ', km, '), dt = ', dt, ' s, ', steps, ' steps (', steps * dt / 3600, ' h)'
   write (*, '(a, a, a, a)') 'flow_channel: backend ', trim(bname), merge(', compared with ', '                ', &
     compare), trim(cname)
+  if (split) write (*, '(a, i0, a, i0, a, i0, a)') 'flow_channel: cut along j over ', par_nranks, &
+    ' MPI ranks (rank 0: rows ', main%j0, '..', main%j1, ')'
   if (output /= '') then
-    call fc_output_open(out, trim(output), main, trim(grid_name), trim(bname))
-    call fc_output_write(out, main)
+    if (split) call fc_gather(main, whole)
+    if (root) call fc_output_open(out, trim(output), shown, trim(grid_name), trim(bname))
+    if (root) call fc_output_write(out, shown)
   end if
 
   every = max(1, steps / records)
@@ -131,22 +157,35 @@ program flow_channel
     ! gpu-resident fields come to the host only when they are looked at.
     look = record .or. progress .or. i == steps .or. .not. main%resident
     if (look) call fc_sync_host(main)
-    if (record) call fc_output_write(out, main)
+    if (record .and. split) call fc_gather(main, whole)
+    if (record .and. root) call fc_output_write(out, shown)
     if (progress) then
+      ! On ranks: the sum of the shares, the extremes over all ranks, the west cell from its owner.
+      eta_west = 0
+      if (n / 2 >= main%j0 .and. n / 2 <= main%j1) eta_west = main%eta(1, n / 2)
       write (*, '(a, i7, a, i0, a, f7.3, a, f9.1, a, f8.4, a, f8.4, a, f7.3, a)') 'step ', i, '/', steps, &
-        '  t = ', main%time / 3600, ' h  outflow = ', main%outflow, ' m3/s  max|u| = ', &
-        maxval(abs(main%u)), ' m/s  eta(west) = ', main%eta(1, n / 2), ' m  min S = ', &
-        minval(main%s(1:n, 1:n, 1:km)), ''
+        '  t = ', main%time / 3600, ' h  outflow = ', par_sum(main%par, main%outflow), ' m3/s  max|u| = ', &
+        par_max(main%par, maxval(abs(main%u))), ' m/s  eta(west) = ', par_sum(main%par, eta_west), &
+        ' m  min S = ', par_min(main%par, minval(main%s(1:n, main%j0:main%j1, 1:km))), ''
     end if
-    if (look .and. (any(ieee_is_nan(main%eta)) .or. any(ieee_is_nan(main%u)) .or. any(ieee_is_nan(main%s)))) then
-      write (*, '(a, i0)') 'flow_channel: FAILED: NaN in the solution at step ', i
-      failed = .true.
-      exit
+    if (look) then
+      nan = par_any(main%par, any(ieee_is_nan(main%eta)) .or. any(ieee_is_nan(main%u)) .or. &
+                    any(ieee_is_nan(main%s)))
+      if (nan) then
+        write (*, '(a, i0)') 'flow_channel: FAILED: NaN in the solution at step ', i
+        failed = .true.
+        exit
+      end if
     end if
   end do
-  if (output /= '') call fc_output_close(out)
+  if (output /= '' .and. root) call fc_output_close(out)
   call fc_sync_host(main)
   if (compare) call fc_sync_host(other)
+  ! Budgets, the last hour's outflow and the times over all ranks (the slowest rank's times).
+  call fc_global_budgets(main)
+  late_volume = par_sum(main%par, late_volume)
+  wall_main = par_max(main%par, wall_main)
+  main%solver%seconds = par_max(main%par, main%solver%seconds)
 
   vol_err = (fc_volume(main) - vol0 - (main%vol_in - main%vol_out)) / main%vol_in
   salt_err = (fc_content(main, main%s) - salt0 - (main%salt_in - main%salt_out)) / salt0
@@ -166,6 +205,9 @@ program flow_channel
     osalt_err = (fc_content(other, other%s) - osalt0 - (other%salt_in - other%salt_out)) / osalt0
     write (*, '(a, a, a, es10.3, a, es10.3)') 'compare: ', trim(cname), ': volume error ', ovol_err, &
       ', salt error ', osalt_err
+  end if
+  if (split .and. cname /= '') call fc_gather(main, whole)
+  if (compare) then
     if (.not. agree()) failed = .true.
   end if
 
@@ -177,7 +219,9 @@ program flow_channel
     main%outflow, ' volume_error=', vol_err, ' salt_error=', salt_err
 
   if (verify) then
-    nbad = fc_output_verify(trim(output), main)
+    if (split) call fc_gather(main, whole)
+    nbad = 0
+    if (root) nbad = fc_output_verify(trim(output), shown)
     if (nbad /= 0) then
       write (*, '(a, i0, a)') 'flow_channel: FAILED: the NetCDF file differs from the state in ', nbad, ' values'
       failed = .true.
@@ -193,10 +237,11 @@ program flow_channel
     failed = .true.
   end if
 
+  failed = par_any(main%par, failed)
   call fc_free(main)
   if (compare) call fc_free(other)
-  status = merge(1, 0, failed)
-  if (status /= 0) error stop 1
+  ! Through MPI_Finalize where MPI runs (flow_channel_mpi); exit status 1 on a failure.
+  call par_exit(merge(1, 0, failed))
 
 contains
 
@@ -218,8 +263,7 @@ contains
     write (*, '(a)') '                    [--dt S] [--output FILE.nc] [--records N] [--compare BACKEND] [--tolerance X]'
     write (*, '(a)') '                    [--ramp S] [--threads N] [--verify-output] [--quiet]'
     write (*, '(a)') '  GRID: flow_channel_70-28 | flow_channel_140-28 | flow_channel_140-56'
-    if (code == 0) stop 0
-    stop 2
+    call par_exit(code)
   end subroutine usage
 
   real(r8) function now()
@@ -235,11 +279,11 @@ contains
     character(len=11), parameter :: names(5) = [character(len=11) :: 'elevation', 'u', 'v', &
                                                  'temperature', 'salinity']
     integer :: f
-    d(1) = maxval(abs(main%eta(1:n, 1:n) - other%eta(1:n, 1:n)))
-    d(2) = maxval(abs(main%u - other%u))
-    d(3) = maxval(abs(main%v - other%v))
-    d(4) = maxval(abs(main%t - other%t))
-    d(5) = maxval(abs(main%s - other%s))
+    d(1) = maxval(abs(shown%eta(1:n, 1:n) - other%eta(1:n, 1:n)))
+    d(2) = maxval(abs(shown%u - other%u))
+    d(3) = maxval(abs(shown%v - other%v))
+    d(4) = maxval(abs(shown%t - other%t))
+    d(5) = maxval(abs(shown%s - other%s))
     scale(1) = max(maxval(abs(other%eta(1:n, 1:n))), 1.0e-12_r8)
     scale(2:3) = max(maxval(abs(other%u)), maxval(abs(other%v)), 1.0e-12_r8)
     scale(4) = abs(t_river - t_ambient)
