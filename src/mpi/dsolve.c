@@ -97,30 +97,44 @@ static void solvable(const tridi_decomp d, int a, int64_t *lo, int64_t *hi)
         *hi = in->grid.ubound[a];
 }
 
-static tridi_status prepare(const char *f, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
-                            const int64_t hi[3], const tridi_arrays *arrays, dplan *dp)
+/* Checks a solve's arguments on every rank. What each rank can check alone (context, NULL arguments,
+ * axis) and whether all ranks passed the same axis and box travel in one all-reduce (max of the failure
+ * flag, of the values and of their negatives: the range of each value), so a solve that is called
+ * right pays one collective here; a failure anywhere then takes the full agreement. Collective; the
+ * outcome is the same on every rank except the local validation (the caller agrees on it). */
+static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_decomp d, tridi_axis axis,
+                            const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, dplan *dp)
 {
     memset(dp, 0, sizeof *dp);
     const tridi_decomp_config *c = &d->cfg;
     MPI_Comm comm = d->comm;
-    tridi_status s = TRIDI_SUCCESS;
-    if (!lo || !hi || !arrays)
+    tridi_status s = tridi_check_context(f, ctx);
+    if (!s && device && ctx->backend != TRIDI_BACKEND_CUDA)
+        s = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need a context on the CUDA backend (this one: %s)",
+                       f, tridi_backend_name(ctx->backend));
+    if (!s && (!lo || !hi || !arrays))
         s = tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument '%s' is NULL", f, !lo ? "lo" : !hi ? "hi" : "arrays");
-    else if ((int)axis < 0 || (int)axis >= c->ndim)
+    else if (!s && ((int)axis < 0 || (int)axis >= c->ndim))
         s = tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d, must be 0..%d for a %dD grid", f, (int)axis,
                        c->ndim - 1, c->ndim);
-    s = tridi_mpi_agree(comm, s);
-    if (s)
-        return s;
-    int64_t v[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
-    int64_t mn[7], mx[7];
-    MPI_Allreduce(v, mn, 7, MPI_INT64_T, MPI_MIN, comm);
-    MPI_Allreduce(v, mx, 7, MPI_INT64_T, MPI_MAX, comm);
+    int64_t v[15] = {s != TRIDI_SUCCESS};
+    if (!s) {
+        int64_t mine[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+        for (int i = 0; i < 7; ++i) {
+            v[1 + i] = mine[i];
+            v[8 + i] = -mine[i];
+        }
+    }
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, 15, MPI_INT64_T, MPI_MAX, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_agree(comm, s ? s : tridi_mpi_fail(f, "MPI_Allreduce", e));
+    if (v[0])
+        return tridi_mpi_agree(comm, s);
     static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
     for (int i = 0; i < 7; ++i)
-        if (mn[i] != mx[i])
+        if (-v[8 + i] != v[1 + i])
             return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %lld to %lld across ranks)",
-                              f, name[i], (long long)mn[i], (long long)mx[i]);
+                              f, name[i], (long long)-v[8 + i], (long long)v[1 + i]);
     int empty = 0;
     for (int a = 0; a < c->ndim; ++a) {
         if (hi[a] < lo[a]) {
@@ -438,11 +452,8 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     if (s)
         return s;
     MPI_Comm comm = d->comm;
-    s = tridi_mpi_agree(comm, tridi_check_context(f, ctx));
-    if (s)
-        return s;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, d, axis, lo, hi, arrays, &dp));
+    s = tridi_mpi_agree(comm, prepare(f, ctx, 0, d, axis, lo, hi, arrays, &dp));
     if (s)
         return s;
     /* Ranks without lines of the box still take part in every agreement over the communicator. */
@@ -695,18 +706,11 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     if (s)
         return s;
     MPI_Comm comm = d->comm;
-    s = tridi_check_context(f, ctx);
-    if (!s && ctx->backend != TRIDI_BACKEND_CUDA)
-        s = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need a context on the CUDA backend (this one: %s)",
-                       f, tridi_backend_name(ctx->backend));
-    s = tridi_mpi_agree(comm, s);
+    dplan dp;
+    s = tridi_mpi_agree(comm, prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, &dp));
     if (s)
         return s;
 #ifdef TRIDI_HAVE_CUDA
-    dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, d, axis, lo, hi, device_arrays, &dp));
-    if (s)
-        return s;
     const int work_here = dp.has_lines && dp.n > 0;
     cudaStream_t st = (cudaStream_t)stream;
     if (!dp.cut) {
@@ -813,7 +817,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     }
     return tridi_mpi_agree(comm, s);
 #else
-    (void)axis; (void)lo; (void)hi; (void)device_arrays; (void)stream;
+    (void)stream;
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
 #endif
 }
