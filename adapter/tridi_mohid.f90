@@ -110,6 +110,7 @@ contains
         logical, intent(out) :: ok
         integer, intent(out), optional :: stat
         integer :: s
+        if (present(stat)) stat = TRIDI_SUCCESS
         ok = ready
         if (ready) return
         call tridi_create(ctx, stat=s)
