@@ -428,17 +428,6 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
     return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
 }
 
-tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
-{
-    return with_types(k, [&](auto *l, auto *d, auto *x) {
-        using TL = std::remove_pointer_t<decltype(l)>;
-        using TD = std::remove_pointer_t<decltype(d)>;
-        using TX = std::remove_pointer_t<decltype(x)>;
-        CK((tk_launch<TL, TD, TX>(a, contiguous, s)), "launching the Thomas kernel");
-        return TRIDI_SUCCESS;
-    });
-}
-
 tridi_status plan_solve(const kernel_types &k, const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan)
 {
     return with_types(k, [&](auto *l, auto *d, auto *x) {
@@ -459,6 +448,14 @@ tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &p
         CK((tk_run<TL, TD, TX>(a, plan, s)), "launching the Thomas kernel");
         return TRIDI_SUCCESS;
     });
+}
+
+// A plain (not cooperative) solve: the host-array pipeline's.
+tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
+{
+    tk_plan plan;
+    tridi_status st = plan_solve(k, a, contiguous, false, &plan);
+    return st ? st : run_solve(k, a, plan, s);
 }
 
 const char *fail_what(int code)
