@@ -6,7 +6,7 @@
  *    for the solve of host arrays (a middle slab of the pipeline), the one-wave device solve, and both
  *    launches of the box + commit device solve (with a failing line queued before the refused commit).
  *    Each must give TRIDI_ERROR_CUDA with CUDA's own text, leave x as it was and device memory where it
- *    was (tridi's accounting and the driver's free memory), and the next valid call must give the right
+ *    was (tridi's accounting; the driver's free memory not lower), and the next valid call must give the right
  *    answer; the context must then be destroyed cleanly, returning all its device memory.
  * Exits 77 when no GPU is present. */
 #include "testutil.h"
@@ -235,7 +235,7 @@ int main(void)
     fault_case host, wave, many;
     case_init(&host, "host arrays, 8 slabs", ctx, &rng, 20, 20, 40, TRIDI_AXIS_Z, 0);
     case_init(&wave, "device arrays, one wave", ctx, &rng, 30, 20, 10, TRIDI_AXIS_X, 1);
-    case_init(&many, "device arrays, box + commit", ctx, &rng, 800, 300, 3, TRIDI_AXIS_Z, 1);
+    case_init(&many, "device arrays, box + commit", ctx, &rng, 1000, 400, 3, TRIDI_AXIS_Z, 1); /* 3 waves of lines */
 
     /* Every path once, and one refused launch, before memory is measured: buffers are grown and kernels
      * loaded (modules load lazily, the refused launch's too). */
@@ -255,7 +255,7 @@ int main(void)
 
         /* The commit refused after the solve was queued, that solve finding a NaN: its failing line must
          * not become the verdict of the next solve in the same slot. */
-        int64_t bad = tu_index(&many.g, 400, 150, 3);
+        int64_t bad = tu_index(&many.g, 700, 250, 3);
         float keep = ((float *)many.s.a.rhs)[bad];
         ((float *)many.s.a.rhs)[bad] = NAN;
         tridi_copy_to_device(ctx, many.d.p[3], many.s.a.rhs, many.d.bytes[3]);
@@ -269,7 +269,8 @@ int main(void)
         snprintf(detail, sizeof detail, "tridi %zu bytes (after warm-up %zu), driver free %zu (after warm-up %zu)",
                  bytes_now, bytes_warm, free_now, free_warm);
         printf("  round %d: %s\n", round, detail);
-        check(bytes_now == bytes_warm && free_now == free_warm, "device memory where it was after the refused launches",
+        /* tridi's count exactly; the driver's free memory not below (it could only grow, if at all). */
+        check(bytes_now == bytes_warm && free_now >= free_warm, "device memory where it was after the refused launches",
               detail);
     }
 
