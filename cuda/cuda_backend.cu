@@ -111,6 +111,73 @@ void device_release(void *p, size_t bytes)
     }
 }
 
+#ifdef TRIDI_FAULT_INJECTION
+// Tests only (CMake option TRIDI_FAULT_INJECTION, off by default): tridi_test_fail_launch(n) makes the n-th
+// kernel launch from now fail for real, so that the path a refused launch takes (status, buffers, the
+// context's next call) can be tested; no input can provoke one.
+std::atomic<int> g_launches_before_failure{0};
+
+__global__ void never_runs() {}
+
+// Called where the library launches a kernel, just before: when that launch is the one due to fail, a
+// launch of one block of 2048 threads (past every GPU's limit of 1024) is made instead, which the runtime
+// refuses; its error is returned and the library's launch is not made.
+cudaError_t injected_launch(cudaStream_t s)
+{
+    if (g_launches_before_failure.load() <= 0 || g_launches_before_failure.fetch_sub(1) != 1)
+        return cudaSuccess;
+    never_runs<<<1, 2048, 0, s>>>();
+    return cudaGetLastError();
+}
+#else
+inline cudaError_t injected_launch(cudaStream_t) { return cudaSuccess; }
+#endif
+
+// Every array of a device solve must be memory the context's device can address: a kernel reading host
+// memory faults, and a fault is a sticky error that ends every later CUDA call of the process. Pointers
+// once found good are remembered (per thread) so that repeated solves on the same arrays ask the driver
+// nothing.
+tridi_status check_device_arrays(int device, const tridi_problem *p)
+{
+    struct checked {
+        const void *ptr;
+        int device;
+    };
+    static thread_local checked good[16];
+    static thread_local int next_good = 0;
+    static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};
+    const void *ptr[5] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs, p->arrays.x};
+    for (int r = 0; r < 5; ++r) {
+        bool known = false;
+        for (const checked &c : good)
+            known = known || (c.ptr == ptr[r] && c.device == device);
+        if (known)
+            continue;
+        cudaPointerAttributes at;
+        cudaError_t e = cudaPointerGetAttributes(&at, ptr[r]);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            char what[96];
+            std::snprintf(what, sizeof what, "cudaPointerGetAttributes on arrays->%s", role[r]);
+            return cuda_fail(what, e);
+        }
+        const bool ok = at.type == cudaMemoryTypeManaged || (at.type == cudaMemoryTypeDevice && at.device == device) ||
+                        (at.type == cudaMemoryTypeHost && at.devicePointer == ptr[r]);
+        if (!ok)
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                              "tridi_solve_device: arrays->%s = %p is %s, not memory that device %d can address "
+                              "(allocate it with tridi_device_alloc or cudaMalloc on that device)",
+                              role[r], ptr[r],
+                              at.type == cudaMemoryTypeDevice ? "memory of another device"
+                              : at.type == cudaMemoryTypeHost ? "pinned host memory not mapped for the device"
+                                                              : "host memory",
+                              device);
+        good[next_good] = {ptr[r], device};
+        next_good = (next_good + 1) % 16;
+    }
+    return TRIDI_SUCCESS;
+}
+
 struct dbuf {
     void *p = nullptr;
     size_t bytes = 0;
@@ -445,6 +512,7 @@ tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &p
         using TL = std::remove_pointer_t<decltype(l)>;
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
+        CK(injected_launch(s), "launching the Thomas kernel");
         CK((tk_run<TL, TD, TX>(a, plan, s)), "launching the Thomas kernel");
         return TRIDI_SUCCESS;
     });
@@ -662,6 +730,7 @@ tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slo
     const bool small = total < (int64_t)UINT32_MAX; // 32-bit index arithmetic is several times cheaper
     const void *src = st->dbox.p;
     void *dst = p->arrays.x;
+    CK(injected_launch(stream), "launching the commit kernel");
     if (p->arrays.x_type == TRIDI_FLOAT64) {
         if (small)
             tk_commit<double, uint32_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst,
@@ -1037,9 +1106,12 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
 tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream)
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
+    tridi_status s = check_device_arrays(st->device, p);
+    if (s)
+        return s;
     cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
     const int slot = st->next_slot;
-    tridi_status s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
+    s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
     if (s)
         return s;
     const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
@@ -1094,8 +1166,15 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
         if (!s)
             s = launch_commit(st, p, slot, cs);
     }
-    if (s)
+    if (s) {
+        // A launch was refused, perhaps after the solve was queued: later work must wait for that solve,
+        // and the failing line it may record must not become the verdict of this slot's next solve.
+        cudaMemsetAsync(st->d_err + slot, 0xff, sizeof *st->d_err, cs);
+        if (cudaEventRecord(st->ev_last, cs) == cudaSuccess)
+            st->have_last = true;
+        cudaGetLastError();
         return s;
+    }
     CK(cudaEventRecord(st->ev_slot[slot], cs), "cudaEventRecord");
     CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");
     st->have_last = true;
@@ -1173,5 +1252,11 @@ tridi_status tridi_cuda_synchronize(tridi_cuda_state *st)
         return cuda_fail("tridi_synchronize", e);
     return first;
 }
+
+#ifdef TRIDI_FAULT_INJECTION
+// Test-only entry points (declared by the tests themselves, not in tridi.h).
+void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
+size_t tridi_test_device_bytes(void) { return g_device_bytes.load(); }
+#endif
 
 } // extern "C"

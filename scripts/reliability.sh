@@ -2,8 +2,11 @@
 # Reliability checks run by test.sh (and so by CI), all on the CPU:
 #  1. the CPU and Fortran tests again in a build with AddressSanitizer + UndefinedBehaviorSanitizer;
 #  2. valgrind memcheck over the Fortran adapter test;
-#  3. libFuzzer (clang) over argument validation and the solve on tiny random grids, bounded in time,
-#     starting from the committed corpus tests/fuzz/corpus.
+#  3. libFuzzer (clang) harnesses, each bounded in time and starting from its committed corpus:
+#     fuzz_solve (argument validation and the solve on tiny random grids, tests/fuzz/corpus),
+#     fuzz_adi (the ADI API: plans, steps and sweeps against the oracles, tests/fuzz/corpus_adi),
+#     fuzz_mpi (the MPI layer's validation, halo exchange and solves over MPI_COMM_SELF,
+#     tests/fuzz/corpus_mpi). A finding stops the script with the crashing input under build-fuzz/.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 FUZZ_SECONDS="${TRIDI_FUZZ_SECONDS:-60}"
@@ -29,12 +32,29 @@ fi
 TRIDI_BACKEND=cpu OMP_NUM_THREADS=2 valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
   --quiet "$ADAPTER_TEST"
 
-echo "== reliability 3/3: libFuzzer, ${FUZZ_SECONDS} s"
+echo "== reliability 3/3: libFuzzer, ${FUZZ_SECONDS} s per harness"
 FZ="$TRIDI_ROOT/build-fuzz"
-mkdir -p "$FZ/corpus_work"
-clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$TRIDI_ROOT/include" \
-  -I"$TRIDI_ROOT/src" "$TRIDI_ROOT"/src/{context,error,validate,solve,cpu_solve}.c \
-  "$TRIDI_ROOT/tests/fuzz/fuzz_solve.c" -lm -o "$FZ/fuzz_solve"
-"$FZ/fuzz_solve" -max_total_time="$FUZZ_SECONDS" -max_len=512 -print_final_stats=1 \
-  "$FZ/corpus_work" "$TRIDI_ROOT/tests/fuzz/corpus"
+FUZZ_FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$TRIDI_ROOT/include"
+            -I"$TRIDI_ROOT/src")
+CORE=("$TRIDI_ROOT"/src/{context,error,validate,solve,cpu_solve}.c)
+mkdir -p "$FZ"
+clang "${FUZZ_FLAGS[@]}" "${CORE[@]}" "$TRIDI_ROOT/tests/fuzz/fuzz_solve.c" -lm -o "$FZ/fuzz_solve"
+clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/tests/common" -I"$TRIDI_ROOT/tests/adi" "${CORE[@]}" "$TRIDI_ROOT/src/adi.c" \
+  "$TRIDI_ROOT/tests/common/testutil.c" "$TRIDI_ROOT/tests/adi/adi_ref.c" "$TRIDI_ROOT/tests/fuzz/fuzz_adi.c" -lm \
+  -o "$FZ/fuzz_adi"
+# The MPI layer is compiled with MPI's own flags (mpicc --showme); the harness runs as an MPI singleton.
+# opal_signal empty: Open MPI leaves crashes to the sanitizers, which print the report and the input.
+read -r -a MPI_CFLAGS <<<"$(mpicc --showme:compile)"
+read -r -a MPI_LIBS <<<"$(mpicc --showme:link)"
+clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/src/mpi" "${MPI_CFLAGS[@]}" "${CORE[@]}" \
+  "$TRIDI_ROOT"/src/mpi/{decomp,halo,dsolve}.c "$TRIDI_ROOT/tests/fuzz/fuzz_mpi.c" "${MPI_LIBS[@]}" -lm \
+  -o "$FZ/fuzz_mpi"
+# harness:corpus:max_len (the ADI harness reads more bytes per case: five arrays and an operator)
+for run in solve:corpus:512 adi:corpus_adi:1024 mpi:corpus_mpi:512; do
+  IFS=: read -r h corpus max_len <<<"$run"
+  mkdir -p "$FZ/work_$h"
+  echo "-- fuzz_$h"
+  OMPI_MCA_opal_signal="" "$FZ/fuzz_$h" -max_total_time="$FUZZ_SECONDS" -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix="$FZ/fuzz_$h-" "$FZ/work_$h" "$TRIDI_ROOT/tests/fuzz/$corpus"
+done
 echo "reliability: sanitizers, valgrind and fuzzing clean"

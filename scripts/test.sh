@@ -6,7 +6,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 "$TRIDI_ROOT/scripts/install-deps.sh"
 BUILD="${TRIDI_BUILD_DIR:-$TRIDI_ROOT/build}"
-cmake -S "$TRIDI_ROOT" -B "$BUILD" "${CMAKE_OPTS[@]}"
+# TRIDI_FAULT_INJECTION: the test-only hook that makes a kernel launch fail (tests/cuda/test_cuda_faults.c).
+cmake -S "$TRIDI_ROOT" -B "$BUILD" "${CMAKE_OPTS[@]}" -DTRIDI_FAULT_INJECTION=ON
 cmake --build "$BUILD" -j "$JOBS"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 if [ -x "$TRIDI_ROOT/scripts/reliability.sh" ]; then

@@ -61,6 +61,10 @@ tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_
 void tridi_set_error_cell(int ndim, const int64_t cell[3]);
 
 /* ---- validation (validate.c) ---- */
+/* Every Fortran index a caller gives (grid bounds, box, MPI global bounds with halos) lies within
+ * +-TRIDI_INDEX_LIMIT, so index arithmetic (a halo width, the cell past the box) never overflows. */
+#define TRIDI_INDEX_LIMIT ((int64_t)1 << 62)
+
 tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                             const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *out,
                             int *empty);

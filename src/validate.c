@@ -15,6 +15,13 @@ static tridi_status check_grid(const char *f, const tridi_grid *grid)
                           grid->ndim);
     int64_t cells = 1;
     for (int a = 0; a < grid->ndim; ++a) {
+        for (int side = 0; side < 2; ++side) {
+            const int64_t v = side ? grid->ubound[a] : grid->lbound[a];
+            if (v < -TRIDI_INDEX_LIMIT || v > TRIDI_INDEX_LIMIT)
+                return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                                  "%s: grid->%s[%d] = %lld is outside the index range -2^62..2^62", f,
+                                  side ? "ubound" : "lbound", a, (long long)v);
+        }
         if (grid->ubound[a] < grid->lbound[a])
             return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                               "%s: grid->ubound[%d] = %lld is below grid->lbound[%d] = %lld (axis %c has no cells)",
@@ -85,6 +92,12 @@ tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis ax
     p->grid = *grid;
     p->axis = axis;
     *empty = 0;
+    for (int a = 0; a < grid->ndim; ++a)
+        if (lo[a] < -TRIDI_INDEX_LIMIT || lo[a] > TRIDI_INDEX_LIMIT || hi[a] < -TRIDI_INDEX_LIMIT ||
+            hi[a] > TRIDI_INDEX_LIMIT)
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                              "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
+                              (long long)lo[a], a, (long long)hi[a]);
     for (int a = 0; a < 3; ++a) {
         if (a < grid->ndim) {
             p->lo[a] = lo[a];

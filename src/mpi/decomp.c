@@ -94,12 +94,28 @@ static tridi_status check_config(const char *f, const tridi_decomp_config *c, in
             return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->halo[%d] = %d, must be >= 0", f, a,
                               c->halo[a]);
     }
+    /* The global grid with its halos must be addressable: per axis within MPI's int counts (halo
+     * datatypes), in all within the byte offsets tridi_solve accepts. */
+    int64_t cells = 1;
+    for (int a = 0; a < c->ndim; ++a) {
+        int64_t glo, ghi, ext;
+        if (__builtin_sub_overflow(c->lo[a], (int64_t)c->halo[a], &glo) ||
+            __builtin_add_overflow(c->hi[a], (int64_t)c->halo[a], &ghi) || __builtin_sub_overflow(ghi, glo, &ext) ||
+            glo < -TRIDI_INDEX_LIMIT || ghi > TRIDI_INDEX_LIMIT || ext >= INT_MAX ||
+            __builtin_mul_overflow(cells, ext + 1, &cells) || cells > INT64_MAX / 16)
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                              "%s: config->lo[%d] = %lld, hi[%d] = %lld and halo[%d] = %d give a global grid that "
+                              "cannot be addressed (at most %d cells per axis, halos included, within the index "
+                              "range -2^62..2^62)",
+                              f, a, (long long)c->lo[a], a, (long long)c->hi[a], a, c->halo[a], INT_MAX);
+    }
     for (int a = 0; a < 2; ++a)
         if (c->dims[a] < 0)
             return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims[%d] = %d, must be >= 0", f, a, c->dims[a]);
-    if (c->dims[0] && c->dims[1] && c->dims[0] * c->dims[1] != nranks)
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->dims = {%d, %d} needs %d ranks, the communicator has %d",
-                          f, c->dims[0], c->dims[1], c->dims[0] * c->dims[1], nranks);
+    if (c->dims[0] && c->dims[1] && (int64_t)c->dims[0] * c->dims[1] != nranks)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->dims = {%d, %d} needs %lld ranks, the communicator has %d", f, c->dims[0],
+                          c->dims[1], (long long)c->dims[0] * c->dims[1], nranks);
     if (c->solve_transport != TRIDI_TRANSPORT_AUTO && c->solve_transport != TRIDI_TRANSPORT_IPC &&
         c->solve_transport != TRIDI_TRANSPORT_STAGED)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
