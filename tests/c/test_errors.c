@@ -7,26 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-
-static void expect(const char *what, tridi_status got, tridi_status want, const char *needle)
-{
-    checks++;
-    const char *msg = tridi_error_message();
-    if (got != want || (needle && !strstr(msg, needle))) {
-        failures++;
-        printf("FAILED %s: got %s, want %s; message \"%s\" (should contain \"%s\")\n", what, tridi_status_name(got),
-               tridi_status_name(want), msg, needle ? needle : "");
-    } else {
-        printf("ok %s: %s: %s\n", what, tridi_status_name(got), got ? msg : "");
-    }
-}
-
 static void expect_unchanged(const char *what, const tu_system *s)
 {
-    checks++;
+    tu_checks++;
     if (tu_check_unchanged(what, s)) {
-        failures++;
+        tu_failures++;
         printf("FAILED %s: x was modified by a failing call\n", what);
     }
 }
@@ -38,7 +23,7 @@ int main(void)
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CPU;
     tridi_context ctx;
-    expect("create cpu", tridi_create(&ctx, &cfg), TRIDI_SUCCESS, NULL);
+    tu_expect("create cpu", tridi_create(&ctx, &cfg), TRIDI_SUCCESS, NULL);
 
     tridi_grid g = {3, {0, 0, 0}, {9, 7, 5}};
     int64_t lo[3] = {1, 1, 1}, hi[3] = {8, 6, 4};
@@ -47,10 +32,10 @@ int main(void)
     tridi_arrays a = s.a;
 
     /* handles and pointers */
-    expect("NULL context", tridi_solve(NULL, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
-    expect("NULL grid", tridi_solve(ctx, NULL, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_NULL_POINTER, "'grid'");
-    expect("NULL lo", tridi_solve(ctx, &g, TRIDI_AXIS_X, NULL, hi, &a), TRIDI_ERROR_NULL_POINTER, "'lo'");
-    expect("NULL arrays", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, NULL), TRIDI_ERROR_NULL_POINTER, "'arrays'");
+    tu_expect("NULL context", tridi_solve(NULL, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
+    tu_expect("NULL grid", tridi_solve(ctx, NULL, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_NULL_POINTER, "'grid'");
+    tu_expect("NULL lo", tridi_solve(ctx, &g, TRIDI_AXIS_X, NULL, hi, &a), TRIDI_ERROR_NULL_POINTER, "'lo'");
+    tu_expect("NULL arrays", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, NULL), TRIDI_ERROR_NULL_POINTER, "'arrays'");
     const char *names[5] = {"lower", "diag", "upper", "rhs", "x"};
     for (int i = 0; i < 5; ++i) {
         tridi_arrays b = a;
@@ -59,49 +44,49 @@ int main(void)
         char what[64], needle[64];
         snprintf(what, sizeof what, "NULL %s", names[i]);
         snprintf(needle, sizeof needle, "arrays->%s is NULL", names[i]);
-        expect(what, tridi_solve(ctx, &g, TRIDI_AXIS_Y, lo, hi, &b), TRIDI_ERROR_NULL_POINTER, needle);
+        tu_expect(what, tridi_solve(ctx, &g, TRIDI_AXIS_Y, lo, hi, &b), TRIDI_ERROR_NULL_POINTER, needle);
     }
     expect_unchanged("after NULL pointers", &s);
 
     /* geometry */
     tridi_grid g1 = g;
     g1.ndim = 4;
-    expect("ndim 4", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "ndim = 4");
+    tu_expect("ndim 4", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "ndim = 4");
     g1 = g;
     g1.ubound[1] = -1;
-    expect("empty allocation", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "ubound[1]");
+    tu_expect("empty allocation", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "ubound[1]");
     g1 = g;
     g1.lbound[0] = INT64_MIN / 2;
     g1.ubound[0] = INT64_MAX / 2;
-    expect("huge grid", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "too large");
-    expect("axis 3", tridi_solve(ctx, &g, (tridi_axis)3, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "axis = 3");
-    expect("axis -1", tridi_solve(ctx, &g, (tridi_axis)-1, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "axis = -1");
+    tu_expect("huge grid", tridi_solve(ctx, &g1, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "too large");
+    tu_expect("axis 3", tridi_solve(ctx, &g, (tridi_axis)3, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "axis = 3");
+    tu_expect("axis -1", tridi_solve(ctx, &g, (tridi_axis)-1, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "axis = -1");
     tridi_grid g2 = {2, {0, 0, 0}, {9, 7, 0}};
-    expect("axis z on 2D", tridi_solve(ctx, &g2, TRIDI_AXIS_Z, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "2D grid");
+    tu_expect("axis z on 2D", tridi_solve(ctx, &g2, TRIDI_AXIS_Z, lo, hi, &a), TRIDI_ERROR_INVALID_VALUE, "2D grid");
     int64_t bad_lo[3] = {1, -1, 1}, bad_hi[3] = {8, 6, 6};
-    expect("lo below lbound", tridi_solve(ctx, &g, TRIDI_AXIS_Z, bad_lo, hi, &a), TRIDI_ERROR_BOUNDS, "lo[1] = -1");
-    expect("hi above ubound", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, bad_hi, &a), TRIDI_ERROR_BOUNDS, "hi[2] = 6");
+    tu_expect("lo below lbound", tridi_solve(ctx, &g, TRIDI_AXIS_Z, bad_lo, hi, &a), TRIDI_ERROR_BOUNDS, "lo[1] = -1");
+    tu_expect("hi above ubound", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, bad_hi, &a), TRIDI_ERROR_BOUNDS, "hi[2] = 6");
     expect_unchanged("after bad geometry", &s);
 
     /* types and aliasing */
     tridi_arrays b = a;
     b.x_type = TRIDI_FLOAT64;
-    expect("f64 x with mixed inputs", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_UNSUPPORTED,
+    tu_expect("f64 x with mixed inputs", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_UNSUPPORTED,
            "unsupported type combination");
     b = a;
     b.rhs_type = (tridi_dtype)7;
-    expect("dtype 7", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_INVALID_VALUE, "rhs_type = 7");
+    tu_expect("dtype 7", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_INVALID_VALUE, "rhs_type = 7");
     b = a;
     b.x = (void *)((const char *)a.diag + 16);
-    expect("x overlaps diag", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_ALIASING, "diag");
+    tu_expect("x overlaps diag", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_ALIASING, "diag");
     b = a;
     b.x = (void *)a.upper;
-    expect("x is upper", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_ALIASING, "upper");
+    tu_expect("x is upper", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &b), TRIDI_ERROR_ALIASING, "upper");
     expect_unchanged("after bad types", &s);
 
     /* empty boxes are not errors and touch nothing */
     int64_t elo[3] = {5, 1, 1}, ehi[3] = {4, 6, 4};
-    expect("empty box", tridi_solve(ctx, &g, TRIDI_AXIS_Y, elo, ehi, &a), TRIDI_SUCCESS, NULL);
+    tu_expect("empty box", tridi_solve(ctx, &g, TRIDI_AXIS_Y, elo, ehi, &a), TRIDI_SUCCESS, NULL);
     expect_unchanged("after empty box", &s);
 
     /* numerical failures: first failing line and cell named, x unchanged */
@@ -112,11 +97,11 @@ int main(void)
         ((float *)s.a.lower)[cell_zero] = 0.0f; /* pivot = diag + lower*w = 0 exactly */
         char what[64];
         snprintf(what, sizeof what, "zero pivot axis %c", "xyz"[axis]);
-        expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_ZERO_PIVOT, "(3, 4, 2)");
+        tu_expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_ZERO_PIVOT, "(3, 4, 2)");
         int64_t cell[3];
-        checks++;
+        tu_checks++;
         if (tridi_error_cell(cell) != 3 || cell[0] != 3 || cell[1] != 4 || cell[2] != 2) {
-            failures++;
+            tu_failures++;
             printf("FAILED tridi_error_cell after zero pivot: (%lld,%lld,%lld)\n", (long long)cell[0],
                    (long long)cell[1], (long long)cell[2]);
         }
@@ -127,13 +112,13 @@ int main(void)
         float r_saved = ((float *)s.a.rhs)[cell_nan];
         ((float *)s.a.rhs)[cell_nan] = NAN;
         snprintf(what, sizeof what, "NaN rhs axis %c", "xyz"[axis]);
-        expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(6, 2, 3)");
+        tu_expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(6, 2, 3)");
         expect_unchanged(what, &s);
         ((float *)s.a.rhs)[cell_nan] = r_saved;
     }
     int64_t c_inf = tu_index(&g, 8, 6, 4);
     ((double *)s.a.diag)[c_inf] = INFINITY;
-    expect("Inf diag", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, hi, &a), TRIDI_ERROR_NONFINITE, "non-finite diag");
+    tu_expect("Inf diag", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, hi, &a), TRIDI_ERROR_NONFINITE, "non-finite diag");
     expect_unchanged("after Inf diag", &s);
     ((double *)s.a.diag)[c_inf] = 3.0;
     /* the answer overflowing float although the elimination is finite */
@@ -144,7 +129,7 @@ int main(void)
     ((float *)s.a.upper)[c_big] = 0.0f;
     ((float *)s.a.rhs)[c_big] = 1.0f;
     ((float *)s.a.lower)[tu_index(&g, 3, 2, 2)] = 0.0f; /* keep the 1e300 out of the next unknown */
-    expect("overflow", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(2, 2, 2)");
+    tu_expect("overflow", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(2, 2, 2)");
     expect_unchanged("after overflow", &s);
     ((double *)s.a.diag)[c_big] = 4.0;
     ((float *)s.a.rhs)[c_big] = rb;
@@ -168,7 +153,7 @@ int main(void)
             for (int rep = 0; rep < 20; ++rep) {
                 tridi_status st = tridi_solve(cx, &gb, TRIDI_AXIS_X, blo, bhi, &sb.a);
                 if (rep == 0 || st != TRIDI_ERROR_NONFINITE || !strstr(tridi_error_message(), "(1, 40, 3)"))
-                    expect(what, st, TRIDI_ERROR_NONFINITE, "(1, 40, 3)");
+                    tu_expect(what, st, TRIDI_ERROR_NONFINITE, "(1, 40, 3)");
             }
             expect_unchanged(what, &sb);
             tridi_destroy(cx);
@@ -177,33 +162,33 @@ int main(void)
     }
 
     /* the next valid call works */
-    expect("valid call after errors", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_SUCCESS, NULL);
+    tu_expect("valid call after errors", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_SUCCESS, NULL);
 
     /* device entry points on a CPU context, uploads, config */
     void *dp = NULL;
-    expect("device alloc on cpu", tridi_device_alloc(ctx, 64, &dp), TRIDI_ERROR_UNSUPPORTED, "CUDA backend");
-    expect("solve_device on cpu", tridi_solve_device(ctx, &g, TRIDI_AXIS_X, lo, hi, &a, NULL), TRIDI_ERROR_UNSUPPORTED,
+    tu_expect("device alloc on cpu", tridi_device_alloc(ctx, 64, &dp), TRIDI_ERROR_UNSUPPORTED, "CUDA backend");
+    tu_expect("solve_device on cpu", tridi_solve_device(ctx, &g, TRIDI_AXIS_X, lo, hi, &a, NULL), TRIDI_ERROR_UNSUPPORTED,
            "CUDA backend");
-    expect("upload role x", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, hi, TRIDI_ROLE_X, a.rhs, TRIDI_FLOAT32),
+    tu_expect("upload role x", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, hi, TRIDI_ROLE_X, a.rhs, TRIDI_FLOAT32),
            TRIDI_ERROR_INVALID_VALUE, "role = 4");
-    expect("upload bad box", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, bad_hi, TRIDI_ROLE_RHS, a.rhs, TRIDI_FLOAT32),
+    tu_expect("upload bad box", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, bad_hi, TRIDI_ROLE_RHS, a.rhs, TRIDI_FLOAT32),
            TRIDI_ERROR_BOUNDS, "hi[2] = 6");
-    expect("upload on cpu", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, hi, TRIDI_ROLE_RHS, a.rhs, TRIDI_FLOAT32),
+    tu_expect("upload on cpu", tridi_upload_async(ctx, &g, TRIDI_AXIS_X, lo, hi, TRIDI_ROLE_RHS, a.rhs, TRIDI_FLOAT32),
            TRIDI_SUCCESS, NULL);
-    expect("synchronize cpu", tridi_synchronize(ctx), TRIDI_SUCCESS, NULL);
+    tu_expect("synchronize cpu", tridi_synchronize(ctx), TRIDI_SUCCESS, NULL);
     tridi_config bad = cfg;
     bad.size = 3;
     tridi_context c2;
-    expect("config size", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "tridi_config_init");
+    tu_expect("config size", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "tridi_config_init");
     bad = cfg;
     bad.backend = (tridi_backend)9;
-    expect("backend 9", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "backend = 9");
+    tu_expect("backend 9", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "backend = 9");
     bad = cfg;
     bad.num_threads = -2;
-    expect("threads -2", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "num_threads");
-    expect("create NULL ctx ptr", tridi_create(NULL, &cfg), TRIDI_ERROR_NULL_POINTER, "'ctx'");
-    expect("destroy NULL", tridi_destroy(NULL), TRIDI_SUCCESS, NULL);
-    expect("status name", strcmp(tridi_status_name(TRIDI_ERROR_BOUNDS), "TRIDI_ERROR_BOUNDS") ? TRIDI_ERROR_INTERNAL
+    tu_expect("threads -2", tridi_create(&c2, &bad), TRIDI_ERROR_INVALID_VALUE, "num_threads");
+    tu_expect("create NULL ctx ptr", tridi_create(NULL, &cfg), TRIDI_ERROR_NULL_POINTER, "'ctx'");
+    tu_expect("destroy NULL", tridi_destroy(NULL), TRIDI_SUCCESS, NULL);
+    tu_expect("status name", strcmp(tridi_status_name(TRIDI_ERROR_BOUNDS), "TRIDI_ERROR_BOUNDS") ? TRIDI_ERROR_INTERNAL
                                                                                               : TRIDI_SUCCESS,
            TRIDI_SUCCESS, NULL);
 #ifndef TRIDI_TEST_EXPECT_GPU
@@ -214,17 +199,17 @@ int main(void)
     if (cs == TRIDI_SUCCESS) {
         tridi_destroy(c2); /* a GPU is present: nothing to check here */
     } else {
-        expect("cuda without gpu", cs, TRIDI_ERROR_NO_DEVICE, "CUDA backend was asked for");
+        tu_expect("cuda without gpu", cs, TRIDI_ERROR_NO_DEVICE, "CUDA backend was asked for");
         bad.backend = TRIDI_BACKEND_AUTO;
-        expect("auto without gpu", tridi_create(&c2, &bad), TRIDI_SUCCESS, NULL);
+        tu_expect("auto without gpu", tridi_create(&c2, &bad), TRIDI_SUCCESS, NULL);
         tridi_backend be;
         tridi_get_backend(c2, &be);
-        expect("auto resolves to cpu", be == TRIDI_BACKEND_CPU ? TRIDI_SUCCESS : TRIDI_ERROR_INTERNAL, TRIDI_SUCCESS, NULL);
+        tu_expect("auto resolves to cpu", be == TRIDI_BACKEND_CPU ? TRIDI_SUCCESS : TRIDI_ERROR_INTERNAL, TRIDI_SUCCESS, NULL);
         tridi_destroy(c2);
     }
 #endif
     tridi_destroy(ctx);
     tu_system_free(&s);
-    printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
+    printf("%d passed, %d failed\n", tu_checks - tu_failures, tu_failures);
+    return tu_failures ? 1 : 0;
 }

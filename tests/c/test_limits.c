@@ -9,21 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-
-static void expect(const char *what, tridi_status got, tridi_status want, const char *needle)
-{
-    checks++;
-    const char *msg = tridi_error_message();
-    if (got != want || (needle && !strstr(msg, needle))) {
-        failures++;
-        printf("FAILED %s: got %s, want %s; message \"%s\" (should contain \"%s\")\n", what, tridi_status_name(got),
-               tridi_status_name(want), msg, needle ? needle : "");
-    } else {
-        printf("ok %s: %s%s%s\n", what, tridi_status_name(got), got ? ": " : "", got ? msg : "");
-    }
-}
-
 #define LIMIT ((int64_t)1 << 62)
 
 /* A 3D grid of 6 x 5 x 4 cells whose lower bounds are `base`, solved along every axis against the
@@ -43,10 +28,10 @@ static void solve_at(tridi_context ctx, uint64_t *rng, int64_t base, const char 
         tridi_arrays ra = s.a;
         ra.x = ref;
         tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &ra);
-        expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a), TRIDI_SUCCESS, NULL);
-        checks++;
+        tu_expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a), TRIDI_SUCCESS, NULL);
+        tu_checks++;
         if (tu_check(what, &s, ref, lo, hi, (tridi_axis)axis, tu_tolerance(TRIDI_FLOAT64))) {
-            failures++;
+            tu_failures++;
             printf("FAILED %s: wrong answer\n", what);
         }
         free(ref);
@@ -60,15 +45,15 @@ static void solve_at(tridi_context ctx, uint64_t *rng, int64_t base, const char 
     tridi_adi plan = NULL;
     char what[96];
     snprintf(what, sizeof what, "ADI Dirichlet past the upper bound %s", where);
-    expect(what, tridi_adi_create(&plan, ctx, &g, alo, ahi, TRIDI_FLOAT64, &op), TRIDI_ERROR_BOUNDS, "bc_hi[1]");
+    tu_expect(what, tridi_adi_create(&plan, ctx, &g, alo, ahi, TRIDI_FLOAT64, &op), TRIDI_ERROR_BOUNDS, "bc_hi[1]");
     op.bc_hi[1] = TRIDI_ADI_ZERO_FLUX;
     snprintf(what, sizeof what, "ADI plan %s", where);
-    expect(what, tridi_adi_create(&plan, ctx, &g, alo, ahi, TRIDI_FLOAT64, &op), TRIDI_SUCCESS, NULL);
+    tu_expect(what, tridi_adi_create(&plan, ctx, &g, alo, ahi, TRIDI_FLOAT64, &op), TRIDI_SUCCESS, NULL);
     double *field = malloc((size_t)s.cells * 8);
     for (int64_t c = 0; c < s.cells; ++c)
         field[c] = tu_uniform(rng);
     snprintf(what, sizeof what, "ADI step %s", where);
-    expect(what, tridi_adi_step(plan, field, 0.5, NULL), TRIDI_SUCCESS, NULL);
+    tu_expect(what, tridi_adi_step(plan, field, 0.5, NULL), TRIDI_SUCCESS, NULL);
     tridi_adi_destroy(plan);
     free(field);
     tu_system_free(&s);
@@ -81,7 +66,7 @@ int main(void)
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CPU;
     tridi_context ctx;
-    expect("create cpu", tridi_create(&ctx, &cfg), TRIDI_SUCCESS, NULL);
+    tu_expect("create cpu", tridi_create(&ctx, &cfg), TRIDI_SUCCESS, NULL);
 
     /* Right at the limit: the lowest and the highest grids tridi accepts. */
     solve_at(ctx, &rng, -LIMIT, "at -2^62");
@@ -94,25 +79,25 @@ int main(void)
     tu_system_alloc(&s, &g, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, &rng);
     tridi_grid gb = g;
     gb.lbound[1] = -LIMIT - 1;
-    expect("lbound below -2^62", tridi_solve(ctx, &gb, TRIDI_AXIS_X, lo, hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("lbound below -2^62", tridi_solve(ctx, &gb, TRIDI_AXIS_X, lo, hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
            "grid->lbound[1]");
     gb = g;
     gb.lbound[2] = INT64_MAX - 3;
     gb.ubound[2] = INT64_MAX;
-    expect("grid at INT64_MAX", tridi_solve(ctx, &gb, TRIDI_AXIS_X, lo, hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("grid at INT64_MAX", tridi_solve(ctx, &gb, TRIDI_AXIS_X, lo, hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
            "index range");
     int64_t far_lo[3] = {1, INT64_MIN, 1}, empty_hi[3] = {0, 3, 2};
-    expect("empty box, lo[1] = INT64_MIN", tridi_solve(ctx, &g, TRIDI_AXIS_Z, far_lo, empty_hi, &s.a),
+    tu_expect("empty box, lo[1] = INT64_MIN", tridi_solve(ctx, &g, TRIDI_AXIS_Z, far_lo, empty_hi, &s.a),
            TRIDI_ERROR_INVALID_VALUE, "lo[1]");
     int64_t far_hi[3] = {4, 3, INT64_MAX};
-    expect("hi[2] = INT64_MAX", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, far_hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("hi[2] = INT64_MAX", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, far_hi, &s.a), TRIDI_ERROR_INVALID_VALUE,
            "hi[2]");
-    expect("upload_async, lo[1] = INT64_MIN",
+    tu_expect("upload_async, lo[1] = INT64_MIN",
            tridi_upload_async(ctx, &g, TRIDI_AXIS_X, far_lo, empty_hi, TRIDI_ROLE_RHS, s.a.rhs, TRIDI_FLOAT32),
            TRIDI_ERROR_INVALID_VALUE, "lo[1]");
-    checks++;
+    tu_checks++;
     if (tu_check_unchanged("after indices past the limit", &s)) {
-        failures++;
+        tu_failures++;
         printf("FAILED x was written by a failing call\n");
     }
 
@@ -120,11 +105,11 @@ int main(void)
     tridi_adi_operator op;
     tridi_adi_operator_init(&op);
     tridi_adi plan = NULL;
-    expect("ADI empty box, lo[1] = INT64_MIN", tridi_adi_create(&plan, ctx, &g, far_lo, empty_hi, TRIDI_FLOAT32, &op),
+    tu_expect("ADI empty box, lo[1] = INT64_MIN", tridi_adi_create(&plan, ctx, &g, far_lo, empty_hi, TRIDI_FLOAT32, &op),
            TRIDI_ERROR_INVALID_VALUE, "lo[1]");
-    checks++;
+    tu_checks++;
     if (plan) {
-        failures++;
+        tu_failures++;
         printf("FAILED a failing tridi_adi_create left a plan\n");
     }
 
@@ -134,15 +119,15 @@ int main(void)
     tridi_arrays ra = s.a;
     ra.x = ref;
     tu_reference_solve(&g, TRIDI_AXIS_Y, lo, hi, &ra);
-    expect("valid solve afterwards", tridi_solve(ctx, &g, TRIDI_AXIS_Y, lo, hi, &s.a), TRIDI_SUCCESS, NULL);
-    checks++;
+    tu_expect("valid solve afterwards", tridi_solve(ctx, &g, TRIDI_AXIS_Y, lo, hi, &s.a), TRIDI_SUCCESS, NULL);
+    tu_checks++;
     if (tu_check("valid solve afterwards", &s, ref, lo, hi, TRIDI_AXIS_Y, tu_tolerance(TRIDI_FLOAT32))) {
-        failures++;
+        tu_failures++;
         printf("FAILED wrong answer after the errors\n");
     }
     free(ref);
     tu_system_free(&s);
     tridi_destroy(ctx);
-    printf("test_limits: %d of %d checks failed\n", failures, checks);
-    return failures ? 1 : 0;
+    printf("test_limits: %d of %d checks failed\n", tu_failures, tu_checks);
+    return tu_failures ? 1 : 0;
 }

@@ -10,21 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures, checks;
-
-static void expect(const char *what, tridi_status got, tridi_status want, const char *needle)
-{
-    checks++;
-    const char *msg = tridi_error_message();
-    if (got != want || (needle && !strstr(msg, needle))) {
-        failures++;
-        printf("FAILED %s: got %s, want %s; message \"%s\" (should contain \"%s\")\n", what, tridi_status_name(got),
-               tridi_status_name(want), msg, needle ? needle : "");
-    } else {
-        printf("ok %s: %s%s%s\n", what, tridi_status_name(got), got ? ": " : "", got ? msg : "");
-    }
-}
-
 static size_t esz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
 
 static void *slot(tu_system *s, int r)
@@ -61,14 +46,14 @@ static int solve_and_check(tridi_context ctx, const char *label, tu_system *s, i
 {
     tu_poison_x(s, rng);
     tridi_status st = tridi_solve(ctx, &s->grid, (tridi_axis)axis, lo, hi, &s->a);
-    checks++;
+    tu_checks++;
     if (st) {
-        failures++;
+        tu_failures++;
         printf("FAILED %s: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
         return 1;
     }
     if (tu_check(label, s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(s->a.x_type))) {
-        failures++;
+        tu_failures++;
         printf("FAILED %s: wrong answer\n", label);
         return 1;
     }
@@ -78,29 +63,29 @@ static int solve_and_check(tridi_context ctx, const char *label, tu_system *s, i
 static void bad_arguments(tridi_context ctx, tu_system *s)
 {
     int stack_var = 0;
-    expect("register NULL ctx", tridi_host_register(NULL, s->a.lower, 16), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
-    expect("register NULL ptr", tridi_host_register(ctx, NULL, 16), TRIDI_ERROR_NULL_POINTER, "'ptr' is NULL");
-    expect("register 0 bytes", tridi_host_register(ctx, s->a.lower, 0), TRIDI_ERROR_INVALID_VALUE, "bytes = 0");
-    expect("register past the address space", tridi_host_register(ctx, (void *)(UINTPTR_MAX - 63), 128),
+    tu_expect("register NULL ctx", tridi_host_register(NULL, s->a.lower, 16), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
+    tu_expect("register NULL ptr", tridi_host_register(ctx, NULL, 16), TRIDI_ERROR_NULL_POINTER, "'ptr' is NULL");
+    tu_expect("register 0 bytes", tridi_host_register(ctx, s->a.lower, 0), TRIDI_ERROR_INVALID_VALUE, "bytes = 0");
+    tu_expect("register past the address space", tridi_host_register(ctx, (void *)(UINTPTR_MAX - 63), 128),
            TRIDI_ERROR_INVALID_VALUE, "end of the address space");
-    expect("register lower", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_SUCCESS, NULL);
-    expect("register lower twice", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("register lower", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_SUCCESS, NULL);
+    tu_expect("register lower twice", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_ERROR_INVALID_VALUE,
            "already registered");
-    expect("register inside lower", tridi_host_register(ctx, (const char *)s->a.lower + 8, 16),
+    tu_expect("register inside lower", tridi_host_register(ctx, (const char *)s->a.lower + 8, 16),
            TRIDI_ERROR_INVALID_VALUE, "overlaps");
     /* Refused before any memory is touched, so a range reaching before the allocation is safe to pass. */
-    expect("register around lower", tridi_host_register(ctx, (const char *)s->a.lower - 64, slot_bytes(s, 0) + 128),
+    tu_expect("register around lower", tridi_host_register(ctx, (const char *)s->a.lower - 64, slot_bytes(s, 0) + 128),
            TRIDI_ERROR_INVALID_VALUE, "overlaps");
-    expect("unregister NULL ctx", tridi_host_unregister(NULL, s->a.lower), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
-    expect("unregister NULL", tridi_host_unregister(ctx, NULL), TRIDI_ERROR_NULL_POINTER, "'ptr' is NULL");
-    expect("unregister inside", tridi_host_unregister(ctx, (const char *)s->a.lower + 8), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("unregister NULL ctx", tridi_host_unregister(NULL, s->a.lower), TRIDI_ERROR_INVALID_HANDLE, "'ctx'");
+    tu_expect("unregister NULL", tridi_host_unregister(ctx, NULL), TRIDI_ERROR_NULL_POINTER, "'ptr' is NULL");
+    tu_expect("unregister inside", tridi_host_unregister(ctx, (const char *)s->a.lower + 8), TRIDI_ERROR_INVALID_VALUE,
            "lies inside the range");
-    expect("unregister unknown", tridi_host_unregister(ctx, &stack_var), TRIDI_ERROR_INVALID_VALUE, "not registered");
-    expect("unregister lower", tridi_host_unregister(ctx, s->a.lower), TRIDI_SUCCESS, NULL);
-    expect("unregister lower again", tridi_host_unregister(ctx, s->a.lower), TRIDI_ERROR_INVALID_VALUE,
+    tu_expect("unregister unknown", tridi_host_unregister(ctx, &stack_var), TRIDI_ERROR_INVALID_VALUE, "not registered");
+    tu_expect("unregister lower", tridi_host_unregister(ctx, s->a.lower), TRIDI_SUCCESS, NULL);
+    tu_expect("unregister lower again", tridi_host_unregister(ctx, s->a.lower), TRIDI_ERROR_INVALID_VALUE,
            "not registered");
-    expect("register lower again", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_SUCCESS, NULL);
-    expect("unregister lower at last", tridi_host_unregister(ctx, s->a.lower), TRIDI_SUCCESS, NULL);
+    tu_expect("register lower again", tridi_host_register(ctx, s->a.lower, slot_bytes(s, 0)), TRIDI_SUCCESS, NULL);
+    tu_expect("unregister lower at last", tridi_host_unregister(ctx, s->a.lower), TRIDI_SUCCESS, NULL);
 }
 
 /* One random system solved with every registration pattern, uploads of registered arrays, and a failing
@@ -117,7 +102,7 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
     random_case(rng, ndim, &g, lo, hi);
     tu_system s;
     if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng)) {
-        failures++;
+        tu_failures++;
         return;
     }
     const size_t xb = slot_bytes(&s, 4);
@@ -136,7 +121,7 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
         for (int r = 0; r < 5; ++r) {
             const size_t bytes = mask == 32 ? slot_bytes(&s, r) / 2 : slot_bytes(&s, r);
             if ((mask == 32 || (mask >> r & 1)) && tridi_host_register(ctx, slot(&s, r), bytes)) {
-                failures++;
+                tu_failures++;
                 printf("FAILED %s: register %d: %s\n", label, r, tridi_error_message());
             }
         }
@@ -150,9 +135,9 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
             if (!st)
                 st = tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a);
             snprintf(what, sizeof what, "%s, registered uploads", label);
-            checks++;
+            tu_checks++;
             if (st || tu_check(what, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t[4]))) {
-                failures++;
+                tu_failures++;
                 printf("FAILED %s: %s\n", what, st ? tridi_error_message() : "wrong answer");
             }
             if (t[3] == t[4]) {
@@ -166,9 +151,9 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
                 s2.a.x = (void *)s.a.rhs;
                 s2.x_before = rhs_keep;
                 snprintf(what, sizeof what, "%s, registered in place", label);
-                checks++;
+                tu_checks++;
                 if (st || tu_check(what, &s2, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t[4]))) {
-                    failures++;
+                    tu_failures++;
                     printf("FAILED %s: %s\n", what, st ? tridi_error_message() : "wrong answer");
                 }
                 memcpy((void *)s.a.rhs, rhs_keep, rb);
@@ -184,9 +169,9 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
             tu_poison_x(&s, rng);
             st = tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a);
             snprintf(what, sizeof what, "%s, registered zero pivot", label);
-            checks++;
+            tu_checks++;
             if (st != TRIDI_ERROR_ZERO_PIVOT || tu_check_unchanged(what, &s)) {
-                failures++;
+                tu_failures++;
                 printf("FAILED %s: got %s (%s)\n", what, tridi_status_name(st), tridi_error_message());
             }
             tu_set((void *)s.a.diag, t[1], o, d_keep);
@@ -194,7 +179,7 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
         }
         for (int r = 0; r < 5; ++r)
             if ((mask == 32 || (mask >> r & 1)) && tridi_host_unregister(ctx, slot(&s, r))) {
-                failures++;
+                tu_failures++;
                 printf("FAILED %s: unregister %d: %s\n", label, r, tridi_error_message());
             }
     }
@@ -208,7 +193,7 @@ int main(void)
 {
     uint64_t rng = tu_seed("test_register");
     tridi_context ctx;
-    expect("create", tridi_create(&ctx, NULL), TRIDI_SUCCESS, NULL);
+    tu_expect("create", tridi_create(&ctx, NULL), TRIDI_SUCCESS, NULL);
     tridi_backend backend;
     tridi_get_backend(ctx, &backend);
     printf("backend %s\n", tridi_backend_name(backend));
@@ -226,11 +211,11 @@ int main(void)
     /* Destroyed with ranges registered: destroy unregisters them, so a new context may register them. */
     for (int r = 0; r < 5; ++r)
         tridi_host_register(ctx, slot(&s, r), slot_bytes(&s, r));
-    expect("destroy with registered ranges", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
-    expect("create again", tridi_create(&ctx, NULL), TRIDI_SUCCESS, NULL);
-    expect("register after destroy", tridi_host_register(ctx, s.a.diag, slot_bytes(&s, 1)), TRIDI_SUCCESS, NULL);
-    expect("destroy", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
+    tu_expect("destroy with registered ranges", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
+    tu_expect("create again", tridi_create(&ctx, NULL), TRIDI_SUCCESS, NULL);
+    tu_expect("register after destroy", tridi_host_register(ctx, s.a.diag, slot_bytes(&s, 1)), TRIDI_SUCCESS, NULL);
+    tu_expect("destroy", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
     tu_system_free(&s);
-    printf("%d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    printf("%d checks, %d failed\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
 }

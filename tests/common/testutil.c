@@ -226,3 +226,18 @@ int64_t tu_check_unchanged(const char *label, const tu_system *s)
                 printf("  %s: x changed at offset %lld although the call failed\n", label, (long long)i);
     return bad;
 }
+
+int tu_checks, tu_failures;
+
+void tu_expect(const char *what, tridi_status got, tridi_status want, const char *needle)
+{
+    tu_checks++;
+    const char *msg = tridi_error_message();
+    if (got != want || (needle && !strstr(msg, needle))) {
+        tu_failures++;
+        printf("FAILED %s: got %s, want %s; message \"%s\" (should contain \"%s\")\n", what, tridi_status_name(got),
+               tridi_status_name(want), msg, needle ? needle : "");
+    } else {
+        printf("ok %s: %s%s%s\n", what, tridi_status_name(got), got ? ": " : "", got ? msg : "");
+    }
+}

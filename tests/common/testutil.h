@@ -52,6 +52,11 @@ int64_t tu_check(const char *label, const tu_system *s, const void *xref, const 
 /* Bitwise equality of x with x_before everywhere (for error cases). Returns bad cells. */
 int64_t tu_check_unchanged(const char *label, const tu_system *s);
 
+/* Status checks of the bad-input tests, counted in tu_checks / tu_failures (which a test's own checks
+ * may count in too): `got` must be `want` and, when needle is not NULL, the message must contain it. */
+extern int tu_checks, tu_failures;
+void tu_expect(const char *what, tridi_status got, tridi_status want, const char *needle);
+
 /* Tolerance for the answer type: float answers 2e-5, double 1e-11 (diagonally dominant systems). */
 double tu_tolerance(tridi_dtype x_type);
 

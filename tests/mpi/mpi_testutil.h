@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "testutil.h"
 
@@ -26,6 +27,31 @@ static inline long mt_total(long bad)
     long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     return total;
+}
+
+/* The status must be `want` on every rank, the message must contain needle (when not NULL) and be the
+ * same on every rank. Returns the failures of all ranks. */
+static inline long mt_expect(const char *what, tridi_status got, tridi_status want, const char *needle)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char msg[1024] = {0}, first[1024] = {0};
+    strncpy(msg, tridi_error_message(), sizeof msg - 1);
+    if (rank == 0)
+        memcpy(first, msg, sizeof msg);
+    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
+    long bad = 0;
+    if (got != want || (want && needle && !strstr(msg, needle))) {
+        printf("rank %d: %s: got %s, expected %s with \"%s\" (%s)\n", rank, what, tridi_status_name(got),
+               tridi_status_name(want), needle ? needle : "", msg);
+        bad++;
+    } else if (want != TRIDI_SUCCESS && strcmp(msg, first)) {
+        printf("rank %d: %s: message differs from rank 0's:\n  here:   %s\n  rank 0: %s\n", rank, what, msg, first);
+        bad++;
+    }
+    if (rank == 0)
+        printf("%s: %s%s%s\n", what, tridi_status_name(got), want ? " - " : "", want ? msg : "");
+    return mt_total(bad);
 }
 
 /* Ends the test: 0 when no rank failed, 1 otherwise, 77 (skip) when skip is set on every rank. */

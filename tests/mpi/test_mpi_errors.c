@@ -9,28 +9,6 @@
 
 static int rank, nranks;
 
-/* The status must be `want` on every rank and the message identical everywhere. */
-static long expect(const char *what, tridi_status got, tridi_status want)
-{
-    char msg[1024] = {0}, first[1024] = {0};
-    strncpy(msg, tridi_error_message(), sizeof msg - 1);
-    if (rank == 0)
-        memcpy(first, msg, sizeof msg);
-    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    long bad = 0;
-    if (got != want) {
-        printf("rank %d: %s: got %s, expected %s (%s)\n", rank, what, tridi_status_name(got), tridi_status_name(want),
-               msg);
-        bad++;
-    } else if (want != TRIDI_SUCCESS && strcmp(msg, first)) {
-        printf("rank %d: %s: message differs from rank 0's:\n  here:   %s\n  rank 0: %s\n", rank, what, msg, first);
-        bad++;
-    }
-    if (rank == 0)
-        printf("%s: %s%s%s\n", what, tridi_status_name(got), want ? " - " : "", want ? msg : "");
-    return mt_total(bad);
-}
-
 static void base_config(tridi_decomp_config *c)
 {
     tridi_decomp_config_init(c);
@@ -58,48 +36,48 @@ int main(int argc, char **argv)
     if (rank == nranks - 1)
         c.hi[1] += 1;
     tridi_status s = tridi_decomp_create(&d, world, &c);
-    bad += expect("grid differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    bad += mt_expect("grid differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
     base_config(&c);
     if (rank == nranks - 1)
         c.halo[0] = 2;
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("halo width differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    bad += mt_expect("halo width differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
     base_config(&c);
     if (rank == 0)
         c.solve_transport = TRIDI_TRANSPORT_STAGED;
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("solve transport differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    bad += mt_expect("solve transport differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
     base_config(&c);
     c.solve_transport = TRIDI_TRANSPORT_CUDA_AWARE;
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("solve transport cuda-aware", s, TRIDI_ERROR_INVALID_VALUE);
+    bad += mt_expect("solve transport cuda-aware", s, TRIDI_ERROR_INVALID_VALUE, NULL);
 
     base_config(&c);
     c.halo[0] = 7; /* blocks of 6 cells */
     c.periodic[0] = 1;
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("halo wider than a block", s, TRIDI_ERROR_BOUNDS);
+    bad += mt_expect("halo wider than a block", s, TRIDI_ERROR_BOUNDS, NULL);
     tridi_decomp_destroy(d);
 
     base_config(&c);
     s = tridi_decomp_create(&d, world, rank == nranks - 1 ? NULL : &c);
-    bad += expect("NULL config on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    bad += mt_expect("NULL config on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     tridi_decomp_destroy(d);
 
     base_config(&c);
     c.dims[0] = nranks + 1;
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("process grid larger than the communicator", s, TRIDI_ERROR_INVALID_VALUE);
+    bad += mt_expect("process grid larger than the communicator", s, TRIDI_ERROR_INVALID_VALUE, NULL);
 
     base_config(&c);
     s = tridi_decomp_create(&d, world, &c);
-    bad += expect("valid decomposition", s, TRIDI_SUCCESS);
+    bad += mt_expect("valid decomposition", s, TRIDI_SUCCESS, NULL);
     tridi_decomp_info in;
     tridi_decomp_get_info(d, &in);
     int64_t cells = 1;
@@ -110,12 +88,12 @@ int main(int argc, char **argv)
     tridi_halo h = NULL;
     s = tridi_halo_create(&h, d, arr, rank == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
                           TRIDI_TRANSPORT_AUTO);
-    bad += expect("halo dtype differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    bad += mt_expect("halo dtype differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_halo_destroy(h);
     h = NULL;
     s = tridi_halo_create(&h, d, rank == nranks - 1 ? NULL : arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
                           TRIDI_TRANSPORT_AUTO);
-    bad += expect("NULL halo array on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    bad += mt_expect("NULL halo array on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     h = NULL;
     /* A host array passed as device memory: no build and no machine can accept it. */
     s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
@@ -145,27 +123,27 @@ int main(int argc, char **argv)
     if (rank == nranks - 1)
         hi[2] = 2;
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
-    bad += expect("solve box differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS);
+    bad += mt_expect("solve box differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     hi[2] = 3;
     hi[1] = 7; /* 5 cells + 1 halo */
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
-    bad += expect("box outside the global grid", s, TRIDI_ERROR_BOUNDS);
+    bad += mt_expect("box outside the global grid", s, TRIDI_ERROR_BOUNDS, NULL);
     hi[1] = 5;
     tridi_arrays a2 = a;
     if (rank == nranks - 1)
         a2.upper = NULL;
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a2);
-    bad += expect("NULL upper on the last rank", s, TRIDI_ERROR_NULL_POINTER);
+    bad += mt_expect("NULL upper on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     a2 = a;
     a2.x = diag + 1;
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_Z, lo, hi, rank == 0 ? &a2 : &a);
-    bad += expect("x overlapping diag on rank 0 (uncut axis)", s, TRIDI_ERROR_ALIASING);
+    bad += mt_expect("x overlapping diag on rank 0 (uncut axis)", s, TRIDI_ERROR_ALIASING, NULL);
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, rank == 0 ? &a2 : &a);
-    bad += expect("x overlapping diag on rank 0 (cut axis)", s, TRIDI_ERROR_ALIASING);
+    bad += mt_expect("x overlapping diag on rank 0 (cut axis)", s, TRIDI_ERROR_ALIASING, NULL);
     s = tridi_mpi_solve(ctx, d, (tridi_axis)3, lo, hi, &a);
-    bad += expect("axis 3", s, TRIDI_ERROR_INVALID_VALUE);
+    bad += mt_expect("axis 3", s, TRIDI_ERROR_INVALID_VALUE, NULL);
     s = tridi_mpi_solve_device(ctx, d, TRIDI_AXIS_X, lo, hi, &a, NULL);
-    bad += expect("device solve on a CPU context", s, TRIDI_ERROR_UNSUPPORTED);
+    bad += mt_expect("device solve on a CPU context", s, TRIDI_ERROR_UNSUPPORTED, NULL);
 
     tridi_destroy(ctx);
     tridi_decomp_destroy(d);

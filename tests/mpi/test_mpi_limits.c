@@ -12,27 +12,6 @@
 
 static int rank, nranks;
 
-static long expect(const char *what, tridi_status got, tridi_status want, const char *needle)
-{
-    char msg[1024] = {0}, first[1024] = {0};
-    strncpy(msg, tridi_error_message(), sizeof msg - 1);
-    if (rank == 0)
-        memcpy(first, msg, sizeof msg);
-    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    long bad = 0;
-    if (got != want || (want && needle && !strstr(msg, needle))) {
-        printf("rank %d: %s: got %s, expected %s with \"%s\" (%s)\n", rank, what, tridi_status_name(got),
-               tridi_status_name(want), needle ? needle : "", msg);
-        bad++;
-    } else if (want != TRIDI_SUCCESS && strcmp(msg, first)) {
-        printf("rank %d: %s: message differs from rank 0's:\n  here:   %s\n  rank 0: %s\n", rank, what, msg, first);
-        bad++;
-    }
-    if (rank == 0)
-        printf("%s: %s%s%s\n", what, tridi_status_name(got), want ? " - " : "", want ? msg : "");
-    return mt_total(bad);
-}
-
 #define LIMIT ((int64_t)1 << 62)
 
 static void base_config(tridi_decomp_config *c)
@@ -51,7 +30,7 @@ static long create_fails(const char *what, const tridi_decomp_config *c, const c
 {
     tridi_decomp d = (tridi_decomp)&rank;
     tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), c);
-    long bad = expect(what, s, TRIDI_ERROR_INVALID_VALUE, needle);
+    long bad = mt_expect(what, s, TRIDI_ERROR_INVALID_VALUE, needle);
     if (d) {
         printf("rank %d: %s: a failing tridi_decomp_create left *decomp set\n", rank, what);
         bad++;
@@ -103,7 +82,7 @@ int main(int argc, char **argv)
     c.periodic[0] = 1;
     tridi_decomp d = NULL;
     tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &c);
-    bad += expect("decomposition at the index limit", s, TRIDI_SUCCESS, NULL);
+    bad += mt_expect("decomposition at the index limit", s, TRIDI_SUCCESS, NULL);
     if (!s) {
         tridi_decomp_info in;
         tridi_decomp_get_info(d, &in);
@@ -122,7 +101,7 @@ int main(int argc, char **argv)
         s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0, TRIDI_TRANSPORT_AUTO);
         if (!s)
             s = tridi_halo_exchange(h, NULL);
-        bad += expect("halo exchange at the index limit", s, TRIDI_SUCCESS, NULL);
+        bad += mt_expect("halo exchange at the index limit", s, TRIDI_SUCCESS, NULL);
         /* The i halos wrap around the periodic axis: below the block the neighbour's last cell. */
         int64_t n0 = c.hi[0] - c.lo[0] + 1, below = (in.lo[0] - 1 - c.lo[0] + n0) % n0;
         long wrong = 0;
@@ -149,9 +128,9 @@ int main(int argc, char **argv)
                           TRIDI_FLOAT64};
         int64_t lo[3] = {c.lo[0], c.lo[1], c.lo[2]}, hi[3] = {c.hi[0], c.hi[1], c.hi[2]};
         s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
-        bad += expect("solve at the index limit (cut axis)", s, TRIDI_SUCCESS, NULL);
+        bad += mt_expect("solve at the index limit (cut axis)", s, TRIDI_SUCCESS, NULL);
         s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_Z, lo, hi, &a);
-        bad += expect("solve at the index limit (uncut axis)", s, TRIDI_SUCCESS, NULL);
+        bad += mt_expect("solve at the index limit (uncut axis)", s, TRIDI_SUCCESS, NULL);
         /* diag 2, rhs 2, no coupling: x = 1 on the owned cells of the box. */
         long off_one = 0;
         for (int64_t k = 0; k < e2; ++k)
