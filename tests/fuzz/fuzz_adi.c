@@ -34,21 +34,6 @@ static int fuzz_fail(const char *what)
 }
 #define REQUIRE(cond, what) ((cond) ? (void)0 : (void)fuzz_fail(what))
 
-static size_t esize_of(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
-
-static double get(const void *p, tridi_dtype t, int64_t i)
-{
-    return t == TRIDI_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
-static void set(void *p, tridi_dtype t, int64_t i, double v)
-{
-    if (t == TRIDI_FLOAT64)
-        ((double *)p)[i] = v;
-    else
-        ((float *)p)[i] = (float)v;
-}
-
 /* An array of exactly `cells` elements of type t (+ `extra` elements), values from the input. */
 static void *make_array(reader *r, int64_t cells, int64_t extra, tridi_dtype t, int wild, double scale, int nonneg)
 {

@@ -48,21 +48,6 @@ static void fuzz_fail(const char *what)
 }
 #define REQUIRE(cond, what) ((cond) ? (void)0 : fuzz_fail(what))
 
-static size_t esize_of(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
-
-static double get(const void *p, tridi_dtype t, int64_t i)
-{
-    return t == TRIDI_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
-static void set(void *p, tridi_dtype t, int64_t i, double v)
-{
-    if (t == TRIDI_FLOAT64)
-        ((double *)p)[i] = v;
-    else
-        ((float *)p)[i] = (float)v;
-}
-
 /* Arrays are only allocated (halo exchanges, solves) for local grids up to this many cells. */
 #define SMALL_GRID 4096
 

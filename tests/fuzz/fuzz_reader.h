@@ -7,6 +7,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tridi.h"
+
+/* Elements of an array of either storage type. */
+static inline size_t esize_of(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+
+static inline double get(const void *p, tridi_dtype t, int64_t i)
+{
+    return t == TRIDI_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static inline void set(void *p, tridi_dtype t, int64_t i, double v)
+{
+    if (t == TRIDI_FLOAT64)
+        ((double *)p)[i] = v;
+    else
+        ((float *)p)[i] = (float)v;
+}
+
 typedef struct reader {
     const uint8_t *p;
     size_t n;
