@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "tridi_mpi.h"
 
 /* Rank 0 draws (and prints) the seed; every rank gets it. */
 static inline uint64_t mt_seed(const char *name)
@@ -27,6 +28,19 @@ static inline long mt_total(long bad)
     long total = 0;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     return total;
+}
+
+/* A 3D decomposition of `width` i cells per rank (cut along i only), 5 x 3 cells in j, k, from 1. */
+static inline void mt_base_config(tridi_decomp_config *c, int nranks, int width)
+{
+    tridi_decomp_config_init(c);
+    c->ndim = 3;
+    c->lo[0] = c->lo[1] = c->lo[2] = 1;
+    c->hi[0] = (int64_t)width * nranks;
+    c->hi[1] = 5;
+    c->hi[2] = 3;
+    c->dims[0] = nranks;
+    c->dims[1] = 1;
 }
 
 /* The status must be `want` on every rank, the message must contain needle (when not NULL) and be the

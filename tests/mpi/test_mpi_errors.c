@@ -9,18 +9,6 @@
 
 static int rank, nranks;
 
-static void base_config(tridi_decomp_config *c)
-{
-    tridi_decomp_config_init(c);
-    c->ndim = 3;
-    c->lo[0] = c->lo[1] = c->lo[2] = 1;
-    c->hi[0] = 6 * nranks;
-    c->hi[1] = 5;
-    c->hi[2] = 3;
-    c->dims[0] = nranks;
-    c->dims[1] = 1;
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -32,50 +20,50 @@ int main(int argc, char **argv)
     tridi_decomp d = NULL;
     tridi_decomp_config c;
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     if (rank == nranks - 1)
         c.hi[1] += 1;
     tridi_status s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("grid differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     if (rank == nranks - 1)
         c.halo[0] = 2;
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("halo width differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     if (rank == 0)
         c.solve_transport = TRIDI_TRANSPORT_STAGED;
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("solve transport differs on rank 0", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
     tridi_decomp_destroy(d);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     c.solve_transport = TRIDI_TRANSPORT_CUDA_AWARE;
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("solve transport cuda-aware", s, TRIDI_ERROR_INVALID_VALUE, NULL);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     c.halo[0] = 7; /* blocks of 6 cells */
     c.periodic[0] = 1;
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("halo wider than a block", s, TRIDI_ERROR_BOUNDS, NULL);
     tridi_decomp_destroy(d);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     s = tridi_decomp_create(&d, world, rank == nranks - 1 ? NULL : &c);
     bad += mt_expect("NULL config on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     tridi_decomp_destroy(d);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     c.dims[0] = nranks + 1;
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("process grid larger than the communicator", s, TRIDI_ERROR_INVALID_VALUE, NULL);
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 6);
     s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("valid decomposition", s, TRIDI_SUCCESS, NULL);
     tridi_decomp_info in;

@@ -14,18 +14,6 @@ static int rank, nranks;
 
 #define LIMIT ((int64_t)1 << 62)
 
-static void base_config(tridi_decomp_config *c)
-{
-    tridi_decomp_config_init(c);
-    c->ndim = 3;
-    c->lo[0] = c->lo[1] = c->lo[2] = 1;
-    c->hi[0] = 4 * nranks;
-    c->hi[1] = 5;
-    c->hi[2] = 3;
-    c->dims[0] = nranks;
-    c->dims[1] = 1;
-}
-
 static long create_fails(const char *what, const tridi_decomp_config *c, const char *needle)
 {
     tridi_decomp d = (tridi_decomp)&rank;
@@ -47,33 +35,33 @@ int main(int argc, char **argv)
     long bad = 0;
     tridi_decomp_config c;
 
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.lo[0] = INT64_MIN;
     bad += create_fails("lo[0] = INT64_MIN with a halo", &c, "cannot be addressed");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.hi[1] = INT64_MAX;
     bad += create_fails("hi[1] = INT64_MAX", &c, "cannot be addressed");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.lo[2] = -LIMIT;
     c.halo[2] = 1;
     bad += create_fails("lo[2] - halo[2] below -2^62", &c, "config->lo[2]");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.lo[0] = 1;
     c.hi[0] = (int64_t)INT_MAX + 5;
     bad += create_fails("more than INT_MAX cells along i", &c, "cannot be addressed");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.halo[1] = INT_MAX;
     bad += create_fails("halo[1] = INT_MAX", &c, "halo[1] = 2147483647");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.hi[0] = c.hi[1] = c.hi[2] = (int64_t)1 << 30; /* 2^90 cells */
     bad += create_fails("a grid of 2^90 cells", &c, "cannot be addressed");
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.dims[0] = 65536;
     c.dims[1] = 65536;
     bad += create_fails("dims 65536 x 65536", &c, "needs 4294967296 ranks");
 
     /* Right at the limit: the last global cell at 2^62 with a halo of 0 on that side's axis... */
-    base_config(&c);
+    mt_base_config(&c, nranks, 4);
     c.halo[2] = 0;
     c.lo[2] = LIMIT - 3;
     c.hi[2] = LIMIT;
