@@ -1,0 +1,94 @@
+#!/bin/bash
+# On a machine with a GPU: builds tridi with the CUDA backend and the test-only fault hook, runs the GPU
+# tests (ctest -L cuda: with mpicc present, the MPI GPU tests too, whose ranks share the GPUs there are),
+# then compute-sanitizer memcheck, racecheck, initcheck and synccheck over them, and memcheck over the MPI
+# GPU tests at 2 ranks: everything docs/benchmarks.md records as "correctness runs on the device", in one
+# call. (bench/mpi/run_device.sh runs the multi-GPU benchmark.)
+# The Fortran tests need gfortran. Where the GPU machine has none, build them on another machine (with
+# -DTRIDI_ENABLE_FORTRAN=ON -DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) and pass the folder that
+# holds test_adapter and test_fortran_module as FORTRAN_TESTS=dir: they then run on the CUDA backend, plain
+# and under memcheck.
+# Every step has a time limit (a hung GPU test must not eat the machine's time). Logs go to $OUT (default
+# ./out-cuda), one per step; a table of the steps and the sanitizers' summaries is printed last, and the
+# exit status is 1 if any step failed.
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-out-cuda}
+B=${BUILD:-build-cuda-device}
+mkdir -p "$OUT"
+if ! nvidia-smi -L >/dev/null 2>&1; then # every test would skip: nothing would be checked
+  echo "run_device.sh: no GPU here (nvidia-smi -L failed)" >&2
+  exit 77
+fi
+SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+failed=0
+table=()
+
+step() { # step NAME SECONDS COMMAND...: runs COMMAND with a time limit, its output in $OUT/NAME.log
+  local name=$1 secs=$2 t0=$SECONDS rc
+  shift 2
+  timeout "$secs" "$@" >"$OUT/$name.log" 2>&1
+  rc=$?
+  table+=("$(printf '%-34s %-9s %5ss' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAIL($rc)")" $((SECONDS - t0)))")
+  [ $rc -eq 0 ] || failed=1
+  return $rc
+}
+
+# Sanitized runs: --error-exitcode turns any report into a failed step. API errors are not reported:
+# test_cuda and test_cuda_faults provoke failing CUDA calls (a 1 PiB cudaMalloc, refused launches) on purpose.
+sanitize() { # sanitize TOOL NAME SECONDS BINARY [ARGS...]
+  local tool=$1 name=$2 secs=$3
+  shift 3
+  step "$tool-$name" "$secs" "$SAN" --tool "$tool" --error-exitcode 9 --report-api-errors no "$@"
+}
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; "$CUDACXX" --version | tail -2
+  "$SAN" --version | head -2; git rev-parse HEAD 2>/dev/null; date -u; } >"$OUT/machine.txt" 2>&1
+
+FORTRAN=OFF MPI=OFF
+command -v gfortran >/dev/null 2>&1 && FORTRAN=ON
+command -v mpicc >/dev/null 2>&1 && MPI=ON
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+step configure 300 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DTRIDI_FAULT_INJECTION=ON -DTRIDI_ENABLE_MPI=$MPI \
+  -DTRIDI_ENABLE_FORTRAN=$FORTRAN -DTRIDI_BUILD_TESTCASES=OFF -DTRIDI_BUILD_BENCH=OFF &&
+  step build 600 cmake --build "$B" -j "$(nproc)" || { cat "$OUT"/configure.log "$OUT"/build.log | tail -40; exit 1; }
+
+T=$B/tests
+step ctest-cuda 600 bash -c "cd '$B' && ctest -L cuda --output-on-failure"
+if [ -n "${FORTRAN_TESTS:-}" ]; then
+  for t in test_adapter test_fortran_module; do
+    step "fortran-$t" 300 env TRIDI_BACKEND=cuda "$FORTRAN_TESTS/$t"
+  done
+fi
+
+for t in cuda/test_cuda cuda/test_cuda_faults adi/test_adi_cuda; do
+  sanitize memcheck "${t#*/}" 600 "$T/$t"
+done
+sanitize memcheck test_register 300 env TRIDI_BACKEND=cuda "$T/c/test_register"
+[ -n "${FORTRAN_TESTS:-}" ] && sanitize memcheck test_adapter 600 env TRIDI_BACKEND=cuda "$FORTRAN_TESTS/test_adapter"
+for t in cuda/test_cuda adi/test_adi_cuda; do
+  sanitize racecheck "${t#*/}" 600 "$T/$t"
+  sanitize initcheck "${t#*/}" 600 "$T/$t"
+done
+# synccheck: the one-wave kernels synchronise the whole grid (cooperative launch).
+sanitize synccheck test_cuda 600 "$T/cuda/test_cuda"
+# The MPI layer's device paths at 2 ranks, one sanitizer per rank: halos through CUDA IPC and through host
+# staging, distributed solves (reduced systems staged and GPU to GPU).
+if [ "$MPI" = ON ]; then
+  MPIRUN=(mpirun -np 2 --oversubscribe -x OMP_NUM_THREADS=1)
+  for tr in ipc staged; do
+    step "memcheck-mpi_halo_$tr" 600 "${MPIRUN[@]}" "$SAN" --tool memcheck --error-exitcode 9 \
+      --report-api-errors no "$T/mpi/test_mpi_halo" --device $tr
+  done
+  step memcheck-mpi_solve 600 "${MPIRUN[@]}" "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
+    "$T/mpi/test_mpi_solve" --device
+  step racecheck-mpi_solve 600 "${MPIRUN[@]}" "$SAN" --tool racecheck --error-exitcode 9 --report-api-errors no \
+    "$T/mpi/test_mpi_solve" --device
+fi
+
+sed -n 2p "$OUT/machine.txt"
+printf '%s\n' "${table[@]}"
+grep -H -E "ERROR SUMMARY|RACECHECK SUMMARY|tests passed|checks, .* failed|Skipped|Failed" "$OUT"/*.log | sed "s|$OUT/||"
+exit $failed
