@@ -68,7 +68,8 @@ void tridi_decomp_config_init(tridi_decomp_config *config);
  * otherwise) and that every block is at least as wide as the halo (TRIDI_ERROR_BOUNDS). Blocks differ
  * by at most one cell per axis. On failure *decomp is NULL. */
 tridi_status tridi_decomp_create(tridi_decomp *decomp, tridi_mpi_comm comm, const tridi_decomp_config *config);
-/* Collective; NULL is accepted and ignored. */
+/* Collective; NULL is accepted and ignored. Halo plans made on the decomposition stay usable: it is
+ * released with the last of them. */
 tridi_status tridi_decomp_destroy(tridi_decomp decomp);
 
 typedef struct tridi_decomp_info {

@@ -250,15 +250,21 @@ tridi_status tridi_decomp_destroy(tridi_decomp d)
     tridi_status s = tridi_check_decomp("tridi_decomp_destroy", d);
     if (s)
         return s;
+    d->magic = 0;
+    if (d->halos == 0) /* else the last halo plan's destroy frees it */
+        tridi_mpi_decomp_free(d);
+    return TRIDI_SUCCESS;
+}
+
+void tridi_mpi_decomp_free(tridi_decomp d)
+{
     tridi_mpi_scratch_free(d);
     for (int a = 0; a < 2; ++a)
         if (d->line_comm[a] != MPI_COMM_NULL)
             MPI_Comm_free(&d->line_comm[a]);
     if (d->comm != MPI_COMM_NULL)
         MPI_Comm_free(&d->comm);
-    d->magic = 0;
     free(d);
-    return TRIDI_SUCCESS;
 }
 
 tridi_status tridi_decomp_get_info(tridi_decomp d, tridi_decomp_info *info)

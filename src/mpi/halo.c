@@ -563,6 +563,7 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
         release(h);
         return s;
     }
+    d->halos++;
     *out = h;
     return TRIDI_SUCCESS;
 }
@@ -578,7 +579,10 @@ tridi_status tridi_halo_destroy(tridi_halo h)
         tridi_halo_end(h);
     /* Neighbours may still be writing into this array through IPC until every rank is here. */
     MPI_Barrier(h->d->comm);
+    tridi_decomp d = h->d;
     release(h);
+    if (--d->halos == 0 && d->magic == 0) /* its decomposition was destroyed first */
+        tridi_mpi_decomp_free(d);
     return TRIDI_SUCCESS;
 }
 

@@ -39,7 +39,14 @@ struct tridi_decomp_s {
     void *scratch[5];
     size_t scratch_bytes[5];
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
+    /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
+     * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
+    int halos;
 };
+
+/* Frees the decomposition: its communicators, scratch and memory (tridi_decomp_destroy, or the
+ * destroy of its last halo plan). Collective, as MPI_Comm_free is. */
+void tridi_mpi_decomp_free(tridi_decomp d);
 
 /* CUDA IPC mappings shared by halos and solves (halo.c): one per exported allocation and process, as
  * CUDA refuses to open the same handle twice. handle: the 64 bytes of a cudaIpcMemHandle_t. */
