@@ -255,7 +255,8 @@ void tridi_adi_operator_init(tridi_adi_operator *op);
 
 /* Arrays given in op (kappa_field, velocity) and to the calls below are host arrays on the CPU
  * backend and device pointers on the CUDA backend. The plan keeps op's pointers, not their values:
- * the model may change those fields between steps. The context must outlive the plan. */
+ * the model may change those fields between steps. The context must outlive the plan: tridi_destroy
+ * refuses (TRIDI_ERROR_INVALID_VALUE, context unchanged) while a plan made with it is alive. */
 tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
                               const int64_t hi[3], tridi_dtype dtype, const tridi_adi_operator *op);
 /* NULL is accepted and ignored. */

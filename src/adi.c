@@ -267,6 +267,7 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
             return s;
         }
     }
+    ctx->adi_plans++;
     *out = plan;
     return TRIDI_SUCCESS;
 }
@@ -283,6 +284,7 @@ tridi_status tridi_adi_destroy(tridi_adi plan)
     if (plan->cuda && plan->stream)
         tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
 #endif
+    plan->ctx->adi_plans--;
     release(plan);
     return TRIDI_SUCCESS;
 }

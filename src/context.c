@@ -153,6 +153,12 @@ tridi_status tridi_destroy(tridi_context ctx)
     tridi_status s = tridi_check_context("tridi_destroy", ctx);
     if (s)
         return s;
+    if (ctx->adi_plans > 0) /* freeing it would leave them a dangling context; the caller's context stays usable */
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "tridi_destroy: %d ADI plan%s made with this context %s still alive: destroy %s first "
+                          "(tridi_adi_destroy)",
+                          ctx->adi_plans, ctx->adi_plans > 1 ? "s" : "", ctx->adi_plans > 1 ? "are" : "is",
+                          ctx->adi_plans > 1 ? "them" : "it");
     tridi_host_unregister_all(ctx); /* before the CUDA state goes: it waits for transfers first */
 #ifdef TRIDI_HAVE_CUDA
     if (ctx->cuda)

@@ -87,12 +87,14 @@ struct tridi_context_s {
     tridi_config config;
     tridi_backend backend;    /* resolved: CPU or CUDA */
     struct tridi_cuda_state *cuda;
-    /* CPU backend scratch: the answer box is built here and copied to x only when every line
-     * succeeded, so no partial answer reaches the caller. */
+    /* CPU backend scratch, kept between calls: per-thread workspaces (W, G, x-sweep tiles) and the undo
+     * log that restores x when a line fails, so no partial answer reaches the caller (cpu_solve.c). */
     void *cpu_scratch;
     size_t cpu_scratch_bytes;
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
+    int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
+                                 tridi_destroy refuses while any is alive */
 };
 #define TRIDI_CONTEXT_MAGIC 0x74726964u /* "trid" */
 

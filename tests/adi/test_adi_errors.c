@@ -169,9 +169,16 @@ int main(void)
            "overlaps");
     double ms[3];
     expect("timings without profile", tridi_adi_timings(plan, ms, NULL), TRIDI_ERROR_INVALID_VALUE, "profile");
+    /* The context outlives its plans: destroying it first is refused, and both stay usable. */
+    tridi_adi plan2 = NULL;
+    expect("create: a second plan", tridi_adi_create(&plan2, ctx, &g, lo, hi, TRIDI_FLOAT64, &opk), TRIDI_SUCCESS, NULL);
+    expect("context destroyed before 2 plans", tridi_destroy(ctx), TRIDI_ERROR_INVALID_VALUE, "2 ADI plans");
+    expect("destroy the second plan", tridi_adi_destroy(plan2), TRIDI_SUCCESS, NULL);
+    expect("context destroyed before 1 plan", tridi_destroy(ctx), TRIDI_ERROR_INVALID_VALUE, "1 ADI plan made");
+    expect("step after the refused context destroy", tridi_adi_step(plan, field, 0.1, NULL), TRIDI_SUCCESS, NULL);
     expect("destroy", tridi_adi_destroy(plan), TRIDI_SUCCESS, NULL);
     expect("destroy NULL", tridi_adi_destroy(NULL), TRIDI_SUCCESS, NULL);
-    tridi_destroy(ctx);
+    expect("context destroyed after its plans", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
     free(kappa);
     free(field);
     free(before);
