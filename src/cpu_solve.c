@@ -2,7 +2,8 @@
  *
  * Work unit: a block of neighbouring lines, solved together with the recurrence vectorised across them.
  * - y and z sweeps: up to L lines at consecutive i, so each unknown's values of the block form one
- *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be. The rows a few
+ *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be, narrower where
+ *   cutting rows evenly shares the blocks better among the threads (yz_block_lines). The rows a few
  *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, and without it a y
  *   sweep of 560x560x56 ran 1.5x slower on the GPU host.
  * - x sweeps: each line is contiguous, neighbouring lines a grid row apart. With AVX-512, 16 consecutive
@@ -558,7 +559,34 @@ typedef struct cpu_plan {
     int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
 } cpu_plan;
 
-static cpu_plan make_plan(const tridi_problem *p)
+/* Lines per block of a y/z sweep: each row of n1 lines (n2 rows) is cut into s even pieces of at most
+ * Lmax lines, s chosen to make the busiest thread's work smallest. OpenMP's static schedule gives a
+ * thread ceil(blocks / threads) blocks, so one block per row can leave threads idle: y sweeps of
+ * 140x140x56 or 560x560x56 on 16 threads (56 rows) ran 4 blocks on half the threads and 3 on the rest,
+ * 14% over an even share; halved rows (112 blocks) share evenly. A block's fixed cost (set-up, the
+ * prefetch ramp) is counted as BLOCK_COST_LINES lines, so rows are not cut for nothing. */
+#define BLOCK_COST_LINES 8
+static int64_t yz_block_lines(int64_t n1, int64_t n2, int64_t Lmax, int nthreads)
+{
+    const int64_t s0 = (n1 + Lmax - 1) / Lmax; /* fewest pieces per row within the budget */
+    int64_t best = 0, best_cost = INT64_MAX;
+    for (int64_t s = s0; s <= s0 + 3; ++s) {
+        int64_t L = ((n1 + s - 1) / s + 7) / 8 * 8; /* even pieces, a multiple of 8 lines (a vector of doubles) */
+        if (L > n1)
+            L = n1;
+        if (s > s0 && L < TRIDI_CPU_BLOCK)
+            break; /* narrower blocks lose more to vector set-up than balance gains */
+        const int64_t blocks = (n1 + L - 1) / L * n2;
+        const int64_t cost = (blocks + nthreads - 1) / nthreads * (L + BLOCK_COST_LINES);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = L;
+        }
+    }
+    return best;
+}
+
+static cpu_plan make_plan(const tridi_problem *p, int nthreads)
 {
     cpu_plan c;
     c.x512 = p->axis == TRIDI_AXIS_X && x_avx512_usable();
@@ -569,10 +597,10 @@ static cpu_plan make_plan(const tridi_problem *p)
     } else {
         if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
             c.L = TRIDI_CPU_BLOCK_X;
-        } else { /* long contiguous rows while W and G stay within their budget */
+        } else { /* long contiguous rows while W and G stay within their budget, cut evenly among threads */
             int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
             L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
-            c.L = (L + 15) / 16 * 16;
+            c.L = yz_block_lines(p->n1, p->n2, L, nthreads);
         }
         if (p->n1 < c.L)
             c.L = p->n1;
@@ -748,9 +776,9 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
 
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
-    const cpu_plan c = make_plan(p);
     const size_t xes = tridi_dtype_size(p->arrays.x_type);
     const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    const cpu_plan c = make_plan(p, nthreads);
 
     /* One allocation, kept by the context: per-thread workspaces, the undo log (the old x of every block,
      * at a fixed place per block) and one written flag per block. */

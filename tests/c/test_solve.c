@@ -12,6 +12,7 @@ static const tridi_dtype combos[3][5] = {
     {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32}};
 static const char *combo_name[3] = {"f32", "f64", "mixed"};
 
+/* big: 0 small grids, 1 larger ones, 2 a few wide rows of lines, 3 long lines in rows wider than a block */
 static int run_case(uint64_t *rng, int ndim, int axis, int combo, int threads, int inplace, int big)
 {
     tridi_grid g = {ndim, {0}, {0}};
@@ -19,6 +20,10 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int threads, i
     for (int a = 0; a < ndim; ++a) {
         int64_t lb = tu_randint(rng, -3, 2), halo = tu_randint(rng, 0, 2);
         int64_t n = big ? tu_randint(rng, 40, 100) : tu_randint(rng, 1, 20);
+        if (big == 2) /* a few wide rows of lines: the CPU backend cuts them to share them among threads */
+            n = a == 0 ? tu_randint(rng, 130, 300) : a == axis ? tu_randint(rng, 2, 30) : tu_randint(rng, 1, 4);
+        else if (big == 3) /* rows wider than the W/G budget of lines this long allows: cut into pieces */
+            n = a == 0 ? tu_randint(rng, 2000, 2100) : tu_randint(rng, 600, 650);
         g.lbound[a] = lb - halo;
         g.ubound[a] = lb + n - 1 + halo;
         lo[a] = lb + tu_randint(rng, 0, n / 4);
@@ -101,6 +106,15 @@ int main(void)
             failures += run_case(&rng, 3, axis, combo, 2, 0, 1);
             cases++;
         }
+    /* y and z blocks cut from rows: for balance among 2-4 threads, and by the budget of long lines. */
+    for (int rep = 0; rep < 6; ++rep) {
+        failures += run_case(&rng, 3, 1 + rep % 2, rep % 3, 2 + rep % 3, 0, 2);
+        cases++;
+    }
+    for (int combo = 0; combo < 3; ++combo) {
+        failures += run_case(&rng, 2, 1, combo, 2, 0, 3);
+        cases++;
+    }
     printf("%d passed, %d failed\n", cases - failures, failures);
     return failures ? 1 : 0;
 }
