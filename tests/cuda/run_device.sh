@@ -40,10 +40,10 @@ step() { # step NAME SECONDS COMMAND...: runs COMMAND with a time limit, its out
 
 # Sanitized runs: --error-exitcode turns any report into a failed step. API errors are not reported:
 # test_cuda and test_cuda_faults provoke failing CUDA calls (a 1 PiB cudaMalloc, refused launches) on purpose.
-sanitize() { # sanitize TOOL NAME SECONDS BINARY [ARGS...]
+sanitize() { # sanitize TOOL NAME SECONDS BINARY [ARGS...]; the environment: $SAN_ENV (VAR=value ...)
   local tool=$1 name=$2 secs=$3
   shift 3
-  step "$tool-$name" "$secs" "$SAN" --tool "$tool" --error-exitcode 9 --report-api-errors no "$@"
+  step "$tool-$name" "$secs" env ${SAN_ENV:-} "$SAN" --tool "$tool" --error-exitcode 9 --report-api-errors no "$@"
 }
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; "$CUDACXX" --version | tail -2
@@ -69,8 +69,8 @@ fi
 for t in cuda/test_cuda cuda/test_cuda_faults adi/test_adi_cuda; do
   sanitize memcheck "${t#*/}" 600 "$T/$t"
 done
-sanitize memcheck test_register 300 env TRIDI_BACKEND=cuda "$T/c/test_register"
-[ -n "${FORTRAN_TESTS:-}" ] && sanitize memcheck test_adapter 600 env TRIDI_BACKEND=cuda "$FORTRAN_TESTS/test_adapter"
+SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_register 300 "$T/c/test_register"
+[ -n "${FORTRAN_TESTS:-}" ] && SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_adapter 600 "$FORTRAN_TESTS/test_adapter"
 for t in cuda/test_cuda adi/test_adi_cuda; do
   sanitize racecheck "${t#*/}" 600 "$T/$t"
   sanitize initcheck "${t#*/}" 600 "$T/$t"
