@@ -117,6 +117,14 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     else if (!s && ((int)axis < 0 || (int)axis >= c->ndim))
         s = tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d, must be 0..%d for a %dD grid", f, (int)axis,
                        c->ndim - 1, c->ndim);
+    /* The corners go through the all-reduce below negated (-lo, -hi): one of INT64_MIN would overflow
+     * there, so the index range of every other entry point is checked first. */
+    for (int a = 0; !s && a < c->ndim; ++a)
+        if (lo[a] < -TRIDI_INDEX_LIMIT || lo[a] > TRIDI_INDEX_LIMIT || hi[a] < -TRIDI_INDEX_LIMIT ||
+            hi[a] > TRIDI_INDEX_LIMIT)
+            s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                           "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
+                           (long long)lo[a], a, (long long)hi[a]);
     int64_t v[15] = {s != TRIDI_SUCCESS};
     if (!s) {
         int64_t mine[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};

@@ -4,6 +4,7 @@
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +133,11 @@ int main(int argc, char **argv)
     bad += mt_expect("axis 3", s, TRIDI_ERROR_INVALID_VALUE, NULL);
     s = tridi_mpi_solve_device(ctx, d, TRIDI_AXIS_X, lo, hi, &a, NULL);
     bad += mt_expect("device solve on a CPU context", s, TRIDI_ERROR_UNSUPPORTED, NULL);
+    /* A corner past -2^62..2^62 is refused as by tridi_solve; INT64_MIN used to be negated in the
+     * all-reduce that compares the boxes (signed overflow) and then reported as BOUNDS. */
+    const int64_t far_lo[3] = {INT64_MIN, 1, 1};
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, far_lo, hi, &a);
+    bad += mt_expect("box corner lo[0] = INT64_MIN", s, TRIDI_ERROR_INVALID_VALUE, "index range");
 
     tridi_destroy(ctx);
     tridi_decomp_destroy(d);
