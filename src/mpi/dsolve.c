@@ -8,6 +8,7 @@
  * rank then substitutes its x_L, x_R back. Pivots are done in double as in tridi_solve. */
 #include "mpi_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,13 @@ static tridi_status cpu_forward(const dplan *dp, double *work, double *coef, con
                 at = m;
                 break;
             }
+            /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S below: without this
+             * the line would be solved with that unknown silently 0, where tridi_solve reports it. */
+            if (!isfinite(den)) {
+                kind = 2;
+                at = m;
+                break;
+            }
             double inv = 1.0 / den;
             W[m] = -cc * inv;
             G[m] = (m == 0 ? r : r - a * Gp) * inv;
@@ -359,12 +367,17 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
     return oom ? -1 : bad != INT64_MAX ? 1 : 0;
 }
 
-static void cpu_backward(const dplan *dp, const double *work, const double *ends)
+/* Back substitution from x_L, x_R of each line. store = 0: only checks that every answer is finite in
+ * x's type (a float answer may overflow where the double one does not), returning the failure of the
+ * lowest line at its highest unknown as tridi_solve does; x is untouched, so every rank can agree on
+ * the outcome before any rank writes. store = 1: writes x (the same arithmetic, so the same values). */
+static tridi_status cpu_backward(const dplan *dp, const double *work, const double *ends, int store, const char *f)
 {
     const tridi_problem *p = &dp->p;
     const int64_t n = p->n, st = p->stride[p->axis];
     void *x = p->arrays.x;
     const tridi_dtype xt = p->arrays.x_type;
+    int64_t bad_line = INT64_MAX, bad_m = 0;
 #pragma omp parallel for schedule(static)
     for (int64_t l = 0; l < p->nlines; ++l) {
         const int64_t base = tridi_line_offset(p, l);
@@ -373,13 +386,26 @@ static void cpu_backward(const dplan *dp, const double *work, const double *ends
         double next = xr;
         for (int64_t m = n - 1; m >= 0; --m) {
             double v = G[m] + W[m] * next + S[m] * xl;
-            if (xt == TRIDI_FLOAT64)
+            if (!store) {
+                if (!(fabs(xt == TRIDI_FLOAT64 ? v : (double)(float)v) <= DBL_MAX)) {
+#pragma omp critical(tridi_mpi_backward)
+                    if (l < bad_line) {
+                        bad_line = l;
+                        bad_m = m;
+                    }
+                    break;
+                }
+            } else if (xt == TRIDI_FLOAT64) {
                 ((double *)x)[base + m * st] = v;
-            else
+            } else {
                 ((float *)x)[base + m * st] = (float)v;
+            }
             next = v;
         }
     }
+    if (bad_line != INT64_MAX)
+        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, bad_line, bad_m, "the answer overflows its storage type");
+    return TRIDI_SUCCESS;
 }
 
 /* Gathers the reduced coefficients of the line and solves the reduced systems; ends gets x_L, x_R. */
@@ -481,8 +507,11 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     s = tridi_mpi_agree(comm, s);
     if (!s)
         s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
+    /* Answers that overflow x's type fail the call on every rank before any rank writes x. */
+    if (!s)
+        s = tridi_mpi_agree(comm, work_here ? cpu_backward(&dp, work, ends, 0, f) : TRIDI_SUCCESS);
     if (!s && work_here)
-        cpu_backward(&dp, work, ends);
+        cpu_backward(&dp, work, ends, 1, f);
     free(coef);
     free(ends);
     free(work);
