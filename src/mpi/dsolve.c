@@ -8,6 +8,7 @@
  * rank then substitutes its x_L, x_R back. Pivots are done in double as in tridi_solve. */
 #include "mpi_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,14 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     else if (!s && ((int)axis < 0 || (int)axis >= c->ndim))
         s = tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d, must be 0..%d for a %dD grid", f, (int)axis,
                        c->ndim - 1, c->ndim);
+    /* The corners go through the all-reduce below negated (-lo, -hi): one of INT64_MIN would overflow
+     * there, so the index range of every other entry point is checked first. */
+    for (int a = 0; !s && a < c->ndim; ++a)
+        if (lo[a] < -TRIDI_INDEX_LIMIT || lo[a] > TRIDI_INDEX_LIMIT || hi[a] < -TRIDI_INDEX_LIMIT ||
+            hi[a] > TRIDI_INDEX_LIMIT)
+            s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                           "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
+                           (long long)lo[a], a, (long long)hi[a]);
     int64_t v[15] = {s != TRIDI_SUCCESS};
     if (!s) {
         int64_t mine[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
@@ -217,6 +226,13 @@ static tridi_status cpu_forward(const dplan *dp, double *work, double *coef, con
             double sl = m == 0 ? -a : -a * Sp;
             if (den == 0.0) {
                 kind = 1;
+                at = m;
+                break;
+            }
+            /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S below: without this
+             * the line would be solved with that unknown silently 0, where tridi_solve reports it. */
+            if (!isfinite(den)) {
+                kind = 2;
                 at = m;
                 break;
             }
@@ -351,26 +367,67 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
     return oom ? -1 : bad != INT64_MAX ? 1 : 0;
 }
 
-static void cpu_backward(const dplan *dp, const double *work, const double *ends)
+/* Back substitution from x_L, x_R of each line into x, the old x of each cell saved to undo first (n
+ * values per line, x's type) so that a failure on any rank can put every rank's x back (cpu_restore).
+ * Fails if an answer is not finite in x's type (a float answer may overflow where the double one does
+ * not), naming the lowest failing line at its highest failing unknown, as tridi_solve does. */
+static tridi_status cpu_backward(const dplan *dp, const double *work, const double *ends, void *undo, const char *f)
 {
     const tridi_problem *p = &dp->p;
     const int64_t n = p->n, st = p->stride[p->axis];
     void *x = p->arrays.x;
     const tridi_dtype xt = p->arrays.x_type;
+    int64_t bad_line = INT64_MAX, bad_m = 0;
 #pragma omp parallel for schedule(static)
     for (int64_t l = 0; l < p->nlines; ++l) {
         const int64_t base = tridi_line_offset(p, l);
         const double *G = work + 3 * n * l, *W = G + n, *S = W + n;
         double xl = ends[2 * l], xr = ends[2 * l + 1];
         double next = xr;
+        int64_t bad_here = -1;
         for (int64_t m = n - 1; m >= 0; --m) {
             double v = G[m] + W[m] * next + S[m] * xl;
-            if (xt == TRIDI_FLOAT64)
-                ((double *)x)[base + m * st] = v;
-            else
-                ((float *)x)[base + m * st] = (float)v;
+            const int64_t o = base + m * st, u = l * n + m;
+            int ok;
+            if (xt == TRIDI_FLOAT64) {
+                ((double *)undo)[u] = ((double *)x)[o];
+                ((double *)x)[o] = v;
+                ok = fabs(v) <= DBL_MAX;
+            } else {
+                const float fv = (float)v;
+                ((float *)undo)[u] = ((float *)x)[o];
+                ((float *)x)[o] = fv;
+                ok = fabsf(fv) <= FLT_MAX;
+            }
+            if (!ok && bad_here < 0)
+                bad_here = m;
             next = v;
         }
+        if (bad_here >= 0) {
+#pragma omp critical(tridi_mpi_backward)
+            if (l < bad_line) {
+                bad_line = l;
+                bad_m = bad_here;
+            }
+        }
+    }
+    if (bad_line != INT64_MAX)
+        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, bad_line, bad_m, "the answer overflows its storage type");
+    return TRIDI_SUCCESS;
+}
+
+/* Puts back the x that cpu_backward saved to undo. */
+static void cpu_restore(const dplan *dp, const void *undo)
+{
+    const tridi_problem *p = &dp->p;
+    const int64_t n = p->n, st = p->stride[p->axis];
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
+#pragma omp parallel for schedule(static)
+    for (int64_t l = 0; l < p->nlines; ++l) {
+        const int64_t base = tridi_line_offset(p, l);
+        for (int64_t m = 0; m < n; ++m)
+            memcpy((char *)p->arrays.x + (size_t)(base + m * st) * es, (const char *)undo + (size_t)(l * n + m) * es,
+                   es);
     }
 }
 
@@ -465,7 +522,8 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     double *coef = calloc(6 * nl + 1, sizeof(double));
     double *ends = calloc(2 * nl + 1, sizeof(double));
     double *work = work_here ? malloc(sizeof(double) * 3 * (size_t)dp.n * nl) : NULL;
-    s = (!coef || !ends || (work_here && !work))
+    void *undo = work_here ? malloc(tridi_dtype_size(dp.p.arrays.x_type) * (size_t)dp.n * nl) : NULL;
+    s = (!coef || !ends || (work_here && (!work || !undo)))
             ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu lines", f, nl)
             : TRIDI_SUCCESS;
     if (!s && work_here)
@@ -473,11 +531,17 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     s = tridi_mpi_agree(comm, s);
     if (!s)
         s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
-    if (!s && work_here)
-        cpu_backward(&dp, work, ends);
+    /* An answer that overflows x's type on any rank fails the call on every rank, each putting its x
+     * back: no partial answer, as tridi_solve. */
+    if (!s) {
+        s = tridi_mpi_agree(comm, work_here ? cpu_backward(&dp, work, ends, undo, f) : TRIDI_SUCCESS);
+        if (s && work_here)
+            cpu_restore(&dp, undo);
+    }
     free(coef);
     free(ends);
     free(work);
+    free(undo);
     return s;
 }
 

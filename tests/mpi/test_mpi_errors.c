@@ -4,6 +4,8 @@
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +134,60 @@ int main(int argc, char **argv)
     bad += mt_expect("axis 3", s, TRIDI_ERROR_INVALID_VALUE, NULL);
     s = tridi_mpi_solve_device(ctx, d, TRIDI_AXIS_X, lo, hi, &a, NULL);
     bad += mt_expect("device solve on a CPU context", s, TRIDI_ERROR_UNSUPPORTED, NULL);
+    /* A corner past -2^62..2^62 is refused as by tridi_solve; INT64_MIN used to be negated in the
+     * all-reduce that compares the boxes (signed overflow) and then reported as BOUNDS. */
+    const int64_t far_lo[3] = {INT64_MIN, 1, 1};
+    s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, far_lo, hi, &a);
+    bad += mt_expect("box corner lo[0] = INT64_MIN", s, TRIDI_ERROR_INVALID_VALUE, "index range");
+
+    /* Numerical failures on the cut axis are those of tridi_solve, on every rank, with x unchanged.
+     * An Inf diag used to give 1/pivot = 0 and a silent answer; a float answer past FLT_MAX used to be
+     * written as Inf with TRIDI_SUCCESS. (x = rhs / diag: the lines are uncoupled.) */
+    {
+        const int64_t inf_cell[3] = {6 * nranks - 1, 3, 2}; /* on the last rank's block */
+        double *rhs = malloc(sizeof(double) * (size_t)cells);
+        float *f_lu = calloc((size_t)cells, sizeof(float)), *f_diag = malloc(sizeof(float) * (size_t)cells);
+        float *f_rhs = malloc(sizeof(float) * (size_t)cells), *f_x = malloc(sizeof(float) * (size_t)cells);
+        for (int64_t i = 0; i < cells; ++i) {
+            rhs[i] = 1.0;
+            x[i] = -5.0;
+            f_diag[i] = rank == nranks - 1 ? 1e-30f : 1.0f; /* x = 1e40 on the last rank only */
+            f_rhs[i] = 1e10f;
+            f_x[i] = -5.0f;
+        }
+        if (inf_cell[0] >= in.lo[0] && inf_cell[0] <= in.hi[0])
+            diag[tu_index(&in.grid, inf_cell[0], inf_cell[1], inf_cell[2])] = INFINITY;
+        tridi_arrays ai = {arr, TRIDI_FLOAT64, diag, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, rhs, TRIDI_FLOAT64, x,
+                           TRIDI_FLOAT64};
+        s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &ai);
+        bad += mt_expect("Inf diag (cut axis)", s, TRIDI_ERROR_NONFINITE, NULL);
+        int64_t cell[3];
+        int nd = tridi_error_cell(cell);
+        long wrong = nd != 3 || cell[0] != inf_cell[0] || cell[1] != inf_cell[1] || cell[2] != inf_cell[2];
+        for (int64_t i = 0; i < cells; ++i)
+            wrong += x[i] != -5.0;
+        tridi_arrays af = {f_lu, TRIDI_FLOAT32, f_diag, TRIDI_FLOAT32, f_lu, TRIDI_FLOAT32, f_rhs, TRIDI_FLOAT32, f_x,
+                           TRIDI_FLOAT32};
+        s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &af);
+        bad += mt_expect("float answers past FLT_MAX on the last rank (cut axis)", s, TRIDI_ERROR_NONFINITE,
+                         "overflows");
+        /* The lowest failing line at its highest unknown; the other ranks' answers were good, and are
+         * not written either. */
+        nd = tridi_error_cell(cell);
+        wrong += nd != 3 || cell[0] != 6 * nranks || cell[1] != 1 || cell[2] != 1;
+        for (int64_t i = 0; i < cells; ++i)
+            wrong += f_x[i] != -5.0f;
+        if (wrong) {
+            printf("rank %d: numerical failures: wrong cell (%lld, %lld, %lld) or %ld cells of x written\n", rank,
+                   (long long)cell[0], (long long)cell[1], (long long)cell[2], wrong);
+            bad++;
+        }
+        free(rhs);
+        free(f_lu);
+        free(f_diag);
+        free(f_rhs);
+        free(f_x);
+    }
 
     tridi_destroy(ctx);
     tridi_decomp_destroy(d);
