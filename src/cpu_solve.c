@@ -2,8 +2,7 @@
  *
  * Work unit: a block of neighbouring lines, solved together with the recurrence vectorised across them.
  * - y and z sweeps: up to L lines at consecutive i, so each unknown's values of the block form one
- *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be, narrower where
- *   cutting rows evenly shares the blocks better among the threads (yz_block_lines). The rows a few
+ *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be. The rows a few
  *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, and without it a y
  *   sweep of 560x560x56 ran 1.5x slower on the GPU host.
  * - x sweeps: each line is contiguous, neighbouring lines a grid row apart. With AVX-512, 16 consecutive
@@ -11,6 +10,7 @@
  *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on
  *   their way to x: every array is read (and x written) once, as rows, with software prefetch ahead.
  *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
+ * - Threads: each takes an equal share of the call's lines, cut into blocks (make_plan, thread_blocks).
  *
  * No partial answer: once a block's forward sweep has succeeded, the old x of its cells goes to an undo
  * log (non-temporal stores), and only then does the back substitution write x, directly. If any line of
@@ -548,65 +548,47 @@ static int x_avx512_usable(void)
 #endif
 }
 
-/* How a call is cut into blocks, and the undo log's shape. */
+/* How a call is cut into blocks, and the undo log's shape. Each thread takes an equal share of the
+ * lines, [t*N/T, (t+1)*N/T), cut into blocks of at most L lines (at row ends too, except for the AVX-512
+ * x sweep, whose blocks run over consecutive line numbers). Whole blocks dealt out by OpenMP's static
+ * schedule left threads idle: y sweeps of 140x140x56 or 560x560x56 on 16 threads (one block per k plane,
+ * 56 blocks) ran 4 blocks on half the threads and 3 on the rest, 14% over an even share. */
+typedef struct cpu_block {
+    int64_t line0, Lb;
+} cpu_block;
+
 typedef struct cpu_plan {
     int x512;            /* x sweep through the AVX-512 kernels */
-    int64_t L;           /* lines per block */
-    int64_t nb1;         /* blocks per row of lines along a1; 0: blocks run over consecutive line numbers */
+    int64_t L;           /* lines per block, at most */
+    int row_cut;         /* blocks end at row ends (every n1 lines): their lines are one contiguous run */
+    int nthreads;
     int64_t nblocks;
+    cpu_block *blocks;   /* thread t's blocks are blocks[first[t] .. first[t+1]-1] */
+    int64_t *first;
     int64_t log_rows;    /* per block: x lines (x sweeps) or unknowns (y/z) */
     int64_t log_pitch;   /* elements per log row: the row's length padded to 64 bytes */
     int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
 } cpu_plan;
 
-/* Lines per block of a y/z sweep: each row of n1 lines (n2 rows) is cut into s even pieces of at most
- * Lmax lines, s chosen to make the busiest thread's work smallest. OpenMP's static schedule gives a
- * thread ceil(blocks / threads) blocks, so one block per row can leave threads idle: y sweeps of
- * 140x140x56 or 560x560x56 on 16 threads (56 rows) ran 4 blocks on half the threads and 3 on the rest,
- * 14% over an even share; halved rows (112 blocks) share evenly. A block's fixed cost (set-up, the
- * prefetch ramp) is counted as BLOCK_COST_LINES lines, so rows are not cut for nothing. */
-#define BLOCK_COST_LINES 8
-static int64_t yz_block_lines(int64_t n1, int64_t n2, int64_t Lmax, int nthreads)
-{
-    const int64_t s0 = (n1 + Lmax - 1) / Lmax; /* fewest pieces per row within the budget */
-    int64_t best = 0, best_cost = INT64_MAX;
-    for (int64_t s = s0; s <= s0 + 3; ++s) {
-        int64_t L = ((n1 + s - 1) / s + 7) / 8 * 8; /* even pieces, a multiple of 8 lines (a vector of doubles) */
-        if (L > n1)
-            L = n1;
-        if (s > s0 && L < TRIDI_CPU_BLOCK)
-            break; /* narrower blocks lose more to vector set-up than balance gains */
-        const int64_t blocks = (n1 + L - 1) / L * n2;
-        const int64_t cost = (blocks + nthreads - 1) / nthreads * (L + BLOCK_COST_LINES);
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = L;
-        }
-    }
-    return best;
-}
-
 static cpu_plan make_plan(const tridi_problem *p, int nthreads)
 {
     cpu_plan c;
     c.x512 = p->axis == TRIDI_AXIS_X && x_avx512_usable();
-    if (c.x512) {
-        c.L = TRIDI_CPU_BLOCK_X; /* lines of all planes in one sequence: only the call's last block is partial */
-        c.nb1 = 0;
-        c.nblocks = (p->nlines + c.L - 1) / c.L;
-    } else {
-        if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
-            c.L = TRIDI_CPU_BLOCK_X;
-        } else { /* long contiguous rows while W and G stay within their budget, cut evenly among threads */
-            int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
-            L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
-            c.L = yz_block_lines(p->n1, p->n2, L, nthreads);
-        }
-        if (p->n1 < c.L)
-            c.L = p->n1;
-        c.nb1 = (p->n1 + c.L - 1) / c.L;
-        c.nblocks = c.nb1 * p->n2;
+    c.row_cut = !c.x512;
+    c.nthreads = nthreads;
+    if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
+        c.L = TRIDI_CPU_BLOCK_X;
+    } else { /* long contiguous rows while W and G stay within their budget, cut into even pieces */
+        int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
+        L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
+        const int64_t pieces = (p->n1 + L - 1) / L;
+        c.L = (p->n1 + pieces - 1) / pieces;
     }
+    if (c.row_cut && p->n1 < c.L)
+        c.L = p->n1;
+    c.nblocks = 0;
+    c.blocks = NULL;
+    c.first = NULL;
     const int64_t row_len = p->axis == TRIDI_AXIS_X ? p->n : c.L;
     c.log_rows = p->axis == TRIDI_AXIS_X ? c.L : p->n;
     c.log_pitch = (row_len + 15) / 16 * 16;
@@ -614,16 +596,34 @@ static cpu_plan make_plan(const tridi_problem *p, int nthreads)
     return c;
 }
 
+/* Thread t's blocks, written to out when it is not NULL; returns their number. Lines of a segment
+ * (up to a row end, or the share's end) are cut into even pieces of at most L. */
+static int64_t thread_blocks(const tridi_problem *p, const cpu_plan *c, int t, cpu_block *out)
+{
+    const int64_t N = p->nlines, T = c->nthreads;
+    /* t*N/T without forming t*N, which could overflow for huge N */
+    int64_t a = N / T * t + N % T * t / T;
+    const int64_t b = N / T * (t + 1) + N % T * (t + 1) / T;
+    int64_t k = 0;
+    while (a < b) {
+        const int64_t row_end = c->row_cut ? (a / p->n1 + 1) * p->n1 : b, e = row_end < b ? row_end : b;
+        const int64_t len = e - a, pieces = (len + c->L - 1) / c->L, q = len / pieces, r = len % pieces;
+        for (int64_t j = 0; j < pieces; ++j) {
+            const int64_t w = q + (j < r);
+            if (out)
+                out[k] = (cpu_block){a, w};
+            ++k;
+            a += w;
+        }
+    }
+    return k;
+}
+
 static void block_span(const tridi_problem *p, const cpu_plan *c, int64_t b, int64_t *line0, int64_t *Lb)
 {
-    if (!c->nb1) {
-        *line0 = b * c->L;
-        *Lb = p->nlines - *line0 < c->L ? p->nlines - *line0 : c->L;
-        return;
-    }
-    const int64_t l2 = b / c->nb1, l1 = (b % c->nb1) * c->L;
-    *line0 = l2 * p->n1 + l1;
-    *Lb = p->n1 - l1 < c->L ? p->n1 - l1 : c->L;
+    (void)p;
+    *line0 = c->blocks[b].line0;
+    *Lb = c->blocks[b].Lb;
 }
 
 /* Saves the block's cells of x to its place in the undo log (save = 1), or puts them back (save = 0). */
@@ -689,7 +689,7 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
         for (int l = 0; l < 16; ++l)
             xr.row[l] = tridi_line_offset(p, line0 + (l < Lb ? l : Lb - 1));
         if (b + 1 < c->nblocks) {
-            const int64_t nl0 = line0 + c->L, nLb = p->nlines - nl0 < c->L ? p->nlines - nl0 : c->L;
+            const int64_t nl0 = c->blocks[b + 1].line0, nLb = c->blocks[b + 1].Lb;
             for (int l = 0; l < 16; ++l)
                 next[l] = tridi_line_offset(p, nl0 + (l < nLb ? l : nLb - 1));
             xr.next = next;
@@ -714,8 +714,8 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
         if (p->axis == TRIDI_AXIS_X) {
             /* The next block's rows, into L2 while this one is solved: sixteen row streams per array are
              * more than the hardware prefetchers follow. */
-            if (b + 1 < c->nblocks && (b + 1) % c->nb1) {
-                const int64_t noff = off + Lb * ls;
+            if (b + 1 < c->nblocks && c->blocks[b + 1].line0 == line0 + Lb && (line0 + Lb) % p->n1) {
+                const int64_t noff = off + Lb * ls; /* the next block goes on in this row */
                 const void *arr[4] = {a->lower, a->diag, a->upper, a->rhs};
                 const tridi_dtype typ[4] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type};
                 for (int q = 0; q < 4; ++q) {
@@ -778,13 +778,16 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
     const size_t xes = tridi_dtype_size(p->arrays.x_type);
     const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
-    const cpu_plan c = make_plan(p, nthreads);
+    cpu_plan c = make_plan(p, nthreads);
+    for (int t = 0; t < nthreads; ++t)
+        c.nblocks += thread_blocks(p, &c, t, NULL);
 
     /* One allocation, kept by the context: per-thread workspaces, the undo log (the old x of every block,
-     * at a fixed place per block) and one written flag per block. */
+     * at a fixed place per block), the block list, and one written flag per block. */
     const size_t ws_bytes = workspace_bytes(p, &c);
     const size_t log_bytes = (size_t)c.nblocks * (size_t)(c.log_rows * c.log_pitch) * xes;
-    const size_t need = ((size_t)nthreads * ws_bytes + log_bytes + (size_t)c.nblocks + 63) / 64 * 64;
+    const size_t list_bytes = (size_t)c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t);
+    const size_t need = ((size_t)nthreads * ws_bytes + log_bytes + list_bytes + (size_t)c.nblocks + 63) / 64 * 64;
     if (need > ctx->cpu_scratch_bytes) {
         void *mem = aligned_alloc(64, need);
         if (!mem)
@@ -795,8 +798,16 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
         ctx->cpu_scratch_bytes = need;
     }
     char *workspaces = ctx->cpu_scratch;
-    char *log = workspaces + (size_t)nthreads * ws_bytes;
-    unsigned char *written = (unsigned char *)log + log_bytes;
+    char *log = workspaces + (size_t)nthreads * ws_bytes; /* log rows are 64-byte multiples: what follows is aligned */
+    c.blocks = (cpu_block *)(log + log_bytes);
+    c.first = (int64_t *)(c.blocks + c.nblocks);
+    unsigned char *written = (unsigned char *)(c.first + nthreads + 1);
+    int64_t k = 0;
+    for (int t = 0; t < nthreads; ++t) {
+        c.first[t] = k;
+        k += thread_blocks(p, &c, t, c.blocks + k);
+    }
+    c.first[nthreads] = k;
     memset(written, 0, (size_t)c.nblocks);
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
@@ -804,24 +815,25 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 
 #pragma omp parallel num_threads(nthreads)
     {
-        char *ws = workspaces + (size_t)omp_get_thread_num() * ws_bytes;
-#pragma omp for schedule(static)
-        for (int64_t b = 0; b < c.nblocks; ++b) {
-            int64_t line0, Lb;
-            block_span(p, &c, b, &line0, &Lb);
-            if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
-                continue; /* the call fails anyway; only lower lines could change the report */
-            block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
-            if (solve_block(p, &c, b, ws, log, written, &fail)) {
+        const int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        char *ws = workspaces + (size_t)id * ws_bytes;
+        /* Share t by thread t (by thread t mod nt, should OpenMP give fewer threads than asked). */
+        for (int t = id; t < nthreads; t += nt)
+            for (int64_t b = c.first[t]; b < c.first[t + 1]; ++b) {
+                const int64_t line0 = c.blocks[b].line0;
+                if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
+                    continue; /* the call fails anyway; only lower lines could change the report */
+                block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
+                if (solve_block(p, &c, b, ws, log, written, &fail)) {
 #pragma omp critical(tridi_cpu_failure)
-                {
-                    if (line0 + fail.line_in_block < best_line) {
-                        __atomic_store_n(&best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
-                        best = fail;
+                    {
+                        if (line0 + fail.line_in_block < best_line) {
+                            __atomic_store_n(&best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
+                            best = fail;
+                        }
                     }
                 }
             }
-        }
         stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
     }
     if (best_line == INT64_MAX)
