@@ -31,6 +31,7 @@
 #else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
 static inline int omp_get_max_threads(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_num_threads(void) { return 1; }
 #endif
 #include <stdlib.h>
 #include <string.h>
