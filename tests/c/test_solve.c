@@ -106,6 +106,11 @@ int main(void)
             failures += run_case(&rng, 3, axis, combo, 2, 0, 1);
             cases++;
         }
+    /* More threads than lines or blocks: threads with empty or one-line shares. */
+    for (int axis = 0; axis < 3; ++axis) {
+        failures += run_case(&rng, 3, axis, axis, 9, 0, 0);
+        cases++;
+    }
     /* y and z blocks cut from rows: for balance among 2-4 threads, and by the budget of long lines. */
     for (int rep = 0; rep < 6; ++rep) {
         failures += run_case(&rng, 3, 1 + rep % 2, rep % 3, 2 + rep % 3, 0, 2);
