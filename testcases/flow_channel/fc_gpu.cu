@@ -543,8 +543,12 @@ bool line_sum(fc_gpu *G, double *sum) {
 extern "C" {
 
 // Creates the resident model: a CUDA context of tridi, device copies of every array. Returns 0, or
-// 77 when there is no usable GPU, or 1 with the reason in msg.
-int fc_gpu_create(fc_gpu **out, int im, int jm, int km, double dt, char *msg, int msglen) {
+// 77 when there is no usable GPU, or 1 with the reason in msg. The arguments are those of fc_model.f90's
+// interface (and fc_gpu_none.c); par, jlo, jhi and node_rank describe this rank's rows, but the resident
+// model is always the whole grid on one rank (flow_channel refuses it on several), so they go unused.
+int fc_gpu_create(fc_gpu **out, int im, int jm, int km, double dt, void *par, int jlo, int jhi, int node_rank,
+                  char *msg, int msglen) {
+    (void)par; (void)jlo; (void)jhi; (void)node_rank;
     fc_gpu *G = new fc_gpu();
     *out = G;
     G->msg[0] = 0;
