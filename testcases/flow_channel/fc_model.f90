@@ -214,27 +214,15 @@ contains
     msg = c_null_char
     rc = fc_gpu_create(st%gpu, st%im, st%jm, st%km, st%dt, st%par, st%j0, st%j1, par_node_rank, msg, size(msg))
     if (rc == 77) then
-      write (*, '(a, 512a)') 'flow_channel: no usable GPU for the gpu-resident backend: ', c_text(msg)
+      write (*, '(a, a)') 'flow_channel: no usable GPU for the gpu-resident backend: ', c_text(msg)
       call par_exit(77)
     end if
     if (rc /= 0) then
-      write (*, '(a, 512a)') 'flow_channel: gpu-resident: ', c_text(msg)
+      write (*, '(a, a)') 'flow_channel: gpu-resident: ', c_text(msg)
       error stop 1
     end if
     if (fc_gpu_put(st%gpu, st%eta, st%u, st%v, st%t, st%s) /= 0) error stop 'flow_channel: gpu-resident: upload failed'
   end subroutine gpu_init
-
-  function c_text(msg) result(text)
-    character(kind=c_char), intent(in) :: msg(:)
-    character(len=1), allocatable :: text(:)
-    integer :: n
-    n = 0
-    do while (n < size(msg))
-      if (msg(n + 1) == c_null_char) exit
-      n = n + 1
-    end do
-    text = msg(1:n)
-  end function c_text
 
   ! Brings the gpu-resident model's fields to the host arrays (for output, checks, diagnostics).
   subroutine fc_sync_host(st)
@@ -251,7 +239,7 @@ contains
     real(r8) :: out_volume, heat_out, salt_out, solver_ms
     msg = c_null_char
     if (fc_gpu_step(st%gpu, q, out_volume, heat_out, salt_out, solver_ms, msg, size(msg)) /= 0) then
-      write (*, '(a, 512a)') 'flow_channel: gpu-resident: ', c_text(msg)
+      write (*, '(a, a)') 'flow_channel: gpu-resident: ', c_text(msg)
       error stop 1
     end if
     st%host_stale = .true.

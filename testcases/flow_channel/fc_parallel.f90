@@ -12,6 +12,7 @@ module fc_parallel
   public :: par_start, par_exit, par_create, par_free, par_halo_create, par_halo_free, par_exchange
   public :: par_sum, par_max, par_min, par_any, par_gather, par_solve, par_fail
   public :: par_rank, par_nranks, par_node_rank
+  public :: c_text
 
   ! This process's place among the ranks (set by par_start).
   integer, protected :: par_rank = 0, par_nranks = 1, par_node_rank = 0
