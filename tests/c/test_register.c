@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t esz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
-
 static void *slot(tu_system *s, int r)
 {
     const void *p[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
@@ -22,7 +20,7 @@ static void *slot(tu_system *s, int r)
 static size_t slot_bytes(const tu_system *s, int r)
 {
     const tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
-    return (size_t)s->cells * esz(t[r]);
+    return (size_t)s->cells * tu_esize(t[r]);
 }
 
 /* Random grid with halos and lower bounds from -3, a box strictly inside or touching the halo. */

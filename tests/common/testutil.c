@@ -67,7 +67,7 @@ static int64_t grid_cells(const tridi_grid *g)
     return c;
 }
 
-static size_t tsize(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+size_t tu_esize(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
 
 int tu_system_alloc(tu_system *s, const tridi_grid *grid, tridi_dtype lt, tridi_dtype dt, tridi_dtype ut,
                     tridi_dtype rt, tridi_dtype xt, uint64_t *rng)
@@ -76,8 +76,8 @@ int tu_system_alloc(tu_system *s, const tridi_grid *grid, tridi_dtype lt, tridi_
     s->grid = *grid;
     s->cells = grid_cells(grid);
     size_t c = (size_t)s->cells;
-    void *lower = malloc(c * tsize(lt)), *diag = malloc(c * tsize(dt)), *upper = malloc(c * tsize(ut));
-    void *rhs = malloc(c * tsize(rt)), *x = malloc(c * tsize(xt)), *xb = malloc(c * tsize(xt));
+    void *lower = malloc(c * tu_esize(lt)), *diag = malloc(c * tu_esize(dt)), *upper = malloc(c * tu_esize(ut));
+    void *rhs = malloc(c * tu_esize(rt)), *x = malloc(c * tu_esize(xt)), *xb = malloc(c * tu_esize(xt));
     if (!lower || !diag || !upper || !rhs || !x || !xb) {
         free(lower), free(diag), free(upper), free(rhs), free(x), free(xb);
         return -1;
@@ -114,7 +114,7 @@ void tu_poison_x(tu_system *s, uint64_t *rng)
     /* A mix of NaN and large values: a cell the solver forgets to write fails the comparison. */
     for (int64_t i = 0; i < s->cells; ++i)
         tu_set(s->a.x, s->a.x_type, i, tu_uniform(rng) < 0.5 ? NAN : 1e30 * (tu_uniform(rng) + 1.0));
-    memcpy(s->x_before, s->a.x, (size_t)s->cells * tsize(s->a.x_type));
+    memcpy(s->x_before, s->a.x, (size_t)s->cells * tu_esize(s->a.x_type));
 }
 
 int tu_reference_solve(const tridi_grid *g, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
@@ -177,7 +177,7 @@ int64_t tu_check(const char *label, const tu_system *s, const void *xref, const 
 {
     const tridi_grid *g = &s->grid;
     int64_t bad = 0;
-    size_t es = tsize(s->a.x_type);
+    size_t es = tu_esize(s->a.x_type);
     int64_t K0 = g->ndim == 3 ? g->lbound[2] : 1, K1 = g->ndim == 3 ? g->ubound[2] : 1;
     /* Scale per line: the max |xref| along the line, so the bound is a line-wise relative error. */
     for (int64_t k = K0; k <= K1; ++k)
@@ -218,7 +218,7 @@ int64_t tu_check(const char *label, const tu_system *s, const void *xref, const 
 
 int64_t tu_check_unchanged(const char *label, const tu_system *s)
 {
-    size_t es = tsize(s->a.x_type);
+    size_t es = tu_esize(s->a.x_type);
     int64_t bad = 0;
     for (int64_t i = 0; i < s->cells; ++i)
         if (memcmp((const char *)s->a.x + i * es, (const char *)s->x_before + i * es, es))
@@ -240,4 +240,35 @@ void tu_expect(const char *what, tridi_status got, tridi_status want, const char
     } else {
         printf("ok %s: %s%s%s\n", what, tridi_status_name(got), got ? ": " : "", got ? msg : "");
     }
+}
+
+int tu_dev_upload(tridi_context ctx, const tu_system *s, tu_dev_set *d)
+{
+    const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
+    const tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
+    for (int r = 0; r < 5; ++r) {
+        d->bytes[r] = (size_t)s->cells * tu_esize(t[r]);
+        if (tridi_device_alloc(ctx, d->bytes[r], &d->p[r]) || tridi_copy_to_device(ctx, d->p[r], h[r], d->bytes[r])) {
+            printf("  device alloc/copy: %s\n", tridi_error_message());
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void tu_dev_free(tridi_context ctx, tu_dev_set *d)
+{
+    for (int r = 0; r < 5; ++r)
+        tridi_device_free(ctx, d->p[r]);
+}
+
+tridi_arrays tu_dev_arrays(const tu_system *s, const tu_dev_set *d)
+{
+    tridi_arrays a = s->a;
+    a.lower = d->p[0];
+    a.diag = d->p[1];
+    a.upper = d->p[2];
+    a.rhs = d->p[3];
+    a.x = d->p[4];
+    return a;
 }

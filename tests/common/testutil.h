@@ -39,6 +39,21 @@ void tu_poison_x(tu_system *s, uint64_t *rng);
 int tu_reference_solve(const tridi_grid *grid, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
                        const tridi_arrays *a);
 
+/* Bytes of one element of type t. */
+size_t tu_esize(tridi_dtype t);
+
+/* Device copies of the five arrays of a system (x too, so cells outside the box keep their poison), for
+ * the tests of device-resident solves; only tridi's API is used, so this builds without CUDA. */
+typedef struct tu_dev_set {
+    void *p[5];       /* lower, diag, upper, rhs, x */
+    size_t bytes[5];
+} tu_dev_set;
+/* Allocates and fills them. Returns 0, or 1 with tridi's message printed. */
+int tu_dev_upload(tridi_context ctx, const tu_system *s, tu_dev_set *d);
+void tu_dev_free(tridi_context ctx, tu_dev_set *d);
+/* s's arrays (types) with the device copies in place of the host pointers. */
+tridi_arrays tu_dev_arrays(const tu_system *s, const tu_dev_set *d);
+
 /* Element accessors by type. */
 double tu_get(const void *p, tridi_dtype t, int64_t i);
 void tu_set(void *p, tridi_dtype t, int64_t i, double v);

@@ -40,8 +40,6 @@ static tridi_context make_ctx(tridi_backend b, int f32)
     return ctx;
 }
 
-static size_t esz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
-
 static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tridi_grid *g, int64_t lo[3],
                             int64_t hi[3])
 {
@@ -64,43 +62,6 @@ static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tr
     }
 }
 
-/* Device copies of the five arrays of s (x too, so cells outside the box keep their poison). */
-typedef struct dev_set {
-    void *p[5];
-    size_t bytes[5];
-} dev_set;
-
-static int dev_upload(tridi_context ctx, const tu_system *s, dev_set *d)
-{
-    const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
-    tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
-    for (int r = 0; r < 5; ++r) {
-        d->bytes[r] = (size_t)s->cells * esz(t[r]);
-        if (tridi_device_alloc(ctx, d->bytes[r], &d->p[r]) || tridi_copy_to_device(ctx, d->p[r], h[r], d->bytes[r])) {
-            printf("  device alloc/copy: %s\n", tridi_error_message());
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static void dev_free(tridi_context ctx, dev_set *d)
-{
-    for (int r = 0; r < 5; ++r)
-        tridi_device_free(ctx, d->p[r]);
-}
-
-static tridi_arrays dev_arrays(const tu_system *s, const dev_set *d)
-{
-    tridi_arrays a = s->a;
-    a.lower = d->p[0];
-    a.diag = d->p[1];
-    a.upper = d->p[2];
-    a.rhs = d->p[3];
-    a.x = d->p[4];
-    return a;
-}
-
 /* Registers the arrays of s selected by mask (bit r: lower, diag, upper, rhs, x); bit r of half: only the
  * first half of that array, so it is not wholly inside a registered range. Returns failed calls. */
 static int register_set(tridi_context ctx, const tu_system *s, int mask, int half, int unregister)
@@ -111,7 +72,7 @@ static int register_set(tridi_context ctx, const tu_system *s, int mask, int hal
     for (int r = 0; r < 5; ++r) {
         if (!(mask >> r & 1))
             continue;
-        const size_t bytes = (size_t)s->cells * esz(t[r]) / ((half >> r & 1) ? 2 : 1);
+        const size_t bytes = (size_t)s->cells * tu_esize(t[r]) / ((half >> r & 1) ? 2 : 1);
         tridi_status st = unregister ? tridi_host_unregister(ctx, p[r]) : tridi_host_register(ctx, p[r], bytes ? bytes : 1);
         if (st) {
             printf("  %s array %d: %s\n", unregister ? "unregister" : "register", r, tridi_error_message());
@@ -127,7 +88,7 @@ static int host_solve_check(tridi_context ctx, const char *label, const char *mo
                             const int64_t lo[3], const int64_t hi[3], const void *xref, const void *poison,
                             int upload_mask, double tol)
 {
-    memcpy(s->a.x, poison, (size_t)s->cells * esz(s->a.x_type));
+    memcpy(s->a.x, poison, (size_t)s->cells * tu_esize(s->a.x_type));
     const void *p[4] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs};
     const tridi_dtype t[4] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type};
     tridi_status st = TRIDI_SUCCESS;
@@ -153,7 +114,7 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
     tu_system s;
     if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
         return 1;
-    const size_t xb = (size_t)s.cells * esz(t[4]);
+    const size_t xb = (size_t)s.cells * tu_esize(t[4]);
     void *xref = malloc(xb), *xcpu = malloc(xb), *poison = malloc(xb);
     memcpy(xref, s.x_before, xb);
     memcpy(poison, s.x_before, xb);
@@ -239,7 +200,7 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
 
     /* In place on the host: x is the rhs array. */
     {
-        size_t rb = (size_t)s.cells * esz(t[3]);
+        size_t rb = (size_t)s.cells * tu_esize(t[3]);
         void *rhs_keep = malloc(rb);
         memcpy(rhs_keep, s.a.rhs, rb);
         tu_system s2 = s;
@@ -275,12 +236,12 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
     /* Device-resident, on the context's stream and on a caller's stream; then in place. */
     for (int use_stream = 0; use_stream < 2; ++use_stream) {
         memcpy(s.a.x, poison, xb);
-        dev_set d;
-        if (dev_upload(ctx_gpu, &s, &d)) {
+        tu_dev_set d;
+        if (tu_dev_upload(ctx_gpu, &s, &d)) {
             bad++;
             break;
         }
-        tridi_arrays da = dev_arrays(&s, &d);
+        tridi_arrays da = tu_dev_arrays(&s, &d);
         cudaStream_t cs = NULL;
         if (use_stream)
             cudaStreamCreate(&cs);
@@ -300,7 +261,7 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
         if (!use_stream && t[3] == t[4]) {
             tridi_arrays ip = da;
             ip.x = (void *)ip.rhs;
-            size_t rb = (size_t)s.cells * esz(t[3]);
+            size_t rb = (size_t)s.cells * tu_esize(t[3]);
             void *rhs_after = malloc(rb);
             tu_system s2 = s;
             s2.x_before = (void *)s.a.rhs;
@@ -320,7 +281,7 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
         }
         if (cs)
             cudaStreamDestroy(cs);
-        dev_free(ctx_gpu, &d);
+        tu_dev_free(ctx_gpu, &d);
     }
     if (bad)
         printf("FAIL %s\n", label);
@@ -380,16 +341,16 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
         if (mode == 3 && register_set(ctx_gpu, &s, 31, 0, 0))
             bad++;
         tridi_status st;
-        dev_set d;
+        tu_dev_set d;
         if (mode == 2) {
-            if (dev_upload(ctx_gpu, &s, &d))
+            if (tu_dev_upload(ctx_gpu, &s, &d))
                 return bad + 1;
-            tridi_arrays da = dev_arrays(&s, &d);
+            tridi_arrays da = tu_dev_arrays(&s, &d);
             st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
             if (st == TRIDI_SUCCESS)
                 st = tridi_synchronize(ctx_gpu);
-            tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], (size_t)s.cells * esz(t[4]));
-            dev_free(ctx_gpu, &d);
+            tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], (size_t)s.cells * tu_esize(t[4]));
+            tu_dev_free(ctx_gpu, &d);
         } else {
             st = tridi_solve(mode == 0 ? ctx_cpu : ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
         }
@@ -430,14 +391,14 @@ static int queued_failure(uint64_t *rng)
     tu_system s;
     if (tu_system_alloc(&s, &g, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, rng))
         return 1;
-    dev_set good, badset;
-    if (dev_upload(ctx_gpu, &s, &good))
+    tu_dev_set good, badset;
+    if (tu_dev_upload(ctx_gpu, &s, &good))
         return 1;
     int64_t o = tu_index(&g, 5, 7, 3);
     tu_set((void *)s.a.diag, TRIDI_FLOAT64, o, INFINITY);
-    if (dev_upload(ctx_gpu, &s, &badset))
+    if (tu_dev_upload(ctx_gpu, &s, &badset))
         return 1;
-    tridi_arrays ga = dev_arrays(&s, &good), ba = dev_arrays(&s, &badset);
+    tridi_arrays ga = tu_dev_arrays(&s, &good), ba = tu_dev_arrays(&s, &badset);
     int bad = 0;
     tridi_status st = TRIDI_SUCCESS;
     for (int k = 0; k < 300 && !st; ++k) /* more than the ring of 256 pending solves */
@@ -458,8 +419,8 @@ static int queued_failure(uint64_t *rng)
         printf("  queued failure: the next call failed: %s\n", tridi_error_message());
         bad++;
     }
-    dev_free(ctx_gpu, &good);
-    dev_free(ctx_gpu, &badset);
+    tu_dev_free(ctx_gpu, &good);
+    tu_dev_free(ctx_gpu, &badset);
     tu_system_free(&s);
     return bad;
 }
@@ -487,7 +448,7 @@ static int slab_case(uint64_t *rng, int axis, int combo)
     tu_system s;
     if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
         return 1;
-    const size_t xb = (size_t)s.cells * esz(t[4]);
+    const size_t xb = (size_t)s.cells * tu_esize(t[4]);
     void *xref = malloc(xb), *poison = malloc(xb);
     memcpy(xref, s.x_before, xb);
     memcpy(poison, s.x_before, xb);
@@ -521,7 +482,7 @@ static int slab_case(uint64_t *rng, int axis, int combo)
         }
     }
     if (t[3] == t[4]) { /* in place: answers of slab s go into rhs while later rhs slabs still go up */
-        const size_t rb = (size_t)s.cells * esz(t[3]);
+        const size_t rb = (size_t)s.cells * tu_esize(t[3]);
         void *rhs_keep = malloc(rb);
         memcpy(rhs_keep, s.a.rhs, rb);
         tridi_arrays ip = s.a;
@@ -656,7 +617,7 @@ static int many_lines_case(uint64_t *rng, int axis, int combo)
     tu_system s;
     if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
         return 1;
-    const size_t xb = (size_t)s.cells * esz(t[4]);
+    const size_t xb = (size_t)s.cells * tu_esize(t[4]);
     void *xref = malloc(xb);
     memcpy(xref, s.x_before, xb);
     tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
@@ -665,10 +626,10 @@ static int many_lines_case(uint64_t *rng, int axis, int combo)
     snprintf(label, sizeof label, "many lines axis %c %s, %lld x %lld x %lld", "xyz"[axis], combo_name[combo],
              (long long)len[0], (long long)len[1], (long long)len[2]);
     int bad = 0;
-    dev_set d;
-    if (dev_upload(ctx_gpu, &s, &d))
+    tu_dev_set d;
+    if (tu_dev_upload(ctx_gpu, &s, &d))
         return 1;
-    tridi_arrays da = dev_arrays(&s, &d);
+    tridi_arrays da = tu_dev_arrays(&s, &d);
     tridi_status st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
     if (!st)
         st = tridi_synchronize(ctx_gpu);
@@ -680,23 +641,23 @@ static int many_lines_case(uint64_t *rng, int axis, int combo)
     } else {
         bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t[4])) != 0;
     }
-    dev_free(ctx_gpu, &d);
+    tu_dev_free(ctx_gpu, &d);
     /* A NaN in the diag of one random cell: NONFINITE there, x as it was. */
     int64_t c[3];
     for (int a = 0; a < 3; ++a)
         c[a] = lo[a] + tu_randint(rng, 0, hi[a] - lo[a]);
     tu_set((void *)s.a.diag, t[1], tu_index(&g, c[0], c[1], c[2]), NAN);
     tu_poison_x(&s, rng);
-    if (dev_upload(ctx_gpu, &s, &d))
+    if (tu_dev_upload(ctx_gpu, &s, &d))
         return bad + 1;
-    da = dev_arrays(&s, &d);
+    da = tu_dev_arrays(&s, &d);
     st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
     if (!st)
         st = tridi_synchronize(ctx_gpu);
     int64_t cell[3] = {0, 0, 0};
     tridi_error_cell(cell);
     tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
-    dev_free(ctx_gpu, &d);
+    tu_dev_free(ctx_gpu, &d);
     if (st != TRIDI_ERROR_NONFINITE || cell[0] != c[0] || cell[1] != c[1] || cell[2] != c[2]) {
         printf("  %s: NaN at (%lld,%lld,%lld) reported as %s at (%lld,%lld,%lld): %s\n", label, (long long)c[0],
                (long long)c[1], (long long)c[2], tridi_status_name(st), (long long)cell[0], (long long)cell[1],

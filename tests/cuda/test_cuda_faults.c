@@ -42,37 +42,6 @@ static size_t free_device_memory(void)
     return free_b;
 }
 
-typedef struct dev_set {
-    void *p[5];
-    size_t bytes[5];
-} dev_set;
-
-static size_t esz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
-
-static void dev_upload(tridi_context ctx, const tu_system *s, dev_set *d)
-{
-    const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};
-    const tridi_dtype t[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
-    for (int r = 0; r < 5; ++r) {
-        d->bytes[r] = (size_t)s->cells * esz(t[r]);
-        if (tridi_device_alloc(ctx, d->bytes[r], &d->p[r]) || tridi_copy_to_device(ctx, d->p[r], h[r], d->bytes[r])) {
-            printf("device alloc/copy: %s\n", tridi_error_message());
-            exit(1);
-        }
-    }
-}
-
-static tridi_arrays dev_arrays(const tu_system *s, const dev_set *d)
-{
-    tridi_arrays a = s->a;
-    a.lower = d->p[0];
-    a.diag = d->p[1];
-    a.upper = d->p[2];
-    a.rhs = d->p[3];
-    a.x = d->p[4];
-    return a;
-}
-
 /* One case: a grid, an axis, host or device arrays. */
 typedef struct fault_case {
     const char *name;
@@ -82,7 +51,7 @@ typedef struct fault_case {
     int device;
     tu_system s;
     void *xref;
-    dev_set d;
+    tu_dev_set d;
 } fault_case;
 
 static void case_init(fault_case *c, const char *name, tridi_context ctx, uint64_t *rng, int64_t nx, int64_t ny,
@@ -104,7 +73,8 @@ static void case_init(fault_case *c, const char *name, tridi_context ctx, uint64
     ra.x = c->xref;
     tu_reference_solve(&c->g, axis, lo, hi, &ra);
     if (device)
-        dev_upload(ctx, &c->s, &c->d);
+        if (tu_dev_upload(ctx, &c->s, &c->d))
+            exit(1);
 }
 
 /* The solve of the case; for device arrays, x is fetched back into s.a.x. */
@@ -112,7 +82,7 @@ static tridi_status case_solve(fault_case *c, tridi_context ctx)
 {
     if (!c->device)
         return tridi_solve(ctx, &c->g, c->axis, c->lo, c->hi, &c->s.a);
-    tridi_arrays da = dev_arrays(&c->s, &c->d);
+    tridi_arrays da = tu_dev_arrays(&c->s, &c->d);
     tridi_status st = tridi_solve_device(ctx, &c->g, c->axis, c->lo, c->hi, &da, NULL);
     tridi_status sync = tridi_synchronize(ctx);
     if (!st)
@@ -159,8 +129,7 @@ static void expect_refused(fault_case *c, tridi_context ctx, uint64_t *rng, int 
 static void case_free(fault_case *c, tridi_context ctx)
 {
     if (c->device)
-        for (int r = 0; r < 5; ++r)
-            tridi_device_free(ctx, c->d.p[r]);
+        tu_dev_free(ctx, &c->d);
     free(c->xref);
     tu_system_free(&c->s);
 }
@@ -173,7 +142,7 @@ static void host_pointers(tridi_context ctx, uint64_t *rng)
     static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};
     const void *host[5] = {c.s.a.lower, c.s.a.diag, c.s.a.upper, c.s.a.rhs, c.s.a.x};
     for (int r = 0; r < 5; ++r) {
-        tridi_arrays da = dev_arrays(&c.s, &c.d);
+        tridi_arrays da = tu_dev_arrays(&c.s, &c.d);
         const void **slot[5] = {&da.lower, &da.diag, &da.upper, &da.rhs, (const void **)&da.x};
         *slot[r] = host[r];
         tridi_status st = tridi_solve_device(ctx, &c.g, c.axis, c.lo, c.hi, &da, NULL);
@@ -190,7 +159,7 @@ static void host_pointers(tridi_context ctx, uint64_t *rng)
     expect_right(&c, ctx, rng, "device arrays after host arrays");
 
     /* Pinned, mapped host memory is addressable by the device: accepted, right answers. */
-    tridi_arrays da = dev_arrays(&c.s, &c.d);
+    tridi_arrays da = tu_dev_arrays(&c.s, &c.d);
     void *pinned_x = NULL;
     cudaMallocHost(&pinned_x, c.d.bytes[4]);
     memcpy(pinned_x, c.s.x_before, c.d.bytes[4]);

@@ -25,7 +25,6 @@ static const tridi_dtype combos[3][5] = {
 };
 static const char *combo_name[3] = {"f32", "f64", "mixed"};
 
-static size_t tsz(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
 
 /* Copies every cell of the local grid from the global array. */
 static void scatter(const tridi_grid *gg, const void *gsrc, const tridi_grid *lg, void *ldst, tridi_dtype t)
@@ -53,8 +52,8 @@ static tridi_status solve(tridi_decomp d, const tridi_grid *lg, int64_t cells, t
             dp[4] = dp[3];
             continue;
         }
-        cudaMalloc(&dp[r], cells * tsz(ht[r]));
-        cudaMemcpy(dp[r], hp[r], cells * tsz(ht[r]), cudaMemcpyHostToDevice);
+        cudaMalloc(&dp[r], cells * tu_esize(ht[r]));
+        cudaMemcpy(dp[r], hp[r], cells * tu_esize(ht[r]), cudaMemcpyHostToDevice);
     }
     dv.lower = dp[0];
     dv.diag = dp[1];
@@ -62,7 +61,7 @@ static tridi_status solve(tridi_decomp d, const tridi_grid *lg, int64_t cells, t
     dv.rhs = dp[3];
     dv.x = dp[4];
     tridi_status s = tridi_mpi_solve_device(ctx, d, axis, lo, hi, &dv, NULL);
-    cudaMemcpy(a->x, dp[4], cells * tsz(a->x_type), cudaMemcpyDeviceToHost);
+    cudaMemcpy(a->x, dp[4], cells * tu_esize(a->x_type), cudaMemcpyDeviceToHost);
     for (int r = 0; r < 5; ++r)
         if (!(r == 4 && a->x == a->rhs))
             cudaFree(dp[r]);
@@ -149,7 +148,7 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
     void *x_alloc = ls.a.x;
     if (t->inplace) {
         ls.a.x = (void *)ls.a.rhs;
-        memcpy(ls.x_before, ls.a.rhs, ls.cells * tsz(ty[3]));
+        memcpy(ls.x_before, ls.a.rhs, ls.cells * tu_esize(ty[3]));
     }
     s = solve(d, &in.grid, ls.cells, t->axis, t->lo, t->hi, &ls.a);
     char label[160];
@@ -174,8 +173,8 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
     } else {
         /* The part of the box this rank solves: owned cells, plus the global halo at grid edges. */
         int64_t llo[3] = {1, 1, 1}, lhi[3] = {1, 1, 1};
-        void *xref = malloc(ls.cells * tsz(ty[4]));
-        memcpy(xref, ls.x_before, ls.cells * tsz(ty[4]));
+        void *xref = malloc(ls.cells * tu_esize(ty[4]));
+        memcpy(xref, ls.x_before, ls.cells * tu_esize(ty[4]));
         scatter(&gg, gs.a.x, &in.grid, xref, ty[4]);
         for (int a = 0; a < t->ndim; ++a) {
             int64_t slo = a < 2 && in.coords[a] > 0 ? in.lo[a] : in.grid.lbound[a];
