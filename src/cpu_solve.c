@@ -620,18 +620,10 @@ static int64_t thread_blocks(const tridi_problem *p, const cpu_plan *c, int t, c
     return k;
 }
 
-static void block_span(const tridi_problem *p, const cpu_plan *c, int64_t b, int64_t *line0, int64_t *Lb)
-{
-    (void)p;
-    *line0 = c->blocks[b].line0;
-    *Lb = c->blocks[b].Lb;
-}
-
 /* Saves the block's cells of x to its place in the undo log (save = 1), or puts them back (save = 0). */
 static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *log, int save)
 {
-    int64_t line0, Lb;
-    block_span(p, c, b, &line0, &Lb);
+    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     const size_t es = tridi_dtype_size(p->arrays.x_type);
     char *x = p->arrays.x;
     char *lg = log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * es;
@@ -680,8 +672,7 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
     const size_t xes = tridi_dtype_size(a->x_type);
     char *x = a->x;
     double *W = (double *)ws, *G = W + c->npad * c->L;
-    int64_t line0, Lb;
-    block_span(p, c, b, &line0, &Lb);
+    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     int bad;
 #ifdef TRIDI_HAVE_AVX512_X
     if (c->x512) {
@@ -715,8 +706,10 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
         if (p->axis == TRIDI_AXIS_X) {
             /* The next block's rows, into L2 while this one is solved: sixteen row streams per array are
              * more than the hardware prefetchers follow. */
-            if (b + 1 < c->nblocks && c->blocks[b + 1].line0 == line0 + Lb && (line0 + Lb) % p->n1) {
-                const int64_t noff = off + Lb * ls; /* the next block goes on in this row */
+            /* Blocks follow each other in line order: the next one starts at line0 + Lb, in this row
+             * unless this block ends it. */
+            if (b + 1 < c->nblocks && (line0 + Lb) % p->n1) {
+                const int64_t noff = off + Lb * ls;
                 const void *arr[4] = {a->lower, a->diag, a->upper, a->rhs};
                 const tridi_dtype typ[4] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type};
                 for (int q = 0; q < 4; ++q) {
