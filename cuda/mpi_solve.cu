@@ -6,6 +6,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cfloat>
+
 namespace {
 
 __device__ inline int64_t line_offset(const tridi_problem &p, int64_t l)
@@ -111,8 +113,13 @@ __global__ void forward(tridi_problem p, int first, int last, double *work, doub
     cf[2] = R;
 }
 
+__device__ __forceinline__ bool finite_in(float v) { return fabsf(v) <= FLT_MAX; }
+__device__ __forceinline__ bool finite_in(double v) { return fabs(v) <= DBL_MAX; }
+
+// Writes each answer rounded to x's type over the old value, which goes to undo first; a line whose answer
+// overflows that type reports its highest failing unknown (the first met going down), as the host does.
 template <typename TX>
-__global__ void backward(tridi_problem p, const double *work, const double *ends)
+__global__ void backward(tridi_problem p, const double *work, const double *ends, TX *undo, unsigned long long *fail)
 {
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (l >= p.nlines)
@@ -120,27 +127,47 @@ __global__ void backward(tridi_problem p, const double *work, const double *ends
     const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
     TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, l);
     const double *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
+    TX *u = undo + l;
     const double xl = ends[2 * l];
     double next = ends[2 * l + 1];
+    bool bad = false;
     for (int64_t m0 = n - 1; m0 >= 0; m0 -= AHEAD) {
         double g[AHEAD], w[AHEAD], sl[AHEAD];
 #pragma unroll
-        for (int u = 0; u < AHEAD; ++u) {
-            const int64_t mm = m0 - u >= 0 ? m0 - u : 0;
-            g[u] = G[mm * L];
-            w[u] = W[mm * L];
-            sl[u] = S[mm * L];
+        for (int k = 0; k < AHEAD; ++k) {
+            const int64_t mm = m0 - k >= 0 ? m0 - k : 0;
+            g[k] = G[mm * L];
+            w[k] = W[mm * L];
+            sl[k] = S[mm * L];
         }
 #pragma unroll
-        for (int u = 0; u < AHEAD; ++u) {
-            const int64_t m = m0 - u;
+        for (int k = 0; k < AHEAD; ++k) {
+            const int64_t m = m0 - k;
             if (m < 0)
                 break;
-            const double v = fma(w[u], next, fma(sl[u], xl, g[u]));
-            x[m * st] = (TX)v;
+            const double v = fma(w[k], next, fma(sl[k], xl, g[k]));
+            const TX xv = (TX)v;
+            u[m * L] = x[m * st];
+            x[m * st] = xv;
+            if (!bad && !finite_in(xv)) {
+                bad = true;
+                atomicMin(fail, ((unsigned long long)l << 24) | (m < (1 << 23) ? (unsigned long long)m : 0));
+            }
             next = v;
         }
     }
+}
+
+template <typename TX>
+__global__ void restore(tridi_problem p, const TX *undo)
+{
+    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (l >= p.nlines)
+        return;
+    const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
+    TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, l);
+    for (int64_t m = 0; m < n; ++m)
+        x[m * st] = undo[m * L + l];
 }
 
 // The banded reduced system of one line (2 unknowns per block holding unknowns: its first and last),
@@ -234,16 +261,31 @@ extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first
 }
 
 extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends,
-                                                void *stream)
+                                                void *undo, unsigned long long *fail, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    cudaError_t e = cudaMemsetAsync(fail, 0xff, sizeof(unsigned long long), s);
+    if (e != cudaSuccess)
+        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
+    const int threads = 128;
+    const unsigned blocks = (unsigned)((p->nlines + threads - 1) / threads);
+    if (p->arrays.x_type == TRIDI_FLOAT64)
+        backward<double><<<blocks, threads, 0, s>>>(*p, work, ends, static_cast<double *>(undo), fail);
+    else
+        backward<float><<<blocks, threads, 0, s>>>(*p, work, ends, static_cast<float *>(undo), fail);
+    return launched("backward");
+}
+
+extern "C" tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const void *undo, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     const int threads = 128;
     const unsigned blocks = (unsigned)((p->nlines + threads - 1) / threads);
     if (p->arrays.x_type == TRIDI_FLOAT64)
-        backward<double><<<blocks, threads, 0, s>>>(*p, work, ends);
+        restore<double><<<blocks, threads, 0, s>>>(*p, static_cast<const double *>(undo));
     else
-        backward<float><<<blocks, threads, 0, s>>>(*p, work, ends);
-    return launched("backward");
+        restore<float><<<blocks, threads, 0, s>>>(*p, static_cast<const float *>(undo));
+    return launched("restore");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines,

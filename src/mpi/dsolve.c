@@ -663,6 +663,52 @@ static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t
     return s;
 }
 
+/* Device work arrays of a cut axis: G, W, S (3 n doubles per line), then the undo copy of the old x
+ * (n values of x's type per line) that device_backward keeps. */
+static size_t device_work_bytes(const dplan *dp)
+{
+    const size_t cells = (size_t)dp->n * (size_t)dp->nlines;
+    return sizeof(double) * 3 * cells + tridi_dtype_size(dp->p.arrays.x_type) * cells;
+}
+
+/* Back substitution on the device, agreed over the decomposition: an answer that overflows x's type on
+ * any rank fails the call on every rank, and each rank whose back substitution ran puts its old x back
+ * from the undo copy (no partial answer, as tridi_solve and the host path). dfail/hfail: one word on the
+ * device and in pinned host memory. */
+static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *dp, double *work, const double *dends,
+                                    unsigned long long *dfail, unsigned long long *hfail, cudaStream_t st)
+{
+    const int work_here = dp->has_lines && dp->n > 0;
+    void *undo = work_here ? (char *)work + sizeof(double) * 3 * (size_t)dp->n * (size_t)dp->nlines : NULL;
+    tridi_status s = TRIDI_SUCCESS;
+    int ran = 0; /* the kernel completed: undo holds every old value it replaced */
+    if (work_here) {
+        s = tridi_mpi_cuda_backward(&dp->p, work, dends, undo, dfail, st);
+        cudaError_t e = cudaSuccess;
+        if (!s)
+            e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
+        if (!s && e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
+        ran = !s;
+        if (!s && *hfail != ~0ull)
+            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_NONFINITE, (int64_t)(*hfail >> 24),
+                                   (int64_t)(*hfail & ((1u << 23) - 1)), "the answer overflows its storage type");
+    }
+    s = tridi_mpi_agree(comm, s);
+    if (s && ran) {
+        tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, st);
+        cudaError_t e = cudaStreamSynchronize(st);
+        if (r == TRIDI_SUCCESS && e != cudaSuccess)
+            r = tridi_fail(TRIDI_ERROR_CUDA, "%s: putting x back after a failure: %s", f, cudaGetErrorString(e));
+        /* The call fails either way; a failed restore is what the caller must hear about. */
+        if (r != TRIDI_SUCCESS)
+            s = r;
+    }
+    return s;
+}
+
 /* A cut axis with the reduced systems moved GPU to GPU: forward kernel into this rank's slot of its
  * gather buffer, copies of that slot into the other line ranks' buffers, reduced systems and back
  * substitution on the GPU. Every agreement below is also the barrier the copies need: each rank
@@ -691,7 +737,7 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
         s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f);
     double *work = NULL;
     if (!s && work_here) {
-        work = tridi_mpi_scratch(d, 0, sizeof(double) * 3 * (size_t)dp->n * nl);
+        work = tridi_mpi_scratch(d, 0, device_work_bytes(dp));
         dends = tridi_mpi_scratch(d, 1, sizeof(double) * (2 * nl + 2));
         if (!work || !dends)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
@@ -752,13 +798,9 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
                                    "zero pivot in the reduced system of the line (block starting)");
     }
     s = tridi_mpi_agree(comm, s);
-    if (!s && work_here) {
-        s = tridi_mpi_cuda_backward(&dp->p, work, dends, stream);
-        e = cudaStreamSynchronize(st);
-        if (!s && e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
-    }
-    return tridi_mpi_agree(comm, s);
+    if (s)
+        return s;
+    return device_backward(f, comm, dp, work, dends, dfail, hfail, st);
 }
 #endif
 
@@ -840,7 +882,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     unsigned long long *dfail = NULL;
     s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f) : TRIDI_SUCCESS;
     if (!s && work_here) {
-        dwork = tridi_mpi_scratch(d, 0, sizeof(double) * 3 * (size_t)dp.n * nl);
+        dwork = tridi_mpi_scratch(d, 0, device_work_bytes(&dp));
         dcoef = tridi_mpi_scratch(d, 1, sizeof(double) * (6 * nl + 2));
         if (!dwork || !dcoef)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
@@ -869,17 +911,16 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     s = tridi_mpi_agree(comm, s);
     if (!s)
         s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
+    double *dends = dcoef; /* the coefficients are no longer needed on the device */
     if (!s && work_here) {
-        double *dends = dcoef; /* the coefficients are no longer needed on the device */
         cudaError_t e = cudaMemcpyAsync(dends, ends, sizeof(double) * 2 * nl, cudaMemcpyHostToDevice, st);
-        if (e == cudaSuccess) {
-            s = tridi_mpi_cuda_backward(&dp.p, dwork, dends, stream);
-            e = cudaStreamSynchronize(st);
-        }
-        if (!s && e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: sending x_L, x_R to the device: %s", f, cudaGetErrorString(e));
     }
-    return tridi_mpi_agree(comm, s);
+    s = tridi_mpi_agree(comm, s);
+    if (s)
+        return s;
+    return device_backward(f, comm, &dp, dwork, dends, dfail, failp, st);
 #else
     (void)stream;
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);

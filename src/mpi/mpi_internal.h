@@ -100,9 +100,15 @@ tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last,
  * zero pivot leaves the first failing line in *fail (all ones if none). */
 tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
                                     unsigned long long *fail, void *stream);
-/* back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box. */
-tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends,
-                                     void *stream);
+/* Back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box, the
+ * old x of each cell saved first to undo[m * nlines + line] (x's type) so that a failure on any rank can
+ * put it back (tridi_mpi_cuda_restore). An answer that is not finite in x's type (a float answer may
+ * overflow where the double one does not) leaves the lowest failing line at its highest failing unknown
+ * in *fail as (line << 24) | m (all ones if none). */
+tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends, void *undo,
+                                     unsigned long long *fail, void *stream);
+/* Puts back the x that tridi_mpi_cuda_backward saved to undo. */
+tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const void *undo, void *stream);
 #endif
 
 #ifdef __cplusplus

@@ -77,7 +77,7 @@ typedef struct trial {
     int ndim, dims[2], axis, combo, inplace;
     int64_t n[3];
     int64_t lo[3], hi[3];
-    int fault; /* 0 none, 1 zero pivot, 2 non-finite rhs */
+    int fault; /* 0 none, 1 zero pivot, 2 non-finite rhs, 3 a float answer past FLT_MAX */
     int64_t fault_cell[3];
 } trial;
 
@@ -121,8 +121,20 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
         if (t->fault == 1) {
             tu_set((void *)gs.a.diag, ty[1], o, 0.0);
             tu_set((void *)gs.a.lower, ty[0], o, 0.0);
-        } else {
+        } else if (t->fault == 2) {
             tu_set((void *)gs.a.rhs, ty[3], o, NAN);
+        } else {
+            /* The cell's equation cut off from its neighbours' (x = rhs / diag = 1e40 there alone): every
+             * pivot and the double answer stay finite, only the float answer overflows. */
+            int64_t c[3] = {t->fault_cell[0], t->fault_cell[1], t->fault_cell[2]};
+            tu_set((void *)gs.a.lower, ty[0], o, 0.0);
+            tu_set((void *)gs.a.upper, ty[2], o, 0.0);
+            tu_set((void *)gs.a.diag, ty[1], o, 1e-30);
+            tu_set((void *)gs.a.rhs, ty[3], o, 1e10);
+            c[t->axis] -= 1;
+            tu_set((void *)gs.a.upper, ty[2], tu_index(&gg, c[0], c[1], c[2]), 0.0);
+            c[t->axis] += 2;
+            tu_set((void *)gs.a.lower, ty[0], tu_index(&gg, c[0], c[1], c[2]), 0.0);
         }
     }
     scatter(&gg, gs.a.lower, &in.grid, (void *)ls.a.lower, ty[0]);
@@ -156,6 +168,23 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
              in.dims[1], t->axis, combo_name[t->combo], t->inplace ? " in place" : "");
     if (t->fault) {
         tridi_status want = t->fault == 1 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+        /* The float overflow: the same status and cell from the single-rank solve. */
+        if (t->fault == 3) {
+            tridi_context cpu1;
+            tridi_config c1;
+            tridi_config_init(&c1);
+            c1.backend = TRIDI_BACKEND_CPU;
+            tridi_create(&cpu1, &c1);
+            tridi_status s1 = tridi_solve(cpu1, &gg, t->axis, t->lo, t->hi, &gs.a);
+            int64_t c1cell[3] = {0, 0, 0};
+            int nd1 = tridi_error_cell(c1cell);
+            tridi_destroy(cpu1);
+            if (s1 != want || nd1 != t->ndim || c1cell[0] != t->fault_cell[0] || c1cell[1] != t->fault_cell[1]) {
+                printf("  rank %d trial %d: the single-rank solve of the overflow case gave %s at (%lld,%lld)\n", rank,
+                       ti, tridi_status_name(s1), (long long)c1cell[0], (long long)c1cell[1]);
+                bad++;
+            }
+        }
         int64_t cell[3] = {0, 0, 0};
         int nd = tridi_error_cell(cell);
         if (s != want || nd != t->ndim || cell[0] != t->fault_cell[0] || cell[1] != t->fault_cell[1] ||
@@ -225,7 +254,7 @@ int main(int argc, char **argv)
     }
     uint64_t rng = mt_seed(name);
     long bad = 0;
-    const int trials = 40;
+    const int trials = 43;
     for (int ti = 0; ti < trials; ++ti) {
         trial t;
         memset(&t, 0, sizeof t);
@@ -256,9 +285,11 @@ int main(int argc, char **argv)
                 t.hi[a] = tu_randint(&rng, t.lo[a], t.n[a] + 1);
             }
         }
-        /* The last few trials plant a zero pivot or a NaN in the middle of the box. */
-        if (ti >= trials - 6) {
-            t.fault = ti % 2 ? 1 : 2;
+        /* The last few trials plant a zero pivot, a NaN or a float overflow in the middle of the box. */
+        if (ti >= trials - 9) {
+            t.fault = (ti - (trials - 9)) % 3 + 1;
+            if (t.fault == 3) /* x in float: f32 or MOHID's mixed */
+                t.combo = tu_randint(&rng, 0, 1) ? 0 : 2;
             t.lo[t.axis] = 1;
             t.hi[t.axis] = t.n[t.axis];
             for (int a = 0; a < t.ndim; ++a)
