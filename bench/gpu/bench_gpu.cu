@@ -551,7 +551,7 @@ int main(int argc, char **argv)
             do_resident = false;
         else if (std::sscanf(argv[i], "--grid=%dx%dx%d", &G.nx, &G.ny, &G.nz) == 3 && G.nx > 0 && G.ny > 0 && G.nz > 0)
             grids.push_back(G);
-        else if (argv[i][0] != '-' && std::atof(argv[i]) > 0)
+        else if (argv[i][0] >= '0' && argv[i][0] <= '9') // 0: no sequential reference at all
             max_seq_cells = std::atof(argv[i]);
         else
             usage();
