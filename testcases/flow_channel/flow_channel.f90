@@ -146,6 +146,7 @@ program flow_channel
     ! The first step is the warm-up (device buffers allocated, host memory pinned): not timed.
     if (i == 1 .and. steps > 1) then
       wall_main = 0; wall_other = 0; main%solver%seconds = 0; other%solver%seconds = 0
+      main%solver%part = 0
     end if
     ! Mean discharge through the open side over the run's last model hour (after the ramp, the check
     ! that the outflow approaches the river's 7000 m3/s despite the seiche).
@@ -214,6 +215,9 @@ program flow_channel
 
   timed = max(1, int(main%nstep) - merge(1, 0, main%nstep > 1))
   call table()
+  if (any(main%solver%part > 0)) write (*, '(a, 4(a, f0.3))') 'solver time by kind (ms per step):', &
+    ' THOMAS_3D ', 1000 * main%solver%part(1) / timed, ', THOMASZ ', 1000 * main%solver%part(2) / timed, &
+    ', THOMAS_2D ', 1000 * main%solver%part(3) / timed, ', uploads ', 1000 * main%solver%part(4) / timed
   write (*, '(a, a, a, a, a, i0, a, f0.4, a, f0.4, a, f0.2, a, es10.3, a, es10.3)') 'FLOW_CHANNEL grid=', &
     trim(grid_name), ' backend=', trim(bname), ' steps=', main%nstep, ' solver_ms=', &
     1000 * main%solver%seconds / timed, ' total_ms=', 1000 * wall_main / timed, ' outflow_m3s=', &
