@@ -23,7 +23,9 @@
 #include "tridi_internal.h"
 
 #include <cuda_runtime.h>
+#include <omp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -359,7 +361,14 @@ void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t 
     const size_t se = tridi_dtype_size(st), de = tridi_dtype_size(dt);
     const int64_t rows = cnt[1] * cnt[2], len = cnt[0];
     const int64_t s0 = cell_offset(sl, spos), d0 = cell_offset(dl, dpos);
-#pragma omp parallel for schedule(static) if (rows * len > 32768)
+    // One thread per MiB moved, at most OpenMP's count. A model calls between its own serial loops, where
+    // OpenMP's idle threads fall asleep, and waking all 16 of the H100 host's cost more than they copy:
+    // flow_channel_140-56 (gpu backend, registered arrays, the eager path's copies of x) spent 24-52 ms per
+    // step in its solves with 16 threads per copy, 10 ms with 4 and 7.5 ms with 16 kept spinning
+    // (OMP_WAIT_POLICY=active, which a library must not impose), 2026-11-23.
+    const int64_t halves = (int64_t)(rows * len * (int64_t)(se > de ? se : de)) >> 19;
+    const int nt = (int)std::max<int64_t>(1, std::min<int64_t>(halves, std::min(8, omp_get_max_threads())));
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t row = 0; row < rows; ++row) {
         const int64_t j = row % cnt[1], k = row / cnt[1];
         const char *s = (const char *)src + (s0 + (j + k * sl.dim1) * sl.dim0) * se;
