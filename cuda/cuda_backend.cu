@@ -361,11 +361,12 @@ void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t 
     const size_t se = tridi_dtype_size(st), de = tridi_dtype_size(dt);
     const int64_t rows = cnt[1] * cnt[2], len = cnt[0];
     const int64_t s0 = cell_offset(sl, spos), d0 = cell_offset(dl, dpos);
-    // One thread per MiB moved, at most OpenMP's count. A model calls between its own serial loops, where
-    // OpenMP's idle threads fall asleep, and waking all 16 of the H100 host's cost more than they copy:
-    // flow_channel_140-56 (gpu backend, registered arrays, the eager path's copies of x) spent 24-52 ms per
-    // step in its solves with 16 threads per copy, 10 ms with 4 and 7.5 ms with 16 kept spinning
-    // (OMP_WAIT_POLICY=active, which a library must not impose), 2026-11-23.
+    // One thread per 512 KiB moved, at most 8. A model calls between its own serial loops, where OpenMP's
+    // idle threads fall asleep, and waking all 16 of the H100 host's per copy cost more than they copied:
+    // flow_channel_140-56 (gpu backend, registered arrays) spent 24-52 ms per step in its 3D and Z solves
+    // with 16 threads per copy, 17.5 ms with one per MiB and 10.5 ms with this rule (2026-11-23; 7.3 ms with
+    // 16 kept spinning by OMP_WAIT_POLICY=active, which a library must not impose on its caller). Hot threads copy
+    // faster: the unregistered call of tridi_bench_gpu, whose threads never sleep, is slower with the cap.
     const int64_t halves = (int64_t)(rows * len * (int64_t)(se > de ? se : de)) >> 19;
     const int nt = (int)std::max<int64_t>(1, std::min<int64_t>(halves, std::min(8, omp_get_max_threads())));
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
