@@ -240,8 +240,9 @@ contains
     integer, intent(in) :: ndim, axis, lo(3), hi(3)
     type(c_ptr), intent(in) :: d, e, f, ti, x
     type(tridi_context) :: ctx
-    ! Without stat: tridi_mohid_context leaves stat unset when its context exists (adapter bug).
-    call tridi_mohid_context(ctx)
+    integer :: stat
+    call tridi_mohid_context(ctx, stat)
+    call check(stat, 'tridi_mohid_context')
     call par_solve(s%par, ctx, ndim, axis, lo, hi, d, e, f, ti, x)
   end subroutine split_solve
 
