@@ -184,8 +184,8 @@ contains
     st%d2 = 0; st%e2 = 1; st%f2 = 0; st%ti2 = 0; st%x2 = 0
     call solver_init(st%solver, backend, max(im, jm, km) + 2, threads)
     st%solver%par = st%par
-    call solver_register(st%solver, st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, st%f2, &
-                         st%ti2, st%x2)
+    call solver_register(st%solver, .false., st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, &
+                         st%f2, st%ti2, st%x2)
     st%resident = backend == BACKEND_GPU_RESIDENT
     if (st%resident) then
       call gpu_init(st)
@@ -256,8 +256,8 @@ contains
 
   subroutine fc_free(st)
     type(fc_state), intent(inout) :: st
-    call solver_unregister(st%solver, st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, st%f2, &
-                           st%ti2, st%x2)
+    call solver_register(st%solver, .true., st%d3, st%e3, st%f3, st%ti3, st%x3, st%ti3b, st%x3b, st%d2, st%e2, &
+                         st%f2, st%ti2, st%x2)
     call solver_free(st%solver)
     if (st%resident) call fc_gpu_destroy(st%gpu)
     call par_halo_free(st%h_eta); call par_halo_free(st%h_u); call par_halo_free(st%h_v)

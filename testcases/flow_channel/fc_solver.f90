@@ -15,7 +15,7 @@ module fc_solver
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
-  public :: solver_register, solver_unregister
+  public :: solver_register
   public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
   public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT, ROLE_D, ROLE_E, ROLE_F
 
@@ -102,38 +102,28 @@ contains
   ! The gpu backend page-locks the model's diagonal and answer arrays once, as a MOHID model would at start-up
   ! (tridi_mohid_register): every upload and solve then moves them by DMA, with no host copy through
   ! tridi's pinned staging, whose packing measured 12-145 ms per step of 140-56 on the 16-core host
-  ! (2026-11-23) against 37 ms for the solves. Unregistered before the arrays are freed.
-  subroutine solver_register(s, D3, E3, F3, Ti3, X3, Ti3b, X3b, D2, E2, F2, Ti2, X2)
+  ! (2026-11-23) against 37 ms for the solves. release: unregister them instead (before they are freed).
+  subroutine solver_register(s, release, D3, E3, F3, Ti3, X3, Ti3b, X3b, D2, E2, F2, Ti2, X2)
     type(fc_solver_t), intent(inout) :: s
+    logical, intent(in) :: release
     real(r4), dimension(:,:,:), pointer :: D3, F3, Ti3, X3, Ti3b, X3b
     real(r8), dimension(:,:,:), pointer :: E3
     real(r4), dimension(:,:), pointer :: D2, F2, Ti2, X2
     real(r8), dimension(:,:), pointer :: E2
     integer :: stat
     if (s%backend /= BACKEND_GPU .or. c_associated(s%par)) return
-    call tridi_mohid_register(D3, E3, F3, Ti3, X3, stat)
-    call check(stat, 'tridi_mohid_register')
-    call tridi_mohid_register(D3, E3, F3, Ti3b, X3b, stat)
-    call check(stat, 'tridi_mohid_register')
-    call tridi_mohid_register(D2, E2, F2, Ti2, X2, stat)
-    call check(stat, 'tridi_mohid_register')
+    if (release) then
+      call tridi_mohid_unregister(D3, E3, F3, Ti3, X3, stat)
+      if (stat == 0) call tridi_mohid_unregister(D3, E3, F3, Ti3b, X3b, stat)
+      if (stat == 0) call tridi_mohid_unregister(D2, E2, F2, Ti2, X2, stat)
+      call check(stat, 'tridi_mohid_unregister')
+    else
+      call tridi_mohid_register(D3, E3, F3, Ti3, X3, stat)
+      if (stat == 0) call tridi_mohid_register(D3, E3, F3, Ti3b, X3b, stat)
+      if (stat == 0) call tridi_mohid_register(D2, E2, F2, Ti2, X2, stat)
+      call check(stat, 'tridi_mohid_register')
+    end if
   end subroutine solver_register
-
-  subroutine solver_unregister(s, D3, E3, F3, Ti3, X3, Ti3b, X3b, D2, E2, F2, Ti2, X2)
-    type(fc_solver_t), intent(inout) :: s
-    real(r4), dimension(:,:,:), pointer :: D3, F3, Ti3, X3, Ti3b, X3b
-    real(r8), dimension(:,:,:), pointer :: E3
-    real(r4), dimension(:,:), pointer :: D2, F2, Ti2, X2
-    real(r8), dimension(:,:), pointer :: E2
-    integer :: stat
-    if (s%backend /= BACKEND_GPU .or. c_associated(s%par)) return
-    call tridi_mohid_unregister(D3, E3, F3, Ti3, X3, stat)
-    call check(stat, 'tridi_mohid_unregister')
-    call tridi_mohid_unregister(D3, E3, F3, Ti3b, X3b, stat)
-    call check(stat, 'tridi_mohid_unregister')
-    call tridi_mohid_unregister(D2, E2, F2, Ti2, X2, stat)
-    call check(stat, 'tridi_mohid_unregister')
-  end subroutine solver_unregister
 
   real(r8) function now()
     integer(8) :: count, rate
