@@ -175,6 +175,12 @@ static int in_box(const tridi_grid *g, const int64_t lo[3], const int64_t hi[3],
 int64_t tu_check(const char *label, const tu_system *s, const void *xref, const int64_t lo[3], const int64_t hi[3],
                  tridi_axis axis, double tol)
 {
+    return tu_check_scaled(label, s, xref, lo, hi, axis, tol, NULL);
+}
+
+int64_t tu_check_scaled(const char *label, const tu_system *s, const void *xref, const int64_t lo[3],
+                        const int64_t hi[3], tridi_axis axis, double tol, const double *line_scale)
+{
     const tridi_grid *g = &s->grid;
     int64_t bad = 0;
     size_t es = tu_esize(s->a.x_type);
@@ -195,12 +201,14 @@ int64_t tu_check(const char *label, const tu_system *s, const void *xref, const 
                 }
                 double scale = 0.0;
                 int64_t cc[3] = {i, j, k};
-                for (int64_t m = lo[axis]; m <= hi[axis]; ++m) {
+                for (int64_t m = lo[axis]; m <= hi[axis] && !line_scale; ++m) {
                     cc[axis] = m;
                     double v = fabs(tu_get(xref, s->a.x_type, tu_index(g, cc[0], cc[1], cc[2])));
                     if (v > scale)
                         scale = v;
                 }
+                if (line_scale)
+                    scale = line_scale[off];
                 if (scale < 1e-30)
                     scale = 1e-30;
                 double got = tu_get(s->a.x, s->a.x_type, off), want = tu_get(xref, s->a.x_type, off);

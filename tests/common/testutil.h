@@ -64,6 +64,11 @@ int64_t tu_index(const tridi_grid *g, int64_t i, int64_t j, int64_t k); /* Fortr
  * indices and values. Returns the number of bad cells. */
 int64_t tu_check(const char *label, const tu_system *s, const void *xref, const int64_t lo[3],
                  const int64_t hi[3], tridi_axis axis, double tol);
+/* The same with the scale of each cell given (line_scale[cell offset], for lines longer than the box a
+ * rank holds: a distributed solve's answers are relative to the whole line, which a rank may see a few
+ * cells of). */
+int64_t tu_check_scaled(const char *label, const tu_system *s, const void *xref, const int64_t lo[3],
+                        const int64_t hi[3], tridi_axis axis, double tol, const double *line_scale);
 /* Bitwise equality of x with x_before everywhere (for error cases). Returns bad cells. */
 int64_t tu_check_unchanged(const char *label, const tu_system *s);
 
