@@ -549,6 +549,19 @@ static int x_avx512_usable(void)
 #endif
 }
 
+/* The y/z blocks' W/G budget in bytes: TRIDI_CPU_WG_BUDGET from the environment when it is a positive
+ * number (a tuning knob: one benchmark run per value on the target host, no rebuild), else the compiled
+ * value above. Values under 64 KiB are raised to it. */
+static int64_t wg_budget(void)
+{
+    const char *env = getenv("TRIDI_CPU_WG_BUDGET");
+    char *end = NULL;
+    const long long v = env && *env ? strtoll(env, &end, 10) : 0;
+    if (v <= 0 || !end || *end != '\0')
+        return TRIDI_CPU_WG_BUDGET;
+    return v < 65536 ? 65536 : (int64_t)v;
+}
+
 /* How a call is cut into blocks, and the undo log's shape. Each thread takes an equal share of the
  * lines, [t*N/T, (t+1)*N/T), cut into blocks of at most L lines (at row ends too, except for the AVX-512
  * x sweep, whose blocks run over consecutive line numbers). Whole blocks dealt out by OpenMP's static
@@ -580,7 +593,7 @@ static cpu_plan make_plan(const tridi_problem *p, int nthreads)
     if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
         c.L = TRIDI_CPU_BLOCK_X;
     } else { /* long contiguous rows while W and G stay within their budget, cut into even pieces */
-        int64_t L = TRIDI_CPU_WG_BUDGET / (16 * p->n);
+        int64_t L = wg_budget() / (16 * p->n);
         L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
         const int64_t pieces = (p->n1 + L - 1) / L;
         c.L = (p->n1 + pieces - 1) / pieces;
