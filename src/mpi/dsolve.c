@@ -663,6 +663,21 @@ static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t
     return s;
 }
 
+/* The status a device kernel's failure word stands for: (line << 24) | (nonfinite << 23) | m, all ones if
+ * none (tridi_mpi_cuda_forward, _backward). forward: a zero pivot or a non-finite value; otherwise the
+ * back substitution's answer overflowing x's type. */
+static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w, int forward)
+{
+    if (w == ~0ull)
+        return TRIDI_SUCCESS;
+    const int64_t line = (int64_t)(w >> 24), m = (int64_t)(w & ((1u << 23) - 1));
+    if (!forward)
+        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, m, "the answer overflows its storage type");
+    const int nonfinite = (int)((w >> 23) & 1);
+    return tridi_fail_numeric(f, p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT, line, m,
+                              nonfinite ? "non-finite value" : "zero pivot");
+}
+
 /* Device work arrays of a cut axis: G, W, S (3 n doubles per line), then the undo copy of the old x
  * (n values of x's type per line) that device_backward keeps. */
 static size_t device_work_bytes(const dplan *dp)
@@ -692,9 +707,8 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
         if (!s && e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
         ran = !s;
-        if (!s && *hfail != ~0ull)
-            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_NONFINITE, (int64_t)(*hfail >> 24),
-                                   (int64_t)(*hfail & ((1u << 23) - 1)), "the answer overflows its storage type");
+        if (!s)
+            s = device_failure(f, &dp->p, *hfail, 0);
     }
     s = tridi_mpi_agree(comm, s);
     if (s && ran) {
@@ -759,13 +773,8 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
             e = cudaStreamSynchronize(st);
         if (!s && e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: forward elimination: %s", f, cudaGetErrorString(e));
-        if (!s && work_here && hfail[0] != ~0ull) {
-            unsigned long long fw = hfail[0];
-            int nonfinite = (int)((fw >> 23) & 1);
-            s = tridi_fail_numeric(f, &dp->p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT,
-                                   (int64_t)(fw >> 24), (int64_t)(fw & ((1u << 23) - 1)),
-                                   nonfinite ? "non-finite value" : "zero pivot");
-        }
+        if (!s && work_here)
+            s = device_failure(f, &dp->p, hfail[0], 1);
     }
     s = tridi_mpi_agree(comm, s);
     if (!s && dp->has_lines) {
@@ -889,24 +898,18 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         else
             dfail = (unsigned long long *)(dcoef + 6 * nl);
     }
-    unsigned long long *failp = (unsigned long long *)(coef + 6 * nl), fail = ~0ull;
+    unsigned long long *failp = (unsigned long long *)(coef + 6 * nl);
     if (!s && work_here)
         s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dwork, dcoef, dfail, stream);
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(failp, dfail, sizeof fail, cudaMemcpyDeviceToHost, st);
+            e = cudaMemcpyAsync(failp, dfail, sizeof *failp, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
-        fail = *failp;
-        if (e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f, cudaGetErrorString(e));
-        else if (fail != ~0ull) {
-            int nonfinite = (int)((fail >> 23) & 1);
-            s = tridi_fail_numeric(f, &dp.p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT,
-                                   (int64_t)(fail >> 24), (int64_t)(fail & ((1u << 23) - 1)),
-                                   nonfinite ? "non-finite value" : "zero pivot");
-        }
+        s = e != cudaSuccess ? tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f,
+                                          cudaGetErrorString(e))
+                             : device_failure(f, &dp.p, *failp, 1);
     }
     s = tridi_mpi_agree(comm, s);
     if (!s)

@@ -125,6 +125,17 @@ contains
     end if
   end subroutine solver_register
 
+  ! Time since t0 into the solver time and its share of kind k (1 THOMAS_3D, 2 THOMASZ, 3 THOMAS_2D, 4 uploads).
+  subroutine account(s, k, t0)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: k
+    real(r8), intent(in) :: t0
+    real(r8) :: dt
+    dt = now() - t0
+    s%part(k) = s%part(k) + dt
+    s%seconds = s%seconds + dt
+  end subroutine account
+
   real(r8) function now()
     integer(8) :: count, rate
     call system_clock(count, rate)
@@ -162,8 +173,7 @@ contains
       call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_3d')
     end if
-    s%part(1) = s%part(1) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 1, t0)
     s%calls = s%calls + 1
   end subroutine solver_thomas_3d
 
@@ -188,8 +198,7 @@ contains
       call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
       call check(stat, 'tridi_thomasz')
     end if
-    s%part(2) = s%part(2) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 2, t0)
     s%calls = s%calls + 1
   end subroutine solver_thomasz
 
@@ -218,8 +227,7 @@ contains
       call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_2d')
     end if
-    s%part(3) = s%part(3) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 3, t0)
     s%calls = s%calls + 1
   end subroutine solver_thomas_2d
 
@@ -248,8 +256,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_3d')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_3d_r4
 
   subroutine upload_3d_r8(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
@@ -262,8 +269,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_3d')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_3d_r8
 
   subroutine upload_z_r4(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
@@ -276,8 +282,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_z')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_z_r4
 
   subroutine upload_z_r8(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
@@ -290,8 +295,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_z')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_z_r8
 
   subroutine upload_2d_r4(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
@@ -304,8 +308,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_2d')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_2d_r4
 
   subroutine upload_2d_r8(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
@@ -318,8 +321,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_2d')
-    s%part(4) = s%part(4) + (now() - t0)
-    s%seconds = s%seconds + (now() - t0)
+    call account(s, 4, t0)
   end subroutine upload_2d_r8
 
   integer function mohid_role(role)

@@ -199,16 +199,14 @@ int64_t tu_check_scaled(const char *label, const tu_system *s, const void *xref,
                     }
                     continue;
                 }
-                double scale = 0.0;
+                double scale = line_scale ? line_scale[off] : 0.0;
                 int64_t cc[3] = {i, j, k};
-                for (int64_t m = lo[axis]; m <= hi[axis] && !line_scale; ++m) {
+                for (int64_t m = lo[axis]; !line_scale && m <= hi[axis]; ++m) {
                     cc[axis] = m;
                     double v = fabs(tu_get(xref, s->a.x_type, tu_index(g, cc[0], cc[1], cc[2])));
                     if (v > scale)
                         scale = v;
                 }
-                if (line_scale)
-                    scale = line_scale[off];
                 if (scale < 1e-30)
                     scale = 1e-30;
                 double got = tu_get(s->a.x, s->a.x_type, off), want = tu_get(xref, s->a.x_type, off);
