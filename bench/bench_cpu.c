@@ -4,7 +4,8 @@
  * bandwidth measured in the same run. Times are medians after a warm-up. `differ` is the share of cells whose
  * answer is not bit for bit the reference's (tridi multiplies by one reciprocal per pivot and lets the
  * compiler fuse multiply-adds; the reference divides twice, unfused, as MOHID's source reads).
- * Usage: tridi_bench_cpu [threads] [reps]   (threads default: OpenMP's default) */
+ * Usage: tridi_bench_cpu [threads] [reps] [NXxNYxNZ]   (threads default: OpenMP's default; reps default 9;
+ * the grid, when given, is the only one run: tuning sweeps repeat one grid without the others) */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -77,7 +78,19 @@ int main(int argc, char **argv)
         threads = 1;
     if (reps < 3)
         reps = 3;
-    static const int grids[][3] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}};
+    static const int default_grids[][3] = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}};
+    int grids[4][3];
+    size_t ngrids = 4;
+    memcpy(grids, default_grids, sizeof grids);
+    if (argc > 3) {
+        char tail;
+        if (sscanf(argv[3], "%dx%dx%d%c", &grids[0][0], &grids[0][1], &grids[0][2], &tail) != 3 || grids[0][0] < 1 ||
+            grids[0][1] < 1 || grids[0][2] < 1) {
+            fprintf(stderr, "tridi_bench_cpu: grid '%s' is not NXxNYxNZ with positive sizes\n", argv[3]);
+            return 2;
+        }
+        ngrids = 1;
+    }
     copy_bench cb;
     if (copy_init(&cb, threads)) {
         fprintf(stderr, "could not allocate the copy buffers (1 GiB)\n");
@@ -98,7 +111,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", tridi_error_message());
         return 1;
     }
-    for (size_t gi = 0; gi < sizeof grids / sizeof grids[0]; ++gi) {
+    for (size_t gi = 0; gi < ngrids; ++gi) {
         const int *N = grids[gi];
         tridi_grid g = {3, {0, 0, 0}, {N[0] + 1, N[1] + 1, N[2] + 1}};
         mohid_grid mg = {{0, 0, 0}, {N[0] + 1, N[1] + 1, N[2] + 1}};

@@ -55,6 +55,22 @@ int64_t host_slab_cells()
     return v > 0 && end && *end == '\0' ? (int64_t)v : SLAB_CELLS;
 }
 
+// The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
+// makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
+// TRIDI_HOST_X_PATH=eager / verdict forces one way (for measurements; default: the rule).
+constexpr size_t EAGER_UPLOAD_RATIO = 4;
+enum class x_path_choice { rule, eager, verdict };
+
+x_path_choice host_x_path_choice()
+{
+    const char *env = std::getenv("TRIDI_HOST_X_PATH");
+    if (env && std::strcmp(env, "eager") == 0)
+        return x_path_choice::eager;
+    if (env && std::strcmp(env, "verdict") == 0)
+        return x_path_choice::verdict;
+    return x_path_choice::rule;
+}
+
 size_t device_memory_limit()
 {
     const char *env = std::getenv("TRIDI_DEVICE_MEMORY_LIMIT");
@@ -419,6 +435,7 @@ struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
     int64_t slab_cells = SLAB_CELLS;
+    x_path_choice x_choice = x_path_choice::rule;
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
     cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
     cudaEvent_t ev_in[4][MAX_SLABS] = {};  // slab s of a role has arrived (by the solve or upload_async)
@@ -787,11 +804,13 @@ tridi_status upload_slab(tridi_cuda_state *st, const box_plan &b, int r, const v
 // How the answers of a host-array solve reach x without ever leaving a partial answer there.
 enum class x_path {
     staged,  // x not registered: slabs go to pinned staging, copied into x on the host once all succeeded
-    eager,   // x registered, transfers still to run: each slab goes by DMA into x as soon as it is solved,
-             // after its old values were saved in st->undo on the host (put back if any line failed); the
-             // host copy runs while the GPU still moves inputs, and the answers' transfer overlaps theirs
-    verdict  // x registered, every input already on the device: nothing would hide that host copy, so the
-             // whole box goes into x by one DMA once the verdict says every line succeeded
+    eager,   // x registered, the call itself uploads most of the inputs: each slab goes by DMA into x as soon
+             // as it is solved, after its old values were saved in st->undo on the host (put back if any
+             // line failed); the host copy runs while the GPU moves the inputs, and the answers' transfer
+             // overlaps theirs
+    verdict  // x registered, the inputs already on the device or queued by tridi_upload_async: little would
+             // hide that host copy, so the whole box goes into x by one DMA once the verdict says every line
+             // succeeded (the solve still starts on each slab as soon as its inputs are there)
 };
 
 // Host-array solve once the buffers are there: queues every slab (inputs up, solve, answers down as xp
@@ -895,6 +914,7 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
     st->slab_cells = host_slab_cells();
+    st->x_choice = host_x_path_choice();
     tridi_status s = create_state(st);
     if (s) {
         free_state(st);
@@ -1031,12 +1051,16 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         direct[r] = registered[r] && user_t[r] == xfer_t[r];
     }
     const int S = slab_count(b, st->slab_cells);
-    // Transfers still to run during this call: inputs it moves itself, or uploads not finished yet.
-    bool in_flight = false;
+    // Bytes this call uploads itself. Uploads queued ahead by tridi_upload_async and still running do not
+    // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case:
+    // 4.4 MB still moving, about 0.1 ms, against a 0.7-0.9 ms copy by sleeping threads on 140x140x56).
+    size_t up_bytes = 0;
     for (int r = 0; r < 4; ++r)
-        in_flight = in_flight || !have[r] || cudaEventQuery(st->ev_in[r][S - 1]) == cudaErrorNotReady;
-    cudaGetLastError(); // "not ready" is an answer, not an error
-    const x_path xp = !registered[4] ? x_path::staged : in_flight ? x_path::eager : x_path::verdict;
+        if (!have[r])
+            up_bytes += b.wcells * tridi_dtype_size(xfer_t[r]);
+    const bool eager = st->x_choice == x_path_choice::rule ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
+                                                            : st->x_choice == x_path_choice::eager;
+    const x_path xp = !registered[4] ? x_path::staged : eager ? x_path::eager : x_path::verdict;
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
     if (st->have_last)

@@ -8,7 +8,8 @@
 //    pinned H2D/D2H bandwidths, MOHID's sequential THOMAS and its 16-thread OpenMP version, and tridi's
 //    CPU backend; the copy engines' speed on the shapes involved (one run, whole planes, row by row);
 //  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
-//    soon as it is filled, against assembling everything and then solving.
+//    soon as it is filled, against assembling everything and then solving (the plain call right after the
+//    assembly loop, OpenMP threads asleep as in a model, not back to back).
 // Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host]
 // [--grid=NXxNYxNZ]... (default 2e7, both parts, the five grids).
 extern "C" {
@@ -359,10 +360,12 @@ static void assemble(T *a, int role, const tridi_grid &g, double phase)
 
 // Median time of one host-array call on gpu, and the assembly-overlap figures of the same mode: a host loop
 // assembles each diagonal and tridi_upload_async sends it at once. What the model waits for is the time inside
-// tridi's calls (the four uploads + the solve); without overlap that is the plain call tg. The upload share
-// hidden = (tg - calls) / (tg - solve alone), "solve alone" being the solve once everything is on the device.
+// tridi's calls (the four uploads + the solve); without overlap it is the plain call made right after the
+// same assembly loop, ta (where a model calls: its OpenMP threads have gone to sleep during the serial loop,
+// unlike in back-to-back calls). The upload share hidden = (ta - calls) / (ta - solve alone), "solve alone"
+// being the solve once everything is on the device.
 struct host_mode {
-    double call, in_calls, in_uploads, assembly, solve_alone, hidden;
+    double call, after_assembly, in_calls, in_uploads, assembly, solve_alone, hidden;
 };
 
 template <class F>
@@ -408,6 +411,19 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
     }
     m.in_calls = median(tc);
     m.assembly = median(ta);
+    std::vector<double> tp;
+    for (int k = 0; k < reps + 1; ++k) {
+        ph += 0.01;
+        assemble(D, 0, g, ph);
+        assemble(E, 1, g, ph);
+        assemble(F, 2, g, ph);
+        assemble(R, 3, g, ph);
+        const double t0 = now();
+        TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a));
+        if (k)
+            tp.push_back(now() - t0);
+    }
+    m.after_assembly = median(tp);
     m.in_uploads = median(tu);
     std::vector<double> tt;
     for (int k = 0; k < reps; ++k) {
@@ -421,7 +437,7 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
         tt.push_back(now() - t0);
     }
     m.solve_alone = median(tt);
-    m.hidden = (m.call - m.in_calls) / (m.call - m.solve_alone);
+    m.hidden = (m.after_assembly - m.in_calls) / (m.after_assembly - m.solve_alone);
     return m;
 }
 
@@ -461,10 +477,12 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
                     G.nx, G.ny, G.nz, "xyz"[axis], st.call * 1e3, st.call / pinned, rg.call * 1e3, rg.call / pinned,
                     tseq / rg.call, tomp / rg.call, tcpu / rg.call, rg.assembly * 1e3, 100.0 * st.hidden,
                     100.0 * rg.hidden);
-        std::printf("|   (MOHID seq %.3f ms, OMP16 %.3f ms, tridi CPU %.3f ms; staged: in calls %.3f ms of which uploads "
-                    "%.3f, solve alone %.3f; registered: in calls %.3f ms of which uploads %.3f, solve alone %.3f) |\n",
-                    tseq * 1e3, tomp * 1e3, tcpu * 1e3, st.in_calls * 1e3, st.in_uploads * 1e3, st.solve_alone * 1e3,
-                    rg.in_calls * 1e3, rg.in_uploads * 1e3, rg.solve_alone * 1e3);
+        std::printf("|   (MOHID seq %.3f ms, OMP16 %.3f ms, tridi CPU %.3f ms; staged: call after assembly %.3f ms, in "
+                    "calls %.3f ms of which uploads %.3f, solve alone %.3f; registered: call after assembly %.3f ms, "
+                    "in calls %.3f ms of which uploads %.3f, solve alone %.3f) |\n",
+                    tseq * 1e3, tomp * 1e3, tcpu * 1e3, st.after_assembly * 1e3, st.in_calls * 1e3,
+                    st.in_uploads * 1e3, st.solve_alone * 1e3, rg.after_assembly * 1e3, rg.in_calls * 1e3,
+                    rg.in_uploads * 1e3, rg.solve_alone * 1e3);
         std::fflush(stdout);
     }
     std::free(D);
@@ -602,8 +620,8 @@ int main(int argc, char **argv)
                     "(DMA straight from/to them). / pinned = call time / time of 20 B/cell at the pinned H2D bandwidth "
                     "+ 4 B/cell at D2H. vs seq / OMP16 / tridi CPU = their time / the registered call's time. "
                     "Assembly overlap: each diagonal uploaded (tridi_upload_async) as soon as a host loop has "
-                    "assembled it; hidden = (ms/call - ms in tridi calls) / (ms/call - ms of the solve once "
-                    "everything is uploaded)\n");
+                    "assembled it; hidden = (ms of the call made after assembling all four - ms in tridi calls) / "
+                    "(that - ms of the solve once everything is uploaded)\n");
         std::printf("| grid | axis | staged ms | staged / pinned | registered ms | registered / pinned | vs seq "
                     "| vs OMP16 | vs tridi CPU | ms assembly | hidden staged | hidden registered |\n"
                     "|---|---|---|---|---|---|---|---|---|---|---|---|\n");

@@ -25,6 +25,9 @@ static const tridi_dtype combos[3][5] = {
 static const char *combo_name[3] = {"f32", "f64", "mixed"};
 
 static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs;
+/* Slab contexts whose registered-x answers always take one way (TRIDI_HOST_X_PATH), so both ways meet
+ * every upload pattern of slab_case, not only the one the rule picks for it. */
+static tridi_context ctx_slabs_eager, ctx_slabs_verdict;
 
 static tridi_context make_ctx(tridi_backend b, int f32)
 {
@@ -430,7 +433,7 @@ static int queued_failure(uint64_t *rng)
  * staged and registered, in place, with inputs uploaded ahead; then a zero pivot in the last line (the
  * last slab): x must keep every old value although the answers of the earlier slabs had already gone into
  * a registered x. */
-static int slab_case(uint64_t *rng, int axis, int combo)
+static int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo)
 {
     tridi_grid g = {3, {0, 0, 0}, {0, 0, 0}};
     int64_t lo[3], hi[3];
@@ -740,6 +743,11 @@ int main(void)
     ctx_cpu = make_ctx(TRIDI_BACKEND_CPU, 0);
     setenv("TRIDI_HOST_SLAB_CELLS", "20000", 1);
     ctx_slabs = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    setenv("TRIDI_HOST_X_PATH", "eager", 1);
+    ctx_slabs_eager = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    setenv("TRIDI_HOST_X_PATH", "verdict", 1);
+    ctx_slabs_verdict = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    unsetenv("TRIDI_HOST_X_PATH");
     unsetenv("TRIDI_HOST_SLAB_CELLS");
     int bad = 0, cases = 0;
     for (int rep = 0; rep < 3; ++rep)
@@ -752,9 +760,14 @@ int main(void)
                 }
     for (int axis = 0; axis < 3; ++axis)
         for (int combo = 1; combo < 3; ++combo) {
-            bad += slab_case(&rng, axis, combo);
+            bad += slab_case(ctx_slabs, &rng, axis, combo);
             cases++;
         }
+    for (int axis = 0; axis < 3; ++axis) {
+        bad += slab_case(ctx_slabs_eager, &rng, axis, 2);
+        bad += slab_case(ctx_slabs_verdict, &rng, axis, 2);
+        cases += 2;
+    }
     for (int axis = 0; axis < 3; ++axis)
         for (int combo = 0; combo < 3; ++combo) {
             bad += many_lines_case(&rng, axis, combo);
@@ -767,6 +780,8 @@ int main(void)
     tridi_destroy(ctx_gpu_f32);
     tridi_destroy(ctx_cpu);
     tridi_destroy(ctx_slabs);
+    tridi_destroy(ctx_slabs_eager);
+    tridi_destroy(ctx_slabs_verdict);
     printf("%d cases, %d failed checks\n", cases + 3, bad);
     return bad ? 1 : 0;
 }
