@@ -369,36 +369,71 @@ cudaError_t dma_region(void *dst, const layout &dl, const int64_t dpos[3], const
     return cudaMemcpy3DAsync(&m, stream);
 }
 
-// Copies the rows of region r between two host layouts (threads over rows); double -> float on the way when
-// the destination type is narrower (the float transfer of double inputs).
+// Copies row `row` (of cnt[1] * cnt[2]) of a region between two host layouts; double -> float on the way
+// when the destination type is narrower (the float transfer of double inputs).
+inline void copy_row(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst,
+                     tridi_dtype dt, const layout &dl, const int64_t dpos[3], const int64_t cnt[3], int64_t row)
+{
+    const size_t se = tridi_dtype_size(st), de = tridi_dtype_size(dt);
+    const int64_t j = row % cnt[1], k = row / cnt[1], len = cnt[0];
+    const char *s = (const char *)src + (cell_offset(sl, spos) + (j + k * sl.dim1) * sl.dim0) * se;
+    char *d = (char *)dst + (cell_offset(dl, dpos) + (j + k * dl.dim1) * dl.dim0) * de;
+    if (st == dt) {
+        std::memcpy(d, s, len * de);
+    } else {
+        const double *sd = (const double *)s;
+        float *df = (float *)d;
+        for (int64_t q = 0; q < len; ++q)
+            df[q] = (float)sd[q];
+    }
+}
+
+// Threads for a host copy of this many bytes: one per 512 KiB, at most 8. A model calls between its own
+// serial loops, where OpenMP's idle threads fall asleep, and waking all 16 of the H100 host's per copy cost
+// more than they copied: flow_channel_140-56 (gpu backend, registered arrays) spent 24-52 ms per step in its
+// 3D and Z solves with 16 threads per copy, 17.5 ms with one per MiB and 10.5 ms with this rule (2026-11-23;
+// 7.3 ms with 16 kept spinning by OMP_WAIT_POLICY=active, which a library must not impose on its caller).
+int copy_threads(size_t bytes)
+{
+    return (int)std::max<int64_t>(1, std::min<int64_t>((int64_t)(bytes >> 19), std::min(8, omp_get_max_threads())));
+}
+
+// Copies the rows of region cnt between two host layouts, threads over rows.
 void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst, tridi_dtype dt,
                const layout &dl, const int64_t dpos[3], const int64_t cnt[3])
 {
-    const size_t se = tridi_dtype_size(st), de = tridi_dtype_size(dt);
-    const int64_t rows = cnt[1] * cnt[2], len = cnt[0];
-    const int64_t s0 = cell_offset(sl, spos), d0 = cell_offset(dl, dpos);
-    // One thread per 512 KiB moved, at most 8. A model calls between its own serial loops, where OpenMP's
-    // idle threads fall asleep, and waking all 16 of the H100 host's per copy cost more than they copied:
-    // flow_channel_140-56 (gpu backend, registered arrays) spent 24-52 ms per step in its 3D and Z solves
-    // with 16 threads per copy, 17.5 ms with one per MiB and 10.5 ms with this rule (2026-11-23; 7.3 ms with
-    // 16 kept spinning by OMP_WAIT_POLICY=active, which a library must not impose on its caller). Hot threads copy
-    // faster: the unregistered call of tridi_bench_gpu, whose threads never sleep, is slower with the cap.
-    const int64_t halves = (int64_t)(rows * len * (int64_t)(se > de ? se : de)) >> 19;
-    const int nt = (int)std::max<int64_t>(1, std::min<int64_t>(halves, std::min(8, omp_get_max_threads())));
+    const size_t es = std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
+    const int64_t rows = cnt[1] * cnt[2];
+    const int nt = copy_threads((size_t)(rows * cnt[0]) * es);
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int64_t row = 0; row < rows; ++row) {
-        const int64_t j = row % cnt[1], k = row / cnt[1];
-        const char *s = (const char *)src + (s0 + (j + k * sl.dim1) * sl.dim0) * se;
-        char *d = (char *)dst + (d0 + (j + k * dl.dim1) * dl.dim0) * de;
-        if (st == dt) {
-            std::memcpy(d, s, len * de);
-        } else {
-            const double *sd = (const double *)s;
-            float *df = (float *)d;
-            for (int64_t q = 0; q < len; ++q)
-                df[q] = (float)sd[q];
-        }
+    for (int64_t row = 0; row < rows; ++row)
+        copy_row(src, st, sl, spos, dst, dt, dl, dpos, cnt, row);
+}
+
+// Packs slab after slab in ONE OpenMP region: pack(sl, i) for i < rows(sl) on nt threads, then queue(sl) on
+// the calling thread (which holds the context's device) as soon as slab sl is packed, while the other
+// threads go on to the next slab. Sleeping threads are woken once per call instead of once per slab and
+// array, which is what packing cost between a model's serial loops (see copy_threads): flow_channel_140-56
+// with unregistered arrays spent 44-48 ms per step in its solves with a region per slab and array, 19.7-20.1
+// ms with this (H100 host, 2026-11-23 17:39 UTC, same run). The first failing queue(sl) ends the queueing;
+// its status is returned.
+template <class Rows, class Pack, class Queue>
+tridi_status pack_pipeline(int nt, int S, Rows &&rows, Pack &&pack, Queue &&queue)
+{
+    tridi_status status = TRIDI_SUCCESS;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    for (int sl = 0; sl < S; ++sl) {
+        const int64_t n = rows(sl);
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t i = 0; i < n; ++i)
+            pack(sl, i);
+        // for's barrier: slab sl is packed. The master queues it without a barrier after, so the others
+        // start on slab sl + 1, taking the master's share by the dynamic schedule.
+#pragma omp master
+        if (status == TRIDI_SUCCESS)
+            status = queue(sl);
     }
+    return status;
 }
 
 // What tridi_upload_async left on the device for one input, so the next solve can use it.
@@ -778,27 +813,40 @@ tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slo
 }
 
 // Queues slab sl of input r (lines [b2, e2) along the slab axis) on the role's stream: DMA straight from a
-// registered array, else packed into pinned staging first; then records ev_in[r][sl].
-tridi_status upload_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype type,
-                         tridi_dtype xfer, bool direct, int64_t b2, int64_t e2, int sl)
+// registered array, else from the pinned staging packed before; then records ev_in[r][sl].
+tridi_status send_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer,
+                       bool direct, int64_t b2, int64_t e2, int sl)
 {
     region hr, dr;
     input_slab(b, b2, e2, hr, dr);
     const size_t es = tridi_dtype_size(xfer);
-    if (direct) {
+    if (direct)
         CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, host, host_layout(b), hr.pos, dr.cnt, es,
                       cudaMemcpyHostToDevice, st->up[r]),
            "copying an input slab to the device");
-    } else {
-        region bh, bw;
-        box_in_widened(b, b2, e2, bh, bw);
-        copy_rows(host, type, host_layout(b), bh.pos, st->hin[r].p, xfer, widened_layout(b), bw.pos, bh.cnt);
+    else
         CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, st->hin[r].p, widened_layout(b), dr.pos, dr.cnt, es,
                       cudaMemcpyHostToDevice, st->up[r]),
            "copying an input slab to the device");
-    }
     CK(cudaEventRecord(st->ev_in[r][sl], st->up[r]), "cudaEventRecord");
     return TRIDI_SUCCESS;
+}
+
+// The box cells of each slab inside the host array and the widened layout: the rows that packing copies.
+struct slab_rows {
+    region host[MAX_SLABS], wide[MAX_SLABS];
+    int64_t rows(int sl) const { return host[sl].cnt[1] * host[sl].cnt[2]; }
+};
+
+slab_rows plan_slab_rows(const box_plan &b, int S)
+{
+    slab_rows sr;
+    for (int sl = 0; sl < S; ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        box_in_widened(b, b2, e2, sr.host[sl], sr.wide[sl]);
+    }
+    return sr;
 }
 
 // How the answers of a host-array solve reach x without ever leaving a partial answer there.
@@ -838,14 +886,30 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
     a.n = p->n;
     a.n1 = p->n1;
     a.err = err;
-    for (int sl = 0; sl < S; ++sl) {
+    // Inputs that are neither on the device already nor registered are packed into staging, slab by slab,
+    // each slab queued (its DMAs, its solve, its answers) as soon as it is packed.
+    const slab_rows sr = plan_slab_rows(b, S);
+    int packed[4], npack = 0;
+    size_t pack_bytes = 0;
+    for (int r = 0; r < 4; ++r)
+        if (!have[r] && !direct[r]) {
+            packed[npack++] = r;
+            pack_bytes += b.bcells * std::max(tridi_dtype_size(user_t[r]), tridi_dtype_size(xfer_t[r]));
+        }
+    auto pack = [&](int sl, int64_t i) {
+        const int64_t per = sr.rows(sl);
+        const int r = packed[i / per];
+        copy_row(user_in[r], user_t[r], host_layout(b), sr.host[sl].pos, st->hin[r].p, xfer_t[r], widened_layout(b),
+                 sr.wide[sl].pos, sr.host[sl].cnt, i % per);
+    };
+    auto queue = [&](int sl) -> tridi_status {
         int64_t b2, e2;
         slab_range(b, sl, S, &b2, &e2);
         cudaStream_t cs = st->slab[sl];
         CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
         for (int r = 0; r < 4; ++r) {
             if (!have[r]) {
-                tridi_status s = upload_slab(st, b, r, user_in[r], user_t[r], xfer_t[r], direct[r], b2, e2, sl);
+                tridi_status s = send_slab(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
                 if (s)
                     return s;
             }
@@ -868,21 +932,35 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
                           cudaMemcpyDeviceToHost, st->down),
                "copying an answer slab to the host");
         }
-    }
-    if (xp == x_path::eager) {
+        return TRIDI_SUCCESS;
+    };
+    tridi_status s = pack_pipeline(npack ? copy_threads(pack_bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
+                                   pack, queue);
+    if (s)
+        return s;
+    if (xp == x_path::eager) { // every upload is queued: save x's old box slab by slab, each slab's answers after
+        region xh[MAX_SLABS], xb[MAX_SLABS];
         for (int sl = 0; sl < S; ++sl) {
             int64_t b2, e2;
             slab_range(b, sl, S, &b2, &e2);
-            region xh, xb;
-            box_slab(b, b2, e2, xh, xb);
-            copy_rows(p->arrays.x, p->arrays.x_type, host_layout(b), xh.pos, st->undo.data(), p->arrays.x_type,
-                      box_layout(b), xb.pos, xb.cnt);
-            CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
-            *x_written = true;
-            CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
-                          cudaMemcpyDeviceToHost, st->down),
-               "copying an answer slab into x");
+            box_slab(b, b2, e2, xh[sl], xb[sl]);
         }
+        s = pack_pipeline(
+            copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
+            [&](int sl, int64_t i) {
+                copy_row(p->arrays.x, p->arrays.x_type, host_layout(b), xh[sl].pos, st->undo.data(), p->arrays.x_type,
+                         box_layout(b), xb[sl].pos, xb[sl].cnt, i);
+            },
+            [&](int sl) -> tridi_status {
+                CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+                *x_written = true;
+                CK(dma_region(p->arrays.x, host_layout(b), xh[sl].pos, st->dout.p, box_layout(b), xb[sl].pos,
+                              xb[sl].cnt, xs, cudaMemcpyDeviceToHost, st->down),
+                   "copying an answer slab into x");
+                return TRIDI_SUCCESS;
+            });
+        if (s)
+            return s;
     }
     CK(cudaMemcpyAsync(st->h_verdict, err, sizeof *err, cudaMemcpyDeviceToHost, st->compute), "reading the verdict");
     return TRIDI_SUCCESS;
@@ -1008,11 +1086,19 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     // Sent in the solve's slabs, each with its event: the solve starts on the first slabs of the last
     // array uploaded while the rest still moves.
     const int S = slab_count(b, st->slab_cells);
-    for (int sl = 0; sl < S && !s; ++sl) {
-        int64_t b2, e2;
-        slab_range(b, sl, S, &b2, &e2);
-        s = upload_slab(st, b, r, host, type, xt, direct, b2, e2, sl);
-    }
+    const slab_rows sr = plan_slab_rows(b, S);
+    s = pack_pipeline(
+        direct ? 1 : copy_threads(b.bcells * std::max(tridi_dtype_size(type), tridi_dtype_size(xt))), S,
+        [&](int sl) { return direct ? 0 : sr.rows(sl); },
+        [&](int sl, int64_t i) {
+            copy_row(host, type, host_layout(b), sr.host[sl].pos, st->hin[r].p, xt, widened_layout(b), sr.wide[sl].pos,
+                     sr.host[sl].cnt, i);
+        },
+        [&](int sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, S, &b2, &e2);
+            return send_slab(st, b, r, host, xt, direct, b2, e2, sl);
+        });
     if (s)
         return s;
     upload_key &k = st->uploaded[r];

@@ -103,6 +103,7 @@ contains
   ! (tridi_mohid_register): every upload and solve then moves them by DMA, with no host copy through
   ! tridi's pinned staging, whose packing measured 12-145 ms per step of 140-56 on the 16-core host
   ! (2026-11-23) against 37 ms for the solves. release: unregister them instead (before they are freed).
+  ! FLOW_CHANNEL_REGISTER=0 in the environment skips both: a model that only swapped its THOMAS calls.
   subroutine solver_register(s, release, D3, E3, F3, Ti3, X3, Ti3b, X3b, D2, E2, F2, Ti2, X2)
     type(fc_solver_t), intent(inout) :: s
     logical, intent(in) :: release
@@ -110,8 +111,11 @@ contains
     real(r8), dimension(:,:,:), pointer :: E3
     real(r4), dimension(:,:), pointer :: D2, F2, Ti2, X2
     real(r8), dimension(:,:), pointer :: E2
-    integer :: stat
+    integer :: stat, n
+    character(len=8) :: env
     if (s%backend /= BACKEND_GPU .or. c_associated(s%par)) return
+    call get_environment_variable('FLOW_CHANNEL_REGISTER', env, n, stat)
+    if (stat == 0 .and. trim(env) == '0') return
     if (release) then
       call tridi_mohid_unregister(D3, E3, F3, Ti3, X3, stat)
       if (stat == 0) call tridi_mohid_unregister(D3, E3, F3, Ti3b, X3b, stat)
