@@ -678,6 +678,19 @@ static tridi_status device_failure(const char *f, const tridi_problem *p, unsign
                               nonfinite ? "non-finite value" : "zero pivot");
 }
 
+/* After a kernel queued on st whose launch gave s: brings its failure word from dfail to *hfail and waits
+ * for the stream; a CUDA error becomes a status naming the step. */
+static tridi_status fetch_failure(const char *f, const char *step, tridi_status s, const unsigned long long *dfail,
+                                  unsigned long long *hfail, cudaStream_t st)
+{
+    if (s)
+        return s;
+    cudaError_t e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(st);
+    return e == cudaSuccess ? TRIDI_SUCCESS : tridi_fail(TRIDI_ERROR_CUDA, "%s: %s: %s", f, step, cudaGetErrorString(e));
+}
+
 /* Device work arrays of a cut axis: G, W, S (3 n doubles per line), then the undo copy of the old x
  * (n values of x's type per line) that device_backward keeps. */
 static size_t device_work_bytes(const dplan *dp)
@@ -698,14 +711,8 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
     tridi_status s = TRIDI_SUCCESS;
     int ran = 0; /* the kernel completed: undo holds every old value it replaced */
     if (work_here) {
-        s = tridi_mpi_cuda_backward(&dp->p, work, dends, undo, dfail, st);
-        cudaError_t e = cudaSuccess;
-        if (!s)
-            e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
-        if (!s && e == cudaSuccess)
-            e = cudaStreamSynchronize(st);
-        if (!s && e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: back substitution: %s", f, cudaGetErrorString(e));
+        s = fetch_failure(f, "back substitution", tridi_mpi_cuda_backward(&dp->p, work, dends, undo, dfail, st), dfail,
+                          hfail, st);
         ran = !s;
         if (!s)
             s = device_failure(f, &dp->p, *hfail, 0);
@@ -795,13 +802,9 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
     }
     s = tridi_mpi_agree(comm, s);
     if (!s && work_here) {
-        s = tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream);
-        if (!s)
-            e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
-        if (!s && e == cudaSuccess)
-            e = cudaStreamSynchronize(st);
-        if (!s && e != cudaSuccess)
-            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reduced systems: %s", f, cudaGetErrorString(e));
+        s = fetch_failure(f, "reduced systems",
+                          tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream), dfail,
+                          hfail, st);
         if (!s && hfail[0] != ~0ull)
             s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, (int64_t)hfail[0], 0,
                                    "zero pivot in the reduced system of the line (block starting)");
