@@ -15,7 +15,8 @@
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
 //    view (the context's compact box, copied into x by tk_commit only if no line failed).
 //  - What bounds it (ncu on the H100, docs/benchmarks.md): an SM holds few warps when W/G are on chip,
-//    and each warp issues about 100 instructions per unknown, a few cycles apart; not DRAM bandwidth.
+//    and each warp issues about 70 instructions per unknown, a few cycles apart, most of them waiting on
+//    the one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
 #ifndef TRIDI_THOMAS_KERNELS_CUH
 #define TRIDI_THOMAS_KERNELS_CUH
 
@@ -99,6 +100,10 @@ template <class TX>
 __device__ __forceinline__ bool tk_finite_x(TX v) { return fabs((double)v) <= DBL_MAX; }
 template <>
 __device__ __forceinline__ bool tk_finite_x<float>(float v) { return fabsf(v) <= FLT_MAX; }
+__device__ __forceinline__ float tk_abs(float v) { return fabsf(v); }
+__device__ __forceinline__ double tk_abs(double v) { return fabs(v); }
+__device__ __forceinline__ float tk_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double tk_max(double a, double b) { return fmax(a, b); }
 
 // W is kept with the opposite sign (Wp = -W = F/pivot): every use negates it inside an fma for free, and
 // the values are bit for bit those of MOHID's recurrence (negation is exact).
@@ -239,12 +244,24 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         const int64_t c0 = c * K;
         double2 *wg = WG + c0 * ws;
         if (c0 > 0 && c0 + K < n) { // interior stage: no first or last unknown, unrolled
+            // The whole stage into registers first: the compiler may not move a load of the ring above a
+            // store of W/G (same shared array), which put a shared-memory load and a conversion on the
+            // recurrence's chain at every unknown.
+            TL dv[K], fv[K], rv[K];
+            TD ev[K];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int s = tk_tidx<CONTIG>(t, k);
-                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]), inv = tk_rcp(den);
-                wp = (double)tF[s] * inv;
-                g = fma(-d, g, (double)tR[s]) * inv;
+                dv[k] = tD[s];
+                ev[k] = tE[s];
+                fv[k] = tF[s];
+                rv[k] = tR[s];
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
+                wp = (double)fv[k] * inv;
+                g = fma(-d, g, (double)rv[k]) * inv;
                 bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
                 wg[k * ws] = make_double2(wp, g);
             }
@@ -276,9 +293,11 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
     // W/G on chip the answers (as TX values held in double) replace Wp and leave after the verdict; with
     // the global scratch they go straight to the output view.
+    // Overflow is tracked as the largest |x| so far (one max per unknown instead of a flag kept in a byte):
+    // from finite W and G the first non-finite answer can only be an infinity (fma and rounding of finite
+    // values never give NaN), and the max keeps it.
     if (active && !bad) {
-        TX x = (TX)g;
-        bad = !tk_finite_x(x);
+        TX x = (TX)g, mx = tk_abs(x);
         if (WGS)
             WG[(n - 1) * ws].x = (double)x;
         else
@@ -287,16 +306,35 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;
             double2 v[K];
+            TX xs[K];
+            if (c0 + K - 1 <= n - 2) { // a full stage (all but the topmost): no guards
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    v[k] = wg[k * ws];
+#pragma unroll
+                for (int k = K - 1; k >= 0; --k) {
+                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    mx = tk_max(mx, tk_abs(x));
+                    xs[k] = x;
+                }
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    if (WGS)
+                        wg[k * ws].x = (double)xs[k];
+                    else
+                        X[oo + (I)(c0 + k) * so] = xs[k];
+                }
+                continue;
+            }
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (c0 + k <= n - 2)
                     v[k] = wg[k * ws];
-            TX xs[K];
 #pragma unroll
             for (int k = K - 1; k >= 0; --k)
                 if (c0 + k <= n - 2) {
                     x = (TX)fma(-v[k].x, (double)x, v[k].y);
-                    bad |= !tk_finite_x(x);
+                    mx = tk_max(mx, tk_abs(x));
                     xs[k] = x;
                 }
 #pragma unroll
@@ -308,6 +346,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                         X[oo + (I)(c0 + k) * so] = xs[k];
                 }
         }
+        bad = !tk_finite_x(mx);
     }
     if (active && bad)
         atomicMin(a.err, (unsigned long long)l);

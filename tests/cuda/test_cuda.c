@@ -297,7 +297,10 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
 
 /* A zero pivot planted in one line and a NaN in a later line: both backends and both GPU modes must
  * name the first failing line's cell, and x must stay untouched. */
-static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
+/* overflow = 0: a zero pivot and a NaN in two lines (the lower one is reported). overflow = 1 (float x
+ * only): one answer overflows float although every step of the elimination is finite, which only the back
+ * substitution can see; the kernels track it apart from the forward sweep's checks. */
+static int failure_case(uint64_t *rng, int ndim, int axis, int combo, int overflow)
 {
     tridi_grid g;
     int64_t lo[3], hi[3];
@@ -327,17 +330,39 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo)
     cn[a1] = lo[a1] + line_n % n1;
     cn[a2] = lo[a2] + line_n / n1;
     int64_t oz = tu_index(&g, cz[0], cz[1], cz[2]);
-    tu_set((void *)s.a.diag, t[1], oz, 0.0);
-    tu_set((void *)s.a.lower, t[0], oz, 0.0);
-    tu_set((void *)s.a.rhs, t[3], tu_index(&g, cn[0], cn[1], cn[2]), NAN);
     int64_t first_line = line_n < line_z ? line_n : line_z;
     int64_t *want = first_line == line_z ? cz : cn;
     tridi_status want_st = first_line == line_z ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+    if (overflow) {
+        /* x = 100 / pivot at cz with the pivot tiny (and normal in the diagonal's type): 1e302 in mixed
+         * precision, 5e39 with a float diagonal; no coupling to the next unknown, so the elimination stays
+         * finite. The answers below cz on the line overflow too; the highest is reported. */
+        tu_set((void *)s.a.diag, t[1], oz, t[1] == TRIDI_FLOAT64 ? 1e-300 : 2e-38);
+        tu_set((void *)s.a.lower, t[0], oz, 0.0);
+        tu_set((void *)s.a.upper, t[2], oz, 0.0);
+        tu_set((void *)s.a.rhs, t[3], oz, 100.0);
+        if (cz[axis] < hi[axis]) {
+            int64_t c1[3] = {cz[0], cz[1], cz[2]};
+            c1[axis]++;
+            tu_set((void *)s.a.lower, t[0], tu_index(&g, c1[0], c1[1], c1[2]), 0.0);
+        }
+        want = cz;
+        want_st = TRIDI_ERROR_NONFINITE;
+    } else {
+        tu_set((void *)s.a.diag, t[1], oz, 0.0);
+        tu_set((void *)s.a.lower, t[0], oz, 0.0);
+        tu_set((void *)s.a.rhs, t[3], tu_index(&g, cn[0], cn[1], cn[2]), NAN);
+    }
 
     char label[160];
-    snprintf(label, sizeof label, "failure %dD axis %c %s zero pivot at (%lld,%lld,%lld) line %lld, NaN line %lld",
-             ndim, "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
-             (long long)line_z, (long long)line_n);
+    if (overflow)
+        snprintf(label, sizeof label, "failure %dD axis %c %s answer overflow at (%lld,%lld,%lld) line %lld", ndim,
+                 "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
+                 (long long)line_z);
+    else
+        snprintf(label, sizeof label, "failure %dD axis %c %s zero pivot at (%lld,%lld,%lld) line %lld, NaN line %lld",
+                 ndim, "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
+                 (long long)line_z, (long long)line_n);
     int bad = 0;
     for (int mode = 0; mode < 4; ++mode) {
         tu_poison_x(&s, rng);
@@ -755,8 +780,12 @@ int main(void)
             for (int axis = 0; axis < ndim; ++axis)
                 for (int combo = 0; combo < 3; ++combo) {
                     bad += run_case(&rng, ndim, axis, combo, rep == 2);
-                    bad += failure_case(&rng, ndim, axis, combo);
+                    bad += failure_case(&rng, ndim, axis, combo, 0);
                     cases += 2;
+                    if (combo != 1) { /* float answers */
+                        bad += failure_case(&rng, ndim, axis, combo, 1);
+                        cases++;
+                    }
                 }
     for (int axis = 0; axis < 3; ++axis)
         for (int combo = 1; combo < 3; ++combo) {
