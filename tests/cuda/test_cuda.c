@@ -299,12 +299,14 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
  * name the first failing line's cell, and x must stay untouched. */
 /* overflow = 0: a zero pivot and a NaN in two lines (the lower one is reported). overflow = 1 (float x
  * only): one answer overflows float although every step of the elimination is finite, which only the back
- * substitution can see; the kernels track it apart from the forward sweep's checks. */
-static int failure_case(uint64_t *rng, int ndim, int axis, int combo, int overflow)
+ * substitution can see; the kernels track it apart from the forward sweep's checks. long_line: lines of
+ * up to 400 unknowns, past the on-chip W/G limit, so both kernel variants (W/G in shared memory and in the
+ * global scratch) meet each failure. */
+static int failure_case(uint64_t *rng, int ndim, int axis, int combo, int overflow, int long_line)
 {
     tridi_grid g;
     int64_t lo[3], hi[3];
-    random_geometry(rng, ndim, axis, 0, &g, lo, hi);
+    random_geometry(rng, ndim, axis, long_line, &g, lo, hi);
     int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     if (hi[a1] == lo[a1]) { /* two lines at least */
         hi[a1] = lo[a1] + 1;
@@ -780,10 +782,10 @@ int main(void)
             for (int axis = 0; axis < ndim; ++axis)
                 for (int combo = 0; combo < 3; ++combo) {
                     bad += run_case(&rng, ndim, axis, combo, rep == 2);
-                    bad += failure_case(&rng, ndim, axis, combo, 0);
+                    bad += failure_case(&rng, ndim, axis, combo, 0, rep == 2);
                     cases += 2;
                     if (combo != 1) { /* float answers */
-                        bad += failure_case(&rng, ndim, axis, combo, 1);
+                        bad += failure_case(&rng, ndim, axis, combo, 1, rep == 2);
                         cases++;
                     }
                 }
