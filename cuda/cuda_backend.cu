@@ -836,7 +836,19 @@ tridi_status send_slab(tridi_cuda_state *st, const box_plan &b, int r, const voi
 struct slab_rows {
     region host[MAX_SLABS], wide[MAX_SLABS];
     int64_t rows(int sl) const { return host[sl].cnt[1] * host[sl].cnt[2]; }
+    // Packs row i of slab sl of an input: from the caller's array (type st) into its widened pinned staging
+    // (type dt).
+    void pack(const box_plan &b, int sl, int64_t i, const void *src, tridi_dtype st, void *dst, tridi_dtype dt) const
+    {
+        copy_row(src, st, host_layout(b), host[sl].pos, dst, dt, widened_layout(b), wide[sl].pos, host[sl].cnt, i);
+    }
 };
+
+// Host bytes that packing one input's box touches (what copy_threads sizes the threads by).
+size_t pack_bytes(const box_plan &b, tridi_dtype st, tridi_dtype dt)
+{
+    return b.bcells * std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
+}
 
 slab_rows plan_slab_rows(const box_plan &b, int S)
 {
@@ -890,17 +902,16 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
     // each slab queued (its DMAs, its solve, its answers) as soon as it is packed.
     const slab_rows sr = plan_slab_rows(b, S);
     int packed[4], npack = 0;
-    size_t pack_bytes = 0;
+    size_t bytes = 0;
     for (int r = 0; r < 4; ++r)
         if (!have[r] && !direct[r]) {
             packed[npack++] = r;
-            pack_bytes += b.bcells * std::max(tridi_dtype_size(user_t[r]), tridi_dtype_size(xfer_t[r]));
+            bytes += pack_bytes(b, user_t[r], xfer_t[r]);
         }
     auto pack = [&](int sl, int64_t i) {
         const int64_t per = sr.rows(sl);
         const int r = packed[i / per];
-        copy_row(user_in[r], user_t[r], host_layout(b), sr.host[sl].pos, st->hin[r].p, xfer_t[r], widened_layout(b),
-                 sr.wide[sl].pos, sr.host[sl].cnt, i % per);
+        sr.pack(b, sl, i % per, user_in[r], user_t[r], st->hin[r].p, xfer_t[r]);
     };
     auto queue = [&](int sl) -> tridi_status {
         int64_t b2, e2;
@@ -934,7 +945,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         }
         return TRIDI_SUCCESS;
     };
-    tridi_status s = pack_pipeline(npack ? copy_threads(pack_bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
+    tridi_status s = pack_pipeline(npack ? copy_threads(bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
                                    pack, queue);
     if (s)
         return s;
@@ -1088,12 +1099,8 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     const int S = slab_count(b, st->slab_cells);
     const slab_rows sr = plan_slab_rows(b, S);
     s = pack_pipeline(
-        direct ? 1 : copy_threads(b.bcells * std::max(tridi_dtype_size(type), tridi_dtype_size(xt))), S,
-        [&](int sl) { return direct ? 0 : sr.rows(sl); },
-        [&](int sl, int64_t i) {
-            copy_row(host, type, host_layout(b), sr.host[sl].pos, st->hin[r].p, xt, widened_layout(b), sr.wide[sl].pos,
-                     sr.host[sl].cnt, i);
-        },
+        direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },
+        [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
         [&](int sl) {
             int64_t b2, e2;
             slab_range(b, sl, S, &b2, &e2);

@@ -411,6 +411,7 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
     }
     m.in_calls = median(tc);
     m.assembly = median(ta);
+    m.in_uploads = median(tu);
     std::vector<double> tp;
     for (int k = 0; k < reps + 1; ++k) {
         ph += 0.01;
@@ -424,7 +425,6 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
             tp.push_back(now() - t0);
     }
     m.after_assembly = median(tp);
-    m.in_uploads = median(tu);
     std::vector<double> tt;
     for (int k = 0; k < reps; ++k) {
         TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
