@@ -1,12 +1,18 @@
-// Device half of the distributed solve (src/mpi/dsolve.c explains the method): one thread per line
-// eliminates its block with the neighbours' boundary unknowns kept symbolic, then substitutes them
-// back once the reduced system is solved on the host. Work arrays are [quantity][m][line] so that
-// neighbouring threads touch neighbouring doubles.
+// Device half of the distributed solve (src/mpi/dsolve.c explains the method). A rank's block of each
+// line is cut into ns sub-blocks, one thread each: the block of a line alone is one dependent chain of
+// n steps, and a cut axis of a large grid has too few lines to keep the GPU busy (512x512x128 cut in
+// j: 65536 lines, a quarter of an H200's resident threads). Each thread eliminates its sub-block with
+// the unknowns just outside it kept symbolic; one thread per line then solves the small system that
+// joins the sub-blocks (2 unknowns each) and hands the rank's reduced coefficients to the reduced
+// system between ranks; once x_L and x_R are known, the same small system gives each sub-block its
+// outside values and every sub-block substitutes back. Work arrays are [quantity][m][line] so that
+// neighbouring threads (neighbouring lines, same sub-block) touch neighbouring doubles.
 #include "mpi_internal.h"
 
 #include <cuda_runtime.h>
 
 #include <cfloat>
+#include <cstdlib>
 
 namespace {
 
@@ -30,112 +36,239 @@ __device__ __forceinline__ double rcp(double den)
 
 constexpr int AHEAD = 4; // unknowns whose loads are issued before their recurrence steps
 
-template <typename TL, typename TD>
-__global__ void forward(tridi_problem p, int first, int last, double *work, double *coef,
+constexpr int MAX_SUB = 16; // sub-blocks per line and rank (the joining system has 2 MAX_SUB unknowns)
+
+// Unknowns [m0, m1) of the rank's block form sub-block s of ns.
+__device__ __forceinline__ void sub_range(int64_t n, int ns, int s, int64_t &m0, int64_t &m1)
+{
+    m0 = n * s / ns;
+    m1 = n * (s + 1) / ns;
+}
+
+// A forward failure: (line << 24) | (m << 1) | nonfinite, so that the smallest word is the lowest line's
+// first failing unknown, whichever sub-block met it (the order a sequential elimination meets them).
+__device__ __forceinline__ unsigned long long forward_fail(int64_t l, int64_t m, bool nonfinite)
+{
+    return ((unsigned long long)l << 24) | ((unsigned long long)(m < (1 << 23) ? m : 0) << 1) | (nonfinite ? 1u : 0u);
+}
+
+// One thread per (line, sub-block): eliminates unknowns [m0, m1) with the unknown before (x_L of the
+// rank's block for the first sub-block) and the one after kept symbolic, keeps G, W, S, and writes the
+// sub-block's six coefficients to sc[6 (s L + l)]: its first unknown = sc[0] + sc[1] right + sc[2] left,
+// its last = sc[3] + sc[4] right + sc[5] left.
+// The pivots are computed in double; G, W, S are kept in x's type TW (float for MOHID's mix), the
+// precision the answer is rounded to anyway: the work arrays are most of what a cut solve moves (40 of
+// its 64 bytes per cell with float answers, 72 of 96 in double), and the solve is bound by that
+// traffic, not by its chains. The first unknown's relation is carried along the elimination (u = al +
+// be x_next + ga left, from the rounded G, W, S the back substitution will use) instead of a second
+// pass reading G, W, S back.
+template <typename TL, typename TD, typename TW>
+__global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, double *sc,
                         unsigned long long *fail)
 {
-    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (l >= p.nlines)
+    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
+    if (t >= L * ns)
         return;
-    const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
+    const int64_t l = t % L;
+    const int s = (int)(t / L);
+    const int64_t n = p.n, st = p.stride[p.axis];
+    int64_t mb, me;
+    sub_range(n, ns, s, mb, me);
+    const bool no_left = s == 0 && first, no_right = s == ns - 1 && last;
     const int64_t base = line_offset(p, l);
     const TL *lower = static_cast<const TL *>(p.arrays.lower) + base;
     const TD *diag = static_cast<const TD *>(p.arrays.diag) + base;
     const TL *upper = static_cast<const TL *>(p.arrays.upper) + base;
     const TL *rhs = static_cast<const TL *>(p.arrays.rhs) + base;
-    double *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
+    TW *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
     double Wp = 0, Gp = 0, Sp = 0;
-    for (int64_t m0 = 0; m0 < n; m0 += AHEAD) {
+    double al = 0, be = 1, ga = 0; // x_mb = al + be x_m + ga left, before unknown m is eliminated
+    double gr = 0, wr = 0, sr = 0; // G, W, S of the last unknown as stored
+    for (int64_t m0 = mb; m0 < me; m0 += AHEAD) {
         // The loads of AHEAD unknowns go out together, so they overlap instead of queueing behind
         // the recurrence.
         double a[AHEAD], b[AHEAD], c[AHEAD], r[AHEAD];
 #pragma unroll
         for (int u = 0; u < AHEAD; ++u) {
             const int64_t m = m0 + u;
-            const bool in = m < n;
-            const int64_t o = (in ? m : 0) * st;
-            a[u] = in && !(m == 0 && first) ? (double)lower[o] : 0.0;
+            const bool in = m < me;
+            const int64_t o = (in ? m : mb) * st;
+            a[u] = in && !(m == mb && no_left) ? (double)lower[o] : 0.0;
             b[u] = in ? (double)diag[o] : 1.0;
-            c[u] = in && !(m == n - 1 && last) ? (double)upper[o] : 0.0;
+            c[u] = in && !(m == me - 1 && no_right) ? (double)upper[o] : 0.0;
             r[u] = in ? (double)rhs[o] : 0.0;
         }
 #pragma unroll
         for (int u = 0; u < AHEAD; ++u) {
             const int64_t m = m0 + u;
-            if (m >= n)
+            if (m >= me)
                 break;
-            const double den = m == 0 ? b[u] : fma(a[u], Wp, b[u]);
+            const double den = m == mb ? b[u] : fma(a[u], Wp, b[u]);
             if (den == 0.0) {
-                atomicMin(fail, ((unsigned long long)l << 24) | (m < (1 << 23) ? (unsigned long long)m : 0));
+                atomicMin(fail, forward_fail(l, m, false));
                 return;
             }
             const double inv = rcp(den);
-            Sp = (m == 0 ? -a[u] : -a[u] * Sp) * inv;
-            Gp = (m == 0 ? r[u] : fma(-a[u], Gp, r[u])) * inv;
+            Sp = (m == mb ? -a[u] : -a[u] * Sp) * inv;
+            Gp = (m == mb ? r[u] : fma(-a[u], Gp, r[u])) * inv;
             Wp = -c[u] * inv;
             if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp)) {
-                atomicMin(fail,
-                          ((unsigned long long)l << 24) | (1ull << 23) | (m < (1 << 23) ? (unsigned long long)m : 0));
+                atomicMin(fail, forward_fail(l, m, true));
                 return;
             }
-            G[m * L] = Gp;
-            W[m * L] = Wp;
-            S[m * L] = Sp;
+            const TW gs = (TW)Gp, ws = (TW)Wp, ss = (TW)Sp;
+            G[m * L] = gs;
+            W[m * L] = ws;
+            S[m * L] = ss;
+            gr = gs;
+            wr = ws;
+            sr = ss;
+            // x_m = G + W x_{m+1} + S left, substituted into x_mb's relation.
+            al = fma(be, gr, al);
+            ga = fma(be, sr, ga);
+            be *= wr;
         }
     }
-    // First unknown in terms of x_L and x_R: x_m = P + Q x_R + R x_L, from m = n-1 down.
-    double P = Gp, Q = Wp, R = Sp;
+    double *cf = sc + 6 * t;
+    cf[0] = al;
+    cf[1] = be;
+    cf[2] = ga;
+    cf[3] = gr;
+    cf[4] = wr;
+    cf[5] = sr;
+}
+
+// The system that joins the ns sub-blocks of line l: unknowns u_0, v_0, u_1, v_1, ... (first and last of
+// each sub-block), u_s = P + Q u_{s+1} + R v_{s-1} and v_s likewise, with v_{-1} = x_L and u_ns = x_R.
+// Banded (2 sub- and 2 super-diagonals), eliminated without pivoting like the reduced system between
+// ranks. NR = 3: right-hand sides for the constant, x_R and x_L parts (the rank's reduced coefficients);
+// NR = 1: x_L and x_R known (xl, xr). Returns false on a zero or non-finite pivot.
+template <int NR>
+__device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, double xr, double (*rhs)[NR])
+{
+    const int N = 2 * ns;
+    double band[2 * MAX_SUB][5];
+#define B(row, col) band[row][(col) - (row) + 2]
+    for (int s = 0; s < ns; ++s) {
+        const double *cf = sc + 6 * (s * L + l);
+        const int rf = 2 * s, rl = 2 * s + 1;
+        for (int c = 0; c < 5; ++c)
+            band[rf][c] = band[rl][c] = 0.0;
+        B(rf, rf) = 1.0;
+        B(rl, rl) = 1.0;
+        for (int k = 0; k < NR; ++k)
+            rhs[rf][k] = rhs[rl][k] = 0.0;
+        rhs[rf][0] = cf[0];
+        rhs[rl][0] = cf[3];
+        if (s > 0) {
+            B(rf, rf - 1) = -cf[2];
+            B(rl, rf - 1) = -cf[5];
+        } else if (NR == 3) {
+            rhs[rf][NR - 1] = cf[2];
+            rhs[rl][NR - 1] = cf[5];
+        } else {
+            rhs[rf][0] += cf[2] * xl;
+            rhs[rl][0] += cf[5] * xl;
+        }
+        if (s < ns - 1) {
+            B(rf, rf + 2) = -cf[1];
+            B(rl, rf + 2) = -cf[4];
+        } else if (NR == 3) {
+            rhs[rf][1 % NR] = cf[1];
+            rhs[rl][1 % NR] = cf[4];
+        } else {
+            rhs[rf][0] += cf[1] * xr;
+            rhs[rl][0] += cf[4] * xr;
+        }
+    }
+    for (int r = 0; r < N; ++r) {
+        const double piv = B(r, r);
+        if (piv == 0.0 || !isfinite(piv))
+            return false;
+        for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
+            const double fac = B(rr, r) / piv;
+            for (int c = r; c <= r + 2 && c < N; ++c)
+                B(rr, c) -= fac * B(r, c);
+            for (int k = 0; k < NR; ++k)
+                rhs[rr][k] -= fac * rhs[r][k];
+        }
+    }
+    for (int r = N - 1; r >= 0; --r)
+        for (int k = 0; k < NR; ++k) {
+            double v = rhs[r][k];
+            for (int c = r + 1; c <= r + 2 && c < N; ++c)
+                v -= B(r, c) * rhs[c][k];
+            rhs[r][k] = v / B(r, r);
+        }
+#undef B
+    return true;
+}
+
+// The rank's six reduced coefficients of each line from its sub-blocks' (after forward, ns > 1).
+__global__ void join_forward(const double *sc, int ns, int64_t L, double *coef, unsigned long long *fail)
+{
+    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (l >= L || *fail != ~0ull) // a sub-block that failed left its coefficients unwritten
+        return;
+    double rhs[2 * MAX_SUB][3];
+    if (!join<3>(sc, ns, L, l, 0.0, 0.0, rhs)) {
+        atomicMin(fail, forward_fail(l, 0, false));
+        return;
+    }
+    const int N = 2 * ns;
     double *cf = coef + 6 * l;
-    cf[3] = P;
-    cf[4] = Q;
-    cf[5] = R;
-    for (int64_t m0 = n - 2; m0 >= 0; m0 -= AHEAD) {
-        double g[AHEAD], w[AHEAD], sl[AHEAD];
-#pragma unroll
-        for (int u = 0; u < AHEAD; ++u) {
-            const int64_t m = m0 - u;
-            const int64_t mm = m >= 0 ? m : 0;
-            g[u] = G[mm * L];
-            w[u] = W[mm * L];
-            sl[u] = S[mm * L];
-        }
-#pragma unroll
-        for (int u = 0; u < AHEAD; ++u) {
-            if (m0 - u < 0)
-                break;
-            P = fma(w[u], P, g[u]);
-            Q = w[u] * Q;
-            R = fma(w[u], R, sl[u]);
-        }
+    for (int k = 0; k < 3; ++k) {
+        cf[k] = rhs[0][k];
+        cf[3 + k] = rhs[N - 1][k];
     }
-    cf[0] = P;
-    cf[1] = Q;
-    cf[2] = R;
+}
+
+// Given the line's x_L, x_R (ends[2 l], ends[2 l + 1]), the outside values of each sub-block:
+// sends[2 (s L + l)] = the unknown before it, sends[2 (s L + l) + 1] = the one after it.
+__global__ void join_backward(const double *sc, int ns, int64_t L, const double *ends, double *sends)
+{
+    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (l >= L)
+        return;
+    double rhs[2 * MAX_SUB][1];
+    const double xl = ends[2 * l], xr = ends[2 * l + 1];
+    join<1>(sc, ns, L, l, xl, xr, rhs); // its pivots are join_forward's, already checked
+    for (int s = 0; s < ns; ++s) {
+        sends[2 * (s * L + l)] = s == 0 ? xl : rhs[2 * s - 1][0];
+        sends[2 * (s * L + l) + 1] = s == ns - 1 ? xr : rhs[2 * s + 2][0];
+    }
 }
 
 __device__ __forceinline__ bool finite_in(float v) { return fabsf(v) <= FLT_MAX; }
 __device__ __forceinline__ bool finite_in(double v) { return fabs(v) <= DBL_MAX; }
 
 // Writes each answer rounded to x's type over the old value, which goes to undo first; a line whose answer
-// overflows that type reports its highest failing unknown (the first met going down), as the host does.
+// overflows that type reports its highest failing unknown (the first met going down), as the host does:
+// the word is (line << 24) | (2^24 - 1 - m), so the smallest is the lowest line's highest failing unknown.
+// One thread per (line, sub-block); ends: the outside values of each, 2 (s L + l).
 template <typename TX>
-__global__ void backward(tridi_problem p, const double *work, const double *ends, TX *undo, unsigned long long *fail)
+__global__ void backward(tridi_problem p, int ns, const TX *work, const double *ends, TX *undo,
+                         unsigned long long *fail)
 {
-    const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (l >= p.nlines)
+    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
+    if (t >= L * ns)
         return;
-    const int64_t n = p.n, st = p.stride[p.axis], L = p.nlines;
+    const int64_t l = t % L;
+    const int s = (int)(t / L);
+    const int64_t n = p.n, st = p.stride[p.axis];
+    int64_t mb, me;
+    sub_range(n, ns, s, mb, me);
     TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, l);
-    const double *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
+    const TX *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
     TX *u = undo + l;
-    const double xl = ends[2 * l];
-    double next = ends[2 * l + 1];
+    const double xl = ends[2 * t];
+    double next = ends[2 * t + 1];
     bool bad = false;
-    for (int64_t m0 = n - 1; m0 >= 0; m0 -= AHEAD) {
+    for (int64_t m0 = me - 1; m0 >= mb; m0 -= AHEAD) {
         double g[AHEAD], w[AHEAD], sl[AHEAD];
 #pragma unroll
         for (int k = 0; k < AHEAD; ++k) {
-            const int64_t mm = m0 - k >= 0 ? m0 - k : 0;
+            const int64_t mm = m0 - k >= mb ? m0 - k : mb;
             g[k] = G[mm * L];
             w[k] = W[mm * L];
             sl[k] = S[mm * L];
@@ -143,7 +276,7 @@ __global__ void backward(tridi_problem p, const double *work, const double *ends
 #pragma unroll
         for (int k = 0; k < AHEAD; ++k) {
             const int64_t m = m0 - k;
-            if (m < 0)
+            if (m < mb)
                 break;
             const double v = fma(w[k], next, fma(sl[k], xl, g[k]));
             const TX xv = (TX)v;
@@ -151,7 +284,7 @@ __global__ void backward(tridi_problem p, const double *work, const double *ends
             x[m * st] = xv;
             if (!bad && !finite_in(xv)) {
                 bad = true;
-                atomicMin(fail, ((unsigned long long)l << 24) | (m < (1 << 23) ? (unsigned long long)m : 0));
+                atomicMin(fail, ((unsigned long long)l << 24) | ((1ull << 24) - 1 - (unsigned long long)(m < (1 << 23) ? m : 0)));
             }
             next = v;
         }
@@ -243,7 +376,53 @@ tridi_status launched(const char *what)
 
 } // namespace
 
-extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, double *work,
+extern "C" int tridi_mpi_cuda_subblocks(const tridi_problem *p)
+{
+    int ns = 1;
+    const char *env = getenv("TRIDI_MPI_SUBBLOCKS"); // a fixed count: tests and tuning
+    if (env && *env) {
+        ns = atoi(env);
+        ns = ns < 1 ? 1 : ns > MAX_SUB ? MAX_SUB : ns;
+    } else {
+        // Enough threads to fill about half the GPU's thread slots (the chains are latency-bound, the
+        // work arrays take the bandwidth beyond that), sub-blocks of at least 32 unknowns.
+        int dev = 0, sms = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+            sms = 0;
+        const int64_t want = (int64_t)sms * 1024;
+        while (ns < MAX_SUB && p->nlines * ns < want && p->n / (2 * ns) >= 32)
+            ns *= 2;
+    }
+    if (ns > p->n)
+        ns = p->n > 1 ? (int)p->n : 1;
+    return ns;
+}
+
+// Work layout: G, W, S (3 n L of x's type), the undo copy of x (n L), then with ns > 1 the sub-blocks'
+// coefficients (6 ns L doubles) and outside values (2 ns L doubles).
+static size_t sub_offset(const tridi_problem *p)
+{
+    const size_t b = 4 * (size_t)p->n * (size_t)p->nlines * tridi_dtype_size(p->arrays.x_type);
+    return (b + sizeof(double) - 1) / sizeof(double) * sizeof(double);
+}
+
+extern "C" size_t tridi_mpi_cuda_work_bytes(const tridi_problem *p, int ns)
+{
+    return sub_offset(p) + (ns > 1 ? sizeof(double) * 8 * (size_t)ns * (size_t)p->nlines : 0);
+}
+
+static double *sub_coef(const tridi_problem *p, const void *work)
+{
+    return reinterpret_cast<double *>(const_cast<char *>(static_cast<const char *>(work)) + sub_offset(p));
+}
+
+static unsigned grid_of(int64_t threads, int per_block)
+{
+    return (unsigned)((threads + per_block - 1) / per_block);
+}
+
+extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work,
                                                double *coef, unsigned long long *fail, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -251,16 +430,23 @@ extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first
     if (e != cudaSuccess)
         return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
     const int threads = 128;
-    const unsigned blocks = (unsigned)((p->nlines + threads - 1) / threads);
-    switch (p->combo) {
-    case TRIDI_COMBO_F32: forward<float, float><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
-    case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
-    case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, work, coef, fail); break;
+    const unsigned blocks = grid_of(p->nlines * ns, threads);
+    double *sc = ns > 1 ? sub_coef(p, work) : coef; // one sub-block: its coefficients are the rank's
+    float *wf = static_cast<float *>(work);
+    double *wd = static_cast<double *>(work);
+    switch (p->combo) { // G, W, S in x's type: float for F32 and MOHID's mix
+    case TRIDI_COMBO_F32: forward<float, float><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc, fail); break;
+    case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wd, sc, fail); break;
+    case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc, fail); break;
     }
-    return launched("forward");
+    tridi_status st = launched("forward");
+    if (st || ns == 1)
+        return st;
+    join_forward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, coef, fail);
+    return launched("sub-block join");
 }
 
-extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends,
+extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, const void *work, const double *ends,
                                                 void *undo, unsigned long long *fail, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
@@ -268,11 +454,23 @@ extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const do
     if (e != cudaSuccess)
         return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
     const int threads = 128;
-    const unsigned blocks = (unsigned)((p->nlines + threads - 1) / threads);
+    const double *sends = ends;
+    if (ns > 1) {
+        double *sc = sub_coef(p, work);
+        double *out = sc + 6 * (size_t)ns * (size_t)p->nlines;
+        join_backward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, ends, out);
+        tridi_status st = launched("sub-block join");
+        if (st)
+            return st;
+        sends = out;
+    }
+    const unsigned blocks = grid_of(p->nlines * ns, threads);
     if (p->arrays.x_type == TRIDI_FLOAT64)
-        backward<double><<<blocks, threads, 0, s>>>(*p, work, ends, static_cast<double *>(undo), fail);
+        backward<double><<<blocks, threads, 0, s>>>(*p, ns, static_cast<const double *>(work), sends,
+                                                    static_cast<double *>(undo), fail);
     else
-        backward<float><<<blocks, threads, 0, s>>>(*p, work, ends, static_cast<float *>(undo), fail);
+        backward<float><<<blocks, threads, 0, s>>>(*p, ns, static_cast<const float *>(work), sends,
+                                                   static_cast<float *>(undo), fail);
     return launched("backward");
 }
 

@@ -83,6 +83,7 @@ typedef struct dplan {
     MPI_Comm line_comm;
     int line_size, line_rank;
     int64_t llo[3], lhi[3];
+    int ns;            /* device cut solve: sub-blocks per line (tridi_mpi_cuda_subblocks) */
 } dplan;
 
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
@@ -663,17 +664,19 @@ static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t
     return s;
 }
 
-/* The status a device kernel's failure word stands for: (line << 24) | (nonfinite << 23) | m, all ones if
- * none (tridi_mpi_cuda_forward, _backward). forward: a zero pivot or a non-finite value; otherwise the
- * back substitution's answer overflowing x's type. */
+/* The status a device kernel's failure word stands for, all ones if none (tridi_mpi_cuda_forward,
+ * _backward). forward: (line << 24) | (m << 1) | nonfinite, a zero pivot or a non-finite value; otherwise
+ * (line << 24) | (2^24 - 1 - m), the back substitution's answer overflowing x's type. */
 static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w, int forward)
 {
     if (w == ~0ull)
         return TRIDI_SUCCESS;
-    const int64_t line = (int64_t)(w >> 24), m = (int64_t)(w & ((1u << 23) - 1));
+    const int64_t line = (int64_t)(w >> 24), low = (int64_t)(w & ((1u << 24) - 1));
     if (!forward)
-        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, m, "the answer overflows its storage type");
-    const int nonfinite = (int)((w >> 23) & 1);
+        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
+                                  "the answer overflows its storage type");
+    const int64_t m = low >> 1;
+    const int nonfinite = (int)(low & 1);
     return tridi_fail_numeric(f, p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT, line, m,
                               nonfinite ? "non-finite value" : "zero pivot");
 }
@@ -691,12 +694,11 @@ static tridi_status fetch_failure(const char *f, const char *step, tridi_status 
     return e == cudaSuccess ? TRIDI_SUCCESS : tridi_fail(TRIDI_ERROR_CUDA, "%s: %s: %s", f, step, cudaGetErrorString(e));
 }
 
-/* Device work arrays of a cut axis: G, W, S (3 n doubles per line), then the undo copy of the old x
- * (n values of x's type per line) that device_backward keeps. */
+/* Device work arrays of a cut axis: G, W, S (3 n values of x's type per line), then the undo copy of the
+ * old x (n per line) that device_backward keeps, then the sub-blocks' (cuda/mpi_solve.cu). */
 static size_t device_work_bytes(const dplan *dp)
 {
-    const size_t cells = (size_t)dp->n * (size_t)dp->nlines;
-    return sizeof(double) * 3 * cells + tridi_dtype_size(dp->p.arrays.x_type) * cells;
+    return tridi_mpi_cuda_work_bytes(&dp->p, dp->ns);
 }
 
 /* Back substitution on the device, agreed over the decomposition: an answer that overflows x's type on
@@ -707,11 +709,12 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
                                     unsigned long long *dfail, unsigned long long *hfail, cudaStream_t st)
 {
     const int work_here = dp->has_lines && dp->n > 0;
-    void *undo = work_here ? (char *)work + sizeof(double) * 3 * (size_t)dp->n * (size_t)dp->nlines : NULL;
+    void *undo = work_here ? (char *)work + tridi_dtype_size(dp->p.arrays.x_type) * 3 * (size_t)dp->n * (size_t)dp->nlines
+                           : NULL;
     tridi_status s = TRIDI_SUCCESS;
     int ran = 0; /* the kernel completed: undo holds every old value it replaced */
     if (work_here) {
-        s = fetch_failure(f, "back substitution", tridi_mpi_cuda_backward(&dp->p, work, dends, undo, dfail, st), dfail,
+        s = fetch_failure(f, "back substitution", tridi_mpi_cuda_backward(&dp->p, dp->ns, work, dends, undo, dfail, st), dfail,
                           hfail, st);
         ran = !s;
         if (!s)
@@ -772,7 +775,7 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
         /* The flag word: whether this rank holds unknowns of the line. */
         e = cudaMemsetAsync(mine + 6 * red->cap, work_here ? 0xff : 0, sizeof(double), st);
         if (e == cudaSuccess && work_here) {
-            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, work, mine, dfail, stream);
+            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, dp->ns, work, mine, dfail, stream);
             if (!s)
                 e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
         }
@@ -884,6 +887,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     s = reduced_decide(f, d, axis);
     if (s)
         return s;
+    dp.ns = work_here ? tridi_mpi_cuda_subblocks(&dp.p) : 1;
     if (d->red[axis].state > 0)
         return solve_cut_ipc(f, d, &dp, stream);
     size_t nl = (size_t)dp.nlines;
@@ -903,7 +907,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     }
     unsigned long long *failp = (unsigned long long *)(coef + 6 * nl);
     if (!s && work_here)
-        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dwork, dcoef, dfail, stream);
+        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dp.ns, dwork, dcoef, dfail, stream);
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)

@@ -22,7 +22,9 @@ enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
  * NVLink than the 3D copies do (measured on 2 H200: 290 vs 246 GB/s for 64 MiB faces, while below
  * 4 MiB the copies win; docs/benchmarks.md). */
 #define IPC_ROW_BYTES 64
+#ifndef IPC_CE_MAX_BYTES /* -DIPC_CE_MAX_BYTES=0: every face by the kernel (benchmarks compare both) */
 #define IPC_CE_MAX_BYTES (4u << 20)
+#endif
 
 typedef struct halo_msg {
     int peer;          /* neighbour rank in the decomposition's communicator */

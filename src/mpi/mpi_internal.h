@@ -88,12 +88,18 @@ typedef struct tridi_mpi_region {
 } tridi_mpi_region;
 tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions, size_t esize, void *stream);
 
-/* Device half of the distributed solve (cuda/mpi_solve.cu), one thread per line.
- * forward: eliminates every line of the block locally, keeps G, W, S (3 * n * nlines doubles in work)
- * and writes the six reduced coefficients of each line to coef[6 * line]. first/last: 1 when the block
- * holds the first / last unknown of the global line (lower / upper are then not read there).
- * The first failing line is left in *fail as (line << 24) | (nonfinite << 23) | m; all ones if none. */
-tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, double *work, double *coef,
+/* Device half of the distributed solve (cuda/mpi_solve.cu), one thread per line and sub-block.
+ * subblocks: how many sub-blocks each line of the rank's block is cut into (a function of the problem
+ * and the GPU, or TRIDI_MPI_SUBBLOCKS); the same ns goes to every call below for one solve.
+ * work_bytes: the device work array forward/backward need: G, W, S (3 n nlines of x's type), the undo
+ * copy of x (n nlines), then the sub-blocks' coefficients.
+ * forward: eliminates every line of the block locally, keeps G, W, S in work and writes the six reduced
+ * coefficients of each line to coef[6 * line]. first/last: 1 when the block holds the first / last
+ * unknown of the global line (lower / upper are then not read there). The first failing line is left in
+ * *fail as (line << 24) | (m << 1) | nonfinite; all ones if none. */
+int tridi_mpi_cuda_subblocks(const tridi_problem *p);
+size_t tridi_mpi_cuda_work_bytes(const tridi_problem *p, int ns);
+tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work, double *coef,
                                     unsigned long long *fail, void *stream);
 /* Reduced systems of every line from the gather buffer (see tridi_reduced_ipc; slot = 6 cap + 1
  * doubles per rank, the flag word at 6 cap), this rank being line rank me of P: x_L, x_R to ends. A
@@ -104,9 +110,9 @@ tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int
  * old x of each cell saved first to undo[m * nlines + line] (x's type) so that a failure on any rank can
  * put it back (tridi_mpi_cuda_restore). An answer that is not finite in x's type (a float answer may
  * overflow where the double one does not) leaves the lowest failing line at its highest failing unknown
- * in *fail as (line << 24) | m (all ones if none). */
-tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, const double *work, const double *ends, void *undo,
-                                     unsigned long long *fail, void *stream);
+ * in *fail as (line << 24) | (2^24 - 1 - m) (all ones if none). */
+tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, const void *work, const double *ends,
+                                     void *undo, unsigned long long *fail, void *stream);
 /* Puts back the x that tridi_mpi_cuda_backward saved to undo. */
 tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const void *undo, void *stream);
 #endif
