@@ -41,11 +41,28 @@ extern "C" tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, i
 {
     if (nregions <= 0)
         return TRIDI_SUCCESS;
+    // Copy in the widest unit (16, 8 bytes, else the element) that every row start and row length
+    // allows: one 16-byte store per thread instead of two or four keeps more bytes in flight per
+    // request, which is what NVLink writes into a neighbour's halo and the local packing are short of.
+    size_t unit = 16;
+    for (int i = 0; i < nregions; ++i) {
+        const size_t bits = (size_t)(uintptr_t)r[i].src | (size_t)(uintptr_t)r[i].dst |
+                            (size_t)r[i].count[0] * esize | (size_t)r[i].src_s1 * esize |
+                            (size_t)r[i].src_s2 * esize | (size_t)r[i].dst_s1 * esize | (size_t)r[i].dst_s2 * esize;
+        while (unit > esize && bits % unit)
+            unit /= 2;
+    }
+    const int64_t per = (int64_t)(unit / esize); // elements per unit
     regions rs;
     int64_t biggest = 0;
     for (int i = 0; i < nregions; ++i) {
         rs.r[i] = r[i];
-        int64_t t = r[i].count[0] * r[i].count[1] * r[i].count[2];
+        rs.r[i].count[0] /= per;
+        rs.r[i].src_s1 /= per;
+        rs.r[i].src_s2 /= per;
+        rs.r[i].dst_s1 /= per;
+        rs.r[i].dst_s2 /= per;
+        int64_t t = rs.r[i].count[0] * rs.r[i].count[1] * rs.r[i].count[2];
         if (t > biggest)
             biggest = t;
     }
@@ -57,10 +74,12 @@ extern "C" tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, i
         blocks = 4096; // grid-stride beyond: enough to fill an H200 several times
     dim3 grid((unsigned)blocks, (unsigned)nregions);
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    if (esize == 8)
-        copy_regions<double><<<grid, threads, 0, s>>>(rs);
+    if (unit == 16)
+        copy_regions<uint4><<<grid, threads, 0, s>>>(rs);
+    else if (unit == 8)
+        copy_regions<uint2><<<grid, threads, 0, s>>>(rs);
     else
-        copy_regions<float><<<grid, threads, 0, s>>>(rs);
+        copy_regions<unsigned><<<grid, threads, 0, s>>>(rs);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return tridi_fail(TRIDI_ERROR_CUDA, "tridi_halo: copy kernel launch failed: %s", cudaGetErrorString(e));
