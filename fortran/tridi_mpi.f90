@@ -12,13 +12,13 @@ module tridi_mpi
 
     enum, bind(c)
         enumerator :: TRIDI_TRANSPORT_AUTO = 0, TRIDI_TRANSPORT_IPC = 1, TRIDI_TRANSPORT_CUDA_AWARE = 2, &
-                      TRIDI_TRANSPORT_STAGED = 3
+                      TRIDI_TRANSPORT_STAGED = 3, TRIDI_TRANSPORT_NCCL = 4
     end enum
     enum, bind(c)
         enumerator :: TRIDI_MEMORY_HOST = 0, TRIDI_MEMORY_DEVICE = 1
     end enum
     public :: TRIDI_TRANSPORT_AUTO, TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_CUDA_AWARE, TRIDI_TRANSPORT_STAGED, &
-              TRIDI_MEMORY_HOST, TRIDI_MEMORY_DEVICE
+              TRIDI_TRANSPORT_NCCL, TRIDI_MEMORY_HOST, TRIDI_MEMORY_DEVICE
 
     ! Same layout as tridi_decomp_config / tridi_decomp_info of tridi_mpi.h.
     type, bind(c), public :: tridi_decomp_config_t

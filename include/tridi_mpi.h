@@ -29,15 +29,20 @@ typedef int tridi_mpi_comm;
 /* How halos of device arrays move. Host arrays always go through MPI with subarray datatypes. */
 typedef enum tridi_transport {
     TRIDI_TRANSPORT_AUTO = 0,       /* IPC when every rank shares one node and its GPUs can reach their
-                                       neighbours' GPUs; else CUDA-aware MPI when the library says so;
-                                       else STAGED. All ranks resolve to the same choice. */
+                                       neighbours' GPUs; else NCCL when tridi was built with it, every
+                                       rank has a GPU of its own and NCCL sets up; else CUDA-aware MPI
+                                       when the library says so; else STAGED. All ranks resolve to the
+                                       same choice. */
     TRIDI_TRANSPORT_IPC = 1,        /* CUDA IPC: each rank writes its faces straight into its
                                        neighbours' halos (handles exchanged once per array) */
     TRIDI_TRANSPORT_CUDA_AWARE = 2, /* device faces packed on the GPU and handed to a CUDA-aware MPI */
-    TRIDI_TRANSPORT_STAGED = 3      /* faces packed on the GPU, moved through pinned host buffers */
+    TRIDI_TRANSPORT_STAGED = 3,     /* faces packed on the GPU, moved through pinned host buffers */
+    TRIDI_TRANSPORT_NCCL = 4        /* faces packed on the GPU, moved by ncclSend/ncclRecv on the stream
+                                       (one NCCL communicator per decomposition, shared by its plans);
+                                       needs tridi built with NCCL and a GPU of its own for every rank */
 } tridi_transport;
 
-/* Static name of a transport ("auto", "ipc", "cuda-aware", "staged"). */
+/* Static name of a transport ("auto", "ipc", "cuda-aware", "staged", "nccl"). */
 const char *tridi_transport_name(tridi_transport transport);
 
 /* ---------------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ const char *tridi_transport_name(tridi_transport t)
     case TRIDI_TRANSPORT_IPC: return "ipc";
     case TRIDI_TRANSPORT_CUDA_AWARE: return "cuda-aware";
     case TRIDI_TRANSPORT_STAGED: return "staged";
+    case TRIDI_TRANSPORT_NCCL: return "nccl";
     }
     return "unknown";
 }

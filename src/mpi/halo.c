@@ -1,7 +1,7 @@
 /* Halo exchange of one grid-shaped array: host arrays through MPI subarray datatypes, device arrays
- * through CUDA IPC (each rank writes straight into its neighbours' halos), CUDA-aware MPI, or pinned
- * host staging. One message per neighbour direction (up to 8 with corners), so corners need no second
- * round and begin/end can overlap everything. */
+ * through CUDA IPC (each rank writes straight into its neighbours' halos), CUDA-aware MPI, NCCL, or
+ * pinned host staging. One message per neighbour direction (up to 8 with corners), so corners need no
+ * second round and begin/end can overlap everything. */
 #include "mpi_internal.h"
 
 #include <stdio.h>
@@ -13,6 +13,9 @@
 #if defined(OPEN_MPI) && OPEN_MPI
 #include <mpi-ext.h>
 #endif
+#endif
+#ifdef TRIDI_HAVE_NCCL
+#include <nccl.h>
 #endif
 
 enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
@@ -57,11 +60,16 @@ struct tridi_halo_s {
     void *stream;
     int device;
     size_t buf_bytes;          /* total bytes of all messages in one direction */
-    void *dev_send, *dev_recv; /* device pack buffers (STAGED, CUDA_AWARE) */
+    void *dev_send, *dev_recv; /* device pack buffers (STAGED, CUDA_AWARE, NCCL) */
     void *host_send, *host_recv; /* pinned buffers (STAGED) */
     void *ipc_opened[8];       /* distinct IPC mappings this plan opened */
     int nopened;
     void *ipc_all;             /* IPC: every rank's exported handle, during creation */
+    int peer_status[8];        /* status word each neighbour sent in the last handshake (0: fine) */
+    int nccl;                  /* NCCL: 1 once counted among the users of the decomposition's communicator */
+    void *nccl_begun;          /* NCCL: the communicator the exchange under way was queued on */
+    unsigned nccl_pairs;       /* NCCL: bit i set when message i was queued (both ranks fine at begin) */
+    int nccl_queued;           /* NCCL: 1 when this rank's sends and receives were all queued */
 };
 
 /* Region of direction component s along an axis: what is sent toward s, and the halo filled from s. */
@@ -360,6 +368,144 @@ static tridi_status ipc_open_peers(tridi_halo h)
     }
     return TRIDI_SUCCESS;
 }
+
+#ifdef TRIDI_HAVE_NCCL
+/* An NCCL failure with NCCL's text and, where it has one, the reason NCCL gave last (e.g. "Duplicate GPU
+ * detected ..."). code: what the caller reports it as. */
+static tridi_status nccl_fail(tridi_status code, const char *f, const char *call, ncclResult_t r)
+{
+    const char *last = ncclGetLastError(NULL);
+    if (r == ncclUnhandledCudaError)
+        code = TRIDI_ERROR_CUDA;
+    return tridi_fail(code, "%s: transport nccl: %s failed: %s%s%s", f, call, ncclGetErrorString(r),
+                      last && *last ? ": " : "", last && *last ? last : "");
+}
+
+/* NCCL refuses two ranks on one GPU ("Duplicate GPU detected") and only the ranks sharing one find out:
+ * the others would wait in ncclCommInitRank for ever. So tridi checks first, comparing the GPUs' UUIDs
+ * over all ranks; every rank reports the same lowest pair. */
+static tridi_status nccl_distinct_gpus(const char *f, tridi_halo h)
+{
+    int nranks = h->d->info.nranks;
+    struct cudaDeviceProp p;
+    char mine[16];
+    memset(mine, 0, sizeof mine);
+    cudaError_t e = cudaGetDeviceProperties(&p, h->device);
+    if (e == cudaSuccess)
+        memcpy(mine, p.uuid.bytes, sizeof mine);
+    char *all = malloc(sizeof mine * (size_t)nranks);
+    int err = all ? MPI_Allgather(mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, h->d->comm)
+                  : MPI_SUCCESS;
+    tridi_status s = TRIDI_SUCCESS;
+    if (e != cudaSuccess)
+        s = cuda_fail(f, "cudaGetDeviceProperties", e);
+    else if (!all)
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
+    else if (err != MPI_SUCCESS)
+        s = tridi_mpi_fail(f, "MPI_Allgather", err);
+    for (int i = 0; i < nranks && !s; ++i)
+        for (int j = i + 1; j < nranks && !s; ++j)
+            if (!memcmp(all + 16 * i, all + 16 * j, 16))
+                s = tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                               "%s: transport nccl: ranks %d and %d share one GPU; NCCL needs a GPU of its own for "
+                               "every rank (use ipc or staged)",
+                               f, i, j);
+    if (e != cudaSuccess)
+        cudaGetLastError();
+    free(all);
+    return s;
+}
+
+/* Makes this plan a user of its decomposition's NCCL communicator, created by the first such plan (unique
+ * id from rank 0 by MPI_Bcast, ncclCommInitRank with the rank in the decomposition's communicator) and
+ * kept until the last one is destroyed (nccl_detach): creating one costs far more than an exchange.
+ * Collective; every rank returns the same status, and on failure nothing is left allocated. */
+static tridi_status nccl_attach(const char *f, tridi_halo h)
+{
+    tridi_decomp d = h->d;
+    MPI_Comm comm = d->comm;
+    tridi_status mine = TRIDI_SUCCESS;
+    if (d->nccl_users) { /* the same on every rank: plans are made and destroyed collectively */
+        int dev = -1;
+        if (!d->nccl)
+            mine = tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                              "%s: transport nccl: the decomposition's NCCL communicator was aborted after a failed "
+                              "exchange; destroy its NCCL halo plans before making new ones",
+                              f);
+        else if (ncclCommCuDevice((ncclComm_t)d->nccl, &dev) != ncclSuccess || dev != h->device)
+            mine = tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                              "%s: transport nccl: the array is on GPU %d but the decomposition's NCCL communicator "
+                              "is on GPU %d (one GPU per rank and decomposition)",
+                              f, h->device, dev);
+        mine = tridi_mpi_agree(comm, mine);
+        if (!mine) {
+            d->nccl_users++;
+            h->nccl = 1;
+        }
+        return mine;
+    }
+    mine = tridi_mpi_agree(comm, nccl_distinct_gpus(f, h));
+    if (mine)
+        return mine;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (d->info.rank == 0) {
+        ncclResult_t r = ncclGetUniqueId(&id);
+        if (r != ncclSuccess)
+            mine = nccl_fail(TRIDI_ERROR_UNSUPPORTED, f, "ncclGetUniqueId", r);
+    }
+    mine = tridi_mpi_agree(comm, mine);
+    if (mine)
+        return mine;
+    int e = MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm);
+    mine = tridi_mpi_agree(comm, e == MPI_SUCCESS ? TRIDI_SUCCESS : tridi_mpi_fail(f, "MPI_Bcast", e));
+    if (mine)
+        return mine;
+    ncclComm_t nc = NULL;
+    ncclResult_t r = ncclCommInitRank(&nc, d->info.nranks, id, d->info.rank);
+    if (r != ncclSuccess)
+        mine = nccl_fail(TRIDI_ERROR_UNSUPPORTED, f, "ncclCommInitRank", r);
+    mine = tridi_mpi_agree(comm, mine);
+    if (mine) {
+        if (nc) /* made here while another rank failed (or left by NCCL after a failure) */
+            ncclCommAbort(nc);
+        return mine;
+    }
+    d->nccl = nc;
+    d->nccl_users = 1;
+    h->nccl = 1;
+    return TRIDI_SUCCESS;
+}
+
+/* Aborts the decomposition's communicator: NCCL kernels still waiting for a peer stop. Its plans then
+ * fail until they are all destroyed. */
+static void nccl_abort(tridi_decomp d)
+{
+    if (d->nccl)
+        ncclCommAbort((ncclComm_t)d->nccl);
+    d->nccl = NULL;
+}
+
+/* The last user destroys the communicator. Collective (called from release, which every rank runs
+ * together): if an exchange aborted it on some rank, every rank aborts its own instead, as
+ * ncclCommDestroy could wait for that rank. */
+static void nccl_detach(tridi_halo h)
+{
+    tridi_decomp d = h->d;
+    if (!h->nccl)
+        return;
+    h->nccl = 0;
+    if (--d->nccl_users)
+        return;
+    int gone = d->nccl == NULL, any = gone;
+    MPI_Allreduce(&gone, &any, 1, MPI_INT, MPI_MAX, d->comm);
+    if (any)
+        nccl_abort(d);
+    else
+        ncclCommDestroy((ncclComm_t)d->nccl);
+    d->nccl = NULL;
+}
+#endif
 #endif
 
 tridi_status tridi_halo_get_transport(tridi_halo h, tridi_transport *t)
@@ -387,6 +533,9 @@ static void release(tridi_halo h)
         if (h->msg[i].recv_type != MPI_DATATYPE_NULL)
             MPI_Type_free(&h->msg[i].recv_type);
     }
+#ifdef TRIDI_HAVE_NCCL
+    nccl_detach(h);
+#endif
 #ifdef TRIDI_HAVE_CUDA
     for (int i = 0; i < h->nopened; ++i)
         tridi_mpi_ipc_close(h->ipc_opened[i]);
@@ -418,7 +567,7 @@ static tridi_status check_args(const char *f, tridi_halo *out, tridi_decomp d, v
     if (memory != TRIDI_MEMORY_HOST && memory != TRIDI_MEMORY_DEVICE)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: memory = %d is not TRIDI_MEMORY_HOST or _DEVICE", f,
                           (int)memory);
-    if ((int)transport < TRIDI_TRANSPORT_AUTO || (int)transport > TRIDI_TRANSPORT_STAGED)
+    if ((int)transport < TRIDI_TRANSPORT_AUTO || (int)transport > TRIDI_TRANSPORT_NCCL)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: transport = %d is not a tridi_transport", f,
                           (int)transport);
     *device = -1;
@@ -458,6 +607,13 @@ static tridi_status setup_device(const char *f, tridi_halo h, tridi_transport wa
 {
     MPI_Comm comm = h->d->comm;
     cudaSetDevice(h->device);
+#ifndef TRIDI_HAVE_NCCL
+    if (want == TRIDI_TRANSPORT_NCCL) /* the same build on every rank: each fails alike */
+        return tridi_mpi_agree(comm, tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                                                "%s: transport nccl: tridi was built without NCCL (nccl.h and "
+                                                "libnccl were not found, or TRIDI_ENABLE_NCCL=OFF)",
+                                                f));
+#endif
     char why[200] = "";
     int ipc = 0;
     tridi_status s = tridi_mpi_agree(comm, ipc_capable(h, &ipc, why, sizeof why));
@@ -482,8 +638,22 @@ static tridi_status setup_device(const char *f, tridi_halo h, tridi_transport wa
     s = tridi_mpi_agree(comm, (any_lacks && !lacks) ? TRIDI_SUCCESS : mine);
     if (s)
         return s;
+    if (want == TRIDI_TRANSPORT_AUTO && all[0])
+        want = TRIDI_TRANSPORT_IPC;
+#ifdef TRIDI_HAVE_NCCL
+    /* AUTO tries NCCL only where IPC cannot serve (ranks on several nodes, GPUs without peer access, arrays
+     * CUDA IPC cannot export), and falls back to MPI when NCCL cannot be set up on some rank (ranks sharing
+     * a GPU, ...): asking for NCCL by name reports why instead. */
+    if (want == TRIDI_TRANSPORT_NCCL || want == TRIDI_TRANSPORT_AUTO) {
+        s = nccl_attach(f, h);
+        if (!s)
+            want = TRIDI_TRANSPORT_NCCL;
+        else if (want == TRIDI_TRANSPORT_NCCL)
+            return s;
+    }
+#endif
     if (want == TRIDI_TRANSPORT_AUTO)
-        want = all[0] ? TRIDI_TRANSPORT_IPC : all[1] ? TRIDI_TRANSPORT_CUDA_AWARE : TRIDI_TRANSPORT_STAGED;
+        want = all[1] ? TRIDI_TRANSPORT_CUDA_AWARE : TRIDI_TRANSPORT_STAGED;
     h->transport = want;
 
     mine = TRIDI_SUCCESS;
@@ -611,10 +781,10 @@ static tridi_status pack(tridi_halo h, char *buf, int to_buffer)
 }
 
 /* One small message per neighbour carrying this rank's status, so a CUDA failure on one rank makes its
- * neighbours fail instead of hang. */
+ * neighbours fail instead of hang. Each neighbour's word is left in h->peer_status. */
 static tridi_status handshake(tridi_halo h, int tag, tridi_status mine)
 {
-    int sendv = (int)mine, recvv[8];
+    int sendv = (int)mine, *recvv = h->peer_status;
     MPI_Request rq[16];
     int n = 0;
     for (int i = 0; i < h->nmsg; ++i) {
@@ -638,6 +808,125 @@ static tridi_status sync_stream(tridi_halo h)
     cudaError_t e = cudaStreamSynchronize((cudaStream_t)h->stream);
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("tridi_halo", "cudaStreamSynchronize", e);
 }
+
+#ifdef TRIDI_HAVE_NCCL
+/* NCCL begin: pack, the faces through ncclSend/ncclRecv, unpack, all queued on the stream; end waits.
+ * An NCCL receive waits on the GPU for its send, so every pair of ranks must queue both or neither: the
+ * ranks first swap their status (handshake), and a pair moves its faces only when both are fine. */
+static tridi_status nccl_begin(tridi_halo h)
+{
+    static const char *f = "tridi_halo_begin";
+    ncclComm_t nc = (ncclComm_t)h->d->nccl;
+    h->nccl_begun = nc;
+    h->nccl_pairs = 0;
+    h->nccl_queued = 0;
+    tridi_status mine = nc ? pack(h, h->dev_send, 1)
+                           : tridi_fail(TRIDI_ERROR_CUDA,
+                                        "%s: transport nccl: the decomposition's NCCL communicator was aborted after a "
+                                        "failed exchange; destroy its NCCL halo plans and make new ones",
+                                        f);
+    tridi_status s = handshake(h, TAG_READY, mine);
+    if (mine)
+        return mine;
+    /* NCCL pairs the sends and receives between two ranks in the order they are queued, and one neighbour
+     * may sit in several directions (periodic axes of one or two ranks): sends go in the order of their
+     * direction, receives in the order of the direction the neighbour sent them toward. */
+    for (int i = 0; i < h->nmsg; ++i)
+        if (!h->peer_status[i]) /* else that neighbour queues nothing for this rank either */
+            h->nccl_pairs |= 1u << i;
+    cudaStream_t st = (cudaStream_t)h->stream;
+    ncclResult_t r = ncclGroupStart();
+    for (int dir = 0; dir < 9 && r == ncclSuccess; ++dir)
+        for (int i = 0; i < h->nmsg && r == ncclSuccess; ++i) {
+            const halo_msg *m = &h->msg[i];
+            size_t bytes = (size_t)(m->count[0] * m->count[1] * m->count[2]) * h->esize;
+            if (!(h->nccl_pairs >> i & 1u))
+                continue;
+            if (m->send_dir == dir)
+                r = ncclSend((char *)h->dev_send + m->buf_off, bytes, ncclUint8, m->peer, nc, st);
+            if (m->recv_dir == dir && r == ncclSuccess)
+                r = ncclRecv((char *)h->dev_recv + m->buf_off, bytes, ncclUint8, m->peer, nc, st);
+        }
+    ncclResult_t r_end = ncclGroupEnd(); /* closes the group even after a failed call in it */
+    if (r == ncclSuccess)
+        r = r_end;
+    if (r != ncclSuccess)
+        return nccl_fail(TRIDI_ERROR_CUDA, f, "ncclSend/ncclRecv", r);
+    h->nccl_queued = 1;
+    if (s) /* a neighbour failed: its halo cells are not written */
+        return s;
+    return pack(h, h->dev_recv, 0);
+}
+
+/* Status words of end: the status, and this bit when the sends and receives this rank owed that neighbour
+ * may never complete (not queued, aborted, or the stream failed). */
+#define NCCL_UNFINISHED 0x10000
+
+/* NCCL end: waits for the stream, listening meanwhile for the neighbours' end words: a neighbour whose
+ * NCCL work with this rank will never complete would leave this rank's kernels waiting for ever, so the
+ * communicator is aborted instead (its plans then fail until destroyed). */
+static tridi_status nccl_end(tridi_halo h)
+{
+    static const char *f = "tridi_halo_end";
+    tridi_decomp d = h->d;
+    int n = h->nmsg, recvw[8], sendw[8], got[8] = {0};
+    MPI_Request rq[16];
+    for (int i = 0; i < n; ++i)
+        MPI_Irecv(&recvw[i], 1, MPI_INT, h->msg[i].peer, TAG_DONE + h->msg[i].recv_dir, d->comm, &rq[i]);
+    tridi_status s = TRIDI_SUCCESS;
+    cudaError_t q;
+    for (;;) {
+        q = cudaStreamQuery((cudaStream_t)h->stream);
+        ncclResult_t ar = ncclSuccess;
+        if (d->nccl && ncclCommGetAsyncError((ncclComm_t)d->nccl, &ar) == ncclSuccess && ar != ncclSuccess) {
+            s = nccl_fail(TRIDI_ERROR_CUDA, f, "the exchange (ncclCommGetAsyncError)", ar);
+            nccl_abort(d); /* what NCCL asks for after an asynchronous error */
+            break;
+        }
+        if (q != cudaErrorNotReady || !d->nccl)
+            break;
+        for (int i = 0; i < n && !s; ++i) {
+            int flag = 0;
+            if (!got[i])
+                MPI_Test(&rq[i], &flag, MPI_STATUS_IGNORE);
+            got[i] |= flag;
+            if (flag && (recvw[i] & NCCL_UNFINISHED) && (h->nccl_pairs >> i & 1u))
+                s = tridi_fail(TRIDI_ERROR_CUDA,
+                               "%s: transport nccl: neighbour rank %d stopped before its faces moved; the NCCL "
+                               "communicator was aborted",
+                               f, h->msg[i].peer);
+        }
+        if (s) {
+            nccl_abort(d);
+            break;
+        }
+    }
+    if (q == cudaErrorNotReady) /* aborted: the NCCL kernels stop, the stream drains */
+        q = cudaStreamSynchronize((cudaStream_t)h->stream);
+    if (!s && q != cudaSuccess)
+        s = cuda_fail(f, "waiting for the stream", q);
+    if (!s && d->nccl != h->nccl_begun && h->nccl_pairs)
+        s = tridi_fail(TRIDI_ERROR_CUDA, "%s: transport nccl: the NCCL communicator was aborted during the exchange",
+                       f);
+    int finished = h->nccl_queued && !s;
+    for (int i = 0; i < n; ++i) {
+        sendw[i] = (int)s | ((h->nccl_pairs >> i & 1u) && !finished ? NCCL_UNFINISHED : 0);
+        MPI_Isend(&sendw[i], 1, MPI_INT, h->msg[i].peer, TAG_DONE + h->msg[i].send_dir, d->comm, &rq[n + i]);
+    }
+    int e = MPI_Waitall(2 * n, rq, MPI_STATUSES_IGNORE);
+    if (s)
+        return s;
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(f, "MPI_Waitall", e);
+    for (int i = 0; i < n; ++i)
+        if (recvw[i] & ~NCCL_UNFINISHED) {
+            tridi_status ns = (tridi_status)(recvw[i] & ~NCCL_UNFINISHED);
+            return tridi_fail(ns, "tridi_halo: neighbour rank %d failed during the exchange (%s)", h->msg[i].peer,
+                              tridi_status_name(ns));
+        }
+    return TRIDI_SUCCESS;
+}
+#endif
 #endif
 
 static void post(tridi_halo h, char *sendbuf, char *recvbuf)
@@ -726,6 +1015,10 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
         }
         return tridi_mpi_cuda_copy_regions(r, nk, h->esize, h->stream);
     }
+#ifdef TRIDI_HAVE_NCCL
+    if (h->transport == TRIDI_TRANSPORT_NCCL)
+        return nccl_begin(h);
+#endif
     s = pack(h, h->dev_send, 1);
     if (!s && h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {
         cudaError_t e = cudaMemcpyAsync(h->host_send, h->dev_send, h->buf_bytes, cudaMemcpyDeviceToHost,
@@ -755,6 +1048,12 @@ tridi_status tridi_halo_end(tridi_halo h)
     if (!h->active)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: no exchange of this halo was begun", f);
     h->active = 0;
+#ifdef TRIDI_HAVE_NCCL
+    if (h->memory == TRIDI_MEMORY_DEVICE && h->transport == TRIDI_TRANSPORT_NCCL) {
+        cudaSetDevice(h->device);
+        return nccl_end(h);
+    }
+#endif
     if (h->memory == TRIDI_MEMORY_HOST || h->transport != TRIDI_TRANSPORT_IPC) {
         int e = MPI_Waitall(h->nreq, h->req, MPI_STATUSES_IGNORE);
         h->nreq = 0;

@@ -42,6 +42,10 @@ struct tridi_decomp_s {
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
      * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
     int halos;
+    /* NCCL communicator (ncclComm_t) of its NCCL halo plans (halo.c): made by the first, destroyed by the
+     * last of the nccl_users; NULL while users remain once a failed exchange aborted it. */
+    void *nccl;
+    int nccl_users;
 };
 
 /* Frees the decomposition: its communicators, scratch and memory (tridi_decomp_destroy, or the
