@@ -2,7 +2,8 @@
  * poisoned; after the exchange each halo cell must hold the code of the global cell it mirrors
  * (wrapped on periodic axes), or still the poison where no neighbour exists (non-periodic edges,
  * corners when corners are off). Host arrays, or device arrays with the transport named on the
- * command line (built with CUDA: "--device ipc|staged|auto|cuda-aware"). */
+ * command line (built with CUDA: "--device ipc|staged|auto|cuda-aware|nccl"). With nccl each case runs
+ * two plans on the array, their exchanges interleaved, sharing the decomposition's NCCL communicator. */
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
@@ -98,8 +99,12 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
         mem = TRIDI_MEMORY_DEVICE;
     }
 #endif
-    tridi_halo h;
-    s = tridi_halo_create(&h, d, array, c->dtype, mem, c->corners, device_transport);
+    /* Host plans ignore the transport: every value is accepted, NCCL included, in any build. */
+    tridi_transport tr = device_mode ? device_transport : (tridi_transport)(ci % 5);
+    tridi_halo h, h2 = NULL;
+    s = tridi_halo_create(&h, d, array, c->dtype, mem, c->corners, tr);
+    if (!s && device_mode && tr == TRIDI_TRANSPORT_NCCL)
+        s = tridi_halo_create(&h2, d, array, c->dtype, mem, c->corners, tr);
     long bad = 0;
     if (s) {
         printf("rank %d case %d: tridi_halo_create: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
@@ -114,8 +119,12 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
     /* Twice: the second exchange reuses the plan (and the IPC mappings) on unchanged data. */
     for (int rep = 0; rep < 2 && !bad; ++rep) {
         s = tridi_halo_begin(h, NULL);
+        if (!s && h2)
+            s = tridi_halo_begin(h2, NULL);
         if (!s)
             s = tridi_halo_end(h);
+        if (!s && h2)
+            s = tridi_halo_end(h2);
         if (s) {
             printf("rank %d case %d: exchange: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
             bad = 1;
@@ -157,6 +166,7 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
                in.dims[1], c->periodic[0], c->periodic[1], c->corners, c->dtype == TRIDI_FLOAT64 ? "f64" : "f32",
                mem == TRIDI_MEMORY_HOST ? "host" : tridi_transport_name(used), bad ? "bad (see ranks)" : "ok");
     tridi_halo_destroy(h);
+    tridi_halo_destroy(h2);
     tridi_decomp_destroy(d);
 #ifdef TRIDI_TEST_CUDA
     if (alloc)
@@ -166,6 +176,48 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
     free(host);
     return bad;
 }
+
+#ifdef TRIDI_TEST_CUDA
+/* --device nccl: what this build and machine allow. Built without NCCL, every rank must get
+ * TRIDI_ERROR_UNSUPPORTED with the same message naming the build; with ranks sharing a GPU (NCCL refuses
+ * them), the same status naming two of the ranks, without a hang. Both then skip; else the cases run.
+ * Returns 1 to skip; failures are added to *bad. */
+static int nccl_probe(int nranks, int ndev, long *bad)
+{
+    tridi_decomp_config cfg;
+    mt_base_config(&cfg, nranks, 4);
+    tridi_decomp d;
+    tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &cfg);
+    *bad += mt_expect("nccl probe: tridi_decomp_create", s, TRIDI_SUCCESS, NULL);
+    if (s)
+        return 0;
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+    size_t cells = 1;
+    for (int a = 0; a < 3; ++a)
+        cells *= (size_t)(in.grid.ubound[a] - in.grid.lbound[a] + 1);
+    void *arr = NULL;
+    if (cudaMalloc(&arr, cells * 8) != cudaSuccess)
+        arr = NULL;
+    tridi_halo h = NULL;
+    s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_NCCL);
+    int skip = 1;
+#ifndef TRIDI_TEST_NCCL
+    *bad += mt_expect("nccl in a build without NCCL", s, TRIDI_ERROR_UNSUPPORTED, "built without NCCL");
+#else
+    if (nranks > ndev)
+        *bad += mt_expect("nccl with ranks sharing a GPU", s, TRIDI_ERROR_UNSUPPORTED, "share one GPU");
+    else {
+        *bad += mt_expect("nccl halo plan", s, TRIDI_SUCCESS, NULL);
+        skip = 0;
+    }
+#endif
+    tridi_halo_destroy(h);
+    tridi_decomp_destroy(d);
+    cudaFree(arr);
+    return skip;
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -181,6 +233,7 @@ int main(int argc, char **argv)
         device_transport = !strcmp(t, "ipc")          ? TRIDI_TRANSPORT_IPC
                            : !strcmp(t, "staged")     ? TRIDI_TRANSPORT_STAGED
                            : !strcmp(t, "cuda-aware") ? TRIDI_TRANSPORT_CUDA_AWARE
+                           : !strcmp(t, "nccl")       ? TRIDI_TRANSPORT_NCCL
                                                       : TRIDI_TRANSPORT_AUTO;
 #ifdef TRIDI_TEST_CUDA
         int ndev = 0;
@@ -190,9 +243,18 @@ int main(int argc, char **argv)
             return mt_finish(name, 0, 1);
         }
         cudaSetDevice(rank % ndev);
+        if (device_transport == TRIDI_TRANSPORT_NCCL) {
+            long bad = 0;
+            if (nccl_probe(nranks, ndev, &bad) || bad) /* bad: the failures of all ranks */
+                return mt_finish(name, rank == 0 ? bad : 0, !bad);
+        }
 #else
         return mt_finish(name, 0, 1);
 #endif
+    }
+    if (strcmp(tridi_transport_name(TRIDI_TRANSPORT_NCCL), "nccl")) {
+        printf("tridi_transport_name(TRIDI_TRANSPORT_NCCL) = \"%s\"\n", tridi_transport_name(TRIDI_TRANSPORT_NCCL));
+        return mt_finish(name, 1, 0);
     }
     uint64_t rng = mt_seed(name);
     hcase cases[] = {
