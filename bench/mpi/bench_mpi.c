@@ -1,6 +1,7 @@
 /* Multi-GPU benchmark of the MPI layer (run with 2 ranks, one GPU each):
- *   halo   - halo exchange bandwidth per transport against a plain peer copy of the same bytes between
- *            the two GPUs, measured in the same run;
+ *   halo   - halo exchange bandwidth per transport (ipc, nccl, staged, cuda-aware; "not available" when
+ *            refused) against a plain peer copy of the same bytes between the two GPUs, measured in the
+ *            same run;
  *   weak   - an ADI-like step (x, y, z solves + a halo exchange) on a fixed block per GPU: 1 GPU vs 2;
  *   strong - the same step on fixed global grids (140x140x56 and 512x512x256 = 67M cells): 1 GPU vs 2.
  * Each comparison is made in one job: the 1-GPU figures come from rank 0 alone on a communicator of
@@ -148,15 +149,17 @@ static void bench_halo(void)
         void *arr = dev_random(cells, 1, -1, 1);
         size_t face = (size_t)h * 8 * (size_t)(cut == 1 ? cfgs[c].n[0] : cfgs[c].n[1]) * (size_t)cfgs[c].n[2];
         double tpeer = peer_copy_seconds(face, reps);
-        tridi_transport tr[3] = {TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_STAGED, TRIDI_TRANSPORT_CUDA_AWARE};
-        for (int t = 0; t < 3; ++t) {
+        tridi_transport tr[4] = {TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_NCCL, TRIDI_TRANSPORT_STAGED,
+                                 TRIDI_TRANSPORT_CUDA_AWARE};
+        for (int t = 0; t < 4; ++t) {
             tridi_halo hl;
             tridi_status s = tridi_halo_create(&hl, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, tr[t]);
             if (s) {
                 if (rank == 0)
-                    printf("| %s | %lldx%lldx%lld | %zu | %s | - | - | - | not available: %s |\n", cut ? "j" : "i",
-                           (long long)cfgs[c].n[0], (long long)cfgs[c].n[1], (long long)cfgs[c].n[2], face,
-                           tridi_transport_name(tr[t]), tridi_status_name(s));
+                    printf("| %s | %lldx%lldx%lld | %zu | %s | - | - | - | not available: %s (%s) |\n",
+                           cut ? "j" : "i", (long long)cfgs[c].n[0], (long long)cfgs[c].n[1],
+                           (long long)cfgs[c].n[2], face, tridi_transport_name(tr[t]), tridi_status_name(s),
+                           tridi_error_message());
                 continue;
             }
             double v[64];
