@@ -1242,7 +1242,6 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     if (s)
         return s;
     const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
-    const bool scratch = tk_needs_scratch(p->n);
     const kernel_types kt = types_of(p, false);
     const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
     const tk_view user = {p->origin, p->stride[p->a1], p->stride[p->a2], p->stride[p->axis]};
@@ -1264,6 +1263,7 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     s = plan_solve(kt, a, contiguous, true, &plan);
     if (s)
         return s;
+    const bool scratch = !plan.split && tk_needs_scratch(p->n); // split lines keep W/G in registers
     const size_t need_box = plan.coop ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
     if (st->dbox.bytes < need_box || st->scratch.bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.

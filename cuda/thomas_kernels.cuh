@@ -23,9 +23,12 @@
 #include <cooperative_groups.h>
 #include <cuda_pipeline.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 
@@ -396,6 +399,282 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     }
 }
 
+// ---- Split lines: several threads per line ----------------------------------------------------------
+// tk_line gives a line one thread, so a grid of few lines (MOHID's 140x140x56 has 7840 x lines: one warp
+// per SM scheduler) leaves the GPU waiting on each thread's chain of dependent divisions, and lines too
+// long for W/G on chip pay 32 B/cell of scratch traffic. ts_line cuts a line into P segments of at most
+// L unknowns, one lane per segment, the P lanes of a line side by side in one warp (32 / P lines per
+// warp), a segment's inputs, W/G and answers in registers:
+//  A. each segment's effect on the elimination as a linear map. The elimination is linear in the leading
+//     principal minors p(m) (p(m) = E p(m-1) - D F(m-1) p(m-2), the pivot is p(m)/p(m-1)) and in
+//     h(m) = p(m) G(m) (h(m) = R p(m-1) - D h(m-1)), so (p(m), p(m-1), h(m)) goes through a segment by a
+//     3x3 matrix, kept scaled by powers of two (exact; only ratios matter);
+//  B. a scan of those maps over the line's lanes (shuffles, log2 P steps) gives the state before every
+//     segment;
+//  C. each segment runs MOHID's recurrence (W, G in double, the same pivots) from that state;
+//  D. each segment's back substitution as an affine map x(first) = alpha x(first of next) + beta, and a
+//     scan of those from the line's end gives every segment the answer after it, rounded to its type;
+//  E. each segment substitutes from that answer, rounding every answer as MOHID's back substitution does.
+// The answers equal one thread's within rounding (not always bit for bit: the state and the answer at a
+// segment's edge are computed another way). A failing line (zero pivot, non-finite value, overflow) is
+// flagged as in tk_line. The maps of A and D are only shortcuts: where A's overflow (inputs near the ends
+// of the double range) the states are computed one unknown at a time, and where D's grow (a W above 1,
+// never in a diagonally dominant line) or overflow the segments substitute one after another.
+// No block barrier: warps are independent, so loads of one warp overlap the arithmetic of others.
+constexpr int TS_BLOCK = 128;
+
+// 2^-e for m in [2^e, 2^(e+1)) (m > 0 finite); 1 for 0 and non-finite m. The exponent is clamped so the
+// scale stays a normal number.
+__device__ __forceinline__ double ts_unscale(double m)
+{
+    const int eb = (__double2hiint(m) >> 20) & 0x7ff;
+    if (eb == 0 || eb == 0x7ff)
+        return 1.0;
+    return __hiloint2double((2046 - min(max(eb, 2), 2045)) << 20, 0);
+}
+
+// A segment's map of (p, p_, h): [[a b 0] [c d 0] [e f g]].
+struct ts_map {
+    double a, b, c, d, e, f, g;
+};
+
+// later * earlier, rescaled.
+__device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
+{
+    ts_map m;
+    m.a = fma(l.a, r.a, l.b * r.c);
+    m.b = fma(l.a, r.b, l.b * r.d);
+    m.c = fma(l.c, r.a, l.d * r.c);
+    m.d = fma(l.c, r.b, l.d * r.d);
+    m.e = fma(l.e, r.a, fma(l.f, r.c, l.g * r.e));
+    m.f = fma(l.e, r.b, fma(l.f, r.d, l.g * r.f));
+    m.g = l.g * r.g;
+    const double sc = ts_unscale(fmax(fmax(fmax(fabs(m.a), fabs(m.b)), fmax(fabs(m.c), fabs(m.d))),
+                                      fmax(fmax(fabs(m.e), fabs(m.f)), fabs(m.g))));
+    m.a *= sc, m.b *= sc, m.c *= sc, m.d *= sc, m.e *= sc, m.f *= sc, m.g *= sc;
+    return m;
+}
+
+__device__ __forceinline__ ts_map ts_shfl_up(const ts_map &m, int d, int width)
+{
+    return {__shfl_up_sync(0xffffffffu, m.a, d, width), __shfl_up_sync(0xffffffffu, m.b, d, width),
+            __shfl_up_sync(0xffffffffu, m.c, d, width), __shfl_up_sync(0xffffffffu, m.d, d, width),
+            __shfl_up_sync(0xffffffffu, m.e, d, width), __shfl_up_sync(0xffffffffu, m.f, d, width),
+            __shfl_up_sync(0xffffffffu, m.g, d, width)};
+}
+
+// Shared memory of a ts_line block: in the one-wave variant, the answers of `per_warp` groups of each
+// warp until the grid barrier.
+template <class TX>
+__host__ __device__ inline size_t ts_smem_bytes(int64_t n, int lines_per_warp, int64_t per_warp)
+{
+    return (size_t)(TS_BLOCK / 32) * per_warp * lines_per_warp * n * sizeof(TX);
+}
+
+template <class TL, class TD, class TX, int L, bool COOP>
+__global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const int P)
+{
+    using I = int32_t; // planned only when every offset fits
+    extern __shared__ __align__(16) unsigned char tk_dyn[];
+    const int lane = threadIdx.x & 31, t = lane / P, q = lane % P, LW = 32 / P;
+    const int n = (int)a.n, Ls = (n + P - 1) / P, s = q * Ls, len = max(0, min(Ls, n - s));
+    const int64_t ngroups = (a.l_count + LW - 1) / LW;
+    const int64_t warp0 = ((int64_t)blockIdx.x * TS_BLOCK + threadIdx.x) >> 5, nwarps = (int64_t)gridDim.x * (TS_BLOCK / 32);
+    const int64_t per_warp = (ngroups + nwarps - 1) / nwarps;
+    TX *stash = (TX *)tk_dyn + (size_t)(threadIdx.x >> 5) * per_warp * LW * n;
+    const TD *E = (const TD *)a.E;
+    const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
+    TX *X = (TX *)a.X;
+    const I si = (I)a.in.sm, so = (I)a.out.sm;
+
+    int it = 0;
+    for (int64_t grp = warp0; grp < ngroups; grp += nwarps, ++it) {
+        const int64_t li0 = grp * LW;
+        const bool active = t < (int)min((int64_t)LW, a.l_count - li0);
+        const int my = active ? len : 0; // unknowns this lane solves
+        const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
+        const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2);
+        const I oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+
+        // The segment's inputs, all loads issued at once. D at the first unknown and F at the last are
+        // never read (MOHID's rules); F of the unknown before the segment enters its first pivot.
+        TL dv[L], fv[L], rv[L];
+        TD ev[L];
+        TL fprev = TL(0);
+        const I o0 = io + (I)s * si;
+#pragma unroll
+        for (int k = 0; k < L; ++k) {
+            const I o = o0 + (I)k * si;
+            const int m = s + k;
+            ev[k] = k < my ? __ldg(E + o) : TD(1);
+            rv[k] = k < my ? __ldg(R + o) : TL(0);
+            dv[k] = k < my && m > 0 ? __ldg(D + o) : TL(0);
+            fv[k] = k < my && m < n - 1 ? __ldg(F + o) : TL(0);
+        }
+        if (my && s > 0)
+            fprev = __ldg(F + o0 - si);
+
+        // A. (p, p_, h) after the segment = map * (p, p_, h) before it.
+        ts_map mp = {1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0};
+#pragma unroll
+        for (int k = 0; k < L; ++k) {
+            if (k < my) {
+                const double d = (double)dv[k], e = (double)ev[k], r = (double)rv[k];
+                const double df = d * (double)(k ? fv[k - 1] : fprev);
+                const double na = fma(e, mp.a, -df * mp.c), nb = fma(e, mp.b, -df * mp.d);
+                const double ne = fma(r, mp.a, -d * mp.e), nf = fma(r, mp.b, -d * mp.f);
+                mp.g = -d * mp.g;
+                mp.c = mp.a, mp.d = mp.b, mp.a = na, mp.b = nb, mp.e = ne, mp.f = nf;
+            }
+            if (k & 1) {
+                const double sc = ts_unscale(fmax(fmax(fmax(fabs(mp.a), fabs(mp.b)), fmax(fabs(mp.c), fabs(mp.d))),
+                                                  fmax(fmax(fabs(mp.e), fabs(mp.f)), fabs(mp.g))));
+                mp.a *= sc, mp.b *= sc, mp.c *= sc, mp.d *= sc, mp.e *= sc, mp.f *= sc, mp.g *= sc;
+            }
+        }
+        // B. Inclusive scan over the line's lanes: mp = map of segments 0..q.
+        for (int d = 1; d < P; d <<= 1) {
+            const ts_map o = ts_shfl_up(mp, d, P);
+            if (q >= d)
+                mp = ts_compose(mp, o);
+        }
+        // The state before segment q is the first column of segments 0..q-1 (the state before unknown 0
+        // being (p(-1), p(-2), h(-1)) = (1, 0, 0)).
+        const double vp = __shfl_up_sync(0xffffffffu, mp.a, 1, P), vq = __shfl_up_sync(0xffffffffu, mp.c, 1, P),
+                     vh = __shfl_up_sync(0xffffffffu, mp.e, 1, P);
+
+        // C. MOHID's recurrence over the segment, W (as Wp = -W) and G kept in registers.
+        double wpv[L], gv[L];
+        bool bad = false;
+        {
+            double wp = 0.0, g = 0.0;
+            if (my && s > 0) {
+                wp = (double)fprev * vq / vp; // F(s-1) p(s-2) / p(s-1)
+                g = vh / vp;                  // h(s-1) / p(s-1)
+                if (!tk_finite(wp) || !tk_finite(g)) {
+                    // The maps overflowed, or the line fails before this segment (which the segment holding
+                    // the failure reports): the state one unknown at a time, as MOHID computes it.
+                    const TD e0 = __ldg(E + io);
+                    wp = n > 1 ? (double)__ldg(F + io) / (double)e0 : 0.0;
+                    g = (double)__ldg(R + io) / (double)e0;
+                    for (int m = 1; m < s; ++m) {
+                        const I o = io + (I)m * si;
+                        const double d = (double)__ldg(D + o), den = fma(-d, wp, (double)__ldg(E + o));
+                        wp = (double)__ldg(F + o) / den;
+                        g = fma(-d, g, (double)__ldg(R + o)) / den;
+                    }
+                }
+            }
+#pragma unroll
+            for (int k = 0; k < L; ++k) {
+                const int m = s + k;
+                if (k >= my) { // past the segment: x passes through unchanged (x = 0 - (-1) x)
+                    wpv[k] = -1.0, gv[k] = 0.0;
+                    continue;
+                }
+                if (m == 0) {
+                    const double e = (double)ev[k];
+                    wp = n > 1 ? (double)fv[k] / e : 0.0;
+                    g = (double)rv[k] / e;
+                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
+                } else if (m < n - 1) {
+                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
+                    wp = (double)fv[k] * inv;
+                    g = fma(-d, g, (double)rv[k]) * inv;
+                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+                } else { // last unknown: no upper, and MOHID divides
+                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]);
+                    g = fma(-d, g, (double)rv[k]) / den;
+                    wp = 0.0; // x(n-1) = G(n-1): the back substitution starts from a zero beyond the line
+                    bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+                }
+                wpv[k] = wp, gv[k] = g;
+            }
+        }
+
+        // D. x(s) = al x(s + len) + be over the segment, then a scan from the line's end: (al, be) of
+        // segments q..P-1, whose be is x(s) (the answer past the line being zero).
+        double al = 1.0, be = 0.0;
+#pragma unroll
+        for (int k = L - 1; k >= 0; --k) {
+            be = fma(-wpv[k], be, gv[k]);
+            al = -wpv[k] * al;
+        }
+        // Composing these maps is as accurate as substituting one unknown at a time while they do not
+        // grow (|alpha| <= 1: every W of a diagonally dominant line is below 1); growing maps compute the
+        // edge answer as a difference of large terms (seen: 1e240 for an answer of 1), so then the warp
+        // substitutes segment after segment instead.
+        const bool grows = !(fabs(al) <= 1.0);
+        for (int d = 1; d < P; d <<= 1) {
+            const double oa = __shfl_down_sync(0xffffffffu, al, d, P), ob = __shfl_down_sync(0xffffffffu, be, d, P);
+            if (q + d < P) {
+                be = fma(al, ob, be);
+                al *= oa;
+            }
+        }
+        double after = __shfl_down_sync(0xffffffffu, be, 1, P); // x at the first unknown of the next segment
+        if (q == P - 1)
+            after = 0.0;
+        const bool detour = __any_sync(0xffffffffu, grows | !tk_finite(al) | !tk_finite(be));
+
+        // E. Back substitution from the edge answer, each answer rounded to TX as MOHID's are.
+        TX xs[L];
+        TX mx = TX(0);
+        auto substitute = [&](TX x) {
+#pragma unroll
+            for (int k = L - 1; k >= 0; --k) {
+                x = (TX)fma(-wpv[k], (double)x, gv[k]);
+                mx = tk_max(mx, tk_abs(x));
+                xs[k] = x;
+            }
+            return x;
+        };
+        if (!detour) {
+            substitute((TX)after);
+        } else {
+            // Segment after segment from the line's end, each from the answer of the one after it.
+            TX x = TX(0);
+            for (int j = P - 1; j >= 0; --j) {
+                const TX first = q == j ? substitute(x) : TX(0);
+                x = __shfl_sync(0xffffffffu, first, j, P);
+            }
+        }
+        bad |= !tk_finite_x(mx);
+        if (bad && active)
+            atomicMin(a.err, (unsigned long long)l);
+#pragma unroll
+        for (int k = 0; k < L; ++k)
+            if (k < my) {
+                if (COOP)
+                    stash[((size_t)it * LW + t) * n + s + k] = xs[k];
+                else
+                    X[oo + (I)(s + k) * so] = xs[k];
+            }
+    }
+    if (!COOP)
+        return;
+    cooperative_groups::this_grid().sync();
+    const unsigned long long verdict = *(volatile unsigned long long *)a.err;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        *a.mirror = verdict;
+        *a.next_err = ULLONG_MAX;
+    }
+    if (verdict != ULLONG_MAX)
+        return;
+    it = 0;
+    for (int64_t grp = warp0; grp < ngroups; grp += nwarps, ++it) {
+        const int64_t li0 = grp * LW;
+        if (t >= (int)min((int64_t)LW, a.l_count - li0))
+            continue;
+        const int64_t l = a.l_begin + li0 + t, l1 = l % a.n1, l2 = l / a.n1;
+        const I oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+#pragma unroll
+        for (int k = 0; k < L; ++k)
+            if (k < len)
+                X[oo + (I)(s + k) * so] = stash[((size_t)it * LW + t) * n + s + k];
+    }
+}
+
 // Shared memory of one block (W/G when on chip, plus the stage ring).
 template <class TL, class TD>
 inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
@@ -408,13 +687,77 @@ inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
 // (2 * n * l_count doubles).
 inline bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
-// How a call is launched.
+// How a call is launched. split: ts_line, P lanes per line of at most L unknowns each; otherwise
+// tk_line, one warp per block.
 struct tk_plan {
-    bool contig, wgs, coop, i32;
-    int ns;
+    bool contig, wgs, coop, i32, split;
+    int ns, L, P;
     size_t smem;
-    unsigned blocks;
+    unsigned blocks, threads;
 };
+
+// Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
+// run both), split:P also the lanes per line (a power of two up to 32; ignored where a lane would hold
+// more than 16 unknowns). Otherwise (ts_wins) split lines only where they measured faster. Read once.
+struct tk_choice {
+    int family; // 0 auto, 1 line, 2 split
+    int lanes;  // forced lanes per split line; 0: the planner's
+};
+
+inline tk_choice tk_kernel_choice()
+{
+    static const tk_choice c = [] {
+        tk_choice r{0, 0};
+        const char *v = std::getenv("TRIDI_CUDA_KERNEL");
+        if (v && !std::strcmp(v, "line"))
+            r.family = 1;
+        else if (v && !std::strncmp(v, "split", 5)) {
+            r.family = 2;
+            if (v[5] == ':') {
+                const int p = std::atoi(v + 6);
+                if (p >= 1 && p <= 32 && !(p & (p - 1)))
+                    r.lanes = p;
+            }
+        }
+        return r;
+    }();
+    return c;
+}
+
+// The split shape for lines of n unknowns: P lanes per line (a power of two) with at most L = 8 unknowns
+// each (16 past 256 unknowns). False: the line is too long (more than 512 unknowns).
+inline bool ts_shape(int64_t n, int *L, int *P)
+{
+    if (n > 32 * 16)
+        return false;
+    int p = 1;
+    while ((n + p - 1) / p > 8 && p < 32)
+        p *= 2;
+    const int forced = tk_kernel_choice().lanes;
+    if (forced && (n + forced - 1) / forced <= 16)
+        p = forced;
+    *P = p;
+    *L = (n + p - 1) / p <= 8 ? 8 : 16;
+    return true;
+}
+
+// Where split lines beat one thread per line (H100, docs/benchmarks.md): x lines too long for W/G in
+// shared memory (tk_line then moves 32 B/cell more through a global scratch), up to 512 unknowns. On
+// shorter x lines the two measured alike, and tk_line keeps MOHID's own arithmetic there; y/z lines are
+// slower split, as a warp then reads short runs of few lines.
+inline bool ts_wins(bool contig, int64_t n) { return contig && tk_needs_scratch(n) && n <= 512; }
+
+template <class TL, class TD, class TX, int L>
+void *ts_kernel_l(bool coop)
+{
+    return coop ? (void *)ts_line<TL, TD, TX, L, true> : (void *)ts_line<TL, TD, TX, L, false>;
+}
+
+template <class TL, class TD, class TX>
+void *ts_kernel_of(const tk_plan &p)
+{
+    return p.L == 8 ? ts_kernel_l<TL, TD, TX, 8>(p.coop) : ts_kernel_l<TL, TD, TX, 16>(p.coop);
+}
 
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
@@ -427,6 +770,8 @@ void *tk_kernel_of_c(const tk_plan &p)
 template <class TL, class TD, class TX>
 void *tk_kernel_of(const tk_plan &p)
 {
+    if (p.split)
+        return ts_kernel_of<TL, TD, TX>(p);
     if (p.i32)
         return p.contig ? tk_kernel_of_c<TL, TD, TX, int32_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int32_t, false>(p);
     return p.contig ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
@@ -442,13 +787,14 @@ inline int64_t tk_max_offset(const tk_view &v, const tk_args &a)
 // Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
 // process; a small table because a process drives few devices and few variants.
 struct tk_device_cache {
-    static constexpr int MAXD = 64, MAXK = 64;
+    static constexpr int MAXD = 64, MAXK = 160;
     std::mutex mu;
     int sms[MAXD] = {};
     size_t smem_optin[MAXD] = {};
     const void *opted[MAXD][MAXK] = {};
     int nopted[MAXD] = {};
-    // Blocks per SM of (kernel, dynamic shared memory) on each device, as the occupancy calculator says.
+    // Blocks per SM of (kernel, dynamic shared memory << 11 | threads) on each device, as the occupancy
+    // calculator says.
     std::unordered_map<const void *, std::unordered_map<size_t, int>> per_sm[MAXD];
 };
 
@@ -458,7 +804,9 @@ inline tk_device_cache &tk_cache()
     return c;
 }
 
-inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin)
+// max_shared: the kernel prefers shared memory to L1 (the one-wave variants and tk_line, whose W/G fill it;
+// split lines that run in several waves need little shared memory and read x lines through L1).
+inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, bool max_shared = true)
 {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -484,7 +832,8 @@ inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin)
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem_optin[d])) != cudaSuccess)
         return e;
     // The occupancy calculator and the cooperative launch's check must see the same L1/shared split.
-    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared)) !=
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  max_shared ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault)) !=
         cudaSuccess)
         return e;
     if (c.nopted[d] < tk_device_cache::MAXK)
@@ -492,7 +841,7 @@ inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin)
     return cudaSuccess;
 }
 
-inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm)
+inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, int threads = TK_T)
 {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -501,13 +850,14 @@ inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm)
     tk_device_cache &c = tk_cache();
     std::lock_guard<std::mutex> lock(c.mu);
     auto &m = c.per_sm[dev & (tk_device_cache::MAXD - 1)][kernel];
-    auto it = m.find(smem);
+    const size_t key = smem << 11 | (size_t)threads;
+    auto it = m.find(key);
     if (it != m.end()) {
         *per_sm = it->second;
         return cudaSuccess;
     }
-    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, TK_T, smem)) == cudaSuccess)
-        m[smem] = *per_sm;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem)) == cudaSuccess)
+        m[key] = *per_sm;
     return e;
 }
 
@@ -523,6 +873,49 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     p.wgs = !tk_needs_scratch(a.n);
     p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
     p.ns = TK_STAGES_MAX;
+    p.threads = TK_T;
+    const int family = tk_kernel_choice().family;
+    if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 && ts_shape(a.n, &p.L, &p.P)) {
+        p.split = true;
+        p.wgs = true; // no scratch
+        p.threads = TS_BLOCK;
+        const int lw = 32 / p.P, wpb = TS_BLOCK / 32;
+        const int64_t groups = (a.l_count + lw - 1) / lw, need = (groups + wpb - 1) / wpb;
+        int sms = 0;
+        size_t optin = 0;
+        cudaError_t e;
+        if (want_coop) {
+            // One wave: each warp keeps the answers of its groups in shared memory until the grid barrier;
+            // as many blocks per SM as registers and that memory allow.
+            tk_plan q = p;
+            q.coop = true;
+            const void *k = tk_kernel_of<TL, TD, TX>(q);
+            if ((e = tk_prepare(k, &sms, &optin)) != cudaSuccess)
+                return e;
+            for (int want = 16; want >= 1 && !p.coop; want /= 2) {
+                const int64_t gs = std::min<int64_t>(need, (int64_t)want * sms);
+                const int64_t per_warp = (groups + gs * wpb - 1) / (gs * wpb);
+                q.smem = ts_smem_bytes<TX>(a.n, lw, per_warp);
+                int per_sm = 0;
+                if (q.smem > optin)
+                    continue;
+                if ((e = tk_occupancy(k, q.smem, &per_sm, TS_BLOCK)) != cudaSuccess)
+                    return e;
+                if ((int64_t)per_sm * sms >= gs) {
+                    q.blocks = (unsigned)gs;
+                    p = q;
+                }
+            }
+        }
+        if (!p.coop) {
+            p.blocks = (unsigned)need;
+            p.smem = 0;
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin, false)) != cudaSuccess)
+                return e;
+        }
+        *plan = p;
+        return cudaSuccess;
+    }
     auto bytes = [&](int ns) { return tk_smem_bytes<TL, TD>(a.n, p.contig, p.wgs, ns); };
     // Blocks per SM of a variant; 0 when its shared memory is more than the device allows.
     int sms = 0;
@@ -583,11 +976,11 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
     if (p.blocks == 0)
         return cudaSuccess;
     void *k = tk_kernel_of<TL, TD, TX>(p);
-    int ns = p.ns;
-    void *params[] = {(void *)&a, (void *)&ns};
+    int arg = p.split ? p.P : p.ns; // the kernels' second parameter
+    void *params[] = {(void *)&a, (void *)&arg};
     if (p.coop)
-        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(TK_T), params, p.smem, stream);
-    return cudaLaunchKernel(k, dim3(p.blocks), dim3(TK_T), params, p.smem, stream);
+        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+    return cudaLaunchKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
 }
 
 // Plain (not cooperative) solve of a.l_count lines into a.X through a.out (a.scratch set by the caller

@@ -2,7 +2,9 @@
  * and arbitrary lower bounds, every axis and type combination, host-array and device-resident modes,
  * in-place solves, uploads ahead of the solve, float transfer of double inputs, lines long enough for
  * the global W/G scratch, numerical failures (first failing line and cell, x untouched in both modes)
- * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT. Host arrays registered with
+ * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT; systems at the edges of the
+ * arithmetic (rows scaled by 1e200, back substitutions growing 1e10 per unknown) that split lines must
+ * solve one unknown at a time. Host arrays registered with
  * tridi_host_register (moved by DMA straight from/to them): all five, random subsets, arrays registered
  * in part, uploads of registered arrays, the float transfer, registrations shared by two contexts and
  * memory the caller page-locked itself, unregistering; and grids large enough for the slab pipeline,
@@ -55,7 +57,7 @@ static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tr
         int64_t lb = tu_randint(rng, -3, 2), halo = tu_randint(rng, 0, 2);
         int64_t n = tu_randint(rng, 1, 40);
         if (a == axis && long_line)
-            n = tu_randint(rng, 129, 400); /* past 128 (tiled kernel) and 224 (global W/G scratch) */
+            n = tu_randint(rng, 129, 700); /* past 224 (global W/G scratch) and 512 (longest split line) */
         else if (a != axis && tu_randint(rng, 0, 3) == 0)
             n = tu_randint(rng, 33, 70); /* several blocks of lines, partial last block */
         g->lbound[a] = lb - halo;
@@ -758,6 +760,78 @@ static int oom_case(uint64_t *rng)
     return bad;
 }
 
+/* Systems at the edges of the arithmetic, solved exactly by MOHID's recurrence, which the shortcuts of
+ * split lines (cuda/thomas_kernels.cuh: maps of whole segments) cannot take: kind 0, rows of a random
+ * double system scaled by 1e200 (the product of a lower and an upper overflows double, their ratios
+ * do not); kind 1, float rows D = 0, E = 1, F = 1e10 whose answer alternates 1, 0 exactly although every
+ * step of the back substitution multiplies by 1e10 (a segment's affine map overflows). Lines of 40 to
+ * 300 unknowns along `axis`, host and device arrays, against the reference. Returns failed checks. */
+static int extreme_case(uint64_t *rng, int axis, int kind)
+{
+    tridi_grid g = {3, {0, 0, 0}, {5, 4, 3}};
+    g.ubound[axis] = tu_randint(rng, 40, 300) + 1;
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {g.ubound[0] - 1, g.ubound[1] - 1, g.ubound[2] - 1};
+    const tridi_dtype t = kind == 0 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = kind == 0 ? TRIDI_FLOAT64 : TRIDI_FLOAT32;
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t, td, t, t, t, rng))
+        return 1;
+    const int64_t n = hi[axis];
+    for (int64_t c = 0; c < s.cells; ++c) {
+        if (kind == 0) {
+            tu_set((void *)s.a.lower, t, c, tu_get(s.a.lower, t, c) * 1e200);
+            tu_set((void *)s.a.diag, td, c, tu_get(s.a.diag, td, c) * 1e200);
+            tu_set((void *)s.a.upper, t, c, tu_get(s.a.upper, t, c) * 1e200);
+            tu_set((void *)s.a.rhs, t, c, tu_get(s.a.rhs, t, c) * 1e200);
+        } else {
+            /* unknown m of its line: the answer is 1 at even m, 0 at odd m (x(m) = R(m) - 1e10 x(m+1)) */
+            const int64_t e0 = g.ubound[0] + 1, e1 = g.ubound[1] + 1;
+            const int64_t cc[3] = {c % e0, c / e0 % e1, c / (e0 * e1)}, m = cc[axis] - 1;
+            const int even = m % 2 == 0, last = m == n - 1;
+            tu_set((void *)s.a.lower, t, c, 0.0);
+            tu_set((void *)s.a.diag, td, c, 1.0);
+            tu_set((void *)s.a.upper, t, c, 1e10);
+            tu_set((void *)s.a.rhs, t, c, even ? 1.0 : last ? 0.0 : 1e10);
+        }
+    }
+    const size_t xb = (size_t)s.cells * tu_esize(t);
+    void *xref = malloc(xb);
+    memcpy(xref, s.x_before, xb);
+    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t, s.a.diag, td, s.a.upper, t, s.a.rhs, t, xref, t});
+    char label[96];
+    snprintf(label, sizeof label, "%s along %c, %lld unknowns", kind == 0 ? "rows scaled by 1e200" : "growth 1e10 per step",
+             "xyz"[axis], (long long)n);
+    int bad = 0;
+    tridi_status st = tridi_solve(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+    if (st) {
+        printf("  %s host: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
+    }
+    memcpy(s.a.x, s.x_before, xb);
+    tu_dev_set d;
+    if (tu_dev_upload(ctx_gpu, &s, &d)) {
+        bad++;
+    } else {
+        tridi_arrays da = tu_dev_arrays(&s, &d);
+        st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
+        if (!st)
+            st = tridi_synchronize(ctx_gpu);
+        if (!st)
+            st = tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
+        if (st) {
+            printf("  %s device: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+            bad++;
+        } else {
+            bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
+        }
+        tu_dev_free(ctx_gpu, &d);
+    }
+    free(xref);
+    tu_system_free(&s);
+    return bad;
+}
+
 int main(void)
 {
     if (tridi_cuda_device_count() == 0) {
@@ -802,6 +876,11 @@ int main(void)
     for (int axis = 0; axis < 3; ++axis)
         for (int combo = 0; combo < 3; ++combo) {
             bad += many_lines_case(&rng, axis, combo);
+            cases++;
+        }
+    for (int axis = 0; axis < 3; ++axis)
+        for (int kind = 0; kind < 2; ++kind) {
+            bad += extreme_case(&rng, axis, kind);
             cases++;
         }
     bad += sharing_case(&rng);
