@@ -742,10 +742,15 @@ inline bool ts_shape(int64_t n, int *L, int *P)
 }
 
 // Where split lines beat one thread per line (H100, docs/benchmarks.md): x lines too long for W/G in
-// shared memory (tk_line then moves 32 B/cell more through a global scratch), up to 512 unknowns. On
+// shared memory (tk_line then moves 32 B/cell more through a global scratch), up to 512 unknowns, or 256
+// for double lower/upper/rhs (past 256 a lane holds 16 unknowns, and 16 of double spill registers). On
 // shorter x lines the two measured alike, and tk_line keeps MOHID's own arithmetic there; y/z lines are
 // slower split, as a warp then reads short runs of few lines.
-inline bool ts_wins(bool contig, int64_t n) { return contig && tk_needs_scratch(n) && n <= 512; }
+template <class TL>
+inline bool ts_wins(bool contig, int64_t n)
+{
+    return contig && tk_needs_scratch(n) && n <= (sizeof(TL) == 8 ? 256 : 512);
+}
 
 template <class TL, class TD, class TX, int L>
 void *ts_kernel_l(bool coop)
@@ -875,7 +880,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     p.ns = TK_STAGES_MAX;
     p.threads = TK_T;
     const int family = tk_kernel_choice().family;
-    if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 && ts_shape(a.n, &p.L, &p.P)) {
+    if ((family == 2 || (family == 0 && ts_wins<TL>(p.contig, a.n))) && p.i32 && a.n > 0 && ts_shape(a.n, &p.L, &p.P)) {
         p.split = true;
         p.wgs = true; // no scratch
         p.threads = TS_BLOCK;

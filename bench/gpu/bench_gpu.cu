@@ -150,7 +150,8 @@ static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 2
 // The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
 template <class TL, class TD, class TX>
 static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, const void *E, const void *F,
-                               const void *R, void *box, double *scratch, int reps, bool *one_wave)
+                               const void *R, void *box, double *scratch, int reps, bool *one_wave,
+                               const char **kernel)
 {
     const int64_t ext[3] = {g.ubound[0] - g.lbound[0] + 1, g.ubound[1] - g.lbound[1] + 1, g.ubound[2] - g.lbound[2] + 1};
     const int64_t str[3] = {1, ext[0], ext[0] * ext[1]};
@@ -177,6 +178,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     tk_plan plan;
     CUDA_OK((tk_make_plan<TL, TD, TX>(a, contiguous, true, &plan)));
     *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
+    *kernel = plan.split ? "split" : plan.wgs ? "line" : "line+scr";
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -313,12 +315,13 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         const double tc = median(t);
         double tk;
         bool one_wave = false;
+        const char *kern = "";
         if (combo == 0)
-            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
+            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
         else if (combo == 1)
-            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
+            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
         else
-            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave);
+            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
         const double bytes = (double)floor_bytes(combo) * box;
         char sp_col[64] = "-";
         if (combo != 2 && axis != 1) {
@@ -329,8 +332,8 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         } else if (combo != 2) {
             std::snprintf(sp_col, sizeof sp_col, "%16s", "n/a (layout)");
         }
-        std::printf("| %4dx%4dx%3d | %c | %-5s | %4lld | %-7s | %9.1f | %9.1f | %5.1f%% | %6.1f | %5.1f%% | %6.1f%% | %s |\n",
-                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), (long long)tk_needs_scratch(n),
+        std::printf("| %4dx%4dx%3d | %c | %-5s | %-8s | %-7s | %9.1f | %9.1f | %5.1f%% | %6.1f | %5.1f%% | %6.1f%% | %s |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), kern,
                     one_wave ? "barrier" : "commit", tc * 1e6, tk * 1e6,
                     100.0 * (tc / tk - 1.0), bytes / tc * 1e-9, 100.0 * bytes / tc / B.d2d, 100.0 * bytes / tk / B.d2d,
                     sp_col);
@@ -599,9 +602,10 @@ int main(int argc, char **argv)
 
     if (do_resident) {
         std::printf("Device-resident (tridi_solve_device, calls back to back; kernel = bare solve kernel into a box, "
-                    "no guard; scratch = W/G in global memory; guard: barrier = one wave, x written after a grid "
-                    "barrier, commit = box + commit kernel)\n");
-        std::printf("| grid | axis | type | scratch | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
+                    "no guard; kernel: line = one thread per line, line+scr = the same with W/G in global memory, split = "
+                    "several threads per line; guard: barrier = one wave, x written after a grid barrier, commit = "
+                    "box + commit kernel)\n");
+        std::printf("| grid | axis | type | kernel | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
                     "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (const grid3 &G : grids)
             for (int combo = 0; combo < 3; ++combo)
