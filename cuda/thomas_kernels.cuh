@@ -76,6 +76,28 @@ __device__ __forceinline__ double tk_rcp(double den)
     return fma(y, e, y);
 }
 
+// One unknown m of MOHID's forward sweep, W kept as Wp = -W: the first row divides by E, the last divides
+// too (MOHID's division; its W is never used and stays as it was), the others multiply by tk_rcp. d is
+// not read at the first row nor f at the last. Flags non-finite values in bad.
+__device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e, double f, double r, double &wp,
+                                        double &g, bool &bad)
+{
+    if (m == 0) {
+        wp = n > 1 ? f / e : 0.0;
+        g = r / e;
+        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
+    } else if (m < n - 1) {
+        const double den = fma(-d, wp, e), inv = tk_rcp(den);
+        wp = f * inv;
+        g = fma(-d, g, r) * inv;
+        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+    } else {
+        const double den = fma(-d, wp, e);
+        g = fma(-d, g, r) / den;
+        bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+    }
+}
+
 // A stage holds TK_K unknowns of each of the block's 32 lines per array. y/z lines: [k][t], lane t reads
 // its own column and a warp's copies are consecutive words. x lines (CONTIG): [t][k] padded to TK_K + 1,
 // so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one column
@@ -273,21 +295,9 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         for (int k = 0; k < K && c0 + k < n; ++k) {
             const int64_t m = c0 + k;
             const int s = tk_tidx<CONTIG>(t, k);
-            if (m == 0) {
-                const double e = (double)tE[s];
-                wp = n > 1 ? (double)tF[s] / e : 0.0;
-                g = (double)tR[s] / e;
-                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
-            } else if (m < n - 1) {
-                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]), inv = tk_rcp(den);
-                wp = (double)tF[s] * inv;
-                g = fma(-d, g, (double)tR[s]) * inv;
-                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-            } else { // last unknown: no upper, and MOHID divides
-                const double d = (double)tD[s], den = fma(-d, wp, (double)tE[s]);
-                g = fma(-d, g, (double)tR[s]) / den;
-                bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-            }
+            // the ring holds no lower at the first unknown nor upper at the last
+            tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s],
+                    wp, g, bad);
             wg[k * ws] = make_double2(wp, g);
         }
     }
@@ -572,22 +582,9 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
                     wpv[k] = -1.0, gv[k] = 0.0;
                     continue;
                 }
-                if (m == 0) {
-                    const double e = (double)ev[k];
-                    wp = n > 1 ? (double)fv[k] / e : 0.0;
-                    g = (double)rv[k] / e;
-                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
-                } else if (m < n - 1) {
-                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
-                    wp = (double)fv[k] * inv;
-                    g = fma(-d, g, (double)rv[k]) * inv;
-                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                } else { // last unknown: no upper, and MOHID divides
-                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]);
-                    g = fma(-d, g, (double)rv[k]) / den;
+                tk_step(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
+                if (m == n - 1)
                     wp = 0.0; // x(n-1) = G(n-1): the back substitution starts from a zero beyond the line
-                    bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                }
                 wpv[k] = wp, gv[k] = g;
             }
         }

@@ -109,6 +109,31 @@ static int host_solve_check(tridi_context ctx, const char *label, const char *mo
     return tu_check(mode, s, xref, lo, hi, (tridi_axis)axis, tol) != 0;
 }
 
+/* Device-resident solve of s on ctx_gpu (device copies of its arrays, x's copy poisoned as on the host),
+ * answers brought back into s->a.x and checked against xref. Returns failed checks. */
+static int device_solve_check(const char *label, tu_system *s, const tridi_grid *g, int axis, const int64_t lo[3],
+                              const int64_t hi[3], const void *xref, double tol)
+{
+    tu_dev_set d;
+    if (tu_dev_upload(ctx_gpu, s, &d))
+        return 1;
+    tridi_arrays da = tu_dev_arrays(s, &d);
+    tridi_status st = tridi_solve_device(ctx_gpu, g, (tridi_axis)axis, lo, hi, &da, NULL);
+    if (!st)
+        st = tridi_synchronize(ctx_gpu);
+    if (!st)
+        st = tridi_copy_to_host(ctx_gpu, s->a.x, d.p[4], (size_t)s->cells * tu_esize(s->a.x_type));
+    int bad = 0;
+    if (st) {
+        printf("  %s device: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
+        bad++;
+    } else {
+        bad += tu_check(label, s, xref, lo, hi, (tridi_axis)axis, tol) != 0;
+    }
+    tu_dev_free(ctx_gpu, &d);
+    return bad;
+}
+
 /* One random case in every mode. Returns the number of failed checks. */
 static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
 {
@@ -657,23 +682,10 @@ static int many_lines_case(uint64_t *rng, int axis, int combo)
     char label[120];
     snprintf(label, sizeof label, "many lines axis %c %s, %lld x %lld x %lld", "xyz"[axis], combo_name[combo],
              (long long)len[0], (long long)len[1], (long long)len[2]);
-    int bad = 0;
+    int bad = device_solve_check(label, &s, &g, axis, lo, hi, xref, tu_tolerance(t[4]));
     tu_dev_set d;
-    if (tu_dev_upload(ctx_gpu, &s, &d))
-        return 1;
-    tridi_arrays da = tu_dev_arrays(&s, &d);
-    tridi_status st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
-    if (!st)
-        st = tridi_synchronize(ctx_gpu);
-    if (!st)
-        st = tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
-    if (st) {
-        printf("  %s: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
-        bad++;
-    } else {
-        bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t[4])) != 0;
-    }
-    tu_dev_free(ctx_gpu, &d);
+    tridi_arrays da;
+    tridi_status st;
     /* A NaN in the diag of one random cell: NONFINITE there, x as it was. */
     int64_t c[3];
     for (int a = 0; a < 3; ++a)
@@ -809,24 +821,7 @@ static int extreme_case(uint64_t *rng, int axis, int kind)
         bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
     }
     memcpy(s.a.x, s.x_before, xb);
-    tu_dev_set d;
-    if (tu_dev_upload(ctx_gpu, &s, &d)) {
-        bad++;
-    } else {
-        tridi_arrays da = tu_dev_arrays(&s, &d);
-        st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
-        if (!st)
-            st = tridi_synchronize(ctx_gpu);
-        if (!st)
-            st = tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], xb);
-        if (st) {
-            printf("  %s device: %s: %s\n", label, tridi_status_name(st), tridi_error_message());
-            bad++;
-        } else {
-            bad += tu_check(label, &s, xref, lo, hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
-        }
-        tu_dev_free(ctx_gpu, &d);
-    }
+    bad += device_solve_check(label, &s, &g, axis, lo, hi, xref, tu_tolerance(t));
     free(xref);
     tu_system_free(&s);
     return bad;
