@@ -877,8 +877,24 @@ enum class x_path {
 // says) and the read of the verdict into st->h_verdict. Slab s is solved on its own stream as soon as its
 // four inputs are there, so slabs overlap each other as well as the transfers. *x_written: some answers
 // may have reached x (eager).
+// Whether the host-array solve of box b keeps W/G of long lines in the global scratch: the plan of the whole
+// box decides (a slab's plan, of fewer lines, never needs the scratch where the whole box's does not).
+tridi_status host_needs_scratch(const tridi_problem *p, const box_plan &b, const kernel_types &kt, bool *scratch)
+{
+    tk_args a{};
+    a.in = b.in;
+    a.out = b.out;
+    a.n = p->n;
+    a.n1 = p->n1;
+    a.l_count = p->n1 * b.n[b.a2];
+    tk_plan plan;
+    tridi_status s = plan_solve(kt, a, p->axis == TRIDI_AXIS_X, false, &plan);
+    *scratch = !s && !plan.split && tk_needs_scratch(p->n);
+    return s;
+}
+
 tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const box_plan &b, const kernel_types &kt,
-                            const bool have[4], const bool direct[4], x_path xp, int S, bool *x_written)
+                            const bool have[4], const bool direct[4], x_path xp, int S, bool scratch, bool *x_written)
 {
     const void *user_in[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
     const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
@@ -929,7 +945,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         a.l_begin = b2 * p->n1;
         a.l_count = (e2 - b2) * p->n1;
         // Slabs run concurrently: each its own part of the W/G scratch of long lines.
-        a.scratch = tk_needs_scratch(p->n) ? (double *)st->scratch.p + 2 * p->n * a.l_begin : nullptr;
+        a.scratch = scratch ? (double *)st->scratch.p + 2 * p->n * a.l_begin : nullptr;
         tridi_status s = launch_solve(kt, a, p->axis == TRIDI_AXIS_X, cs);
         if (s)
             return s;
@@ -1173,7 +1189,10 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         s = ensure(st->dout, b.bcells * xs, "the device answer box");
     if (!s && xp == x_path::staged)
         s = ensure_pinned(st->hout, b.bcells * xs);
-    if (!s && tk_needs_scratch(p->n))
+    bool scratch = false;
+    if (!s)
+        s = host_needs_scratch(p, b, kt, &scratch);
+    if (!s && scratch)
         s = ensure(st->scratch, b.bcells * 2 * sizeof(double), "the W/G scratch of long lines");
     if (!s && xp == x_path::eager) {
         try {
@@ -1191,7 +1210,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     }
 
     bool x_written = false;
-    s = run_host_solve(st, p, b, kt, have, direct, xp, S, &x_written);
+    s = run_host_solve(st, p, b, kt, have, direct, xp, S, scratch, &x_written);
     for (int r = 0; r < 4; ++r)
         st->uploaded[r].valid = false; // an upload serves one solve: the model changes its arrays after it
     // Every upload is awaited by a slab and every slab by the compute stream: waiting for it and for the
