@@ -448,6 +448,14 @@ struct ts_map {
     double a, b, c, d, e, f, g;
 };
 
+// Scales m by the power of two that brings its largest entry into [1, 2) (exact: only ratios matter).
+__device__ __forceinline__ void ts_rescale(ts_map &m)
+{
+    const double sc = ts_unscale(fmax(fmax(fmax(fabs(m.a), fabs(m.b)), fmax(fabs(m.c), fabs(m.d))),
+                                      fmax(fmax(fabs(m.e), fabs(m.f)), fabs(m.g))));
+    m.a *= sc, m.b *= sc, m.c *= sc, m.d *= sc, m.e *= sc, m.f *= sc, m.g *= sc;
+}
+
 // later * earlier, rescaled.
 __device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
 {
@@ -459,9 +467,7 @@ __device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
     m.e = fma(l.e, r.a, fma(l.f, r.c, l.g * r.e));
     m.f = fma(l.e, r.b, fma(l.f, r.d, l.g * r.f));
     m.g = l.g * r.g;
-    const double sc = ts_unscale(fmax(fmax(fmax(fabs(m.a), fabs(m.b)), fmax(fabs(m.c), fabs(m.d))),
-                                      fmax(fmax(fabs(m.e), fabs(m.f)), fabs(m.g))));
-    m.a *= sc, m.b *= sc, m.c *= sc, m.d *= sc, m.e *= sc, m.f *= sc, m.g *= sc;
+    ts_rescale(m);
     return m;
 }
 
@@ -536,11 +542,8 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
                 mp.g = -d * mp.g;
                 mp.c = mp.a, mp.d = mp.b, mp.a = na, mp.b = nb, mp.e = ne, mp.f = nf;
             }
-            if (k & 1) {
-                const double sc = ts_unscale(fmax(fmax(fmax(fabs(mp.a), fabs(mp.b)), fmax(fabs(mp.c), fabs(mp.d))),
-                                                  fmax(fmax(fabs(mp.e), fabs(mp.f)), fabs(mp.g))));
-                mp.a *= sc, mp.b *= sc, mp.c *= sc, mp.d *= sc, mp.e *= sc, mp.f *= sc, mp.g *= sc;
-            }
+            if (k & 1)
+                ts_rescale(mp);
         }
         // B. Inclusive scan over the line's lanes: mp = map of segments 0..q.
         for (int d = 1; d < P; d <<= 1) {
