@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 // Everything here has internal linkage: the library and the GPU benchmark both include this header, and
@@ -121,6 +122,33 @@ __device__ __forceinline__ void tk_cp(T *smem, const T *gmem)
                  : "memory");
 }
 
+// The same from a shared-memory address (lets the copies of one lane share a base and an immediate offset).
+template <class T>
+__device__ __forceinline__ void tk_cp_at(unsigned saddr, const T *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T)) : "memory");
+}
+
+// A value the compiler must keep in a register: without it, it reloads kernel parameters (array bases,
+// NS) from the constant bank and rebuilds every address from them at each use.
+template <class T>
+__device__ __forceinline__ T tk_reg(T v)
+{
+    static_assert(sizeof(T) == 8 || sizeof(T) == 4, "a 32- or 64-bit value");
+    if constexpr (sizeof(T) == 8)
+        asm("" : "+l"(v));
+    else
+        asm("" : "+r"(v));
+    return v;
+}
+
+// An answer kept on chip in the x (Wp) half of its (Wp, G) cell until the verdict, in its own type: no
+// conversion on the way in or out.
+template <class TX>
+__device__ __forceinline__ void tk_keep_x(double2 &c, TX v) { *reinterpret_cast<TX *>(&c.x) = v; }
+template <class TX>
+__device__ __forceinline__ TX tk_kept_x(const double2 &c) { return *reinterpret_cast<const TX *>(&c.x); }
+
 template <class TX>
 __device__ __forceinline__ bool tk_finite_x(TX v) { return fabs((double)v) <= DBL_MAX; }
 template <>
@@ -157,10 +185,14 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     const I si = (I)a.in.sm, so = (I)a.out.sm;
 
     // (Wp, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
+    // x lines swizzle the shared rows, column t ^ (m % K) (wgc below): their answers leave cooperatively,
+    // K unknowns of one line per quarter warp, which an unswizzled row puts in one bank (8-way conflicts).
+    constexpr bool SWZ = CONTIG && WGS;
+    auto wgc = [&](int k) { return SWZ ? t ^ k : 0; }; // k = m % K
     double2 *WG;
     int64_t ws;
     if (WGS) {
-        WG = (double2 *)tk_dyn + t;
+        WG = (double2 *)tk_dyn + (SWZ ? 0 : t);
         ws = T;
     } else {
         WG = (double2 *)a.scratch + li0 + t;
@@ -186,6 +218,23 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         }
     }
 
+    // CONTIG copies: this lane's first ring cell (E, then D with F and R at fixed distances) as shared
+    // addresses, and the array bases, all held in registers.
+    unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
+    const TD *gE = E;
+    const TL *gD = D, *gF = F, *gR = R;
+    if (CONTIG) {
+        const int s0 = tk_tidx<CONTIG>(t / K, t % K);
+        sbE = tk_reg((unsigned)__cvta_generic_to_shared(sE + s0));
+        sbL = tk_reg((unsigned)__cvta_generic_to_shared(sD + s0));
+        rF = tk_reg((unsigned)(NS * SE * sizeof(TL)));
+        rR = 2 * rF;
+        gE = tk_reg(E);
+        gD = tk_reg(D);
+        gF = tk_reg(F);
+        gR = tk_reg(R);
+    }
+
     int64_t next = 0; // next stage to issue
     int slot_in = 0;  // its ring slot
     auto issue = [&]() {
@@ -195,22 +244,28 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             TD *tE = sE + slot_in * SE;
             TL *tD = sD + slot_in * SE, *tF = sF + slot_in * SE, *tR = sR + slot_in * SE;
             if (CONTIG) {
+                // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
+                // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
+                // plus an immediate offset. Lower is never read at the first unknown, upper never at the
+                // last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
+                // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt
+                // per line were a third of the kernel's instructions on 140-unknown lines.)
                 const int k = t % K;
                 const I m = c0 + k;
                 if (m < n) {
+                    const bool okD = interior || m > 0, okF = interior || m < n - 1;
+                    const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
+                                   bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
+                    constexpr unsigned JS = (T / K) * (K + 1);
 #pragma unroll
                     for (int j = 0; j < K; ++j) {
-                        const int lt = t / K + j * (T / K);
-                        if (lt < nl) {
-                            const I o = lin[j] + c0;
-                            const int s = tk_tidx<CONTIG>(lt, k);
-                            tk_cp(tE + s, E + o);
-                            tk_cp(tR + s, R + o);
-                            if (interior || m > 0) // lower is never read at the first unknown, upper never at the last
-                                tk_cp(tD + s, D + o);
-                            if (interior || m < n - 1)
-                                tk_cp(tF + s, F + o);
-                        }
+                        const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
+                        tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), gE + o);
+                        tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), gR + o);
+                        if (okD)
+                            tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), gD + o);
+                        if (okF)
+                            tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), gF + o);
                     }
                 }
             } else if (active) {
@@ -288,7 +343,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 wp = (double)fv[k] * inv;
                 g = fma(-d, g, (double)rv[k]) * inv;
                 bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                wg[k * ws] = make_double2(wp, g);
+                wg[k * ws + wgc(k)] = make_double2(wp, g);
             }
             continue;
         }
@@ -298,13 +353,13 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             // the ring holds no lower at the first unknown nor upper at the last
             tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s],
                     wp, g, bad);
-            wg[k * ws] = make_double2(wp, g);
+            wg[k * ws + wgc(k)] = make_double2(wp, g);
         }
     }
     __pipeline_wait_prior(0);
 
     // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
-    // W/G on chip the answers (as TX values held in double) replace Wp and leave after the verdict; with
+    // W/G on chip the answers (in their own type, tk_keep_x) replace Wp and leave after the verdict; with
     // the global scratch they go straight to the output view.
     // Overflow is tracked as the largest |x| so far (one max per unknown instead of a flag kept in a byte):
     // from finite W and G the first non-finite answer can only be an infinity (fma and rounding of finite
@@ -312,7 +367,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     if (active && !bad) {
         TX x = (TX)g, mx = tk_abs(x);
         if (WGS)
-            WG[(n - 1) * ws].x = (double)x;
+            tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
         else
             X[oo + (I)(n - 1) * so] = x;
         for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
@@ -323,7 +378,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             if (c0 + K - 1 <= n - 2) { // a full stage (all but the topmost): no guards
 #pragma unroll
                 for (int k = 0; k < K; ++k)
-                    v[k] = wg[k * ws];
+                    v[k] = wg[k * ws + wgc(k)];
 #pragma unroll
                 for (int k = K - 1; k >= 0; --k) {
                     x = (TX)fma(-v[k].x, (double)x, v[k].y);
@@ -333,7 +388,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
                     if (WGS)
-                        wg[k * ws].x = (double)xs[k];
+                        tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
                     else
                         X[oo + (I)(c0 + k) * so] = xs[k];
                 }
@@ -342,7 +397,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (c0 + k <= n - 2)
-                    v[k] = wg[k * ws];
+                    v[k] = wg[k * ws + wgc(k)];
 #pragma unroll
             for (int k = K - 1; k >= 0; --k)
                 if (c0 + k <= n - 2) {
@@ -354,7 +409,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             for (int k = 0; k < K; ++k)
                 if (c0 + k <= n - 2) {
                     if (WGS)
-                        wg[k * ws].x = (double)xs[k];
+                        tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
                     else
                         X[oo + (I)(c0 + k) * so] = xs[k];
                 }
@@ -385,8 +440,9 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
                 for (int j = 0; j < K; ++j) {
                     const int lt = t / K + j * (T / K);
-                    if (lt < nl)
-                        X[lout[j] + (I)m * so] = (TX)xs[m * T + lt].x;
+                    if (nl < T && lt >= nl)
+                        break;
+                    X[lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
                 }
             }
         }
@@ -397,12 +453,12 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         for (; m + K <= n; m += K) {
 #pragma unroll
             for (int k = 0; k < K; ++k)
-                px[k * so] = (TX)pw[k * T].x;
+                px[k * so] = tk_kept_x<TX>(pw[k * T]);
             px += K * so;
             pw += K * T;
         }
         for (; m < n; ++m) {
-            *px = (TX)pw->x;
+            *px = tk_kept_x<TX>(*pw);
             px += so;
             pw += T;
         }
