@@ -45,6 +45,12 @@ constexpr int MAX_SLABS = 8;
 // answers) after the last upload.
 constexpr int64_t SLAB_CELLS = 1 << 19;
 
+// tridi_upload_async sends a box of at most this many slabs as one copy with one event (each copy and
+// event costs the host several us of CUDA calls, which the model waits for); larger boxes go slab by slab,
+// so that the solve starts on the first slabs of the last array while the rest still moves.
+// TRIDI_UPLOAD_WHOLE_MAX_SLABS overrides it (0: always slab by slab), for measurements.
+constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
+
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
 
 int64_t host_slab_cells()
@@ -60,6 +66,14 @@ int64_t host_slab_cells()
 // TRIDI_HOST_X_PATH=eager / verdict forces one way (for measurements; default: the rule).
 constexpr size_t EAGER_UPLOAD_RATIO = 4;
 enum class x_path_choice { rule, eager, verdict };
+
+int upload_whole_max_slabs()
+{
+    const char *env = std::getenv("TRIDI_UPLOAD_WHOLE_MAX_SLABS");
+    char *end = nullptr;
+    const long v = env && *env ? std::strtol(env, &end, 10) : -1;
+    return v >= 0 && end && *end == '\0' ? (int)v : UPLOAD_WHOLE_MAX_SLABS;
+}
 
 x_path_choice host_x_path_choice()
 {
@@ -445,7 +459,7 @@ struct upload_key {
     const void *host = nullptr;
     tridi_dtype type = TRIDI_FLOAT32, xfer = TRIDI_FLOAT32;
     void *dptr = nullptr;
-    int slabs = 0; // its slab s arrived when ev_in[role][s] fired
+    int slabs = 0; // its slab s arrived when ev_in[role][s] fired; 1: the whole box (ev_in[role][0])
 };
 
 bool same_box(const upload_key &k, const tridi_problem *p)
@@ -470,6 +484,7 @@ struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
     int64_t slab_cells = SLAB_CELLS;
+    int upload_whole_max = UPLOAD_WHOLE_MAX_SLABS;
     x_path_choice x_choice = x_path_choice::rule;
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
     cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
@@ -940,7 +955,8 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
                 if (s)
                     return s;
             }
-            CK(cudaStreamWaitEvent(cs, st->ev_in[r][sl], 0), "cudaStreamWaitEvent");
+            const int ev = have[r] && st->uploaded[r].slabs == 1 ? 0 : sl; // uploaded ahead as one copy
+            CK(cudaStreamWaitEvent(cs, st->ev_in[r][ev], 0), "cudaStreamWaitEvent");
         }
         a.l_begin = b2 * p->n1;
         a.l_count = (e2 - b2) * p->n1;
@@ -1019,6 +1035,7 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
     st->slab_cells = host_slab_cells();
+    st->upload_whole_max = upload_whole_max_slabs();
     st->x_choice = host_x_path_choice();
     tridi_status s = create_state(st);
     if (s) {
@@ -1110,9 +1127,9 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         s = ensure_pinned(st->hin[r], bytes);
     if (s)
         return s;
-    // Sent in the solve's slabs, each with its event: the solve starts on the first slabs of the last
-    // array uploaded while the rest still moves.
-    const int S = slab_count(b, st->slab_cells);
+    // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
+    // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
+    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= st->upload_whole_max ? 1 : S_solve;
     const slab_rows sr = plan_slab_rows(b, S);
     s = pack_pipeline(
         direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },
@@ -1156,7 +1173,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         const upload_key &k = st->uploaded[r];
         have[r] = same_box(k, p) && k.host == user_in[r] && k.type == user_t[r] && k.xfer == xfer_t[r] &&
                   k.dptr == st->din[r].p && st->din[r].bytes >= b.wcells * tridi_dtype_size(xfer_t[r]) &&
-                  k.slabs == slab_count(b, st->slab_cells);
+                  (k.slabs == slab_count(b, st->slab_cells) || k.slabs == 1);
         direct[r] = registered[r] && user_t[r] == xfer_t[r];
     }
     const int S = slab_count(b, st->slab_cells);
