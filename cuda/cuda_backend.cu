@@ -478,6 +478,17 @@ struct pending_solve {
     tridi_problem p{};
 };
 
+// The plan of the context's latest device-mode solve and what it was made from: a model repeats the same
+// solves, and the plan's occupancy queries cost the host a fair part of a small grid's call.
+struct plan_memo {
+    bool valid = false;
+    tridi_dtype l = TRIDI_FLOAT32, d = TRIDI_FLOAT32, x = TRIDI_FLOAT32;
+    tk_view view{};
+    int64_t n = 0, n1 = 0, lines = 0;
+    bool contig = false;
+    tk_plan plan{};
+};
+
 } // namespace
 
 struct tridi_cuda_state {
@@ -494,6 +505,7 @@ struct tridi_cuda_state {
     cudaEvent_t ev_slot[NSLOT] = {};       // device-mode solve of a slot committed
     cudaEvent_t ev_last = nullptr;         // the context's latest queued work
     bool have_last = false;
+    cudaStream_t last_stream = nullptr;    // the stream ev_last was recorded on
     unsigned long long *d_err = nullptr;   // NSLOT + 1 slots; the last one is host mode's
     unsigned long long *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts
     unsigned long long *h_verdict = nullptr; // pinned: host mode's verdict, read without a pageable copy
@@ -502,6 +514,7 @@ struct tridi_cuda_state {
     dbuf din[4], dout, dbox, scratch;
     hbuf hin[4], hout;                     // pinned staging of unregistered arrays
     std::vector<char> undo;                // the old box of a registered x, put back if a line fails
+    plan_memo memo;                        // device mode's latest plan
     upload_key uploaded[4];
     std::unordered_map<void *, size_t> user_allocs;
 };
@@ -788,9 +801,13 @@ tridi_status create_state(tridi_cuda_state *st)
 }
 
 // Later work of the context shares its buffers with earlier work: order it after that.
+// Work queued on stream s waits for the context's latest device solve. When both are on the context's own
+// stream, stream order already sees to it: the wait's host cost is a good part of a small grid's call. (A
+// caller's stream always waits: a stream destroyed with work pending and a new one at the same address
+// would look alike.)
 tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 {
-    if (st->have_last)
+    if (st->have_last && !(s == st->compute && st->last_stream == st->compute))
         CK(cudaStreamWaitEvent(s, st->ev_last, 0), "cudaStreamWaitEvent");
     return TRIDI_SUCCESS;
 }
@@ -1295,10 +1312,18 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     a.out = user; // x's view in the one-wave variant; the box's is alike along x (unit stride), which the plan reads
     // When every line fits on the GPU at once the solve guards x itself (grid barrier before writing);
     // otherwise it solves into the context's box and a commit kernel copies the box into x.
-    tk_plan plan;
-    s = plan_solve(kt, a, contiguous, true, &plan);
-    if (s)
-        return s;
+    plan_memo &mm = st->memo;
+    const bool known = mm.valid && mm.l == kt.l && mm.d == kt.d && mm.x == kt.x && mm.n == a.n && mm.n1 == a.n1 &&
+                       mm.lines == a.l_count && mm.contig == contiguous && mm.view.off == user.off &&
+                       mm.view.s1 == user.s1 && mm.view.s2 == user.s2 && mm.view.sm == user.sm;
+    if (!known) {
+        tk_plan made;
+        s = plan_solve(kt, a, contiguous, true, &made);
+        if (s)
+            return s;
+        mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, made};
+    }
+    const tk_plan plan = mm.plan;
     const bool scratch = !plan.split && tk_needs_scratch(p->n); // split lines keep W/G in registers
     const size_t need_box = plan.coop ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
     if (st->dbox.bytes < need_box || st->scratch.bytes < need_scratch) {
@@ -1333,14 +1358,17 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
         // A launch was refused, perhaps after the solve was queued: later work must wait for that solve,
         // and the failing line it may record must not become the verdict of this slot's next solve.
         cudaMemsetAsync(st->d_err + slot, 0xff, sizeof *st->d_err, cs);
-        if (cudaEventRecord(st->ev_last, cs) == cudaSuccess)
+        if (cudaEventRecord(st->ev_last, cs) == cudaSuccess) {
             st->have_last = true;
+            st->last_stream = cs;
+        }
         cudaGetLastError();
         return s;
     }
     CK(cudaEventRecord(st->ev_slot[slot], cs), "cudaEventRecord");
     CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");
     st->have_last = true;
+    st->last_stream = cs;
     st->pending[slot].active = true;
     st->pending[slot].p = *p;
     st->next_slot = (slot + 1) % NSLOT;
