@@ -800,11 +800,10 @@ tridi_status create_state(tridi_cuda_state *st)
     return TRIDI_SUCCESS;
 }
 
-// Later work of the context shares its buffers with earlier work: order it after that.
-// Work queued on stream s waits for the context's latest device solve. When both are on the context's own
-// stream, stream order already sees to it: the wait's host cost is a good part of a small grid's call. (A
-// caller's stream always waits: a stream destroyed with work pending and a new one at the same address
-// would look alike.)
+// Later work of the context shares its buffers with earlier work: work queued on stream s waits for the
+// context's latest device solve. When both are on the context's own stream, stream order already sees to
+// it, and the wait's host cost is a good part of a small grid's call. (A caller's stream always waits: a
+// stream destroyed with work pending and a new one at the same address would look alike.)
 tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 {
     if (st->have_last && !(s == st->compute && st->last_stream == st->compute))

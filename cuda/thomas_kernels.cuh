@@ -129,19 +129,6 @@ __device__ __forceinline__ void tk_cp_at(unsigned saddr, const T *gmem)
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T)) : "memory");
 }
 
-// A value the compiler must keep in a register: without it, it reloads kernel parameters (array bases,
-// NS) from the constant bank and rebuilds every address from them at each use.
-template <class T>
-__device__ __forceinline__ T tk_reg(T v)
-{
-    static_assert(sizeof(T) == 8 || sizeof(T) == 4, "a 32- or 64-bit value");
-    if constexpr (sizeof(T) == 8)
-        asm("" : "+l"(v));
-    else
-        asm("" : "+r"(v));
-    return v;
-}
-
 // An answer kept on chip in the x (Wp) half of its (Wp, G) cell until the verdict, in its own type: no
 // conversion on the way in or out.
 template <class TX>
@@ -218,21 +205,15 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         }
     }
 
-    // CONTIG copies: this lane's first ring cell (E, then D with F and R at fixed distances) as shared
-    // addresses, and the array bases, all held in registers.
+    // CONTIG copies: this lane's first ring cell as shared addresses, E's and D's (F and R follow D at
+    // fixed distances).
     unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
-    const TD *gE = E;
-    const TL *gD = D, *gF = F, *gR = R;
     if (CONTIG) {
         const int s0 = tk_tidx<CONTIG>(t / K, t % K);
-        sbE = tk_reg((unsigned)__cvta_generic_to_shared(sE + s0));
-        sbL = tk_reg((unsigned)__cvta_generic_to_shared(sD + s0));
-        rF = tk_reg((unsigned)(NS * SE * sizeof(TL)));
+        sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
+        sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
+        rF = (unsigned)(NS * SE * sizeof(TL));
         rR = 2 * rF;
-        gE = tk_reg(E);
-        gD = tk_reg(D);
-        gF = tk_reg(F);
-        gR = tk_reg(R);
     }
 
     int64_t next = 0; // next stage to issue
@@ -260,12 +241,12 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
                     for (int j = 0; j < K; ++j) {
                         const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
-                        tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), gE + o);
-                        tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), gR + o);
+                        tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
+                        tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
                         if (okD)
-                            tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), gD + o);
+                            tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
                         if (okF)
-                            tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), gF + o);
+                            tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
                     }
                 }
             } else if (active) {
