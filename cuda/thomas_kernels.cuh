@@ -2,12 +2,13 @@
 // pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
 // Shared by cuda/cuda_backend.cu and the GPU benchmark.
 //
-// One kernel, tk_line, in a few variants. A block is one warp of 32 neighbouring lines. The inputs
-// reach shared memory through a ring of cp.async stages, TK_K unknowns per stage, up to three stages ahead
-// of the recurrence, whose chain of dependent divisions would otherwise wait on every load.
-//  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line, and a warp
-//    reads 32 consecutive cells per unknown. x lines (CONTIG, unknowns adjacent): the warp loads a stage
-//    cooperatively, 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
+// One kernel, tk_line, in a few variants. A block is one warp of 32 neighbouring lines. The inputs arrive
+// in stages of TK_K unknowns, ahead of the recurrence, whose chain of dependent divisions would otherwise
+// wait on every load.
+//  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line into
+//    registers, one stage ahead, and a warp reads 32 consecutive cells per unknown. x lines (CONTIG,
+//    unknowns adjacent): the warp copies a stage cooperatively into a shared-memory ring (cp.async, up to
+//    three stages ahead), 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
 //  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
 //    longer lines keep them in a global scratch (32 B/cell more traffic).
 //  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
@@ -15,8 +16,8 @@
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
 //    view (the context's compact box, copied into x by tk_commit only if no line failed).
 //  - What bounds it (ncu on the H100, docs/benchmarks.md): an SM holds few warps when W/G are on chip,
-//    and each warp issues about 70 instructions per unknown, a few cycles apart, most of them waiting on
-//    the one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
+//    and each warp issues 50-70 instructions per unknown, a few cycles apart, most of them waiting on the
+//    one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
 #ifndef TRIDI_THOMAS_KERNELS_CUH
 #define TRIDI_THOMAS_KERNELS_CUH
 
@@ -99,30 +100,19 @@ __device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e
     }
 }
 
-// A stage holds TK_K unknowns of each of the block's 32 lines per array. y/z lines: [k][t], lane t reads
-// its own column and a warp's copies are consecutive words. x lines (CONTIG): [t][k] padded to TK_K + 1,
-// so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one column
-// both spread over the banks. W/G: unknown m of lane t at m*TK_T + t.
-template <bool CONTIG>
-__host__ __device__ constexpr int tk_tile_elems() { return CONTIG ? TK_T * (TK_K + 1) : TK_K * TK_T; }
-template <bool CONTIG>
-__device__ __forceinline__ int tk_tidx(int t, int k) { return CONTIG ? t * (TK_K + 1) + k : k * TK_T + t; }
+// A ring stage (x lines) holds TK_K unknowns of each of the block's 32 lines per array, [t][k] padded to
+// TK_K + 1, so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one
+// column both spread over the banks. W/G: unknown m of lane t at m*TK_T + t.
+constexpr int TK_TILE = TK_T * (TK_K + 1);
+__device__ __forceinline__ int tk_tidx(int t, int k) { return t * (TK_K + 1) + k; }
 
-template <class TL, class TD, bool CONTIG>
-__host__ __device__ constexpr size_t tk_stage_bytes() { return (size_t)tk_tile_elems<CONTIG>() * (sizeof(TD) + 3 * sizeof(TL)); }
+template <class TL, class TD>
+__host__ __device__ constexpr size_t tk_stage_bytes() { return (size_t)TK_TILE * (sizeof(TD) + 3 * sizeof(TL)); }
 
 __host__ __device__ inline size_t tk_wg_bytes(int64_t n) { return (size_t)n * TK_T * 2 * sizeof(double); }
 
-// cp.async of one element (4 or 8 bytes) into shared memory, through L1.
-template <class T>
-__device__ __forceinline__ void tk_cp(T *smem, const T *gmem)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem),
-                 "n"(sizeof(T))
-                 : "memory");
-}
-
-// The same from a shared-memory address (lets the copies of one lane share a base and an immediate offset).
+// cp.async of one element (4 or 8 bytes) into shared memory, through L1, to a shared-memory address (lets
+// the copies of one lane share a base and an immediate offset).
 template <class T>
 __device__ __forceinline__ void tk_cp_at(unsigned saddr, const T *gmem)
 {
@@ -157,7 +147,7 @@ __device__ __forceinline__ double tk_max(double a, double b) { return fmax(a, b)
 template <class TL, class TD, class TX, class I, bool CONTIG, bool WGS, bool COOP>
 __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 {
-    constexpr int T = TK_T, K = TK_K, SE = tk_tile_elems<CONTIG>();
+    constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     const int t = threadIdx.x;
     const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
@@ -209,7 +199,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     // fixed distances).
     unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
     if (CONTIG) {
-        const int s0 = tk_tidx<CONTIG>(t / K, t % K);
+        const int s0 = tk_tidx(t / K, t % K);
         sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
         sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
         rF = (unsigned)(NS * SE * sizeof(TL));
@@ -222,9 +212,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         if (next < nch) {
             const I c0 = (I)(next * K);
             const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
-            TD *tE = sE + slot_in * SE;
-            TL *tD = sD + slot_in * SE, *tF = sF + slot_in * SE, *tR = sR + slot_in * SE;
-            if (CONTIG) {
+            {
                 // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
                 // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
                 // plus an immediate offset. Lower is never read at the first unknown, upper never at the
@@ -249,32 +237,6 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                             tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
                     }
                 }
-            } else if (active) {
-                I o = io + c0 * si;
-                if (interior) {
-#pragma unroll
-                    for (int k = 0; k < K; ++k, o += si) {
-                        const int s = tk_tidx<CONTIG>(t, k);
-                        tk_cp(tE + s, E + o);
-                        tk_cp(tR + s, R + o);
-                        tk_cp(tD + s, D + o);
-                        tk_cp(tF + s, F + o);
-                    }
-                } else {
-#pragma unroll
-                    for (int k = 0; k < K; ++k, o += si) {
-                        const I m = c0 + k;
-                        const int s = tk_tidx<CONTIG>(t, k);
-                        if (m < n) {
-                            tk_cp(tE + s, E + o);
-                            tk_cp(tR + s, R + o);
-                            if (m > 0)
-                                tk_cp(tD + s, D + o);
-                            if (m < n - 1)
-                                tk_cp(tF + s, F + o);
-                        }
-                    }
-                }
             }
         }
         ++next;
@@ -284,60 +246,149 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 
     double wp = 0.0, g = 0.0;
     bool bad = false;
-    for (int s = 0; s < NS - 1; ++s)
-        issue();
-    int slot = 0;
-    for (int64_t c = 0; c < nch; ++c) {
-        if (CONTIG)
-            __syncwarp(); // every lane is done with the stage the next issue overwrites
-        else if (!active)
-            break;
-        issue();
-        __pipeline_wait_prior(NS - 1);
-        if (CONTIG)
-            __syncwarp(); // the other lanes' copies into this stage are visible
-        const int o = slot * SE;
-        slot = slot + 1 == NS ? 0 : slot + 1;
-        if (!active)
-            continue;
-        const TD *tE = sE + o;
-        const TL *tD = sD + o, *tF = sF + o, *tR = sR + o;
-        const int64_t c0 = c * K;
-        double2 *wg = WG + c0 * ws;
-        if (c0 > 0 && c0 + K < n) { // interior stage: no first or last unknown, unrolled
-            // The whole stage into registers first: the compiler may not move a load of the ring above a
-            // store of W/G (same shared array), which put a shared-memory load and a conversion on the
-            // recurrence's chain at every unknown.
-            TL dv[K], fv[K], rv[K];
-            TD ev[K];
+    if (!CONTIG) {
+        // y/z lines: each lane loads its own line straight into registers, one stage ahead of the
+        // recurrence (a stage is some thousand cycles of it, which covers the loads' latency). No ring in
+        // shared memory: its copies, addresses and read-back were a third of the forward sweep's
+        // instructions, and the shared memory it took is left to W/G (more warps per SM on short lines).
+        struct stage {
+            TL d[K], f[K], r[K];
+            TD e[K];
+        };
+        auto load = [&](stage &b, int64_t c) {
+            const int64_t c0 = c * K;
+            const I o = io + (I)c0 * si;
+            if (c0 > 0 && c0 + K < n) { // interior: no first or last unknown, no tests
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    b.e[k] = __ldg(E + (o + k * si));
+                    b.d[k] = __ldg(D + (o + k * si));
+                    b.f[k] = __ldg(F + (o + k * si));
+                    b.r[k] = __ldg(R + (o + k * si));
+                }
+            } else {
+                // lower is not read at the first unknown nor upper at the last (they may be unset)
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const int64_t m = c0 + k;
+                    b.e[k] = m < n ? __ldg(E + (o + k * si)) : TD(0);
+                    b.r[k] = m < n ? __ldg(R + (o + k * si)) : TL(0);
+                    b.d[k] = m > 0 && m < n ? __ldg(D + (o + k * si)) : TL(0);
+                    b.f[k] = m < n - 1 ? __ldg(F + (o + k * si)) : TL(0);
+                }
+            }
+        };
+        // after_use: issues the next stage's loads once this stage's values are in use. A load's register is
+        // waited on through a scoreboard shared with loads issued after it (loads complete out of order), so
+        // a stage's first use waits for every load issued before that use: loads issued ahead of it were
+        // waited on too (ncu: a third of the time). So the whole stage is widened to double first (the
+        // conversions the recurrence needs anyway; double data, which needs none, waits on a finiteness check
+        // of its lower diagonal), then the next stage is asked for. Measured: the stage's loads issued before
+        // that wait took 1024x1024x128 z 2358 -> 2676 us; after it, 2406.
+        auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            double dv[K], ev[K], fv[K], rv[K];
 #pragma unroll
             for (int k = 0; k < K; ++k) {
-                const int s = tk_tidx<CONTIG>(t, k);
-                dv[k] = tD[s];
-                ev[k] = tE[s];
-                fv[k] = tF[s];
-                rv[k] = tR[s];
+                dv[k] = (double)b.d[k];
+                ev[k] = (double)b.e[k];
+                fv[k] = (double)b.f[k];
+                rv[k] = (double)b.r[k];
+                if (sizeof(TL) == 8)
+                    bad |= !tk_finite(dv[k]);
+            }
+            after_use();
+            if (c0 > 0 && c0 + K < n) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const double d = dv[k], den = fma(-d, wp, ev[k]), inv = tk_rcp(den);
+                    wp = fv[k] * inv;
+                    g = fma(-d, g, rv[k]) * inv;
+                    // a non-finite lower makes den non-finite (or NaN where wp is 0): no check of its own
+                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+                    wg[k * ws] = make_double2(wp, g);
+                }
+                return;
             }
 #pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
-                wp = (double)fv[k] * inv;
-                g = fma(-d, g, (double)rv[k]) * inv;
-                bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-                wg[k * ws + wgc(k)] = make_double2(wp, g);
+            for (int k = 0; k < K; ++k)
+                if (c0 + k < n) {
+                    tk_step(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                    wg[k * ws] = make_double2(wp, g);
+                }
+        };
+        if (active) {
+            // Two buffers taking turns, so that no stage is copied from one register set to another.
+            stage A, B;
+            load(A, 0);
+            for (int64_t c = 0; c < nch; c += 2) {
+                sweep(A, c, [&] {
+                    if (c + 1 < nch)
+                        load(B, c + 1);
+                });
+                if (c + 1 >= nch)
+                    break;
+                sweep(B, c + 1, [&] {
+                    if (c + 2 < nch)
+                        load(A, c + 2);
+                });
             }
-            continue;
-        }
-        for (int k = 0; k < K && c0 + k < n; ++k) {
-            const int64_t m = c0 + k;
-            const int s = tk_tidx<CONTIG>(t, k);
-            // the ring holds no lower at the first unknown nor upper at the last
-            tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s],
-                    wp, g, bad);
-            wg[k * ws + wgc(k)] = make_double2(wp, g);
         }
     }
-    __pipeline_wait_prior(0);
+    if (CONTIG) {
+        // x lines: the warp's cooperative ring.
+        for (int s = 0; s < NS - 1; ++s)
+            issue();
+        int slot = 0;
+        for (int64_t c = 0; c < nch; ++c) {
+            __syncwarp(); // every lane is done with the stage the next issue overwrites
+            issue();
+            __pipeline_wait_prior(NS - 1);
+            __syncwarp(); // the other lanes' copies into this stage are visible
+            const int o = slot * SE;
+            slot = slot + 1 == NS ? 0 : slot + 1;
+            if (!active)
+                continue;
+            const TD *tE = sE + o;
+            const TL *tD = sD + o, *tF = sF + o, *tR = sR + o;
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            if (c0 > 0 && c0 + K < n) { // interior stage: no first or last unknown, unrolled
+                // The whole stage into registers first: the compiler may not move a load of the ring above a
+                // store of W/G (same shared array), which put a shared-memory load and a conversion on the
+                // recurrence's chain at every unknown.
+                TL dv[K], fv[K], rv[K];
+                TD ev[K];
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const int s = tk_tidx(t, k);
+                    dv[k] = tD[s];
+                    ev[k] = tE[s];
+                    fv[k] = tF[s];
+                    rv[k] = tR[s];
+                }
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
+                    wp = (double)fv[k] * inv;
+                    g = fma(-d, g, (double)rv[k]) * inv;
+                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den); // den covers lower
+                    wg[k * ws + wgc(k)] = make_double2(wp, g);
+                }
+                continue;
+            }
+            for (int k = 0; k < K && c0 + k < n; ++k) {
+                const int64_t m = c0 + k;
+                const int s = tk_tidx(t, k);
+                // the ring holds no lower at the first unknown nor upper at the last
+                tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0,
+                        (double)tR[s], wp, g, bad);
+                wg[k * ws + wgc(k)] = make_double2(wp, g);
+            }
+        }
+        __pipeline_wait_prior(0);
+    }
 
     // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
     // W/G on chip the answers (in their own type, tk_keep_x) replace Wp and leave after the verdict; with
@@ -716,8 +767,8 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
 template <class TL, class TD>
 inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
 {
-    return (wgs ? tk_wg_bytes(n) : 0) +
-           (size_t)ns * (contig ? tk_stage_bytes<TL, TD, true>() : tk_stage_bytes<TL, TD, false>());
+    // y/z lines stage their inputs in registers: no ring.
+    return (wgs ? tk_wg_bytes(n) : 0) + (contig ? (size_t)ns * tk_stage_bytes<TL, TD>() : 0);
 }
 
 // True when W and G of a line of n unknowns do not stay in shared memory: the caller then gives a.scratch
