@@ -208,34 +208,33 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 
     int64_t next = 0; // next stage to issue
     int slot_in = 0;  // its ring slot
+    // x lines: the cooperative copies of the next stage into the ring.
     auto issue = [&]() {
         if (next < nch) {
             const I c0 = (I)(next * K);
             const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
-            {
-                // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
-                // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
-                // plus an immediate offset. Lower is never read at the first unknown, upper never at the
-                // last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
-                // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt
-                // per line were a third of the kernel's instructions on 140-unknown lines.)
-                const int k = t % K;
-                const I m = c0 + k;
-                if (m < n) {
-                    const bool okD = interior || m > 0, okF = interior || m < n - 1;
-                    const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
-                                   bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
-                    constexpr unsigned JS = (T / K) * (K + 1);
+            // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
+            // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
+            // plus an immediate offset. Lower is never read at the first unknown, upper never at the
+            // last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
+            // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt
+            // per line were a third of the kernel's instructions on 140-unknown lines.)
+            const int k = t % K;
+            const I m = c0 + k;
+            if (m < n) {
+                const bool okD = interior || m > 0, okF = interior || m < n - 1;
+                const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
+                               bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
+                constexpr unsigned JS = (T / K) * (K + 1);
 #pragma unroll
-                    for (int j = 0; j < K; ++j) {
-                        const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
-                        tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
-                        tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
-                        if (okD)
-                            tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
-                        if (okF)
-                            tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
-                    }
+                for (int j = 0; j < K; ++j) {
+                    const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
+                    tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
+                    tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
+                    if (okD)
+                        tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
+                    if (okF)
+                        tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
                 }
             }
         }
