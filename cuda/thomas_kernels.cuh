@@ -78,9 +78,19 @@ __device__ __forceinline__ double tk_rcp(double den)
     return fma(y, e, y);
 }
 
-// One unknown m of MOHID's forward sweep, W kept as Wp = -W: the first row divides by E, the last divides
-// too (MOHID's division; its W is never used and stays as it was), the others multiply by tk_rcp. d is
-// not read at the first row nor f at the last. Flags non-finite values in bad.
+// An unknown between the first and the last of MOHID's forward sweep, W kept as Wp = -W. A non-finite
+// lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.
+__device__ __forceinline__ void tk_mid(double d, double e, double f, double r, double &wp, double &g, bool &bad)
+{
+    const double den = fma(-d, wp, e), inv = tk_rcp(den);
+    wp = f * inv;
+    g = fma(-d, g, r) * inv;
+    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+}
+
+// One unknown m of MOHID's forward sweep: the first row divides by E, the last divides too (MOHID's
+// division; its W is never used and stays as it was), the others are tk_mid. d is not read at the first
+// row nor f at the last. Flags non-finite values in bad.
 __device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e, double f, double r, double &wp,
                                         double &g, bool &bad)
 {
@@ -89,10 +99,7 @@ __device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e
         g = r / e;
         bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
     } else if (m < n - 1) {
-        const double den = fma(-d, wp, e), inv = tk_rcp(den);
-        wp = f * inv;
-        g = fma(-d, g, r) * inv;
-        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+        tk_mid(d, e, f, r, wp, g, bad);
     } else {
         const double den = fma(-d, wp, e);
         g = fma(-d, g, r) / den;
@@ -301,11 +308,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             if (c0 > 0 && c0 + K < n) {
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    const double d = dv[k], den = fma(-d, wp, ev[k]), inv = tk_rcp(den);
-                    wp = fv[k] * inv;
-                    g = fma(-d, g, rv[k]) * inv;
-                    // a non-finite lower makes den non-finite (or NaN where wp is 0): no check of its own
-                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+                    tk_mid(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
                     wg[k * ws] = make_double2(wp, g);
                 }
                 return;
@@ -369,10 +372,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 }
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    const double d = (double)dv[k], den = fma(-d, wp, (double)ev[k]), inv = tk_rcp(den);
-                    wp = (double)fv[k] * inv;
-                    g = fma(-d, g, (double)rv[k]) * inv;
-                    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den); // den covers lower
+                    tk_mid((double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
                     wg[k * ws + wgc(k)] = make_double2(wp, g);
                 }
                 continue;
@@ -1021,9 +1021,11 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         return tk_occupancy(k, q.smem, per_sm);
     };
     cudaError_t e;
+    // y/z lines have no ring: their stage count changes nothing, so one variant is asked about.
+    const int ns_min = p.contig ? 2 : TK_STAGES_MAX;
     if (want_coop && p.wgs) {
         // The guarded one-wave variant, with fewer stages if that is what lets every line be resident.
-        for (int ns = TK_STAGES_MAX; ns >= 2 && !p.coop; --ns) {
+        for (int ns = TK_STAGES_MAX; ns >= ns_min && !p.coop; --ns) {
             tk_plan q = p;
             q.ns = ns;
             q.smem = bytes(ns);
@@ -1039,14 +1041,14 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         // Several waves: as many lines per SM as two stages allow (W/G dominate the shared memory and the
         // SM's few warps are what bounds the speed), then as many stages as keep that occupancy.
         int best = 0;
-        for (int ns = 2; ns <= TK_STAGES_MAX; ++ns) {
+        for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
             tk_plan q = p;
             q.ns = ns;
             q.smem = bytes(ns);
             int per_sm = 0;
             if ((e = fits(q, &per_sm)) != cudaSuccess)
                 return e;
-            if (ns == 2)
+            if (ns == ns_min)
                 best = per_sm;
             if (per_sm >= best && per_sm > 0)
                 p.ns = ns;
