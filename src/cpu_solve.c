@@ -156,6 +156,33 @@ static inline void prefetch_run(const void *p, size_t bytes)
         __builtin_prefetch(c, 0, 2);
 }
 
+/* Copies `bytes` (a multiple of 4; dst 16-byte aligned) bypassing the caches where the ISA allows: the
+ * undo log is written once and read back only after a failure, so it should not evict the working set. */
+static void stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__SSE2__)
+    char *d = dst;
+    const char *s = src;
+    size_t i = 0;
+    for (; i + 16 <= bytes; i += 16)
+        _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
+    for (; i < bytes; i += 4) {
+        int v;
+        memcpy(&v, s + i, 4);
+        _mm_stream_si32((int *)(d + i), v);
+    }
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
+static void stream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
  * are prefetched. Returns nonzero if any value went non-finite (then the caller locates the failure). */
@@ -215,26 +242,32 @@ static inline void prefetch_run(const void *p, size_t bytes)
 /* Back substitution of Lb lines from the forward sweep's W and G: answer (m, l) goes to x[m*xs + l],
  * rounded to TX before it feeds unknown m-1 (as a Fortran real(4) ANSWER would be), which reads it back
  * from the x row just written (in L1). Storing it into W instead cost 8 B/cell more to the W/G buffer,
- * which lives in L3 for long y lines (4.8 MiB per block on 560x560x56). Returns nonzero if an answer is
- * not finite in its type. */
+ * which lives in L3 for long y lines (4.8 MiB per block on 560x560x56). With a log (y/z blocks), each x row
+ * goes to the undo log (row m at log + m * lp bytes) just before it is overwritten: the row is then in L1
+ * for the answers that follow, where a separate pass over the block's x ahead of the sweep left it to be
+ * fetched again from L3 behind W and G. Returns nonzero if an answer is not finite in its type. */
 #define DEFINE_BACKWARD(NAME, TX)                                                                             \
     TRIDI_VECTOR_CLONES static int NAME(const double *restrict W, const double *restrict G, TX *restrict x,  \
-                                        int64_t n, int64_t Lb, int64_t xs)                                     \
+                                        int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp)              \
     {                                                                                                          \
         int bad = 0;                                                                                           \
-        {                                                                                                      \
-            TX *xl = x + (n - 1) * xs;                                                                         \
-            const double *Gl = G + (n - 1) * Lb;                                                               \
-            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
-                TX v = (TX)Gl[l];                                                                              \
-                xl[l] = v;                                                                                     \
-                bad |= !(fabs((double)v) <= DBL_MAX);                                                          \
-            }                                                                                                  \
-        }                                                                                                      \
-        for (int64_t m = n - 2; m >= 0; --m) {                                                                 \
+        for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
             TX *xm = x + m * xs;                                                                               \
-            const TX *xn = xm + xs;                                                                            \
             const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                   \
+            if (log) {                                                                                         \
+                if (m >= TRIDI_CPU_PREFETCH_YZ)                                                                \
+                    prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                    \
+                stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                        \
+            }                                                                                                  \
+            if (m == n - 1) {                                                                                  \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    TX v = (TX)Gm[l];                                                                          \
+                    xm[l] = v;                                                                                 \
+                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                }                                                                                              \
+                continue;                                                                                      \
+            }                                                                                                  \
+            const TX *xn = xm + xs;                                                                            \
             for (int64_t l = 0; l < Lb; ++l) {                                                                 \
                 TX v = (TX)(Wm[l] * (double)xn[l] + Gm[l]);                                                    \
                 xm[l] = v;                                                                                     \
@@ -506,33 +539,6 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
     transpose_in_scalar(src, t, off, row, m0, n, Lb, dst);
 }
 
-/* Copies `bytes` (a multiple of 4; dst 16-byte aligned) bypassing the caches where the ISA allows: the
- * undo log is written once and read back only after a failure, so it should not evict the working set. */
-static void stream_copy(void *dst, const void *src, size_t bytes)
-{
-#if defined(__SSE2__)
-    char *d = dst;
-    const char *s = src;
-    size_t i = 0;
-    for (; i + 16 <= bytes; i += 16)
-        _mm_stream_si128((__m128i *)(d + i), _mm_loadu_si128((const __m128i *)(s + i)));
-    for (; i < bytes; i += 4) {
-        int v;
-        memcpy(&v, s + i, 4);
-        _mm_stream_si32((int *)(d + i), v);
-    }
-#else
-    memcpy(dst, src, bytes);
-#endif
-}
-
-static void stream_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
-
 /* Set TRIDI_CPU_GENERIC to a non-zero value to run x sweeps through the portable kernels even where
  * AVX-512 is available (the tests run both). */
 static int x_avx512_usable(void)
@@ -632,7 +638,8 @@ static int64_t thread_blocks(const tridi_problem *p, const cpu_plan *c, int t, c
     return k;
 }
 
-/* Saves the block's cells of x to its place in the undo log (save = 1), or puts them back (save = 0). */
+/* Saves the block's cells of x to its place in the undo log (save = 1: x sweeps only), or puts them back
+ * (save = 0). */
 static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *log, int save)
 {
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
@@ -649,17 +656,12 @@ static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char
         }
         return;
     }
+    /* y/z blocks: one row per unknown, Lb contiguous lines. The back substitution saves these rows itself. */
+    if (save)
+        return;
     const int64_t off = tridi_line_offset(p, line0), s = p->stride[p->axis];
-    for (int64_t m = 0; m < p->n; ++m) { /* one row per unknown, Lb contiguous lines */
-        char *row = x + (size_t)(off + m * s) * es, *lr = lg + (size_t)(m * c->log_pitch) * es;
-        if (save) {
-            if (m + TRIDI_CPU_PREFETCH_YZ < p->n)
-                prefetch_run(row + (size_t)(TRIDI_CPU_PREFETCH_YZ * s) * es, (size_t)Lb * es);
-            stream_copy(lr, row, (size_t)Lb * es);
-        } else {
-            memcpy(row, lr, (size_t)Lb * es);
-        }
-    }
+    for (int64_t m = 0; m < p->n; ++m)
+        memcpy(x + (size_t)(off + m * s) * es, lg + (size_t)(m * c->log_pitch) * es, (size_t)Lb * es);
 }
 
 /* Per-thread workspace: W and G, then the x sweep's tile or transposed inputs and answers. */
@@ -751,9 +753,17 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
             xs = s;
         }
         if (!bad) {
-            block_log(p, c, b, log, 1);
+            /* x sweeps answer into a buffer: their log goes first. y/z blocks answer straight into x and
+             * log each row as they overwrite it (the block counts as written from here: a failure in the
+             * back substitution still leaves every row logged, since the sweep runs to the end). */
+            char *lg = NULL;
+            if (p->axis == TRIDI_AXIS_X)
+                block_log(p, c, b, log, 1);
+            else
+                lg = log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * xes;
             written[b] = 1;
-            bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs) : backward_f32(W, G, out, n, Lb, xs);
+            const int64_t lp = c->log_pitch * (int64_t)xes;
+            bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp) : backward_f32(W, G, out, n, Lb, xs, lg, lp);
             if (bad) {
                 locate_overflow(out, a->x_type, NULL, n, Lb, xs, 1, fail);
                 return 1;

@@ -121,18 +121,28 @@ int main(void)
     tu_expect("Inf diag", tridi_solve(ctx, &g, TRIDI_AXIS_Z, lo, hi, &a), TRIDI_ERROR_NONFINITE, "non-finite diag");
     expect_unchanged("after Inf diag", &s);
     ((double *)s.a.diag)[c_inf] = 3.0;
-    /* the answer overflowing float although the elimination is finite */
-    int64_t c_big = tu_index(&g, 2, 2, 2);
-    float rb = ((float *)s.a.rhs)[c_big];
-    ((double *)s.a.diag)[c_big] = 1e-300;
-    ((float *)s.a.lower)[c_big] = 0.0f;
-    ((float *)s.a.upper)[c_big] = 0.0f;
-    ((float *)s.a.rhs)[c_big] = 1.0f;
-    ((float *)s.a.lower)[tu_index(&g, 3, 2, 2)] = 0.0f; /* keep the 1e300 out of the next unknown */
-    tu_expect("overflow", tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(2, 2, 2)");
-    expect_unchanged("after overflow", &s);
-    ((double *)s.a.diag)[c_big] = 4.0;
-    ((float *)s.a.rhs)[c_big] = rb;
+    /* the answer overflowing float although the elimination is finite, on every axis (y and z log x's rows
+     * inside the back substitution that overflows) */
+    for (int axis = 0; axis < 3; ++axis) {
+        int64_t c_big = tu_index(&g, 2, 2, 2), c_next = tu_index(&g, 2 + (axis == 0), 2 + (axis == 1), 2 + (axis == 2));
+        float rb = ((float *)s.a.rhs)[c_big], lb = ((float *)s.a.lower)[c_big], ub = ((float *)s.a.upper)[c_big],
+              ln = ((float *)s.a.lower)[c_next];
+        double db = ((double *)s.a.diag)[c_big];
+        ((double *)s.a.diag)[c_big] = 1e-300;
+        ((float *)s.a.lower)[c_big] = 0.0f;
+        ((float *)s.a.upper)[c_big] = 0.0f;
+        ((float *)s.a.rhs)[c_big] = 1.0f;
+        ((float *)s.a.lower)[c_next] = 0.0f; /* keep the 1e300 out of the next unknown */
+        char what[64];
+        snprintf(what, sizeof what, "overflow axis %c", "xyz"[axis]);
+        tu_expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(2, 2, 2)");
+        expect_unchanged(what, &s);
+        ((double *)s.a.diag)[c_big] = db;
+        ((float *)s.a.rhs)[c_big] = rb;
+        ((float *)s.a.lower)[c_big] = lb;
+        ((float *)s.a.upper)[c_big] = ub;
+        ((float *)s.a.lower)[c_next] = ln;
+    }
 
     /* Two failing lines: the report names the lower one even when another thread meets the higher one
      * first (a thread's first block fails at once, the lower line sits at the end of another's range). */
@@ -158,6 +168,56 @@ int main(void)
             expect_unchanged(what, &sb);
             tridi_destroy(cx);
         }
+        tu_system_free(&sb);
+    }
+
+    /* y and z: the failing line in the last block of the last thread's share, so that the other threads'
+     * blocks have written x (and logged it) before the failure; it fails in the forward sweep (NaN rhs) or
+     * in the back substitution (an answer overflowing float). Every written block must be put back. */
+    {
+        tridi_grid gb = {3, {1, 1, 1}, {48, 40, 24}};
+        int64_t blo[3] = {1, 1, 1}, bhi[3] = {48, 40, 24};
+        tu_system sb;
+        tu_system_alloc(&sb, &gb, TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32, &rng);
+        for (int axis = 1; axis < 3; ++axis)
+            for (int kind = 0; kind < 2; ++kind) {
+                /* a late line: the last unknown-row's plane for y (k = 24), the last row for z (j = 40) */
+                const int64_t ci = 45, cj = axis == 1 ? 20 : 40, ck = axis == 1 ? 24 : 12;
+                const int64_t c = tu_index(&gb, ci, cj, ck),
+                              cn = tu_index(&gb, ci, cj + (axis == 1), ck + (axis == 2));
+                float r0 = ((float *)sb.a.rhs)[c], l0 = ((float *)sb.a.lower)[c], u0 = ((float *)sb.a.upper)[c],
+                      ln = ((float *)sb.a.lower)[cn];
+                double d0 = ((double *)sb.a.diag)[c];
+                if (kind == 0) {
+                    ((float *)sb.a.rhs)[c] = NAN;
+                } else {
+                    ((double *)sb.a.diag)[c] = 1e-300;
+                    ((float *)sb.a.lower)[c] = 0.0f;
+                    ((float *)sb.a.upper)[c] = 0.0f;
+                    ((float *)sb.a.rhs)[c] = 1.0f;
+                    ((float *)sb.a.lower)[cn] = 0.0f;
+                }
+                char cell[40];
+                snprintf(cell, sizeof cell, "(%lld, %lld, %lld)", (long long)ci, (long long)cj, (long long)ck);
+                for (int threads = 1; threads <= 4; ++threads) {
+                    tridi_config cb = cfg;
+                    cb.num_threads = threads;
+                    tridi_context cx;
+                    tridi_create(&cx, &cb);
+                    char what[96];
+                    snprintf(what, sizeof what, "%s late in axis %c, %d threads", kind ? "overflow" : "NaN",
+                             "xyz"[axis], threads);
+                    tu_expect(what, tridi_solve(cx, &gb, (tridi_axis)axis, blo, bhi, &sb.a), TRIDI_ERROR_NONFINITE,
+                              cell);
+                    expect_unchanged(what, &sb);
+                    tridi_destroy(cx);
+                }
+                ((float *)sb.a.rhs)[c] = r0;
+                ((float *)sb.a.lower)[c] = l0;
+                ((float *)sb.a.upper)[c] = u0;
+                ((double *)sb.a.diag)[c] = d0;
+                ((float *)sb.a.lower)[cn] = ln;
+            }
         tu_system_free(&sb);
     }
 
