@@ -16,6 +16,41 @@ static void expect_unchanged(const char *what, const tu_system *s)
     }
 }
 
+/* The values at cell c and the lower diagonal at cn (the next unknown along the solve axis), kept so that a
+ * case can change them and put them back. */
+typedef struct {
+    int64_t c, cn;
+    float rhs, lower, upper, lower_next;
+    double diag;
+} kept_cell;
+
+static kept_cell keep_cell(const tu_system *s, int64_t c, int64_t cn)
+{
+    kept_cell k = {c, cn, ((float *)s->a.rhs)[c], ((float *)s->a.lower)[c], ((float *)s->a.upper)[c],
+                   ((float *)s->a.lower)[cn], ((double *)s->a.diag)[c]};
+    return k;
+}
+
+static void restore_cell(tu_system *s, const kept_cell *k)
+{
+    ((float *)s->a.rhs)[k->c] = k->rhs;
+    ((float *)s->a.lower)[k->c] = k->lower;
+    ((float *)s->a.upper)[k->c] = k->upper;
+    ((float *)s->a.lower)[k->cn] = k->lower_next;
+    ((double *)s->a.diag)[k->c] = k->diag;
+}
+
+/* Makes the answer at cell c overflow float while the elimination stays finite: x = 1 / 1e-300, and no
+ * coupling to either neighbour (the next unknown's lower is zeroed, so the 1e300 stays out of it). */
+static void make_overflow(tu_system *s, const kept_cell *k)
+{
+    ((double *)s->a.diag)[k->c] = 1e-300;
+    ((float *)s->a.lower)[k->c] = 0.0f;
+    ((float *)s->a.upper)[k->c] = 0.0f;
+    ((float *)s->a.rhs)[k->c] = 1.0f;
+    ((float *)s->a.lower)[k->cn] = 0.0f;
+}
+
 int main(void)
 {
     uint64_t rng = tu_seed("test_errors");
@@ -124,24 +159,14 @@ int main(void)
     /* the answer overflowing float although the elimination is finite, on every axis (y and z log x's rows
      * inside the back substitution that overflows) */
     for (int axis = 0; axis < 3; ++axis) {
-        int64_t c_big = tu_index(&g, 2, 2, 2), c_next = tu_index(&g, 2 + (axis == 0), 2 + (axis == 1), 2 + (axis == 2));
-        float rb = ((float *)s.a.rhs)[c_big], lb = ((float *)s.a.lower)[c_big], ub = ((float *)s.a.upper)[c_big],
-              ln = ((float *)s.a.lower)[c_next];
-        double db = ((double *)s.a.diag)[c_big];
-        ((double *)s.a.diag)[c_big] = 1e-300;
-        ((float *)s.a.lower)[c_big] = 0.0f;
-        ((float *)s.a.upper)[c_big] = 0.0f;
-        ((float *)s.a.rhs)[c_big] = 1.0f;
-        ((float *)s.a.lower)[c_next] = 0.0f; /* keep the 1e300 out of the next unknown */
+        const kept_cell k =
+            keep_cell(&s, tu_index(&g, 2, 2, 2), tu_index(&g, 2 + (axis == 0), 2 + (axis == 1), 2 + (axis == 2)));
+        make_overflow(&s, &k);
         char what[64];
         snprintf(what, sizeof what, "overflow axis %c", "xyz"[axis]);
         tu_expect(what, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &a), TRIDI_ERROR_NONFINITE, "(2, 2, 2)");
         expect_unchanged(what, &s);
-        ((double *)s.a.diag)[c_big] = db;
-        ((float *)s.a.rhs)[c_big] = rb;
-        ((float *)s.a.lower)[c_big] = lb;
-        ((float *)s.a.upper)[c_big] = ub;
-        ((float *)s.a.lower)[c_next] = ln;
+        restore_cell(&s, &k);
     }
 
     /* Two failing lines: the report names the lower one even when another thread meets the higher one
@@ -183,20 +208,12 @@ int main(void)
             for (int kind = 0; kind < 2; ++kind) {
                 /* a late line: the last unknown-row's plane for y (k = 24), the last row for z (j = 40) */
                 const int64_t ci = 45, cj = axis == 1 ? 20 : 40, ck = axis == 1 ? 24 : 12;
-                const int64_t c = tu_index(&gb, ci, cj, ck),
-                              cn = tu_index(&gb, ci, cj + (axis == 1), ck + (axis == 2));
-                float r0 = ((float *)sb.a.rhs)[c], l0 = ((float *)sb.a.lower)[c], u0 = ((float *)sb.a.upper)[c],
-                      ln = ((float *)sb.a.lower)[cn];
-                double d0 = ((double *)sb.a.diag)[c];
-                if (kind == 0) {
-                    ((float *)sb.a.rhs)[c] = NAN;
-                } else {
-                    ((double *)sb.a.diag)[c] = 1e-300;
-                    ((float *)sb.a.lower)[c] = 0.0f;
-                    ((float *)sb.a.upper)[c] = 0.0f;
-                    ((float *)sb.a.rhs)[c] = 1.0f;
-                    ((float *)sb.a.lower)[cn] = 0.0f;
-                }
+                const kept_cell k =
+                    keep_cell(&sb, tu_index(&gb, ci, cj, ck), tu_index(&gb, ci, cj + (axis == 1), ck + (axis == 2)));
+                if (kind == 0)
+                    ((float *)sb.a.rhs)[k.c] = NAN;
+                else
+                    make_overflow(&sb, &k);
                 char cell[40];
                 snprintf(cell, sizeof cell, "(%lld, %lld, %lld)", (long long)ci, (long long)cj, (long long)ck);
                 for (int threads = 1; threads <= 4; ++threads) {
@@ -212,11 +229,7 @@ int main(void)
                     expect_unchanged(what, &sb);
                     tridi_destroy(cx);
                 }
-                ((float *)sb.a.rhs)[c] = r0;
-                ((float *)sb.a.lower)[c] = l0;
-                ((float *)sb.a.upper)[c] = u0;
-                ((double *)sb.a.diag)[c] = d0;
-                ((float *)sb.a.lower)[cn] = ln;
+                restore_cell(&sb, &k);
             }
         tu_system_free(&sb);
     }
