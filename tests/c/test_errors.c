@@ -51,6 +51,16 @@ static void make_overflow(tu_system *s, const kept_cell *k)
     ((float *)s->a.lower)[k->cn] = 0.0f;
 }
 
+/* A context like cfg's with the given number of threads. */
+static tridi_context context_with_threads(const tridi_config *cfg, int threads)
+{
+    tridi_config c = *cfg;
+    c.num_threads = threads;
+    tridi_context cx = NULL;
+    tu_expect("create context", tridi_create(&cx, &c), TRIDI_SUCCESS, NULL);
+    return cx;
+}
+
 int main(void)
 {
     uint64_t rng = tu_seed("test_errors");
@@ -179,10 +189,7 @@ int main(void)
         ((float *)sb.a.rhs)[tu_index(&gb, 1, 40, 3)] = NAN;  /* x-sweep line 167 (j = 40, k = 3) */
         ((float *)sb.a.rhs)[tu_index(&gb, 5, 1, 6)] = NAN;   /* line 320 (j = 1, k = 6): higher */
         for (int threads = 1; threads <= 4; ++threads) {
-            tridi_config cb = cfg;
-            cb.num_threads = threads;
-            tridi_context cx;
-            tridi_create(&cx, &cb);
+            tridi_context cx = context_with_threads(&cfg, threads);
             char what[64];
             snprintf(what, sizeof what, "lowest failing line, %d threads", threads);
             for (int rep = 0; rep < 20; ++rep) {
@@ -217,10 +224,7 @@ int main(void)
                 char cell[40];
                 snprintf(cell, sizeof cell, "(%lld, %lld, %lld)", (long long)ci, (long long)cj, (long long)ck);
                 for (int threads = 1; threads <= 4; ++threads) {
-                    tridi_config cb = cfg;
-                    cb.num_threads = threads;
-                    tridi_context cx;
-                    tridi_create(&cx, &cb);
+                    tridi_context cx = context_with_threads(&cfg, threads);
                     char what[96];
                     snprintf(what, sizeof what, "%s late in axis %c, %d threads", kind ? "overflow" : "NaN",
                              "xyz"[axis], threads);
