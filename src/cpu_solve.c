@@ -638,6 +638,12 @@ static int64_t thread_blocks(const tridi_problem *p, const cpu_plan *c, int t, c
     return k;
 }
 
+/* Block b's place in the undo log (x elements of es bytes). */
+static char *block_log_at(const cpu_plan *c, int64_t b, char *log, size_t es)
+{
+    return log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * es;
+}
+
 /* Saves the block's cells of x to its place in the undo log (save = 1: x sweeps only), or puts them back
  * (save = 0). */
 static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *log, int save)
@@ -645,7 +651,7 @@ static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     const size_t es = tridi_dtype_size(p->arrays.x_type);
     char *x = p->arrays.x;
-    char *lg = log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * es;
+    char *lg = block_log_at(c, b, log, es);
     if (p->axis == TRIDI_AXIS_X) { /* one row per line, n contiguous unknowns */
         for (int64_t l = 0; l < Lb; ++l) {
             char *row = x + (size_t)tridi_line_offset(p, line0 + l) * es, *lr = lg + (size_t)(l * c->log_pitch) * es;
@@ -760,7 +766,7 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
             if (p->axis == TRIDI_AXIS_X)
                 block_log(p, c, b, log, 1);
             else
-                lg = log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * xes;
+                lg = block_log_at(c, b, log, xes);
             written[b] = 1;
             const int64_t lp = c->log_pitch * (int64_t)xes;
             bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp) : backward_f32(W, G, out, n, Lb, xs, lg, lp);
