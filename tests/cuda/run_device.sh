@@ -77,7 +77,7 @@ SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_register 300 "$T/c/test_regist
 [ -n "${FORTRAN_TESTS:-}" ] && SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_adapter 600 "$FORTRAN_TESTS/test_adapter"
 # initcheck (compute-sanitizer 2025.3.1) loses track of deep cudaMemcpy3DAsync copies: a copy of 489 planes
 # is taken as initializing only its first 236, with or without tridi (docs/benchmarks.md, "Correctness runs
-# on the device"). A seed that draws such a host-array box then reports reads of those planes.
+# on the device"). A seed that draws a deep z-line host-array box can then report reads of the later planes.
 for t in cuda/test_cuda adi/test_adi_cuda; do
   sanitize racecheck "${t#*/}" 600 "$T/$t"
   sanitize initcheck "${t#*/}" 600 "$T/$t"
