@@ -337,8 +337,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 });
             }
         }
-    }
-    if (CONTIG) {
+    } else {
         // x lines: the warp's cooperative ring.
         for (int s = 0; s < NS - 1; ++s)
             issue();
