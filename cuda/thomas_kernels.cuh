@@ -499,14 +499,12 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 // tk_line gives a line one thread, so a grid of few lines (MOHID's 140x140x56 has 7840 x lines: one warp
 // per SM scheduler) leaves the GPU waiting on each thread's chain of dependent divisions, and lines too
 // long for W/G on chip pay 32 B/cell of scratch traffic. ts_line cuts a line into P segments of at most
-// L unknowns, one lane per segment, the P lanes of a line side by side in one warp (32 / P lines per
-// warp), a segment's inputs, W/G and answers in registers:
+// L unknowns, one lane per segment, a segment's inputs, W/G and answers in registers:
 //  A. each segment's effect on the elimination as a linear map. The elimination is linear in the leading
 //     principal minors p(m) (p(m) = E p(m-1) - D F(m-1) p(m-2), the pivot is p(m)/p(m-1)) and in
 //     h(m) = p(m) G(m) (h(m) = R p(m-1) - D h(m-1)), so (p(m), p(m-1), h(m)) goes through a segment by a
 //     3x3 matrix, kept scaled by powers of two (exact; only ratios matter);
-//  B. a scan of those maps over the line's lanes (shuffles, log2 P steps) gives the state before every
-//     segment;
+//  B. a scan of those maps over the line's segments gives the state before every segment;
 //  C. each segment runs MOHID's recurrence (W, G in double, the same pivots) from that state;
 //  D. each segment's back substitution as an affine map x(first) = alpha x(first of next) + beta, and a
 //     scan of those from the line's end gives every segment the answer after it, rounded to its type;
@@ -516,8 +514,28 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 // flagged as in tk_line. The maps of A and D are only shortcuts: where A's overflow (inputs near the ends
 // of the double range) the states are computed one unknown at a time, and where D's grow (a W above 1,
 // never in a diagonally dominant line) or overflow the segments substitute one after another.
-// No block barrier: warps are independent, so loads of one warp overlap the arithmetic of others.
-constexpr int TS_BLOCK = 128;
+//
+// Layout (ts_geom): a warp holds LW = 32 / SW lines of SW segments each, and a line's P = SW * WL segments
+// span WL warps of one block. The scans run over a warp's lanes with shuffles, then across the WL warps
+// through shared memory (a named barrier per group of WL warps; none when WL = 1, so warps stay
+// independent and the loads of one overlap the arithmetic of others).
+//  - x lines (a line's cells contiguous): the lanes of a line are neighbours (qfast) and read neighbouring
+//    runs of one line through L1; up to 32 * TS_L unknowns a line fits in one warp, longer ones take
+//    several (x lines of 1024 unknowns: 4 warps, 2x faster than tk_line with its scratch).
+//  - y/z lines (neighbouring lines neighbouring in memory): the lanes run over LW lines first, so each
+//    load reads SW runs of LW consecutive cells (LW = 8: a 32-byte sector of float). Measured slower than
+//    tk_line even where that keeps W/G in a global scratch, so only TRIDI_CUDA_KERNEL=split uses it.
+constexpr int TS_BLOCK = 128;     // threads per block, at least (a group of WL warps may need more)
+constexpr int TS_BLOCK_MAX = 512; // at most: 128 registers per thread
+constexpr int TS_WL_MAX = TS_BLOCK_MAX / 32;
+// Unknowns per lane, at most. 16 spilled registers (mixed precision: 272 bytes per thread) and measured
+// 1.3-1.5x slower than 8 on x lines of 384-1024 unknowns (docs/benchmarks.md).
+constexpr int TS_L = 8;
+
+struct ts_geom {
+    int SW, WL, LW; // segments per warp, warps per line, lines per warp (LW * SW = 32)
+    int qfast;      // 1: a warp's lanes run over a line's segments first (x lines); 0: over its lines first
+};
 
 // 2^-e for m in [2^e, 2^(e+1)) (m > 0 finite); 1 for 0 and non-finite m. The exponent is clamped so the
 // scale stays a normal number.
@@ -557,40 +575,77 @@ __device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
     return m;
 }
 
-__device__ __forceinline__ ts_map ts_shfl_up(const ts_map &m, int d, int width)
+__device__ __forceinline__ ts_map ts_shfl_up(const ts_map &m, int d)
 {
-    return {__shfl_up_sync(0xffffffffu, m.a, d, width), __shfl_up_sync(0xffffffffu, m.b, d, width),
-            __shfl_up_sync(0xffffffffu, m.c, d, width), __shfl_up_sync(0xffffffffu, m.d, d, width),
-            __shfl_up_sync(0xffffffffu, m.e, d, width), __shfl_up_sync(0xffffffffu, m.f, d, width),
-            __shfl_up_sync(0xffffffffu, m.g, d, width)};
+    return {__shfl_up_sync(0xffffffffu, m.a, d), __shfl_up_sync(0xffffffffu, m.b, d),
+            __shfl_up_sync(0xffffffffu, m.c, d), __shfl_up_sync(0xffffffffu, m.d, d),
+            __shfl_up_sync(0xffffffffu, m.e, d), __shfl_up_sync(0xffffffffu, m.f, d),
+            __shfl_up_sync(0xffffffffu, m.g, d)};
 }
 
-// Shared memory of a ts_line block: in the one-wave variant, the answers of `per_warp` groups of each
-// warp until the grid barrier.
+// The WL warps of one group meet: barrier 1 or 2 (a block holds at most two groups of several warps;
+// barrier 0 is __syncthreads). Constant ids: a register id makes ptxas reserve all 16 barriers, and the
+// SM's barriers then allow only 4 blocks.
+__device__ __forceinline__ void ts_group_sync(int gib, int WL)
+{
+    if (gib == 0)
+        asm volatile("bar.sync 1, %0;" ::"r"(32 * WL) : "memory");
+    else
+        asm volatile("bar.sync 2, %0;" ::"r"(32 * WL) : "memory");
+}
+
+// What the warps of a group exchange: per warp and line, the warp's forward map, its back-substitution map
+// (alpha, beta), the answer handed on by the segment-after-segment path, and whether its maps grew.
+struct ts_xchg_cell {
+    ts_map fw;
+    double al, be;
+};
+
+__host__ __device__ inline size_t ts_xchg_bytes(const ts_geom &g)
+{
+    const size_t b = (size_t)g.WL * g.LW * sizeof(ts_xchg_cell) + g.LW * sizeof(double) + g.WL * sizeof(int);
+    return g.WL > 1 ? (b + 15) / 16 * 16 : 0; // a group's area stays aligned for the next
+}
+
+// Shared memory of a ts_line block of gpb groups: the groups' exchange areas and, in the one-wave variant,
+// the answers of `per_group` iterations of each group until the grid barrier.
 template <class TX>
-__host__ __device__ inline size_t ts_smem_bytes(int64_t n, int lines_per_warp, int64_t per_warp)
+__host__ __device__ inline size_t ts_smem_bytes(int64_t n, const ts_geom &g, int gpb, int64_t per_group)
 {
-    return (size_t)(TS_BLOCK / 32) * per_warp * lines_per_warp * n * sizeof(TX);
+    return gpb * ts_xchg_bytes(g) + (size_t)gpb * per_group * g.LW * n * sizeof(TX);
 }
 
-template <class TL, class TD, class TX, int L, bool COOP>
-__global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const int P)
+// MULTI: a line spans several warps (WL > 1); without it the exchange code is compiled out (measured 4-13%
+// faster on x lines of 256 unknowns, which keeps fewer registers live).
+template <class TL, class TD, class TX, bool COOP, bool MULTI>
+__global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const ts_geom g)
 {
     using I = int32_t; // planned only when every offset fits
+    constexpr int L = TS_L;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
-    const int lane = threadIdx.x & 31, t = lane / P, q = lane % P, LW = 32 / P;
+    const int SW = g.SW, WL = MULTI ? g.WL : 1, LW = g.LW, P = SW * WL;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp % WL, gib = warp / WL;
+    const int t = g.qfast ? lane / SW : lane % LW, qi = g.qfast ? lane % SW : lane / LW; // line, segment in warp
+    const int qs = g.qfast ? 1 : LW; // lanes from one segment of a line to the next
+    const int q = wg * SW + qi;
     const int n = (int)a.n, Ls = (n + P - 1) / P, s = q * Ls, len = max(0, min(Ls, n - s));
     const int64_t ngroups = (a.l_count + LW - 1) / LW;
-    const int64_t warp0 = ((int64_t)blockIdx.x * TS_BLOCK + threadIdx.x) >> 5, nwarps = (int64_t)gridDim.x * (TS_BLOCK / 32);
-    const int64_t per_warp = (ngroups + nwarps - 1) / nwarps;
-    TX *stash = (TX *)tk_dyn + (size_t)(threadIdx.x >> 5) * per_warp * LW * n;
+    const int gpb = (int)(blockDim.x >> 5) / WL;
+    const int64_t slot = (int64_t)blockIdx.x * gpb + gib, nslots = (int64_t)gridDim.x * gpb;
+    const int64_t per_group = (ngroups + nslots - 1) / nslots;
+    const size_t xbytes = ts_xchg_bytes(g);
+    unsigned char *xc = tk_dyn + (size_t)gib * xbytes;
+    ts_xchg_cell *cells = (ts_xchg_cell *)xc;                           // [WL][LW]
+    double *handed = (double *)(xc + (size_t)WL * LW * sizeof(ts_xchg_cell)); // [LW]
+    int *grew = (int *)(handed + LW);                                   // [WL]
+    TX *stash = (TX *)(tk_dyn + gpb * xbytes) + (size_t)gib * per_group * LW * n;
     const TD *E = (const TD *)a.E;
     const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     TX *X = (TX *)a.X;
     const I si = (I)a.in.sm, so = (I)a.out.sm;
 
     int it = 0;
-    for (int64_t grp = warp0; grp < ngroups; grp += nwarps, ++it) {
+    for (int64_t grp = slot; grp < ngroups; grp += nslots, ++it) {
         const int64_t li0 = grp * LW;
         const bool active = t < (int)min((int64_t)LW, a.l_count - li0);
         const int my = active ? len : 0; // unknowns this lane solves
@@ -631,36 +686,53 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
             if (k & 1)
                 ts_rescale(mp);
         }
-        // B. Inclusive scan over the line's lanes: mp = map of segments 0..q.
-        for (int d = 1; d < P; d <<= 1) {
-            const ts_map o = ts_shfl_up(mp, d, P);
-            if (q >= d)
+        // B. Inclusive scan over the warp's segments of the line: mp = map of segments wg*SW..q.
+        for (int d = 1; d < SW; d <<= 1) {
+            const ts_map o = ts_shfl_up(mp, d * qs);
+            if (qi >= d)
                 mp = ts_compose(mp, o);
         }
-        // The state before segment q is the first column of segments 0..q-1 (the state before unknown 0
-        // being (p(-1), p(-2), h(-1)) = (1, 0, 0)).
-        const double vp = __shfl_up_sync(0xffffffffu, mp.a, 1, P), vq = __shfl_up_sync(0xffffffffu, mp.c, 1, P),
-                     vh = __shfl_up_sync(0xffffffffu, mp.e, 1, P);
+        // Then over the warps: the maps of the warps before this one, composed, come first. `pre` is
+        // the state before the warp's first segment (the state before unknown 0 being (p(-1), p(-2),
+        // h(-1)) = (1, 0, 0)).
+        double pa = 1.0, pc = 0.0, pe = 0.0;
+        if (MULTI) {
+            if (qi == SW - 1)
+                cells[wg * LW + t].fw = mp;
+            ts_group_sync(gib, WL);
+            if (wg > 0) {
+                ts_map pre = cells[t].fw;
+                for (int w = 1; w < wg; ++w)
+                    pre = ts_compose(cells[w * LW + t].fw, pre);
+                mp = ts_compose(mp, pre);
+                pa = pre.a, pc = pre.c, pe = pre.e;
+            }
+        }
+        // The state before segment q is the first column of the map of segments 0..q-1.
+        double vp = __shfl_up_sync(0xffffffffu, mp.a, qs), vq = __shfl_up_sync(0xffffffffu, mp.c, qs),
+               vh = __shfl_up_sync(0xffffffffu, mp.e, qs);
+        if (qi == 0)
+            vp = pa, vq = pc, vh = pe;
 
         // C. MOHID's recurrence over the segment, W (as Wp = -W) and G kept in registers.
         double wpv[L], gv[L];
         bool bad = false;
         {
-            double wp = 0.0, g = 0.0;
+            double wp = 0.0, gg = 0.0;
             if (my && s > 0) {
                 wp = (double)fprev * vq / vp; // F(s-1) p(s-2) / p(s-1)
-                g = vh / vp;                  // h(s-1) / p(s-1)
-                if (!tk_finite(wp) || !tk_finite(g)) {
+                gg = vh / vp;                 // h(s-1) / p(s-1)
+                if (!tk_finite(wp) || !tk_finite(gg)) {
                     // The maps overflowed, or the line fails before this segment (which the segment holding
                     // the failure reports): the state one unknown at a time, as MOHID computes it.
                     const TD e0 = __ldg(E + io);
                     wp = n > 1 ? (double)__ldg(F + io) / (double)e0 : 0.0;
-                    g = (double)__ldg(R + io) / (double)e0;
+                    gg = (double)__ldg(R + io) / (double)e0;
                     for (int m = 1; m < s; ++m) {
                         const I o = io + (I)m * si;
                         const double d = (double)__ldg(D + o), den = fma(-d, wp, (double)__ldg(E + o));
                         wp = (double)__ldg(F + o) / den;
-                        g = fma(-d, g, (double)__ldg(R + o)) / den;
+                        gg = fma(-d, gg, (double)__ldg(R + o)) / den;
                     }
                 }
             }
@@ -671,10 +743,10 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
                     wpv[k] = -1.0, gv[k] = 0.0;
                     continue;
                 }
-                tk_step(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
+                tk_step(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, gg, bad);
                 if (m == n - 1)
                     wp = 0.0; // x(n-1) = G(n-1): the back substitution starts from a zero beyond the line
-                wpv[k] = wp, gv[k] = g;
+                wpv[k] = wp, gv[k] = gg;
             }
         }
 
@@ -688,20 +760,37 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
         }
         // Composing these maps is as accurate as substituting one unknown at a time while they do not
         // grow (|alpha| <= 1: every W of a diagonally dominant line is below 1); growing maps compute the
-        // edge answer as a difference of large terms (seen: 1e240 for an answer of 1), so then the warp
+        // edge answer as a difference of large terms (seen: 1e240 for an answer of 1), so then the group
         // substitutes segment after segment instead.
         const bool grows = !(fabs(al) <= 1.0);
-        for (int d = 1; d < P; d <<= 1) {
-            const double oa = __shfl_down_sync(0xffffffffu, al, d, P), ob = __shfl_down_sync(0xffffffffu, be, d, P);
-            if (q + d < P) {
+        for (int d = 1; d < SW; d <<= 1) {
+            const double oa = __shfl_down_sync(0xffffffffu, al, d * qs), ob = __shfl_down_sync(0xffffffffu, be, d * qs);
+            if (qi + d < SW) {
                 be = fma(al, ob, be);
                 al *= oa;
             }
         }
-        double after = __shfl_down_sync(0xffffffffu, be, 1, P); // x at the first unknown of the next segment
-        if (q == P - 1)
-            after = 0.0;
-        const bool detour = __any_sync(0xffffffffu, grows | !tk_finite(al) | !tk_finite(be));
+        bool detour = __any_sync(0xffffffffu, grows | !tk_finite(al) | !tk_finite(be));
+        // The answer at the first unknown of the next warp's segments: the later warps' maps applied
+        // from the line's end.
+        double next = 0.0;
+        if (MULTI) {
+            if (qi == 0) {
+                cells[wg * LW + t].al = al;
+                cells[wg * LW + t].be = be;
+            }
+            if (lane == 0)
+                grew[wg] = detour;
+            ts_group_sync(gib, WL);
+            detour = false;
+            for (int w = 0; w < WL; ++w)
+                detour |= grew[w] != 0;
+            for (int w = WL - 1; w > wg; --w)
+                next = fma(cells[w * LW + t].al, next, cells[w * LW + t].be);
+        }
+        double after = __shfl_down_sync(0xffffffffu, fma(al, next, be), qs); // x at the next segment's first
+        if (qi == SW - 1)
+            after = next;
 
         // E. Back substitution from the edge answer, each answer rounded to TX as MOHID's are.
         TX xs[L];
@@ -718,11 +807,22 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
         if (!detour) {
             substitute((TX)after);
         } else {
-            // Segment after segment from the line's end, each from the answer of the one after it.
-            TX x = TX(0);
-            for (int j = P - 1; j >= 0; --j) {
-                const TX first = q == j ? substitute(x) : TX(0);
-                x = __shfl_sync(0xffffffffu, first, j, P);
+            // Segment after segment from the line's end, each from the answer of the one after it: within
+            // a warp through shuffles, from warp to warp through shared memory.
+            const int first_lane = g.qfast ? t * SW : t; // lane of the line's first segment in the warp
+            for (int w = WL - 1; w >= 0; --w) {
+                if (wg == w) {
+                    TX x = w == WL - 1 ? TX(0) : (TX)handed[t];
+                    __syncwarp(); // every lane has read handed[t] before lane qi = 0 overwrites it
+                    for (int j = SW - 1; j >= 0; --j) {
+                        const TX first = qi == j ? substitute(x) : TX(0);
+                        x = __shfl_sync(0xffffffffu, first, first_lane + j * qs);
+                    }
+                    if (MULTI && qi == 0)
+                        handed[t] = (double)x;
+                }
+                if (MULTI)
+                    ts_group_sync(gib, WL);
             }
         }
         bad |= !tk_finite_x(mx);
@@ -748,7 +848,7 @@ __global__ void __launch_bounds__(TS_BLOCK, 4) ts_line(const tk_args a, const in
     if (verdict != ULLONG_MAX)
         return;
     it = 0;
-    for (int64_t grp = warp0; grp < ngroups; grp += nwarps, ++it) {
+    for (int64_t grp = slot; grp < ngroups; grp += nslots, ++it) {
         const int64_t li0 = grp * LW;
         if (t >= (int)min((int64_t)LW, a.l_count - li0))
             continue;
@@ -773,18 +873,20 @@ inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
 // (2 * n * l_count doubles).
 inline bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
-// How a call is launched. split: ts_line, P lanes per line of at most L unknowns each; otherwise
-// tk_line, one warp per block.
+// How a call is launched. split: ts_line, segments of at most L unknowns laid out as geom says;
+// otherwise tk_line, one warp per block.
 struct tk_plan {
     bool contig, wgs, coop, i32, split;
-    int ns, L, P;
+    int ns;
+    ts_geom geom;
     size_t smem;
     unsigned blocks, threads;
 };
 
 // Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
-// run both), split:P also the lanes per line (a power of two up to 32; ignored where a lane would hold
-// more than 16 unknowns). Otherwise (ts_wins) split lines only where they measured faster. Read once.
+// run both), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
+// where a lane would hold more than TS_L unknowns). Otherwise (ts_wins) split lines only where they
+// measured faster. Read once.
 struct tk_choice {
     int family; // 0 auto, 1 line, 2 split
     int lanes;  // forced lanes per split line; 0: the planner's
@@ -810,44 +912,48 @@ inline tk_choice tk_kernel_choice()
     return c;
 }
 
-// The split shape for lines of n unknowns: P lanes per line (a power of two) with at most L = 8 unknowns
-// each (16 past 256 unknowns). False: the line is too long (more than 512 unknowns).
-inline bool ts_shape(int64_t n, int *L, int *P)
+// The split shape for lines of n unknowns, at most TS_L per lane; false where a line would need more than
+// TS_WL_MAX warps.
+//  - x lines of up to 32 * TS_L unknowns: one warp, P lanes per line (a power of two). Longer: 32 lanes per
+//    warp and as many warps as the line needs.
+//  - y/z lines: 8 lines per warp (a run of 8 float is one 32-byte sector) of SW = 4 segments each, and as
+//    many warps as the line needs (fewer lines per warp where that passes TS_WL_MAX); short lines fit in
+//    one warp of 32 / P lines.
+inline bool ts_shape(int64_t n, bool contig, ts_geom *g)
 {
-    if (n > 32 * 16)
+    auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+    const int64_t need = ceil_div(n, TS_L); // segments
+    int sw = 1;
+    while (sw < need && sw < 32)
+        sw *= 2;
+    if (contig && need <= 32) {
+        const int forced = tk_kernel_choice().lanes;
+        if (forced && ceil_div(n, forced) <= TS_L)
+            sw = forced;
+    } else if (!contig) {
+        sw = std::min(sw, 4);
+    }
+    int64_t wl = ceil_div(need, sw);
+    while (wl > TS_WL_MAX && sw < 32)
+        sw *= 2, wl = ceil_div(need, sw);
+    if (wl > TS_WL_MAX)
         return false;
-    int p = 1;
-    while ((n + p - 1) / p > 8 && p < 32)
-        p *= 2;
-    const int forced = tk_kernel_choice().lanes;
-    if (forced && (n + forced - 1) / forced <= 16)
-        p = forced;
-    *P = p;
-    *L = (n + p - 1) / p <= 8 ? 8 : 16;
+    g->SW = sw, g->WL = (int)wl, g->LW = 32 / sw, g->qfast = contig;
     return true;
 }
 
 // Where split lines beat one thread per line (H100, docs/benchmarks.md): x lines too long for W/G in
-// shared memory (tk_line then moves 32 B/cell more through a global scratch), up to 512 unknowns, or 256
-// for double lower/upper/rhs (past 256 a lane holds 16 unknowns, and 16 of double spill registers). On
-// shorter x lines the two measured alike, and tk_line keeps MOHID's own arithmetic there; y/z lines are
-// slower split, as a warp then reads short runs of few lines.
-template <class TL>
-inline bool ts_wins(bool contig, int64_t n)
-{
-    return contig && tk_needs_scratch(n) && n <= (sizeof(TL) == 8 ? 256 : 512);
-}
-
-template <class TL, class TD, class TX, int L>
-void *ts_kernel_l(bool coop)
-{
-    return coop ? (void *)ts_line<TL, TD, TX, L, true> : (void *)ts_line<TL, TD, TX, L, false>;
-}
+// shared memory (tk_line then moves 32 B/cell more through a global scratch). On shorter x lines the two
+// measured alike, and tk_line keeps MOHID's own arithmetic there; y/z lines measured slower split or
+// equal, long ones included.
+inline bool ts_wins(bool contig, int64_t n) { return contig && tk_needs_scratch(n); }
 
 template <class TL, class TD, class TX>
 void *ts_kernel_of(const tk_plan &p)
 {
-    return p.L == 8 ? ts_kernel_l<TL, TD, TX, 8>(p.coop) : ts_kernel_l<TL, TD, TX, 16>(p.coop);
+    if (p.geom.WL > 1)
+        return p.coop ? (void *)ts_line<TL, TD, TX, true, true> : (void *)ts_line<TL, TD, TX, false, true>;
+    return p.coop ? (void *)ts_line<TL, TD, TX, true, false> : (void *)ts_line<TL, TD, TX, false, false>;
 }
 
 template <class TL, class TD, class TX, class I, bool CONTIG>
@@ -895,8 +1001,11 @@ inline tk_device_cache &tk_cache()
     return c;
 }
 
-// max_shared: the kernel prefers shared memory to L1 (the one-wave variants and tk_line, whose W/G fill it;
-// split lines that run in several waves need little shared memory and read x lines through L1).
+// max_shared: the kernel prefers shared memory to L1 (the one-wave variants and tk_line, whose W/G fill it);
+// otherwise 32 KiB of shared memory (split lines that run in several waves need a few KiB per block for
+// the exchange between warps, and read x lines through L1; the default let the driver choose 8 KiB, one
+// block of 9 warps per SM).
+constexpr int TS_CARVEOUT_PERCENT = 14; // of 228 KiB: the 32 KiB configuration
 inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, bool max_shared = true)
 {
     int dev = 0;
@@ -924,7 +1033,7 @@ inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, 
         return e;
     // The occupancy calculator and the cooperative launch's check must see the same L1/shared split.
     if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  max_shared ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault)) !=
+                                  max_shared ? (int)cudaSharedmemCarveoutMaxShared : TS_CARVEOUT_PERCENT)) !=
         cudaSuccess)
         return e;
     if (c.nopted[d] < tk_device_cache::MAXK)
@@ -966,17 +1075,19 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     p.ns = TK_STAGES_MAX;
     p.threads = TK_T;
     const int family = tk_kernel_choice().family;
-    if ((family == 2 || (family == 0 && ts_wins<TL>(p.contig, a.n))) && p.i32 && a.n > 0 && ts_shape(a.n, &p.L, &p.P)) {
+    if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 &&
+        ts_shape(a.n, p.contig, &p.geom)) {
         p.split = true;
         p.wgs = true; // no scratch
-        p.threads = TS_BLOCK;
-        const int lw = 32 / p.P, wpb = TS_BLOCK / 32;
-        const int64_t groups = (a.l_count + lw - 1) / lw, need = (groups + wpb - 1) / wpb;
+        const ts_geom &g = p.geom;
+        const int gpb = std::max(1, TS_BLOCK / 32 / g.WL); // groups of WL warps per block
+        p.threads = (unsigned)(32 * g.WL * gpb);
+        const int64_t groups = (a.l_count + g.LW - 1) / g.LW, need = (groups + gpb - 1) / gpb;
         int sms = 0;
         size_t optin = 0;
         cudaError_t e;
         if (want_coop) {
-            // One wave: each warp keeps the answers of its groups in shared memory until the grid barrier;
+            // One wave: each group keeps the answers of its lines in shared memory until the grid barrier;
             // as many blocks per SM as registers and that memory allow.
             tk_plan q = p;
             q.coop = true;
@@ -985,12 +1096,12 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
                 return e;
             for (int want = 16; want >= 1 && !p.coop; want /= 2) {
                 const int64_t gs = std::min<int64_t>(need, (int64_t)want * sms);
-                const int64_t per_warp = (groups + gs * wpb - 1) / (gs * wpb);
-                q.smem = ts_smem_bytes<TX>(a.n, lw, per_warp);
+                const int64_t per_group = (groups + gs * gpb - 1) / (gs * gpb);
+                q.smem = ts_smem_bytes<TX>(a.n, g, gpb, per_group);
                 int per_sm = 0;
                 if (q.smem > optin)
                     continue;
-                if ((e = tk_occupancy(k, q.smem, &per_sm, TS_BLOCK)) != cudaSuccess)
+                if ((e = tk_occupancy(k, q.smem, &per_sm, (int)p.threads)) != cudaSuccess)
                     return e;
                 if ((int64_t)per_sm * sms >= gs) {
                     q.blocks = (unsigned)gs;
@@ -1000,7 +1111,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         }
         if (!p.coop) {
             p.blocks = (unsigned)need;
-            p.smem = 0;
+            p.smem = ts_smem_bytes<TX>(a.n, g, gpb, 0);
             if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin, false)) != cudaSuccess)
                 return e;
         }
@@ -1069,8 +1180,9 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
     if (p.blocks == 0)
         return cudaSuccess;
     void *k = tk_kernel_of<TL, TD, TX>(p);
-    int arg = p.split ? p.P : p.ns; // the kernels' second parameter
-    void *params[] = {(void *)&a, (void *)&arg};
+    int ns = p.ns;
+    ts_geom geom = p.geom;
+    void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter
     if (p.coop)
         return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
     return cudaLaunchKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);

@@ -275,6 +275,8 @@ static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t bat
     return median(t);
 }
 
+static int only_axis = -1; // --axis: the resident table's rows of one axis; -1: all
+
 static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
@@ -299,6 +301,8 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
     tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
     const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
     for (int axis = 0; axis < 3; ++axis) {
+        if (only_axis >= 0 && axis != only_axis)
+            continue;
         const int64_t n = axis == 0 ? G.nx : axis == 1 ? G.ny : G.nz;
         for (int w = 0; w < 3; ++w)
             TRIDI_OK(tridi_solve_device(ctx, &g, (tridi_axis)axis, lo, hi, &a, nullptr));
@@ -555,7 +559,8 @@ static void usage()
 {
     std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
                          "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
-                         "  --grid: only these grids (repeatable; default: the five grids of docs/benchmarks.md)\n");
+                         "  --grid: only these grids (repeatable; default: the five grids of docs/benchmarks.md)\n"
+                         "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
     std::exit(2);
 }
 
@@ -564,9 +569,15 @@ int main(int argc, char **argv)
     double max_seq_cells = 2e7;
     bool do_resident = true, do_host = true;
     std::vector<grid3> grids;
+    int only_type = -1;
     for (int i = 1; i < argc; ++i) {
         grid3 G{};
-        if (!std::strcmp(argv[i], "--resident"))
+        if (!std::strncmp(argv[i], "--axis=", 7) && argv[i][7] >= 'x' && argv[i][7] <= 'z' && !argv[i][8])
+            only_axis = argv[i][7] - 'x';
+        else if (!std::strncmp(argv[i], "--type=", 7) && (!std::strcmp(argv[i] + 7, "f32") ||
+                                                          !std::strcmp(argv[i] + 7, "f64") || !std::strcmp(argv[i] + 7, "mixed")))
+            only_type = argv[i][8] == '3' ? 0 : argv[i][8] == '6' ? 1 : 2;
+        else if (!std::strcmp(argv[i], "--resident"))
             do_host = false;
         else if (!std::strcmp(argv[i], "--host"))
             do_resident = false;
@@ -609,7 +620,8 @@ int main(int argc, char **argv)
                     "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (const grid3 &G : grids)
             for (int combo = 0; combo < 3; ++combo)
-                resident(gpu, sp, G, B, combo);
+                if (only_type < 0 || combo == only_type)
+                    resident(gpu, sp, G, B, combo);
     }
     if (do_host) {
         std::printf("\nCopy shapes, registered host array <-> device, float box with a one-cell halo (GB/s of box "
