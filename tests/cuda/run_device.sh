@@ -84,8 +84,9 @@ for t in cuda/test_cuda adi/test_adi_cuda; do
 done
 # synccheck: the one-wave kernels synchronise the whole grid (cooperative launch).
 sanitize synccheck test_cuda 600 "$T/cuda/test_cuda"
-# Every line split over several threads (by default only long x lines are): its shuffles, its one-wave
-# variant's shared memory and grid barrier.
+# Every line split over several threads (by default only long x lines are): its shuffles, the exchange
+# between the warps of a long line (shared memory, named barriers), its one-wave variant's shared memory
+# and grid barrier.
 SAN_ENV=TRIDI_CUDA_KERNEL=split sanitize memcheck test_cuda_split 600 "$T/cuda/test_cuda"
 SAN_ENV=TRIDI_CUDA_KERNEL=split sanitize racecheck test_cuda_split 600 "$T/cuda/test_cuda"
 SAN_ENV=TRIDI_CUDA_KERNEL=split sanitize synccheck test_cuda_split 600 "$T/cuda/test_cuda"
