@@ -560,7 +560,10 @@ __device__ __forceinline__ void ts_rescale(ts_map &m)
     m.a *= sc, m.b *= sc, m.c *= sc, m.d *= sc, m.e *= sc, m.f *= sc, m.g *= sc;
 }
 
-// later * earlier, rescaled.
+// later * earlier, not rescaled: the scans compose maps whose largest entry is in [1, 2), and an entry of
+// such a product is at most 3 * 2 * 2; five levels of a warp's scan (each composing two composed maps)
+// stay below 1e50, and the up to 15 warps of a line composed one after another below 1e17, far inside
+// the double range. Rescaling each product was measured as a fifth of a long x line's instructions.
 __device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
 {
     ts_map m;
@@ -571,7 +574,6 @@ __device__ __forceinline__ ts_map ts_compose(const ts_map &l, const ts_map &r)
     m.e = fma(l.e, r.a, fma(l.f, r.c, l.g * r.e));
     m.f = fma(l.e, r.b, fma(l.f, r.d, l.g * r.f));
     m.g = l.g * r.g;
-    ts_rescale(m);
     return m;
 }
 
@@ -615,9 +617,11 @@ __host__ __device__ inline size_t ts_smem_bytes(int64_t n, const ts_geom &g, int
     return gpb * ts_xchg_bytes(g) + (size_t)gpb * per_group * g.LW * n * sizeof(TX);
 }
 
-// MULTI: a line spans several warps (WL > 1); without it the exchange code is compiled out (measured 4-13%
-// faster on x lines of 256 unknowns, which keeps fewer registers live).
-template <class TL, class TD, class TX, bool COOP, bool MULTI>
+// MULTI: a line may span several warps (WL > 1); without it the exchange code is compiled out (measured
+// 4-13% faster on x lines of 256 unknowns, which keeps fewer registers live). QF: geom.qfast, whose lines
+// are contiguous (x lines: unit strides, so a lane's loads and stores take immediate offsets from one
+// address). The y/z layout, used only when forced, has one variant: MULTI, for any WL.
+template <class TL, class TD, class TX, bool COOP, bool MULTI, bool QF>
 __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const ts_geom g)
 {
     using I = int32_t; // planned only when every offset fits
@@ -625,8 +629,8 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     const int SW = g.SW, WL = MULTI ? g.WL : 1, LW = g.LW, P = SW * WL;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp % WL, gib = warp / WL;
-    const int t = g.qfast ? lane / SW : lane % LW, qi = g.qfast ? lane % SW : lane / LW; // line, segment in warp
-    const int qs = g.qfast ? 1 : LW; // lanes from one segment of a line to the next
+    const int t = QF ? lane / SW : lane % LW, qi = QF ? lane % SW : lane / LW; // line, segment in warp
+    const int qs = QF ? 1 : LW; // lanes from one segment of a line to the next
     const int q = wg * SW + qi;
     const int n = (int)a.n, Ls = (n + P - 1) / P, s = q * Ls, len = max(0, min(Ls, n - s));
     const int64_t ngroups = (a.l_count + LW - 1) / LW;
@@ -642,7 +646,8 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
     const TD *E = (const TD *)a.E;
     const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     TX *X = (TX *)a.X;
-    const I si = (I)a.in.sm, so = (I)a.out.sm;
+    const I si = QF ? 1 : (I)a.in.sm, so = QF ? 1 : (I)a.out.sm;
+    const bool xw = MULTI && WL > 1; // warps exchange
 
     int it = 0;
     for (int64_t grp = slot; grp < ngroups; grp += nslots, ++it) {
@@ -671,7 +676,11 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         if (my && s > 0)
             fprev = __ldg(F + o0 - si);
 
-        // A. (p, p_, h) after the segment = map * (p, p_, h) before it.
+        // A. (p, p_, h) after the segment = map * (p, p_, h) before it, rescaled every TS_RESCALE unknowns.
+        // A step multiplies the entries by at most about |E| + |D F|: with float lower/upper/rhs four steps
+        // stay inside the double range unless E is beyond float's (then the maps overflow, and the
+        // fallback below takes over); double data rescales every 2 unknowns.
+        constexpr int TS_RESCALE = sizeof(TL) == 4 ? 4 : 2;
         ts_map mp = {1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0};
 #pragma unroll
         for (int k = 0; k < L; ++k) {
@@ -683,7 +692,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
                 mp.g = -d * mp.g;
                 mp.c = mp.a, mp.d = mp.b, mp.a = na, mp.b = nb, mp.e = ne, mp.f = nf;
             }
-            if (k & 1)
+            if (k % TS_RESCALE == TS_RESCALE - 1)
                 ts_rescale(mp);
         }
         // B. Inclusive scan over the warp's segments of the line: mp = map of segments wg*SW..q.
@@ -692,11 +701,12 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
             if (qi >= d)
                 mp = ts_compose(mp, o);
         }
+        ts_rescale(mp);
         // Then over the warps: the maps of the warps before this one, composed, come first. `pre` is
         // the state before the warp's first segment (the state before unknown 0 being (p(-1), p(-2),
         // h(-1)) = (1, 0, 0)).
         double pa = 1.0, pc = 0.0, pe = 0.0;
-        if (MULTI) {
+        if (xw) {
             if (qi == SW - 1)
                 cells[wg * LW + t].fw = mp;
             ts_group_sync(gib, WL);
@@ -774,7 +784,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         // The answer at the first unknown of the next warp's segments: the later warps' maps applied
         // from the line's end.
         double next = 0.0;
-        if (MULTI) {
+        if (xw) {
             if (qi == 0) {
                 cells[wg * LW + t].al = al;
                 cells[wg * LW + t].be = be;
@@ -809,7 +819,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         } else {
             // Segment after segment from the line's end, each from the answer of the one after it: within
             // a warp through shuffles, from warp to warp through shared memory.
-            const int first_lane = g.qfast ? t * SW : t; // lane of the line's first segment in the warp
+            const int first_lane = QF ? t * SW : t; // lane of the line's first segment in the warp
             for (int w = WL - 1; w >= 0; --w) {
                 if (wg == w) {
                     TX x = w == WL - 1 ? TX(0) : (TX)handed[t];
@@ -818,10 +828,10 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
                         const TX first = qi == j ? substitute(x) : TX(0);
                         x = __shfl_sync(0xffffffffu, first, first_lane + j * qs);
                     }
-                    if (MULTI && qi == 0)
+                    if (xw && qi == 0)
                         handed[t] = (double)x;
                 }
-                if (MULTI)
+                if (xw)
                     ts_group_sync(gib, WL);
             }
         }
@@ -951,9 +961,11 @@ inline bool ts_wins(bool contig, int64_t n) { return contig && tk_needs_scratch(
 template <class TL, class TD, class TX>
 void *ts_kernel_of(const tk_plan &p)
 {
+    if (!p.geom.qfast)
+        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, false> : (void *)ts_line<TL, TD, TX, false, true, false>;
     if (p.geom.WL > 1)
-        return p.coop ? (void *)ts_line<TL, TD, TX, true, true> : (void *)ts_line<TL, TD, TX, false, true>;
-    return p.coop ? (void *)ts_line<TL, TD, TX, true, false> : (void *)ts_line<TL, TD, TX, false, false>;
+        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, true> : (void *)ts_line<TL, TD, TX, false, true, true>;
+    return p.coop ? (void *)ts_line<TL, TD, TX, true, false, true> : (void *)ts_line<TL, TD, TX, false, false, true>;
 }
 
 template <class TL, class TD, class TX, class I, bool CONTIG>
