@@ -523,8 +523,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 //    runs of one line through L1; up to 32 * TS_L unknowns a line fits in one warp, longer ones take
 //    several (x lines of 1024 unknowns: 4 warps, 2x faster than tk_line with its scratch).
 //  - y/z lines (neighbouring lines neighbouring in memory): the lanes run over LW lines first, so each
-//    load reads SW runs of LW consecutive cells (LW = 8: a 32-byte sector of float). Measured slower than
-//    tk_line even where that keeps W/G in a global scratch, so only TRIDI_CUDA_KERNEL=split uses it.
+//    load reads SW runs of LW consecutive cells (LW = 8: a 32-byte sector of float); past 512 unknowns a
+//    line would need more than 16 warps of 4 segments, so LW drops to 4.
 constexpr int TS_BLOCK = 128;     // threads per block, at least (a group of WL warps may need more)
 constexpr int TS_BLOCK_MAX = 512; // at most: 128 registers per thread
 constexpr int TS_WL_MAX = TS_BLOCK_MAX / 32;
@@ -952,11 +952,18 @@ inline bool ts_shape(int64_t n, bool contig, ts_geom *g)
     return true;
 }
 
-// Where split lines beat one thread per line (H100, docs/benchmarks.md): x lines too long for W/G in
-// shared memory (tk_line then moves 32 B/cell more through a global scratch). On shorter x lines the two
-// measured alike, and tk_line keeps MOHID's own arithmetic there; y/z lines measured slower split or
-// equal, long ones included.
-inline bool ts_wins(bool contig, int64_t n) { return contig && tk_needs_scratch(n); }
+// Where split lines beat one thread per line (H100, docs/benchmarks.md): lines too long for W/G in shared
+// memory (tk_line then moves 32 B/cell more through a global scratch): every such x line, and y/z lines
+// of up to 512 unknowns (8 lines per warp, 32-byte runs: 1.1-1.2x faster). Longer y/z lines get 4 lines
+// per warp (16-byte runs) and measured slower than tk_line. Shorter lines stay on tk_line, which keeps
+// MOHID's arithmetic bit for bit (split answers differ within rounding): split x lines measured as fast on
+// 140x140x56 and 1.5x faster on 70x70x28 and 140x140x28, whose few lines leave tk_line under one warp per
+// SM; split y/z lines of those grids from 1.3x faster (y, 70x70x28) to 1.8x slower (z, 140x140x56).
+// TRIDI_CUDA_KERNEL=split gives the split kernel everywhere.
+inline bool ts_wins(bool contig, int64_t n)
+{
+    return tk_needs_scratch(n) && (contig || n <= 4 * TS_L * TS_WL_MAX);
+}
 
 template <class TL, class TD, class TX>
 void *ts_kernel_of(const tk_plan &p)
