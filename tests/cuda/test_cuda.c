@@ -57,7 +57,9 @@ static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tr
         int64_t lb = tu_randint(rng, -3, 2), halo = tu_randint(rng, 0, 2);
         int64_t n = tu_randint(rng, 1, 40);
         if (a == axis && long_line)
-            n = tu_randint(rng, 129, 700); /* past 224 (global W/G scratch) and 512 (longest split line) */
+            /* past 220 (global W/G scratch), 256 (split x lines over several warps), 512 (longest split
+             * y/z line by default) and, for x, 768 (x lines over 4 warps and more) */
+            n = tu_randint(rng, 129, a == 0 ? 1100 : 700);
         else if (a != axis && tu_randint(rng, 0, 3) == 0)
             n = tu_randint(rng, 33, 70); /* several blocks of lines, partial last block */
         g->lbound[a] = lb - halo;
