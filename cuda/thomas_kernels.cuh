@@ -2,7 +2,9 @@
 // pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
 // Shared by cuda/cuda_backend.cu and the GPU benchmark.
 //
-// One kernel, tk_line, in a few variants. A block is one warp of 32 neighbouring lines. The inputs arrive
+// Two kernels. ts_line (further down) cuts a line into segments over several threads; it takes the lines
+// too long for W/G on chip (every x line past 220 unknowns, y/z lines of 221-512). tk_line takes the
+// others, in a few variants. A block is one warp of 32 neighbouring lines. The inputs arrive
 // in stages of TK_K unknowns, ahead of the recurrence, whose chain of dependent divisions would otherwise
 // wait on every load.
 //  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line into
@@ -10,7 +12,8 @@
 //    unknowns adjacent): the warp copies a stage cooperatively into a shared-memory ring (cp.async, up to
 //    three stages ahead), 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
 //  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
-//    longer lines keep them in a global scratch (32 B/cell more traffic).
+//    longer lines given to tk_line (y/z lines past 512 unknowns, or every line with TRIDI_CUDA_KERNEL=line)
+//    keep them in a global scratch (32 B/cell more traffic).
 //  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
 //    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
