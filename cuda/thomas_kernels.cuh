@@ -528,7 +528,9 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 //  - y/z lines (neighbouring lines neighbouring in memory): the lanes run over LW lines first, so each
 //    load reads SW runs of LW consecutive cells (LW = 8: a 32-byte sector of float); past 512 unknowns a
 //    line would need more than 16 warps of 4 segments, so LW drops to 4.
-constexpr int TS_BLOCK = 128;     // threads per block, at least (a group of WL warps may need more)
+// Threads per block where groups of WL warps fill it (WL = 1 or 2); a group of 3 or more warps is a block
+// alone (96 threads for 3).
+constexpr int TS_BLOCK = 128;
 constexpr int TS_BLOCK_MAX = 512; // at most: 128 registers per thread
 constexpr int TS_WL_MAX = TS_BLOCK_MAX / 32;
 // Unknowns per lane, at most. 16 spilled registers (mixed precision: 272 bytes per thread) and measured
