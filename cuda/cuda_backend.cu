@@ -1411,8 +1411,14 @@ tridi_status tridi_cuda_copy(tridi_cuda_state *st, void *dst, const void *src, s
     // Copies see the results of solves queued before them, on any stream the caller gave.
     if (st->have_last)
         CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
-    CK(cudaMemcpy(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost),
-       to_device ? "tridi_copy_to_device" : "tridi_copy_to_host");
+    // On the context's stream, waited for: cudaMemcpy from pageable memory may return before its DMA has
+    // landed (CUDA's "API synchronization behavior"), and the solves run on streams that do not wait for
+    // the legacy stream, so a solve right after the copy could read the old contents, or have its answers
+    // overwritten by an x upload still in flight (seen on the H100 with another process on the GPU).
+    const char *what = to_device ? "tridi_copy_to_device" : "tridi_copy_to_host";
+    CK(cudaMemcpyAsync(dst, src, bytes, to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, st->compute),
+       what);
+    CK(cudaStreamSynchronize(st->compute), what);
     return TRIDI_SUCCESS;
 }
 

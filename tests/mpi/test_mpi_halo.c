@@ -96,6 +96,7 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
         }
         array = (char *)alloc + lead;
         cudaMemcpy(array, host, cells * es, cudaMemcpyHostToDevice);
+        cudaDeviceSynchronize(); /* a pageable upload may return before its DMA lands */
         mem = TRIDI_MEMORY_DEVICE;
     }
 #endif

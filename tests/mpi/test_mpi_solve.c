@@ -55,6 +55,7 @@ static tridi_status solve(tridi_decomp d, const tridi_grid *lg, int64_t cells, t
         cudaMalloc(&dp[r], cells * tu_esize(ht[r]));
         cudaMemcpy(dp[r], hp[r], cells * tu_esize(ht[r]), cudaMemcpyHostToDevice);
     }
+    cudaDeviceSynchronize(); /* a pageable upload may return before its DMA lands */
     dv.lower = dp[0];
     dv.diag = dp[1];
     dv.upper = dp[2];
