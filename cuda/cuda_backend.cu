@@ -814,30 +814,37 @@ tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slot, cudaStream_t stream)
 {
     const rows_geo g = geometry(p);
-    const int64_t total = g.len * g.R * p->n2;
-    const int threads = 256;
-    const int64_t want = (total + threads - 1) / threads;
-    const unsigned blocks = (unsigned)(want < 8192 ? want : 8192);
+    const int64_t rows = g.R * p->n2, total = g.len * rows;
+    // Threads across a row: enough for its cells at `per` each (a warp at least), at most 256; the
+    // rest of the block's 256 threads take further rows.
+    const int64_t per = TK_COMMIT_BYTES / (int64_t)tridi_dtype_size(p->arrays.x_type); // cells per thread
+    int tx = 32;
+    while (tx < 256 && tx * per < g.len)
+        tx *= 2;
+    const int ty = 256 / tx;
+    const int64_t bx = std::min<int64_t>((g.len + tx * per - 1) / (tx * per), 65535);
+    const int64_t by = std::min<int64_t>((rows + ty - 1) / ty, std::max<int64_t>(1, 16384 / bx));
+    const dim3 blocks((unsigned)bx, (unsigned)by), threads((unsigned)tx, (unsigned)ty);
     unsigned long long *err = st->d_err + slot, *mirror = st->h_mirror_dev + slot,
                        *next = st->d_err + (slot + 1) % NSLOT;
-    const bool small = total < (int64_t)UINT32_MAX; // 32-bit index arithmetic is several times cheaper
+    const bool small = total < (int64_t)INT32_MAX / 2; // 32-bit indices are cheaper; margin for q0 + k * tx
     const void *src = st->dbox.p;
     void *dst = p->arrays.x;
     CK(injected_launch(stream), "launching the commit kernel");
     if (p->arrays.x_type == TRIDI_FLOAT64) {
         if (small)
-            tk_commit<double, uint32_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst,
-                (uint32_t)g.len, (uint32_t)g.R, (uint32_t)total, g.origin, g.rs, g.s2, err, mirror, next);
+            tk_commit<double, int32_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst,
+                (int32_t)g.len, (int32_t)g.R, (int32_t)rows, g.origin, g.rs, g.s2, err, mirror, next);
         else
             tk_commit<double, int64_t><<<blocks, threads, 0, stream>>>((const double *)src, (double *)dst, g.len,
-                g.R, total, g.origin, g.rs, g.s2, err, mirror, next);
+                g.R, rows, g.origin, g.rs, g.s2, err, mirror, next);
     } else {
         if (small)
-            tk_commit<float, uint32_t><<<blocks, threads, 0, stream>>>((const float *)src, (float *)dst,
-                (uint32_t)g.len, (uint32_t)g.R, (uint32_t)total, g.origin, g.rs, g.s2, err, mirror, next);
+            tk_commit<float, int32_t><<<blocks, threads, 0, stream>>>((const float *)src, (float *)dst,
+                (int32_t)g.len, (int32_t)g.R, (int32_t)rows, g.origin, g.rs, g.s2, err, mirror, next);
         else
             tk_commit<float, int64_t><<<blocks, threads, 0, stream>>>((const float *)src, (float *)dst, g.len, g.R,
-                total, g.origin, g.rs, g.s2, err, mirror, next);
+                rows, g.origin, g.rs, g.s2, err, mirror, next);
     }
     CK(cudaGetLastError(), "launching the commit kernel");
     return TRIDI_SUCCESS;

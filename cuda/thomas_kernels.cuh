@@ -1227,21 +1227,40 @@ cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
 // row = r + R * l2 starts at src row*len and at dst off + r*rs + l2*s2. One thread also hands the
 // verdict to the host through mapped pinned memory (no copy in the stream) and re-arms the error slot
 // of the context's next call, which is ordered after this one.
+// A block is blockDim.y rows of blockDim.x threads; a thread finds its row once (instead of two divisions
+// per cell) and copies TK_COMMIT_BYTES of it, all loads before the stores, so that enough bytes are in
+// flight: measured against one cell per thread, 16 and 32 bytes per thread (docs/benchmarks.md).
+constexpr int TK_COMMIT_BYTES = 64;
 template <class TX, class I>
-__global__ void tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, I len, I R, I total, int64_t off,
-                          int64_t rs, int64_t s2, const unsigned long long *err, unsigned long long *mirror,
-                          unsigned long long *next_err)
+__global__ void __launch_bounds__(256) tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, I len, I R,
+                                                 I rows, int64_t off, int64_t rs, int64_t s2,
+                                                 const unsigned long long *err, unsigned long long *mirror,
+                                                 unsigned long long *next_err)
 {
     const unsigned long long verdict = *err;
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
+    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0) {
         *mirror = verdict;
         *next_err = ULLONG_MAX;
     }
     if (verdict != ULLONG_MAX)
         return;
-    for (I idx = (I)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += (I)gridDim.x * blockDim.x) {
-        const I row = idx / len, q = idx - row * len, l2 = row / R, r = row - l2 * R;
-        dst[off + (int64_t)r * rs + (int64_t)l2 * s2 + q] = src[idx];
+    constexpr int V = TK_COMMIT_BYTES / sizeof(TX);
+    const I tx = (I)blockDim.x, span = tx * V;
+    for (I row = (I)blockIdx.y * blockDim.y + threadIdx.y; row < rows; row += (I)gridDim.y * blockDim.y) {
+        const I l2 = row / R, r = row - l2 * R;
+        const TX *s = src + (int64_t)row * len;
+        TX *d = dst + off + (int64_t)r * rs + (int64_t)l2 * s2;
+        for (I q0 = (I)blockIdx.x * span + threadIdx.x; q0 < len; q0 += (I)gridDim.x * span) {
+            TX v[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (q0 + k * tx < len)
+                    v[k] = s[q0 + k * tx];
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (q0 + k * tx < len)
+                    d[q0 + k * tx] = v[k];
+        }
     }
 }
 
