@@ -68,6 +68,7 @@ static void *dev_random(int64_t cells, int dbl, double lo, double hi)
     }
     CK(cudaMalloc(&d, (size_t)cells * es));
     CK(cudaMemcpy(d, h, (size_t)cells * es, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize()); /* a pageable upload may return before its DMA lands */
     free(h);
     return d;
 }

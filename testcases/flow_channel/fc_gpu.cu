@@ -612,11 +612,15 @@ done:
 int fc_gpu_put(fc_gpu *G, const double *eta, const double *u, const double *v, const double *t, const double *s) {
     View &V = G->V;
     size_t n2 = (size_t)V.ni * V.nj * sizeof(double), n3 = n2 * (V.km + 2);
-    bool ok = cuda_ok(G, cudaMemcpy(V.eta, eta, n2, cudaMemcpyHostToDevice), "put eta") &&
-              cuda_ok(G, cudaMemcpy(V.u, u, n3, cudaMemcpyHostToDevice), "put u") &&
-              cuda_ok(G, cudaMemcpy(V.v, v, n3, cudaMemcpyHostToDevice), "put v") &&
-              cuda_ok(G, cudaMemcpy(V.t, t, n3, cudaMemcpyHostToDevice), "put t") &&
-              cuda_ok(G, cudaMemcpy(V.s, s, n3, cudaMemcpyHostToDevice), "put s");
+    // On the step's stream (non-blocking), waited for: a plain cudaMemcpy from pageable memory may return
+    // before its DMA lands, and would not wait for a step still running on that stream.
+    const cudaMemcpyKind h2d = cudaMemcpyHostToDevice;
+    bool ok = cuda_ok(G, cudaMemcpyAsync(V.eta, eta, n2, h2d, G->stream), "put eta") &&
+              cuda_ok(G, cudaMemcpyAsync(V.u, u, n3, h2d, G->stream), "put u") &&
+              cuda_ok(G, cudaMemcpyAsync(V.v, v, n3, h2d, G->stream), "put v") &&
+              cuda_ok(G, cudaMemcpyAsync(V.t, t, n3, h2d, G->stream), "put t") &&
+              cuda_ok(G, cudaMemcpyAsync(V.s, s, n3, h2d, G->stream), "put s") &&
+              cuda_ok(G, cudaStreamSynchronize(G->stream), "put");
     return ok ? 0 : 1;
 }
 
