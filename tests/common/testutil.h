@@ -68,7 +68,7 @@ int64_t tu_check(const char *label, const tu_system *s, const void *xref, const 
  * rank holds: a distributed solve's answers are relative to the whole line, which a rank may see a few
  * cells of). */
 int64_t tu_check_scaled(const char *label, const tu_system *s, const void *xref, const int64_t lo[3],
-                        const int64_t hi[3], tridi_axis axis, double tol, const double *line_scale);
+                        const int64_t hi[3], double tol, const double *line_scale);
 /* Bitwise equality of x with x_before everywhere (for error cases). Returns bad cells. */
 int64_t tu_check_unchanged(const char *label, const tu_system *s);
 

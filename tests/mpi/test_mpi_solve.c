@@ -229,7 +229,7 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
                     }
                     scale[tu_index(&in.grid, i, j, k)] = sc > 1e-30 ? sc : 1e-30;
                 }
-        bad += tu_check_scaled(label, &ls, xref, llo, lhi, t->axis, 4 * tu_tolerance(ty[4]), scale);
+        bad += tu_check_scaled(label, &ls, xref, llo, lhi, 4 * tu_tolerance(ty[4]), scale);
         free(scale);
         free(xref);
     }
