@@ -485,7 +485,7 @@ struct plan_memo {
     tridi_dtype l = TRIDI_FLOAT32, d = TRIDI_FLOAT32, x = TRIDI_FLOAT32;
     tk_view view{};
     int64_t n = 0, n1 = 0, lines = 0;
-    bool contig = false;
+    bool contig = false, coop_wanted = false;
     tk_plan plan{};
 };
 
@@ -515,6 +515,11 @@ struct tridi_cuda_state {
     hbuf hin[4], hout;                     // pinned staging of unregistered arrays
     std::vector<char> undo;                // the old box of a registered x, put back if a line fails
     plan_memo memo;                        // device mode's latest plan
+    // A held solve (tridi_cuda_solve_device_held): its answers wait in dbox for tridi_cuda_commit_held.
+    // Any later device solve reuses the box, so it drops the hold.
+    bool held = false;
+    int held_slot = 0;
+    tridi_problem held_p{};
     upload_key uploaded[4];
     std::unordered_map<void *, size_t> user_allocs;
 };
@@ -811,10 +816,13 @@ tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
     return TRIDI_SUCCESS;
 }
 
-tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slot, cudaStream_t stream)
+// copy = false: only the verdict is handed on (to the host's mirror, and the next slot re-armed), as a
+// held solve needs before its answers may go into x (tridi_cuda_commit_held).
+tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slot, cudaStream_t stream,
+                           bool copy = true)
 {
     const rows_geo g = geometry(p);
-    const int64_t rows = g.R * p->n2, total = g.len * rows;
+    const int64_t rows = copy ? g.R * p->n2 : 0, total = g.len * rows;
     // Threads across a row: enough for its cells at `per` each (a warp at least), at most 256; the
     // rest of the block's 256 threads take further rows.
     const int64_t per = TK_COMMIT_BYTES / (int64_t)tridi_dtype_size(p->arrays.x_type); // cells per thread
@@ -822,8 +830,8 @@ tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slo
     while (tx < 256 && tx * per < g.len)
         tx *= 2;
     const int ty = 256 / tx;
-    const int64_t bx = std::min<int64_t>((g.len + tx * per - 1) / (tx * per), 65535);
-    const int64_t by = std::min<int64_t>((rows + ty - 1) / ty, std::max<int64_t>(1, 16384 / bx));
+    const int64_t bx = copy ? std::min<int64_t>((g.len + tx * per - 1) / (tx * per), 65535) : 1;
+    const int64_t by = std::max<int64_t>(1, std::min<int64_t>((rows + ty - 1) / ty, std::max<int64_t>(1, 16384 / bx)));
     const dim3 blocks((unsigned)bx, (unsigned)by), threads((unsigned)tx, (unsigned)ty);
     unsigned long long *err = st->d_err + slot, *mirror = st->h_mirror_dev + slot,
                        *next = st->d_err + (slot + 1) % NSLOT;
@@ -1289,9 +1297,16 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     return TRIDI_SUCCESS;
 }
 
-tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream)
+} // extern "C"
+
+namespace {
+
+// Device-mode solve. hold: the answers stay in the context's box (never the one-wave variant, which
+// writes x itself) and only the verdict is handed on; tridi_cuda_commit_held copies them into x later.
+tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream, bool hold)
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
+    st->held = false; // this solve reuses the box
     tridi_status s = check_device_arrays(st->device, p);
     if (s)
         return s;
@@ -1320,14 +1335,15 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     // otherwise it solves into the context's box and a commit kernel copies the box into x.
     plan_memo &mm = st->memo;
     const bool known = mm.valid && mm.l == kt.l && mm.d == kt.d && mm.x == kt.x && mm.n == a.n && mm.n1 == a.n1 &&
-                       mm.lines == a.l_count && mm.contig == contiguous && mm.view.off == user.off &&
-                       mm.view.s1 == user.s1 && mm.view.s2 == user.s2 && mm.view.sm == user.sm;
+                       mm.lines == a.l_count && mm.contig == contiguous && mm.coop_wanted == !hold &&
+                       mm.view.off == user.off && mm.view.s1 == user.s1 && mm.view.s2 == user.s2 &&
+                       mm.view.sm == user.sm;
     if (!known) {
         tk_plan made;
-        s = plan_solve(kt, a, contiguous, true, &made);
+        s = plan_solve(kt, a, contiguous, !hold, &made);
         if (s)
             return s;
-        mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, made};
+        mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, !hold, made};
     }
     const tk_plan plan = mm.plan;
     const bool scratch = !plan.split && tk_needs_scratch(p->n); // split lines keep W/G in registers
@@ -1358,7 +1374,7 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
         a.out = compact_view(p);
         s = run_solve(kt, a, plan, cs);
         if (!s)
-            s = launch_commit(st, p, slot, cs);
+            s = launch_commit(st, p, slot, cs, !hold);
     }
     if (s) {
         // A launch was refused, perhaps after the solve was queued: later work must wait for that solve,
@@ -1378,6 +1394,46 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     st->pending[slot].active = true;
     st->pending[slot].p = *p;
     st->next_slot = (slot + 1) % NSLOT;
+    if (hold) {
+        st->held = true;
+        st->held_slot = slot;
+        st->held_p = *p;
+    }
+    return TRIDI_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream)
+{
+    return solve_device(st, p, stream, false);
+}
+
+tridi_status tridi_cuda_solve_device_held(tridi_cuda_state *st, const tridi_problem *p, void *stream)
+{
+    return solve_device(st, p, stream, true);
+}
+
+tridi_status tridi_cuda_commit_held(tridi_cuda_state *st, void *stream)
+{
+    if (!st->held)
+        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held device solve to commit (please report)");
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
+    tridi_status s = after_last(st, cs);
+    if (s)
+        return s;
+    st->held = false;
+    // The held slot's error word still holds the verdict (no solve has run since): the commit copies the
+    // box only if it is clear, as for any multi-wave solve.
+    s = launch_commit(st, &st->held_p, st->held_slot, cs);
+    if (s)
+        return s;
+    CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");
+    st->have_last = true;
+    st->last_stream = cs;
     return TRIDI_SUCCESS;
 }
 

@@ -126,6 +126,12 @@ tridi_status tridi_cuda_host_register(struct tridi_cuda_state *st, const void *p
 /* Waits for the context's transfers, then unlocks the range if pinned. */
 tridi_status tridi_cuda_host_unregister(struct tridi_cuda_state *st, const void *ptr, int pinned);
 tridi_status tridi_cuda_solve_device(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+/* The MPI layer's uncut solves: a device solve whose answers wait in the context's box (the verdict is
+ * collected by tridi_cuda_synchronize as usual) until tridi_cuda_commit_held copies them into x, once
+ * every rank has succeeded. Any other device solve on the context in between drops the hold (commit then
+ * fails with TRIDI_ERROR_INTERNAL). */
+tridi_status tridi_cuda_solve_device_held(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+tridi_status tridi_cuda_commit_held(struct tridi_cuda_state *st, void *stream);
 tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
 tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
 tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,

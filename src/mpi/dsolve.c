@@ -835,52 +835,33 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     const int work_here = dp.has_lines && dp.n > 0;
     cudaStream_t st = (cudaStream_t)stream;
     if (!dp.cut) {
-        /* Into a scratch answer, copied to x once every rank has succeeded (see local_solve). */
-        void *tmp = NULL;
-        size_t es = work_here ? tridi_dtype_size(dp.p.arrays.x_type) : 0;
-        const int solo = d->info.nranks == 1; /* no other rank can fail: solve straight into x */
-        if (work_here && solo) {
-            s = tridi_solve_device(ctx, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, stream);
-            if (!s) {
-                cudaError_t e = cudaStreamSynchronize(st);
-                s = e == cudaSuccess ? tridi_synchronize(ctx)
-                                     : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
-                                                  cudaGetErrorString(e));
-            }
+        /* The answers wait in the context's box until every rank has succeeded, then the commit copies
+         * them into x: one pass over the box, where a scratch copy of x took two (on one rank,
+         * tridi_solve_device alone keeps x unchanged on failure). */
+        const int solo = d->info.nranks == 1;
+        tridi_problem p;
+        int empty = 1;
+        if (work_here)
+            s = tridi_validate(f, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, 1, &p, &empty);
+        if (work_here && !s && !empty)
+            s = solo ? tridi_cuda_solve_device(ctx->cuda, &p, stream)
+                     : tridi_cuda_solve_device_held(ctx->cuda, &p, stream);
+        if (work_here && !s && !empty) {
+            cudaError_t e = cudaStreamSynchronize(st);
+            s = e == cudaSuccess ? tridi_synchronize(ctx)
+                                 : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
+                                              cudaGetErrorString(e));
+        }
+        if (solo)
             return s;
-        }
-        if (work_here) {
-            cudaError_t e = cudaSuccess;
-            tmp = tridi_mpi_scratch(d, 0, (size_t)dp.p.total_cells * es);
-            if (!tmp)
-                s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for a scratch answer of %zu bytes", f,
-                               (size_t)dp.p.total_cells * es);
-            tridi_arrays a = *device_arrays;
-            a.x = tmp;
-            if (!s)
-                s = tridi_solve_device(ctx, &d->info.grid, axis, dp.llo, dp.lhi, &a, stream);
-            if (!s) {
-                e = cudaStreamSynchronize(st);
-                s = e == cudaSuccess ? tridi_synchronize(ctx)
-                                     : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
-                                                  cudaGetErrorString(e));
-            }
-        }
         s = tridi_mpi_agree(comm, s);
-        if (!s && work_here) {
-            const tridi_problem *p = &dp.p;
-            int64_t o = cell_offset(p, dp.llo[0], dp.llo[1], dp.llo[2]) * (int64_t)es;
-            tridi_mpi_region r;
-            r.src = (char *)tmp + o;
-            r.dst = (char *)device_arrays->x + o;
-            r.src_s1 = r.dst_s1 = p->stride[1];
-            r.src_s2 = r.dst_s2 = p->stride[2];
-            for (int a = 0; a < 3; ++a)
-                r.count[a] = dp.lhi[a] - dp.llo[a] + 1;
-            s = tridi_mpi_cuda_copy_regions(&r, 1, es, stream);
+        if (!s && work_here && !empty) {
+            s = tridi_cuda_commit_held(ctx->cuda, stream);
             cudaError_t e = cudaStreamSynchronize(st);
             if (!s && e != cudaSuccess)
                 s = tridi_fail(TRIDI_ERROR_CUDA, "%s: copying the answer: %s", f, cudaGetErrorString(e));
+            if (!s) /* with no stream given, the commit ran on the context's own */
+                s = tridi_synchronize(ctx);
         }
         return tridi_mpi_agree(comm, s);
     }

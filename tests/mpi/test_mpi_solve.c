@@ -318,6 +318,26 @@ int main(int argc, char **argv)
         }
         bad += mt_total(run_trial(&t, ti, &rng));
     }
+    /* Every kind of failure on an axis no rank boundary cuts (z, and x with the ranks along j only), in a
+     * random cell: the ranks whose own lines all succeed must still leave x unchanged, and only the
+     * others' failure may tell them so. */
+    for (int f = 0; f < 6; ++f) {
+        trial t;
+        memset(&t, 0, sizeof t);
+        t.ndim = 3;
+        t.axis = f < 3 ? TRIDI_AXIS_Z : TRIDI_AXIS_X;
+        t.dims[0] = f < 3 ? 0 : 1;
+        t.dims[1] = f < 3 ? 0 : nranks;
+        t.fault = f % 3 + 1;
+        t.combo = t.fault == 3 ? 2 : (int)tu_randint(&rng, 0, 2);
+        for (int a = 0; a < 3; ++a) {
+            t.n[a] = a == 2 ? 6 : 2 * nranks + 3;
+            t.lo[a] = 1;
+            t.hi[a] = t.n[a];
+            t.fault_cell[a] = tu_randint(&rng, 1 + (a == t.axis), t.n[a]);
+        }
+        bad += mt_total(run_trial(&t, trials + f, &rng));
+    }
     tridi_destroy(ctx);
     return mt_finish(name, bad, 0);
 }
