@@ -796,34 +796,70 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
     return 1;
 }
 
-tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
-{
-    const size_t xes = tridi_dtype_size(p->arrays.x_type);
-    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
-    cpu_plan c = make_plan(p, nthreads);
-    for (int t = 0; t < nthreads; ++t)
-        c.nblocks += thread_blocks(p, &c, t, NULL);
+/* A call's scratch, one allocation kept by the context: per-thread workspaces, the undo log (the old x
+ * of every block, at a fixed place per block), the block list, and one written flag per block. The plan
+ * and these places follow from the problem and the thread count alone, so that the restore of a held
+ * solve finds them again. */
+typedef struct cpu_layout {
+    cpu_plan c;
+    size_t ws_bytes, log_bytes, need;
+    char *log;              /* set by place() */
+    unsigned char *written; /* set by place() */
+} cpu_layout;
 
-    /* One allocation, kept by the context: per-thread workspaces, the undo log (the old x of every block,
-     * at a fixed place per block), the block list, and one written flag per block. */
-    const size_t ws_bytes = workspace_bytes(p, &c);
-    const size_t log_bytes = (size_t)c.nblocks * (size_t)(c.log_rows * c.log_pitch) * xes;
-    const size_t list_bytes = (size_t)c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t);
-    const size_t need = ((size_t)nthreads * ws_bytes + log_bytes + list_bytes + (size_t)c.nblocks + 63) / 64 * 64;
-    if (need > ctx->cpu_scratch_bytes) {
-        void *mem = aligned_alloc(64, need);
+static cpu_layout layout_of(const tridi_problem *p, int nthreads)
+{
+    cpu_layout y;
+    y.c = make_plan(p, nthreads);
+    for (int t = 0; t < nthreads; ++t)
+        y.c.nblocks += thread_blocks(p, &y.c, t, NULL);
+    y.ws_bytes = workspace_bytes(p, &y.c);
+    y.log_bytes = (size_t)y.c.nblocks * (size_t)(y.c.log_rows * y.c.log_pitch) * tridi_dtype_size(p->arrays.x_type);
+    const size_t list_bytes = (size_t)y.c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t);
+    y.need = ((size_t)nthreads * y.ws_bytes + y.log_bytes + list_bytes + (size_t)y.c.nblocks + 63) / 64 * 64;
+    y.log = NULL;
+    y.written = NULL;
+    return y;
+}
+
+/* Points y's log, block list and written flags into scratch (at least y->need bytes). */
+static void place(cpu_layout *y, char *scratch)
+{
+    y->log = scratch + (size_t)y->c.nthreads * y->ws_bytes; /* log rows are 64-byte multiples: what follows is aligned */
+    y->c.blocks = (cpu_block *)(y->log + y->log_bytes);
+    y->c.first = (int64_t *)(y->c.blocks + y->c.nblocks);
+    y->written = (unsigned char *)(y->c.first + y->c.nthreads + 1);
+}
+
+/* Puts back the old x of every block that the call of layout y wrote. */
+static void restore_written(const tridi_problem *p, cpu_layout *y)
+{
+    const cpu_plan *c = &y->c;
+#pragma omp parallel for schedule(static) num_threads(c->nthreads)
+    for (int64_t b = 0; b < c->nblocks; ++b)
+        if (y->written[b])
+            block_log(p, c, b, y->log, 0);
+}
+
+static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hold)
+{
+    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    ctx->cpu_held = 0; /* this call reuses the scratch that a held solve's log lives in */
+    cpu_layout y = layout_of(p, nthreads);
+    if (y.need > ctx->cpu_scratch_bytes) {
+        void *mem = aligned_alloc(64, y.need);
         if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
-                              "tridi_solve: could not allocate %zu bytes for the CPU workspace and undo log", need);
+                              "tridi_solve: could not allocate %zu bytes for the CPU workspace and undo log", y.need);
         free(ctx->cpu_scratch);
         ctx->cpu_scratch = mem;
-        ctx->cpu_scratch_bytes = need;
+        ctx->cpu_scratch_bytes = y.need;
     }
-    char *workspaces = ctx->cpu_scratch;
-    char *log = workspaces + (size_t)nthreads * ws_bytes; /* log rows are 64-byte multiples: what follows is aligned */
-    c.blocks = (cpu_block *)(log + log_bytes);
-    c.first = (int64_t *)(c.blocks + c.nblocks);
-    unsigned char *written = (unsigned char *)(c.first + nthreads + 1);
+    place(&y, ctx->cpu_scratch);
+    cpu_plan c = y.c;
+    const size_t ws_bytes = y.ws_bytes;
+    char *workspaces = ctx->cpu_scratch, *log = y.log;
+    unsigned char *written = y.written;
     int64_t k = 0;
     for (int t = 0; t < nthreads; ++t) {
         c.first[t] = k;
@@ -858,13 +894,30 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
             }
         stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
     }
-    if (best_line == INT64_MAX)
+    if (best_line == INT64_MAX) {
+        if (hold) { /* every block is written and logged: the log can still undo the whole call */
+            ctx->cpu_held = 1;
+            ctx->cpu_held_threads = nthreads;
+            ctx->cpu_held_p = *p;
+        }
         return TRIDI_SUCCESS;
-
+    }
     /* Some line failed: put back the old x of every block already written. */
-#pragma omp parallel for schedule(static) num_threads(nthreads)
-    for (int64_t b = 0; b < c.nblocks; ++b)
-        if (written[b])
-            block_log(p, &c, b, log, 0);
+    restore_written(p, &y);
     return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
+}
+
+tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 0); }
+
+tridi_status tridi_cpu_solve_held(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 1); }
+
+tridi_status tridi_cpu_undo_held(tridi_context ctx)
+{
+    if (!ctx->cpu_held)
+        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held CPU solve to undo (please report)");
+    ctx->cpu_held = 0;
+    cpu_layout y = layout_of(&ctx->cpu_held_p, ctx->cpu_held_threads);
+    place(&y, ctx->cpu_scratch);
+    restore_written(&ctx->cpu_held_p, &y);
+    return TRIDI_SUCCESS;
 }

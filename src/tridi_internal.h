@@ -93,6 +93,9 @@ struct tridi_context_s {
     size_t cpu_scratch_bytes;
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
+    /* A held CPU solve (tridi_cpu_solve_held): x written, its undo log still in cpu_scratch. */
+    int cpu_held, cpu_held_threads;
+    tridi_problem cpu_held_p;
     int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
                                  tridi_destroy refuses while any is alive */
 };
@@ -107,6 +110,11 @@ void tridi_host_unregister_all(tridi_context ctx);
 
 /* ---- CPU backend (cpu_solve.c) ---- */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
+/* The MPI layer's uncut solves on the CPU: a solve that writes x and keeps its undo log, so that
+ * tridi_cpu_undo_held can put x back if another rank failed. Any other CPU solve on the context in
+ * between drops the hold (undo then fails with TRIDI_ERROR_INTERNAL). */
+tridi_status tridi_cpu_solve_held(tridi_context ctx, const tridi_problem *p);
+tridi_status tridi_cpu_undo_held(tridi_context ctx);
 
 /* ---- CUDA backend (cuda/, only when built with TRIDI_HAVE_CUDA) ----
  * Every function returns a status and sets the message through tridi_fail; none exits or resets

@@ -467,8 +467,10 @@ static int64_t cell_offset(const tridi_problem *p, int64_t i, int64_t j, int64_t
     return (i - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) + p->stride[2] * (k - p->grid.lbound[2]);
 }
 
-/* An uncut axis: tridi_solve on this rank's part, into a scratch answer so that a failure on any other
- * rank still leaves every rank's x unchanged; copied into x once every rank has succeeded. */
+/* An uncut axis: tridi_solve on this rank's part, such that a failure on any other rank still leaves
+ * every rank's x unchanged. On the CPU backend the solve writes x and keeps its undo log until the ranks
+ * agree (undone if another rank failed); on a CUDA context (host arrays) it solves into a scratch answer
+ * copied into x once every rank has succeeded. */
 static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d, const dplan *dp,
                                 const tridi_arrays *arrays)
 {
@@ -476,8 +478,21 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
     const int work_here = dp->has_lines && dp->n > 0;
     if (d->info.nranks == 1) /* tridi_solve alone keeps x unchanged on failure */
         return work_here ? tridi_solve(ctx, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays) : TRIDI_SUCCESS;
-    void *tmp = NULL;
     tridi_status s = TRIDI_SUCCESS;
+    if (ctx->backend == TRIDI_BACKEND_CPU) {
+        tridi_problem p;
+        int empty = 1;
+        if (work_here)
+            s = tridi_validate(f, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays, 1, &p, &empty);
+        const int held = work_here && !s && !empty;
+        if (held)
+            s = tridi_cpu_solve_held(ctx, &p);
+        const tridi_status all = tridi_mpi_agree(comm, s);
+        if (all && held && !s) /* this rank's lines succeeded, another rank's did not */
+            s = tridi_cpu_undo_held(ctx);
+        return all ? all : s;
+    }
+    void *tmp = NULL;
     size_t es = work_here ? tridi_dtype_size(dp->p.arrays.x_type) : 0;
     if (work_here) {
         tmp = malloc((size_t)dp->p.total_cells * es);
