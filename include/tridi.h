@@ -29,6 +29,16 @@
 extern "C" {
 #endif
 
+/* TRIDI_API marks the public entry points: the library is built with hidden visibility, so only
+ * functions declared with it leave a shared libtridi. */
+#if defined(_WIN32)
+#define TRIDI_API
+#elif defined(__GNUC__) || defined(__clang__)
+#define TRIDI_API __attribute__((visibility("default")))
+#else
+#define TRIDI_API
+#endif
+
 #define TRIDI_VERSION_MAJOR 0
 #define TRIDI_VERSION_MINOR 1
 #define TRIDI_VERSION_PATCH 0
