@@ -65,6 +65,28 @@ typedef enum tridi_status {
     TRIDI_ERROR_INTERNAL = 14       /* a bug in tridi: please report it with the message */
 } tridi_status;
 
+/* ---------------------------------------------------------------------------------------------------
+ * The solve contract a caller chooses (issue "One solve pipeline"; docs/errors.md).
+ * ------------------------------------------------------------------------------------------------- */
+/* What a numerical failure (zero pivot, non-finite value) does to x. */
+typedef enum tridi_on_error {
+    TRIDI_ON_ERROR_LINES = 0, /* a failing line is left untouched, every other line gets its answer */
+    TRIDI_ON_ERROR_CALL = 1   /* all or nothing: x unchanged if any line fails (costs an undo log) */
+} tridi_on_error;
+
+/* Which arithmetic a solve may use. */
+typedef enum tridi_arith {
+    TRIDI_ARITH_DEFAULT = 0, /* MOHID for the mixed type, FAST for all-float and all-double arrays */
+    TRIDI_ARITH_MOHID = 1,   /* pivots in double, each answer rounded to its type: bit for bit MOHID */
+    TRIDI_ARITH_FAST = 2     /* any algorithm within the accuracy bound stated in docs/errors.md */
+} tridi_arith;
+
+/* When device solves report their numerical verdict. */
+typedef enum tridi_verdict {
+    TRIDI_VERDICT_SYNC = 0,    /* the call returns the numerical status */
+    TRIDI_VERDICT_DEFERRED = 1 /* only enqueued; failures reported by the next status/synchronize call */
+} tridi_verdict;
+
 /* Static name of a status ("TRIDI_ERROR_BOUNDS", ...). Never NULL. */
 const char *tridi_status_name(tridi_status status);
 

@@ -9,6 +9,7 @@
 static _Thread_local char tls_message[1024];
 static _Thread_local int tls_cell_ndim;
 static _Thread_local int64_t tls_cell[3];
+static _Thread_local int64_t tls_failed_lines;
 
 const char *tridi_status_name(tridi_status status)
 {
@@ -76,8 +77,23 @@ tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_
     tls_cell_ndim = p->grid.ndim;
     for (int a = 0; a < 3; ++a)
         tls_cell[a] = a < p->grid.ndim ? cell[a] : 0;
+    tls_failed_lines = 1;
     return status;
 }
+
+tridi_status tridi_fail_numeric_lines(const char *func, const tridi_problem *p, tridi_status status,
+                                      int64_t line, int64_t m, const char *what, int64_t nfailed)
+{
+    tridi_fail_numeric(func, p, status, line, m, what);
+    size_t len = strlen(tls_message);
+    snprintf(tls_message + len, sizeof tls_message - len,
+             "; %lld line%s failed and %s left untouched, every other line was answered", (long long)nfailed,
+             nfailed == 1 ? "" : "s", nfailed == 1 ? "was" : "were");
+    tls_failed_lines = nfailed;
+    return status;
+}
+
+int64_t tridi_error_failed_lines_internal(void) { return tls_cell_ndim ? tls_failed_lines : 0; }
 
 void tridi_set_error_cell(int ndim, const int64_t cell[3])
 {

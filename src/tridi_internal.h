@@ -33,6 +33,12 @@ typedef struct tridi_problem {
     int64_t total_cells;    /* allocated cells of each array */
     tridi_combo combo;
     tridi_arrays arrays;
+    /* The contract of this solve, resolved (never TRIDI_ARITH_DEFAULT here). Every backend honours
+     * on_error: under LINES a failing line is left untouched and the others are answered; under CALL x
+     * is unchanged on any failure. */
+    tridi_on_error on_error;
+    tridi_arith arith;
+    tridi_verdict verdict;
 } tridi_problem;
 
 /* Offset (elements) of the first unknown of line l. */
@@ -55,6 +61,13 @@ tridi_status tridi_fail(tridi_status status, const char *fmt, ...)
 /* Records a numerical failure of line l at unknown m: ZERO_PIVOT or NONFINITE with the cell. */
 tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_status status,
                                 int64_t line, int64_t m, const char *what);
+
+/* The same for a solve under TRIDI_ON_ERROR_LINES: `line`/`m` is the first failing line and its cell,
+ * `nfailed` the number of lines that failed (all left untouched; every other line was answered). */
+tridi_status tridi_fail_numeric_lines(const char *func, const tridi_problem *p, tridi_status status,
+                                      int64_t line, int64_t m, const char *what, int64_t nfailed);
+/* Number of lines that failed in this thread's last numerical failure (1 under ON_ERROR_CALL). */
+int64_t tridi_error_failed_lines_internal(void);
 
 /* Sets the cell reported by tridi_error_cell after tridi_fail (the MPI layer relays another rank's
  * numerical failure this way). */

@@ -119,6 +119,10 @@ tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis ax
     if (s)
         return s;
     p->arrays = *arrays;
+    /* Today's behaviour until plans choose otherwise: all or nothing, MOHID arithmetic, synchronous. */
+    p->on_error = TRIDI_ON_ERROR_CALL;
+    p->arith = TRIDI_ARITH_MOHID;
+    p->verdict = TRIDI_VERDICT_SYNC;
     if (*empty)
         return TRIDI_SUCCESS;
 
