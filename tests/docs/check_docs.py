@@ -23,6 +23,7 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -144,7 +145,8 @@ def main():
     a = ap.parse_args()
     src = a.source
     here = os.path.join(src, "tests", "docs")
-    failures, compiled, nocompile = [], 0, []
+    failures, compiled, nocompile = [], [], []
+    shutil.rmtree(a.work, ignore_errors=True)
 
     docs = [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "*.md")))
     for doc in docs:
@@ -171,11 +173,12 @@ def main():
                 cmd = [a.cc, "-std=c11", "-Wall", "-Werror", "-Wno-unused-variable", "-Wno-unused-but-set-variable",
                        "-fsyntax-only"] + incs
                 rc, out, path = compile_one(cmd, c_unit(kind, block, is_mpi), ".c", a.work, tag)
+                form = "a fragment" if kind else "a file-scope unit"
                 if rc != 0 and kind == "":
                     frc, fout, fpath = compile_one(cmd, c_unit("fragment", block, is_mpi), ".c", a.work,
                                                    tag + "_fragment")
                     if frc == 0:
-                        rc = 0
+                        rc, form = 0, "a fragment"
                     else:
                         head = "\n".join(out.splitlines()[:6])
                         out = f"as a fragment ({fpath}):\n{fout}\nas a file-scope unit (first lines):\n{head}"
@@ -189,7 +192,8 @@ def main():
                 cmd = [a.fc, "-std=f2018", "-fsyntax-only", "-I" + a.fmod, "-J" + a.work]
                 rc, out, path = compile_one(cmd, fortran_unit(kind, block, os.path.join(here, "fragment.f90")),
                                             ".f90", a.work, tag)
-            compiled += 1
+                form = "a program unit" if kind == "" and fortran_is_unit(block) else "a fragment"
+            compiled.append(f"{where}: compiled as {form}")
             if rc != 0:
                 failures.append(f"{where}: does not compile ({path}):\n{out}")
 
@@ -208,9 +212,9 @@ def main():
         if not re.search(r"\b" + opt + r"\b", readme):
             failures.append(f"README.md: CMake option {opt} is missing from the build options table")
 
-    for n in nocompile:
+    for n in compiled + nocompile:
         print(n)
-    print(f"docs: {compiled} code blocks compiled, {len(options)} options and the public functions checked")
+    print(f"docs: {len(compiled)} code blocks compiled, {len(options)} options and the public functions checked")
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
