@@ -15,6 +15,7 @@
    error. Blocks not meant to compile say so with another info string (```text, ```sh, ...).
 2. Every function declared in tridi.h is named in docs/api.md, every one of tridi_mpi.h in docs/mpi.md.
 3. Every option() of the top-level CMakeLists.txt is named in README.md.
+4. Every relative link of README.md and docs/**/*.md leads to a file or folder of the tree.
 
 Exit 0 when all hold; otherwise every failure is printed (file, line of the block, compiler output) and the
 exit status is 1.
@@ -212,9 +213,21 @@ def main():
         if not re.search(r"\b" + opt + r"\b", readme):
             failures.append(f"README.md: CMake option {opt} is missing from the build options table")
 
+    linked = [os.path.join(src, "README.md")] + sorted(glob.glob(os.path.join(src, "docs", "**", "*.md"),
+                                                                recursive=True))
+    for doc in linked:
+        with open(doc, encoding="utf-8") as fh:
+            text = fh.read()
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(doc), target))):
+                failures.append(f"{os.path.relpath(doc, src)}: link to {target}, which does not exist")
+
     for n in compiled + nocompile:
         print(n)
-    print(f"docs: {len(compiled)} code blocks compiled, {len(options)} options and the public functions checked")
+    print(f"docs: {len(compiled)} code blocks compiled, {len(options)} options and the public functions "
+          f"checked, the links of {len(linked)} files followed")
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
