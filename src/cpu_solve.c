@@ -38,7 +38,7 @@ static inline int omp_get_num_threads(void) { return 1; }
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
-/* Compile-time tuning knobs, set from a same-run sweep on the 16-core GPU host (docs/benchmarks.md).
+/* Compile-time tuning knobs, set from a same-run sweep on a 16-core host (see docs/decisions/008).
  * Bytes a y/z block's W and G may take: 8 MiB lets a y block span a whole row of lines on grids up to
  * ~900 unknowns per line (one long contiguous row per unknown, W and G in L3), which beat blocks sized
  * for L2 (0.5, 1 and 2 MiB) at 560x560x56. */

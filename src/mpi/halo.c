@@ -22,8 +22,7 @@ enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
 
 /* IPC faces whose rows are at least IPC_ROW_BYTES long are copied by the copy engines, shorter ones
  * by a kernel; so are faces of IPC_CE_MAX_BYTES or more, which the kernel's stores move faster over
- * NVLink than the 3D copies do (measured on 2 H200: 290 vs 246 GB/s for 64 MiB faces, while below
- * 4 MiB the copies win; docs/benchmarks.md). */
+ * NVLink than the 3D copies do, while below 4 MiB the copies win (see docs/decisions/014). */
 #define IPC_ROW_BYTES 64
 #ifndef IPC_CE_MAX_BYTES /* -DIPC_CE_MAX_BYTES=0: every face by the kernel (benchmarks compare both) */
 #define IPC_CE_MAX_BYTES (4u << 20)
