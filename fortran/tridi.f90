@@ -51,38 +51,41 @@ module tridi
     type :: array_desc
         character(len=8) :: name = ''
         logical :: present = .false., contiguous = .true.
+        integer :: rank = 0
         integer(c_int) :: dtype = TRIDI_FLOAT32
-        integer(int64) :: lb(3) = 1, ub(3) = 1
+        integer(int64) :: lb(3) = 1, ub(3) = 1, cells = 0
         type(c_ptr) :: ptr = c_null_ptr
     end type
 
     ! ---- wrappers ----
+    ! The arrays are assumed-rank (one specific per kind combination, written once for every rank); the
+    ! ranks the C library takes (2 or 3; 1 to 3 for copies) are checked at run time with a status.
+    !
     ! tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, X [, stat]): kinds all real(4), all real(8), or MOHID's
     ! mix (E real(8), the others real(4)); rank 2 or 3.
     interface tridi_solve
-        module procedure solve_r4_2d, solve_r4_3d, solve_r8_2d, solve_r8_3d, solve_mixed_2d, solve_mixed_3d
+        module procedure solve_r4, solve_r8, solve_mixed
     end interface
     ! tridi_upload_async(ctx, axis, lo, hi, array, role [, stat]): real(4) or real(8), rank 2 or 3.
     interface tridi_upload_async
-        module procedure upload_4_2d, upload_4_3d, upload_8_2d, upload_8_3d
+        module procedure upload_4, upload_8
     end interface
     ! tridi_host_register(ctx, array [, stat]) / tridi_host_unregister(ctx, array [, stat]): a whole
     ! real(4) or real(8) array of rank 2 or 3 (pointer or target), page-locked for direct DMA; unregister
     ! it before deallocating it.
     interface tridi_host_register
-        module procedure register_4_2d, register_4_3d, register_8_2d, register_8_3d
+        module procedure register_4, register_8
     end interface
     interface tridi_host_unregister
-        module procedure unregister_4_2d, unregister_4_3d, unregister_8_2d, unregister_8_3d
+        module procedure unregister_4, unregister_8
     end interface
     ! tridi_copy_to_device(ctx, device_dst, host_src [, stat]) / tridi_copy_to_host(ctx, host_dst,
-    ! device_src [, stat]): whole real(4)/real(8) arrays of rank 1 to 3.
+    ! device_src [, stat]): whole contiguous real(4)/real(8) arrays of rank 1 to 3.
     interface tridi_copy_to_device
-        module procedure to_device_4_1d, to_device_4_2d, to_device_4_3d, to_device_8_1d, to_device_8_2d, &
-                         to_device_8_3d
+        module procedure to_device_4, to_device_8
     end interface
     interface tridi_copy_to_host
-        module procedure to_host_4_1d, to_host_4_2d, to_host_4_3d, to_host_8_1d, to_host_8_2d, to_host_8_3d
+        module procedure to_host_4, to_host_8
     end interface
     public :: tridi_create, tridi_destroy, tridi_get_backend, tridi_backend_name, tridi_error_message, &
               tridi_status_name, tridi_error_cell, tridi_version_string, tridi_solve, tridi_upload_async, &
@@ -178,30 +181,47 @@ contains
 
     ! ---- solves ----
 
-    ! Checks what only Fortran knows (axis number, lo/hi entries, association, contiguity, equal bounds)
-    ! and builds the C grid, axis and box. ok = .false.: the failure has been recorded and stat set.
-    subroutine build_problem(func, rank, axis, lo, hi, a, n, grid, caxis, clo, chi, ok, stat)
+    ! Checks what only Fortran knows (association, ranks, axis number, lo/hi entries, contiguity, equal
+    ! bounds) and builds the C grid, axis and box; rank is the rank of the first array. ok = .false.: the
+    ! failure has been recorded and stat set.
+    subroutine build_problem(func, axis, lo, hi, a, n, rank, grid, caxis, clo, chi, ok, stat)
         character(*), intent(in) :: func
-        integer, intent(in) :: rank, axis, n
+        integer, intent(in) :: axis, n
         class(*), intent(in) :: lo(:), hi(:)
         type(array_desc), intent(in) :: a(n)
+        integer, intent(out) :: rank
         type(tridi_grid_t), intent(out) :: grid
         integer(c_int), intent(out) :: caxis
         integer(c_int64_t), intent(out) :: clo(3), chi(3)
         logical, intent(out) :: ok
         integer, intent(out), optional :: stat
         integer :: i
-        call c_axis(func, axis, rank, 'the rank-'//itoa(rank)//' arrays', caxis, ok, stat)
-        if (ok) call index_vector(func, 'lo', lo, rank, clo, ok, stat)
-        if (ok) call index_vector(func, 'hi', hi, rank, chi, ok, stat)
-        if (.not. ok) return
         ok = .false.
+        rank = a(1)%rank
         do i = 1, n
             if (.not. a(i)%present) then
                 call tridi_set_error(TRIDI_ERROR_NULL_POINTER, func//': argument '//trim(a(i)%name)// &
                                      ' is not associated', stat)
                 return
             end if
+            if (a(i)%rank /= 2 .and. a(i)%rank /= 3) then
+                call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': argument '//trim(a(i)%name)// &
+                                     ' has rank '//itoa(a(i)%rank)//'; tridi solves arrays of rank 2 or 3', stat)
+                return
+            end if
+            if (a(i)%rank /= rank) then
+                call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': argument '//trim(a(i)%name)// &
+                                     ' has rank '//itoa(a(i)%rank)//' but '//trim(a(1)%name)//' has rank '// &
+                                     itoa(rank), stat)
+                return
+            end if
+        end do
+        call c_axis(func, axis, rank, 'the rank-'//itoa(rank)//' arrays', caxis, ok, stat)
+        if (ok) call index_vector(func, 'lo', lo, rank, clo, ok, stat)
+        if (ok) call index_vector(func, 'hi', hi, rank, chi, ok, stat)
+        if (.not. ok) return
+        ok = .false.
+        do i = 1, n
             if (.not. a(i)%contiguous) then
                 call tridi_set_error(TRIDI_ERROR_UNSUPPORTED, func//': argument '//trim(a(i)%name)// &
                                      ' is not contiguous; tridi works in place on whole model arrays and '// &
@@ -234,9 +254,9 @@ contains
                                                   'argument '//trim(a%name)//' has no elements', stat)
     end function
 
-    subroutine solve_common(ctx, rank, axis, lo, hi, a, stat)
+    subroutine solve_common(ctx, axis, lo, hi, a, stat)
         type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: rank, axis
+        integer, intent(in) :: axis
         class(*), intent(in) :: lo(:), hi(:)
         type(array_desc), intent(in) :: a(5)
         integer, intent(out), optional :: stat
@@ -244,8 +264,9 @@ contains
         type(tridi_arrays_t) :: arr
         integer(c_int) :: caxis
         integer(c_int64_t) :: clo(3), chi(3)
+        integer :: rank
         logical :: ok
-        call build_problem('tridi_solve', rank, axis, lo, hi, a, 5, grid, caxis, clo, chi, ok, stat)
+        call build_problem('tridi_solve', axis, lo, hi, a, 5, rank, grid, caxis, clo, chi, ok, stat)
         if (.not. ok) return
         if (any(chi(1:rank) < clo(1:rank))) then
             call finish(TRIDI_SUCCESS, stat)
@@ -257,130 +278,92 @@ contains
         call finish(tridi_solve_c(ctx%handle, grid, caxis, clo, chi, arr), stat)
     end subroutine
 
-    subroutine upload_common(ctx, rank, axis, lo, hi, a, role, stat)
+    subroutine upload_common(ctx, axis, lo, hi, a, role, stat)
         type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: rank, axis, role
+        integer, intent(in) :: axis, role
         class(*), intent(in) :: lo(:), hi(:)
         type(array_desc), intent(in) :: a
         integer, intent(out), optional :: stat
+        character(*), parameter :: func = 'tridi_upload_async'
         type(tridi_grid_t) :: grid
         type(array_desc) :: one(1)
         integer(c_int) :: caxis
         integer(c_int64_t) :: clo(3), chi(3)
+        integer :: rank
         logical :: ok
         one(1) = a
         one(1)%name = 'array'
-        call build_problem('tridi_upload_async', rank, axis, lo, hi, one, 1, grid, caxis, clo, chi, ok, stat)
+        call build_problem(func, axis, lo, hi, one, 1, rank, grid, caxis, clo, chi, ok, stat)
         if (.not. ok) return
         if (any(chi(1:rank) < clo(1:rank))) then
             call finish(TRIDI_SUCCESS, stat)
             return
         end if
-        if (.not. has_cells('tridi_upload_async', one(1), stat)) return
+        if (.not. has_cells(func, one(1), stat)) return
         call finish(tridi_upload_async_c(ctx%handle, grid, caxis, clo, chi, int(role, c_int), a%ptr, a%dtype), stat)
     end subroutine
 
     ! Registration of a whole array. Pointer dummies as for the solves: never a compiler-made copy, which
     ! would be registered and then freed under the registration; a non-contiguous array is refused.
-    subroutine register_common(ctx, func, a, rank, unregister, stat)
+    subroutine register_common(ctx, func, a, unregister, stat)
         type(tridi_context), intent(in) :: ctx
         character(*), intent(in) :: func
         type(array_desc), intent(in) :: a
-        integer, intent(in) :: rank
         logical, intent(in) :: unregister
         integer, intent(out), optional :: stat
         integer(int64) :: bytes
         if (.not. a%present) then
             call tridi_set_error(TRIDI_ERROR_NULL_POINTER, func//': argument array is not associated', stat)
-            return
-        end if
-        if (.not. a%contiguous) then
+        else if (a%rank /= 2 .and. a%rank /= 3) then
+            call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': argument array has rank '//itoa(a%rank)// &
+                                 '; tridi registers arrays of rank 2 or 3', stat)
+        else if (.not. a%contiguous) then
             call tridi_set_error(TRIDI_ERROR_UNSUPPORTED, func//': argument array is not contiguous; register '// &
                                  'whole model arrays', stat)
-            return
-        end if
-        if (.not. c_associated(a%ptr)) then
+        else if (.not. c_associated(a%ptr)) then
             call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': argument array has no elements', stat)
-            return
-        end if
-        if (unregister) then
+        else if (unregister) then
             call finish(tridi_host_unregister_c(ctx%handle, a%ptr), stat)
         else
-            bytes = product(a%ub(1:rank) - a%lb(1:rank) + 1) * merge(8_int64, 4_int64, a%dtype == TRIDI_FLOAT64)
+            bytes = a%cells * merge(8_int64, 4_int64, a%dtype == TRIDI_FLOAT64)
             call finish(tridi_host_register_c(ctx%handle, a%ptr, int(bytes, c_size_t)), stat)
         end if
     end subroutine
 
-    subroutine register_4_2d(ctx, array, stat)
+    subroutine register_4(ctx, array, stat)
         type(tridi_context), intent(in) :: ctx
-        real(4), pointer, intent(in) :: array(:,:)
+        real(4), pointer, intent(in) :: array(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: d
-        if (associated(array)) d = describe_4_2d(array, 'array')
-        call register_common(ctx, 'tridi_host_register', d, 2, .false., stat)
+        if (associated(array)) d = describe_4(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, .false., stat)
     end subroutine
 
-    subroutine register_4_3d(ctx, array, stat)
+    subroutine register_8(ctx, array, stat)
         type(tridi_context), intent(in) :: ctx
-        real(4), pointer, intent(in) :: array(:,:,:)
+        real(8), pointer, intent(in) :: array(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: d
-        if (associated(array)) d = describe_4_3d(array, 'array')
-        call register_common(ctx, 'tridi_host_register', d, 3, .false., stat)
+        if (associated(array)) d = describe_8(array, 'array')
+        call register_common(ctx, 'tridi_host_register', d, .false., stat)
     end subroutine
 
-    subroutine register_8_2d(ctx, array, stat)
+    subroutine unregister_4(ctx, array, stat)
         type(tridi_context), intent(in) :: ctx
-        real(8), pointer, intent(in) :: array(:,:)
+        real(4), pointer, intent(in) :: array(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: d
-        if (associated(array)) d = describe_8_2d(array, 'array')
-        call register_common(ctx, 'tridi_host_register', d, 2, .false., stat)
+        if (associated(array)) d = describe_4(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, .true., stat)
     end subroutine
 
-    subroutine register_8_3d(ctx, array, stat)
+    subroutine unregister_8(ctx, array, stat)
         type(tridi_context), intent(in) :: ctx
-        real(8), pointer, intent(in) :: array(:,:,:)
+        real(8), pointer, intent(in) :: array(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: d
-        if (associated(array)) d = describe_8_3d(array, 'array')
-        call register_common(ctx, 'tridi_host_register', d, 3, .false., stat)
-    end subroutine
-
-    subroutine unregister_4_2d(ctx, array, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(4), pointer, intent(in) :: array(:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: d
-        if (associated(array)) d = describe_4_2d(array, 'array')
-        call register_common(ctx, 'tridi_host_unregister', d, 2, .true., stat)
-    end subroutine
-
-    subroutine unregister_4_3d(ctx, array, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(4), pointer, intent(in) :: array(:,:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: d
-        if (associated(array)) d = describe_4_3d(array, 'array')
-        call register_common(ctx, 'tridi_host_unregister', d, 3, .true., stat)
-    end subroutine
-
-    subroutine unregister_8_2d(ctx, array, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(8), pointer, intent(in) :: array(:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: d
-        if (associated(array)) d = describe_8_2d(array, 'array')
-        call register_common(ctx, 'tridi_host_unregister', d, 2, .true., stat)
-    end subroutine
-
-    subroutine unregister_8_3d(ctx, array, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(8), pointer, intent(in) :: array(:,:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: d
-        if (associated(array)) d = describe_8_3d(array, 'array')
-        call register_common(ctx, 'tridi_host_unregister', d, 3, .true., stat)
+        if (associated(array)) d = describe_8(array, 'array')
+        call register_common(ctx, 'tridi_host_unregister', d, .true., stat)
     end subroutine
 
     ! Solve on device arrays (CUDA backend). lbounds/ubounds: the allocated bounds of the grid (rank 2 or
@@ -417,9 +400,10 @@ contains
         if (.not. ok) return
         a(1)%name = 'grid'
         a(1)%present = .true.
+        a(1)%rank = rank
         a(1)%lb = lb
         a(1)%ub = ub
-        call build_problem(func, rank, axis, lo, hi, a, 1, grid, caxis, clo, chi, ok, stat)
+        call build_problem(func, axis, lo, hi, a, 1, rank, grid, caxis, clo, chi, ok, stat)
         if (.not. ok) return
         dt = int(dtype, c_int)
         ddt = dt
@@ -454,347 +438,188 @@ contains
         call finish(s, stat)
     end subroutine
 
-    subroutine solve_r4_2d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
+    subroutine solve_r4(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
         type(tridi_context), intent(in) :: ctx
         integer, intent(in) :: axis
         class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: D(:,:), F(:,:), Ti(:,:), X(:,:)
-        real(4), pointer, intent(in) :: E(:,:)
+        real(4), pointer, intent(in) :: D(..), E(..), F(..), Ti(..), X(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_4_2d(D, 'D')
-        if (associated(E)) a(2) = describe_4_2d(E, 'E')
-        if (associated(F)) a(3) = describe_4_2d(F, 'F')
-        if (associated(Ti)) a(4) = describe_4_2d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_4_2d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 2, axis, lo, hi, a, stat)
-    end subroutine solve_r4_2d
+        if (associated(D)) a(1) = describe_4(D, 'D')
+        if (associated(E)) a(2) = describe_4(E, 'E')
+        if (associated(F)) a(3) = describe_4(F, 'F')
+        if (associated(Ti)) a(4) = describe_4(Ti, 'Ti')
+        if (associated(X)) a(5) = describe_4(X, 'X')
+        call solve_common(ctx, axis, lo, hi, named(a), stat)
+    end subroutine
 
-    subroutine solve_r4_3d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
+    subroutine solve_r8(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
         type(tridi_context), intent(in) :: ctx
         integer, intent(in) :: axis
         class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: D(:,:,:), F(:,:,:), Ti(:,:,:), X(:,:,:)
-        real(4), pointer, intent(in) :: E(:,:,:)
+        real(8), pointer, intent(in) :: D(..), E(..), F(..), Ti(..), X(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_4_3d(D, 'D')
-        if (associated(E)) a(2) = describe_4_3d(E, 'E')
-        if (associated(F)) a(3) = describe_4_3d(F, 'F')
-        if (associated(Ti)) a(4) = describe_4_3d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_4_3d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 3, axis, lo, hi, a, stat)
-    end subroutine solve_r4_3d
+        if (associated(D)) a(1) = describe_8(D, 'D')
+        if (associated(E)) a(2) = describe_8(E, 'E')
+        if (associated(F)) a(3) = describe_8(F, 'F')
+        if (associated(Ti)) a(4) = describe_8(Ti, 'Ti')
+        if (associated(X)) a(5) = describe_8(X, 'X')
+        call solve_common(ctx, axis, lo, hi, named(a), stat)
+    end subroutine
 
-    subroutine solve_r8_2d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
+    ! MOHID's mix: E real(8), the others real(4).
+    subroutine solve_mixed(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
         type(tridi_context), intent(in) :: ctx
         integer, intent(in) :: axis
         class(*), intent(in) :: lo(:), hi(:)
-        real(8), pointer, intent(in) :: D(:,:), F(:,:), Ti(:,:), X(:,:)
-        real(8), pointer, intent(in) :: E(:,:)
+        real(4), pointer, intent(in) :: D(..), F(..), Ti(..), X(..)
+        real(8), pointer, intent(in) :: E(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_8_2d(D, 'D')
-        if (associated(E)) a(2) = describe_8_2d(E, 'E')
-        if (associated(F)) a(3) = describe_8_2d(F, 'F')
-        if (associated(Ti)) a(4) = describe_8_2d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_8_2d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 2, axis, lo, hi, a, stat)
-    end subroutine solve_r8_2d
+        if (associated(D)) a(1) = describe_4(D, 'D')
+        if (associated(E)) a(2) = describe_8(E, 'E')
+        if (associated(F)) a(3) = describe_4(F, 'F')
+        if (associated(Ti)) a(4) = describe_4(Ti, 'Ti')
+        if (associated(X)) a(5) = describe_4(X, 'X')
+        call solve_common(ctx, axis, lo, hi, named(a), stat)
+    end subroutine
 
-    subroutine solve_r8_3d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
-        type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: axis
-        class(*), intent(in) :: lo(:), hi(:)
-        real(8), pointer, intent(in) :: D(:,:,:), F(:,:,:), Ti(:,:,:), X(:,:,:)
-        real(8), pointer, intent(in) :: E(:,:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_8_3d(D, 'D')
-        if (associated(E)) a(2) = describe_8_3d(E, 'E')
-        if (associated(F)) a(3) = describe_8_3d(F, 'F')
-        if (associated(Ti)) a(4) = describe_8_3d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_8_3d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 3, axis, lo, hi, a, stat)
-    end subroutine solve_r8_3d
+    ! The solve's five descriptors with their argument names (also those of unassociated arrays).
+    function named(a) result(b)
+        type(array_desc), intent(in) :: a(5)
+        type(array_desc) :: b(5)
+        b = a
+        b%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
+    end function
 
-    subroutine solve_mixed_2d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
-        type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: axis
-        class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: D(:,:), F(:,:), Ti(:,:), X(:,:)
-        real(8), pointer, intent(in) :: E(:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_4_2d(D, 'D')
-        if (associated(E)) a(2) = describe_8_2d(E, 'E')
-        if (associated(F)) a(3) = describe_4_2d(F, 'F')
-        if (associated(Ti)) a(4) = describe_4_2d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_4_2d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 2, axis, lo, hi, a, stat)
-    end subroutine solve_mixed_2d
-
-    subroutine solve_mixed_3d(ctx, axis, lo, hi, D, E, F, Ti, X, stat)
-        type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: axis
-        class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: D(:,:,:), F(:,:,:), Ti(:,:,:), X(:,:,:)
-        real(8), pointer, intent(in) :: E(:,:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: a(5)
-        if (associated(D)) a(1) = describe_4_3d(D, 'D')
-        if (associated(E)) a(2) = describe_8_3d(E, 'E')
-        if (associated(F)) a(3) = describe_4_3d(F, 'F')
-        if (associated(Ti)) a(4) = describe_4_3d(Ti, 'Ti')
-        if (associated(X)) a(5) = describe_4_3d(X, 'X')
-        a%name = [character(len=8) :: 'D', 'E', 'F', 'Ti', 'X']
-        call solve_common(ctx, 3, axis, lo, hi, a, stat)
-    end subroutine solve_mixed_3d
-
-    function describe_4_2d(A, name) result(d)
-        real(4), pointer, intent(in) :: A(:,:)
+    function describe_4(A, name) result(d)
+        real(4), pointer, intent(in) :: A(..)
         character(*), intent(in) :: name
         type(array_desc) :: d
+        call describe(d, name, rank(A), TRIDI_FLOAT32, lbound(A, kind=int64), ubound(A, kind=int64), &
+                      size(A, kind=int64), is_contiguous(A))
+        if (d%contiguous .and. d%cells > 0) d%ptr = c_loc(A)
+    end function
+
+    function describe_8(A, name) result(d)
+        real(8), pointer, intent(in) :: A(..)
+        character(*), intent(in) :: name
+        type(array_desc) :: d
+        call describe(d, name, rank(A), TRIDI_FLOAT64, lbound(A, kind=int64), ubound(A, kind=int64), &
+                      size(A, kind=int64), is_contiguous(A))
+        if (d%contiguous .and. d%cells > 0) d%ptr = c_loc(A)
+    end function
+
+    subroutine describe(d, name, rank, dtype, lb, ub, cells, contiguous)
+        type(array_desc), intent(out) :: d
+        character(*), intent(in) :: name
+        integer, intent(in) :: rank
+        integer(c_int), intent(in) :: dtype
+        integer(int64), intent(in) :: lb(:), ub(:), cells
+        logical, intent(in) :: contiguous
         d%name = name
         d%present = .true.
-        d%dtype = TRIDI_FLOAT32
-        d%lb(1:2) = lbound(A, kind=int64)
-        d%ub(1:2) = ubound(A, kind=int64)
-        d%contiguous = is_contiguous(A)
-        if (d%contiguous .and. size(A, kind=int64) > 0) d%ptr = c_loc(A(lbound(A,1), lbound(A,2)))
-    end function describe_4_2d
+        d%rank = rank
+        d%dtype = dtype
+        d%cells = cells
+        d%contiguous = contiguous
+        if (rank <= 3) then
+            d%lb(1:rank) = lb
+            d%ub(1:rank) = ub
+        end if
+    end subroutine
 
-    subroutine upload_4_2d(ctx, axis, lo, hi, A, role, stat)
+    subroutine upload_4(ctx, axis, lo, hi, A, role, stat)
         type(tridi_context), intent(in) :: ctx
         integer, intent(in) :: axis, role
         class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: A(:,:)
+        real(4), pointer, intent(in) :: A(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: a_desc
-        if (associated(A)) a_desc = describe_4_2d(A, 'array')
-        call upload_common(ctx, 2, axis, lo, hi, a_desc, role, stat)
-    end subroutine upload_4_2d
+        if (associated(A)) a_desc = describe_4(A, 'array')
+        call upload_common(ctx, axis, lo, hi, a_desc, role, stat)
+    end subroutine
 
-    function describe_4_3d(A, name) result(d)
-        real(4), pointer, intent(in) :: A(:,:,:)
-        character(*), intent(in) :: name
-        type(array_desc) :: d
-        d%name = name
-        d%present = .true.
-        d%dtype = TRIDI_FLOAT32
-        d%lb(1:3) = lbound(A, kind=int64)
-        d%ub(1:3) = ubound(A, kind=int64)
-        d%contiguous = is_contiguous(A)
-        if (d%contiguous .and. size(A, kind=int64) > 0) d%ptr = c_loc(A(lbound(A,1), lbound(A,2), lbound(A,3)))
-    end function describe_4_3d
-
-    subroutine upload_4_3d(ctx, axis, lo, hi, A, role, stat)
+    subroutine upload_8(ctx, axis, lo, hi, A, role, stat)
         type(tridi_context), intent(in) :: ctx
         integer, intent(in) :: axis, role
         class(*), intent(in) :: lo(:), hi(:)
-        real(4), pointer, intent(in) :: A(:,:,:)
+        real(8), pointer, intent(in) :: A(..)
         integer, intent(out), optional :: stat
         type(array_desc) :: a_desc
-        if (associated(A)) a_desc = describe_4_3d(A, 'array')
-        call upload_common(ctx, 3, axis, lo, hi, a_desc, role, stat)
-    end subroutine upload_4_3d
+        if (associated(A)) a_desc = describe_8(A, 'array')
+        call upload_common(ctx, axis, lo, hi, a_desc, role, stat)
+    end subroutine
 
-    function describe_8_2d(A, name) result(d)
-        real(8), pointer, intent(in) :: A(:,:)
-        character(*), intent(in) :: name
-        type(array_desc) :: d
-        d%name = name
-        d%present = .true.
-        d%dtype = TRIDI_FLOAT64
-        d%lb(1:2) = lbound(A, kind=int64)
-        d%ub(1:2) = ubound(A, kind=int64)
-        d%contiguous = is_contiguous(A)
-        if (d%contiguous .and. size(A, kind=int64) > 0) d%ptr = c_loc(A(lbound(A,1), lbound(A,2)))
-    end function describe_8_2d
+    ! ---- whole-array copies between host and device ----
 
-    subroutine upload_8_2d(ctx, axis, lo, hi, A, role, stat)
+    subroutine copy_common(ctx, func, to_device, device, host, rank, bytes, stat)
         type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: axis, role
-        class(*), intent(in) :: lo(:), hi(:)
-        real(8), pointer, intent(in) :: A(:,:)
+        character(*), intent(in) :: func
+        logical, intent(in) :: to_device
+        type(c_ptr), intent(in) :: device, host
+        integer, intent(in) :: rank
+        integer(int64), intent(in) :: bytes
         integer, intent(out), optional :: stat
-        type(array_desc) :: a_desc
-        if (associated(A)) a_desc = describe_8_2d(A, 'array')
-        call upload_common(ctx, 2, axis, lo, hi, a_desc, role, stat)
-    end subroutine upload_8_2d
+        if (rank < 1 .or. rank > 3) then
+            call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': the host array has rank '//itoa(rank)// &
+                                 '; tridi copies arrays of rank 1 to 3', stat)
+        else if (bytes == 0) then
+            call finish(TRIDI_SUCCESS, stat)
+        else if (to_device) then
+            call finish(tridi_copy_to_device_c(ctx%handle, device, host, int(bytes, c_size_t)), stat)
+        else
+            call finish(tridi_copy_to_host_c(ctx%handle, host, device, int(bytes, c_size_t)), stat)
+        end if
+    end subroutine
 
-    function describe_8_3d(A, name) result(d)
-        real(8), pointer, intent(in) :: A(:,:,:)
-        character(*), intent(in) :: name
-        type(array_desc) :: d
-        d%name = name
-        d%present = .true.
-        d%dtype = TRIDI_FLOAT64
-        d%lb(1:3) = lbound(A, kind=int64)
-        d%ub(1:3) = ubound(A, kind=int64)
-        d%contiguous = is_contiguous(A)
-        if (d%contiguous .and. size(A, kind=int64) > 0) d%ptr = c_loc(A(lbound(A,1), lbound(A,2), lbound(A,3)))
-    end function describe_8_3d
-
-    subroutine upload_8_3d(ctx, axis, lo, hi, A, role, stat)
-        type(tridi_context), intent(in) :: ctx
-        integer, intent(in) :: axis, role
-        class(*), intent(in) :: lo(:), hi(:)
-        real(8), pointer, intent(in) :: A(:,:,:)
-        integer, intent(out), optional :: stat
-        type(array_desc) :: a_desc
-        if (associated(A)) a_desc = describe_8_3d(A, 'array')
-        call upload_common(ctx, 3, axis, lo, hi, a_desc, role, stat)
-    end subroutine upload_8_3d
-
-    subroutine to_device_4_1d(ctx, device_dst, host_src, stat)
+    subroutine to_device_4(ctx, device_dst, host_src, stat)
         type(tridi_context), intent(in) :: ctx
         type(c_ptr), intent(in) :: device_dst
-        real(4), contiguous, target, intent(in) :: host_src(:)
+        real(4), contiguous, target, intent(in) :: host_src(..)
         integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_4_1d
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(host_src, kind=int64) > 0) p = c_loc(host_src)
+        call copy_common(ctx, 'tridi_copy_to_device', .true., device_dst, p, rank(host_src), &
+                         size(host_src, kind=int64) * 4, stat)
+    end subroutine
 
-    subroutine to_host_4_1d(ctx, host_dst, device_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(4), contiguous, target, intent(inout) :: host_dst(:)
-        type(c_ptr), intent(in) :: device_src
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_4_1d
-
-    subroutine to_device_4_2d(ctx, device_dst, host_src, stat)
+    subroutine to_device_8(ctx, device_dst, host_src, stat)
         type(tridi_context), intent(in) :: ctx
         type(c_ptr), intent(in) :: device_dst
-        real(4), contiguous, target, intent(in) :: host_src(:,:)
+        real(8), contiguous, target, intent(in) :: host_src(..)
         integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_4_2d
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(host_src, kind=int64) > 0) p = c_loc(host_src)
+        call copy_common(ctx, 'tridi_copy_to_device', .true., device_dst, p, rank(host_src), &
+                         size(host_src, kind=int64) * 8, stat)
+    end subroutine
 
-    subroutine to_host_4_2d(ctx, host_dst, device_src, stat)
+    subroutine to_host_4(ctx, host_dst, device_src, stat)
         type(tridi_context), intent(in) :: ctx
-        real(4), contiguous, target, intent(inout) :: host_dst(:,:)
+        real(4), contiguous, target, intent(inout) :: host_dst(..)
         type(c_ptr), intent(in) :: device_src
         integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_4_2d
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(host_dst, kind=int64) > 0) p = c_loc(host_dst)
+        call copy_common(ctx, 'tridi_copy_to_host', .false., device_src, p, rank(host_dst), &
+                         size(host_dst, kind=int64) * 4, stat)
+    end subroutine
 
-    subroutine to_device_4_3d(ctx, device_dst, host_src, stat)
+    subroutine to_host_8(ctx, host_dst, device_src, stat)
         type(tridi_context), intent(in) :: ctx
-        type(c_ptr), intent(in) :: device_dst
-        real(4), contiguous, target, intent(in) :: host_src(:,:,:)
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_4_3d
-
-    subroutine to_host_4_3d(ctx, host_dst, device_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(4), contiguous, target, intent(inout) :: host_dst(:,:,:)
+        real(8), contiguous, target, intent(inout) :: host_dst(..)
         type(c_ptr), intent(in) :: device_src
         integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 4, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_4_3d
-
-    subroutine to_device_8_1d(ctx, device_dst, host_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        type(c_ptr), intent(in) :: device_dst
-        real(8), contiguous, target, intent(in) :: host_src(:)
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_8_1d
-
-    subroutine to_host_8_1d(ctx, host_dst, device_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(8), contiguous, target, intent(inout) :: host_dst(:)
-        type(c_ptr), intent(in) :: device_src
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_8_1d
-
-    subroutine to_device_8_2d(ctx, device_dst, host_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        type(c_ptr), intent(in) :: device_dst
-        real(8), contiguous, target, intent(in) :: host_src(:,:)
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_8_2d
-
-    subroutine to_host_8_2d(ctx, host_dst, device_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(8), contiguous, target, intent(inout) :: host_dst(:,:)
-        type(c_ptr), intent(in) :: device_src
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_8_2d
-
-    subroutine to_device_8_3d(ctx, device_dst, host_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        type(c_ptr), intent(in) :: device_dst
-        real(8), contiguous, target, intent(in) :: host_src(:,:,:)
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_src) > 0) s = tridi_copy_to_device_c(ctx%handle, device_dst, c_loc(host_src), &
-                                                           int(size(host_src, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_device_8_3d
-
-    subroutine to_host_8_3d(ctx, host_dst, device_src, stat)
-        type(tridi_context), intent(in) :: ctx
-        real(8), contiguous, target, intent(inout) :: host_dst(:,:,:)
-        type(c_ptr), intent(in) :: device_src
-        integer, intent(out), optional :: stat
-        integer(c_int) :: s
-        s = 0
-        if (size(host_dst) > 0) s = tridi_copy_to_host_c(ctx%handle, c_loc(host_dst), device_src, &
-                                                         int(size(host_dst, kind=int64) * 8, c_size_t))
-        call finish(s, stat)
-    end subroutine to_host_8_3d
-
+        type(c_ptr) :: p
+        p = c_null_ptr
+        if (size(host_dst, kind=int64) > 0) p = c_loc(host_dst)
+        call copy_common(ctx, 'tridi_copy_to_host', .false., device_src, p, rank(host_dst), &
+                         size(host_dst, kind=int64) * 8, stat)
+    end subroutine
 
 end module tridi

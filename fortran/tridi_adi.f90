@@ -15,11 +15,11 @@
 !   end do
 !   call tridi_adi_destroy(plan)
 !
-! Fields are the model's own arrays (real(4) or real(8), rank 2 or 3, contiguous) or, for device-resident
-! data on the CUDA backend, c_ptr device addresses. The plan knows the grid's bounds, so the wrappers only
-! check that an array has the plan's kind, rank and number of cells. op%kappa_field and op%velocity(:)
-! are addresses (c_loc of a target array, or device pointers) that the plan keeps: the arrays must stay
-! allocated while the plan lives. Errors: optional stat as in module tridi (absent: message + error stop).
+! Fields are the model's own arrays (real(4) or real(8), contiguous; assumed-rank dummies) or, for
+! device-resident data on the CUDA backend, c_ptr device addresses. The plan knows the grid's bounds, so
+! the wrappers only check that an array has the plan's kind, rank and number of cells. op%kappa_field and
+! op%velocity(:) are addresses (c_loc of a target array, or device pointers) that the plan keeps: the
+! arrays must stay allocated while the plan lives. Errors: optional stat as in module tridi (absent: message + error stop).
 module tridi_adi
     use, intrinsic :: iso_c_binding
     use, intrinsic :: iso_fortran_env, only: int64
@@ -38,13 +38,13 @@ module tridi_adi
 
     ! tridi_adi_step(plan, field, dt [, stream] [, stat])
     interface tridi_adi_step
-        module procedure step_ptr, step_4_2d, step_4_3d, step_8_2d, step_8_3d
+        module procedure step_ptr, step_4, step_8
     end interface
     ! tridi_adi_sweep(plan, axis, lower, diag, upper, rhs, x [, stream] [, stat]); solving in place (x the
     ! rhs array itself) is allowed through the c_ptr form only, since Fortran forbids passing one array to
     ! an intent(in) and an intent(inout) dummy.
     interface tridi_adi_sweep
-        module procedure sweep_ptr, sweep_4_2d, sweep_4_3d, sweep_8_2d, sweep_8_3d
+        module procedure sweep_ptr, sweep_4, sweep_8
     end interface
 
     public :: tridi_adi_operator_init, tridi_adi_create, tridi_adi_destroy, tridi_adi_step, tridi_adi_sweep, &
@@ -169,43 +169,23 @@ contains
         call finish(tridi_adi_step_c(plan%handle, field, dt, stream_of(stream)), stat)
     end subroutine
 
-    subroutine step_4_2d(plan, field, dt, stream, stat)
+    subroutine step_4(plan, field, dt, stream, stat)
         type(tridi_adi_plan), intent(in) :: plan
-        real(c_float), intent(inout), target, contiguous :: field(:, :)
+        real(c_float), intent(inout), target, contiguous :: field(..)
         real(c_double), intent(in) :: dt
         type(c_ptr), intent(in), optional :: stream
         integer, intent(out), optional :: stat
-        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT32, 2, size(field, kind=int64), stat)) &
+        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT32, rank(field), size(field, kind=int64), stat)) &
             call finish(tridi_adi_step_c(plan%handle, c_loc(field), dt, stream_of(stream)), stat)
     end subroutine
 
-    subroutine step_4_3d(plan, field, dt, stream, stat)
+    subroutine step_8(plan, field, dt, stream, stat)
         type(tridi_adi_plan), intent(in) :: plan
-        real(c_float), intent(inout), target, contiguous :: field(:, :, :)
+        real(c_double), intent(inout), target, contiguous :: field(..)
         real(c_double), intent(in) :: dt
         type(c_ptr), intent(in), optional :: stream
         integer, intent(out), optional :: stat
-        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT32, 3, size(field, kind=int64), stat)) &
-            call finish(tridi_adi_step_c(plan%handle, c_loc(field), dt, stream_of(stream)), stat)
-    end subroutine
-
-    subroutine step_8_2d(plan, field, dt, stream, stat)
-        type(tridi_adi_plan), intent(in) :: plan
-        real(c_double), intent(inout), target, contiguous :: field(:, :)
-        real(c_double), intent(in) :: dt
-        type(c_ptr), intent(in), optional :: stream
-        integer, intent(out), optional :: stat
-        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT64, 2, size(field, kind=int64), stat)) &
-            call finish(tridi_adi_step_c(plan%handle, c_loc(field), dt, stream_of(stream)), stat)
-    end subroutine
-
-    subroutine step_8_3d(plan, field, dt, stream, stat)
-        type(tridi_adi_plan), intent(in) :: plan
-        real(c_double), intent(inout), target, contiguous :: field(:, :, :)
-        real(c_double), intent(in) :: dt
-        type(c_ptr), intent(in), optional :: stream
-        integer, intent(out), optional :: stat
-        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT64, 3, size(field, kind=int64), stat)) &
+        if (fits(plan, 'tridi_adi_step', 'field', TRIDI_FLOAT64, rank(field), size(field, kind=int64), stat)) &
             call finish(tridi_adi_step_c(plan%handle, c_loc(field), dt, stream_of(stream)), stat)
     end subroutine
 
@@ -239,76 +219,48 @@ contains
             call finish(tridi_adi_sweep_c(plan%handle, caxis, lower, diag, upper, rhs, x, stream_of(stream)), stat)
     end subroutine
 
-    subroutine sweep_4_2d(plan, axis, lower, diag, upper, rhs, x, stream, stat)
+    subroutine sweep_4(plan, axis, lower, diag, upper, rhs, x, stream, stat)
         type(tridi_adi_plan), intent(in) :: plan
         integer, intent(in) :: axis
-        real(c_float), intent(in), target, contiguous :: lower(:, :), diag(:, :), upper(:, :), rhs(:, :)
-        real(c_float), intent(inout), target, contiguous :: x(:, :)
+        real(c_float), intent(in), target, contiguous :: lower(..), diag(..), upper(..), rhs(..)
+        real(c_float), intent(inout), target, contiguous :: x(..)
         type(c_ptr), intent(in), optional :: stream
         integer, intent(out), optional :: stat
         integer(c_int) :: caxis
         if (.not. sweep_axis(plan, axis, caxis, stat)) return
-        if (all_fit(plan, TRIDI_FLOAT32, 2, [size(lower, kind=int64), size(diag, kind=int64), &
-                    size(upper, kind=int64), size(rhs, kind=int64), size(x, kind=int64)], stat)) &
-            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), &
-                                            c_loc(rhs), c_loc(x), stream_of(stream)), stat)
+        if (all_fit(plan, TRIDI_FLOAT32, [rank(lower), rank(diag), rank(upper), rank(rhs), rank(x)], &
+                    [size(lower, kind=int64), size(diag, kind=int64), size(upper, kind=int64), &
+                     size(rhs, kind=int64), size(x, kind=int64)], stat)) &
+            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), c_loc(rhs), &
+                                          c_loc(x), stream_of(stream)), stat)
     end subroutine
 
-    subroutine sweep_4_3d(plan, axis, lower, diag, upper, rhs, x, stream, stat)
+    subroutine sweep_8(plan, axis, lower, diag, upper, rhs, x, stream, stat)
         type(tridi_adi_plan), intent(in) :: plan
         integer, intent(in) :: axis
-        real(c_float), intent(in), target, contiguous :: lower(:, :, :), diag(:, :, :), upper(:, :, :), rhs(:, :, :)
-        real(c_float), intent(inout), target, contiguous :: x(:, :, :)
+        real(c_double), intent(in), target, contiguous :: lower(..), diag(..), upper(..), rhs(..)
+        real(c_double), intent(inout), target, contiguous :: x(..)
         type(c_ptr), intent(in), optional :: stream
         integer, intent(out), optional :: stat
         integer(c_int) :: caxis
         if (.not. sweep_axis(plan, axis, caxis, stat)) return
-        if (all_fit(plan, TRIDI_FLOAT32, 3, [size(lower, kind=int64), size(diag, kind=int64), &
-                    size(upper, kind=int64), size(rhs, kind=int64), size(x, kind=int64)], stat)) &
-            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), &
-                                            c_loc(rhs), c_loc(x), stream_of(stream)), stat)
-    end subroutine
-
-    subroutine sweep_8_2d(plan, axis, lower, diag, upper, rhs, x, stream, stat)
-        type(tridi_adi_plan), intent(in) :: plan
-        integer, intent(in) :: axis
-        real(c_double), intent(in), target, contiguous :: lower(:, :), diag(:, :), upper(:, :), rhs(:, :)
-        real(c_double), intent(inout), target, contiguous :: x(:, :)
-        type(c_ptr), intent(in), optional :: stream
-        integer, intent(out), optional :: stat
-        integer(c_int) :: caxis
-        if (.not. sweep_axis(plan, axis, caxis, stat)) return
-        if (all_fit(plan, TRIDI_FLOAT64, 2, [size(lower, kind=int64), size(diag, kind=int64), &
-                    size(upper, kind=int64), size(rhs, kind=int64), size(x, kind=int64)], stat)) &
-            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), &
-                                            c_loc(rhs), c_loc(x), stream_of(stream)), stat)
-    end subroutine
-
-    subroutine sweep_8_3d(plan, axis, lower, diag, upper, rhs, x, stream, stat)
-        type(tridi_adi_plan), intent(in) :: plan
-        integer, intent(in) :: axis
-        real(c_double), intent(in), target, contiguous :: lower(:, :, :), diag(:, :, :), upper(:, :, :), rhs(:, :, :)
-        real(c_double), intent(inout), target, contiguous :: x(:, :, :)
-        type(c_ptr), intent(in), optional :: stream
-        integer, intent(out), optional :: stat
-        integer(c_int) :: caxis
-        if (.not. sweep_axis(plan, axis, caxis, stat)) return
-        if (all_fit(plan, TRIDI_FLOAT64, 3, [size(lower, kind=int64), size(diag, kind=int64), &
-                    size(upper, kind=int64), size(rhs, kind=int64), size(x, kind=int64)], stat)) &
-            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), &
-                                            c_loc(rhs), c_loc(x), stream_of(stream)), stat)
+        if (all_fit(plan, TRIDI_FLOAT64, [rank(lower), rank(diag), rank(upper), rank(rhs), rank(x)], &
+                    [size(lower, kind=int64), size(diag, kind=int64), size(upper, kind=int64), &
+                     size(rhs, kind=int64), size(x, kind=int64)], stat)) &
+            call finish(tridi_adi_sweep_c(plan%handle, caxis, c_loc(lower), c_loc(diag), c_loc(upper), c_loc(rhs), &
+                                          c_loc(x), stream_of(stream)), stat)
     end subroutine
 
     logical function all_fit(plan, dtype, rank, cells, stat)
         type(tridi_adi_plan), intent(in) :: plan
-        integer, intent(in) :: dtype, rank
+        integer, intent(in) :: dtype, rank(5)
         integer(int64), intent(in) :: cells(5)
         integer, intent(out), optional :: stat
         character(len=5), parameter :: names(5) = ['lower', 'diag ', 'upper', 'rhs  ', 'x    ']
         integer :: i
         all_fit = .true.
         do i = 1, 5
-            all_fit = fits(plan, 'tridi_adi_sweep', trim(names(i)), dtype, rank, cells(i), stat)
+            all_fit = fits(plan, 'tridi_adi_sweep', trim(names(i)), dtype, rank(i), cells(i), stat)
             if (.not. all_fit) return
         end do
     end function

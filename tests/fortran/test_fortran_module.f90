@@ -437,6 +437,22 @@ contains
         call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(msg, 'axis = 0') > 0 .and. &
                    index(msg, '1 = i, 2 = j, 3 = k') > 0, 'axis 0 names the Fortran convention: '//msg)
         call check(all(same_bits8(X, poison8())), 'X written by a refused call')
+        ! The arrays are assumed-rank dummies: ranks other than 2 and 3, and unequal ranks, are refused.
+        block
+            real(8), pointer :: E2(:, :), line(:)
+            allocate (E2(lb(1):ub(1), lb(2):ub(2)), line(lb(1):ub(1)))
+            E2 = 1
+            line = 1
+            call tridi_solve(ctx, TRIDI_AXIS_I, lo, hi, D, E2, F, T, X, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'E has rank 2 but D has rank 3') &
+                       > 0, 'unequal ranks: '//tridi_error_message())
+            call tridi_solve(ctx, TRIDI_AXIS_I, lo(1:1), hi(1:1), line, line, line, line, line, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'D has rank 1') > 0, &
+                       'rank 1: '//tridi_error_message())
+            call check(all(same_bits8(X, poison8())), 'X written by a refused call')
+            deallocate (E2, line)
+        end block
+        msg = tridi_error_message()
         ! One store: the Fortran layer's message is what C's tridi_error_message returns, and the next
         ! failure, found by C, replaces it.
         call check(c_to_f_string(tridi_error_message_c()) == msg, 'a Fortran-layer failure is not in C''s record: '// &

@@ -95,6 +95,27 @@ program test_mpi_fortran
         call tridi_mpi_solve(ctx, d, axis, int(lo), int(hi), d4, ee, f4, t4, x4, stat=st)
         call compare(axis, 'mixed', st, real(x4, 8), 2d-5)
     end do
+    ! Refusals: axis 0 (C's i) on every rank, named in the Fortran convention; an answer array that is
+    ! not this rank's grid on rank 0 only: rank 0 names it, and every other rank fails too instead of
+    ! waiting for rank 0 in the solve.
+    call tridi_mpi_solve(ctx, d, 0, lo, hi, dd, ee, ff, tt, xx, stat=st)
+    if (st /= TRIDI_ERROR_INVALID_VALUE .or. index(tridi_error_message(), '1 = i, 2 = j, 3 = k') == 0) then
+        print '(a, i0, a, i0, 2a)', 'rank ', rank, ': axis 0 gave ', st, ': ', tridi_error_message()
+        bad = bad + 1
+    end if
+    if (rank == 0) then
+        call tridi_mpi_solve(ctx, d, TRIDI_AXIS_J, lo, hi, dd, ee, ff, tt, xx(:, :, 1:nk - 1), stat=st)
+        if (st /= TRIDI_ERROR_BOUNDS .or. index(tridi_error_message(), 'argument X has rank 3 and') == 0) then
+            print '(a, i0, 2a)', 'rank 0: a short X gave ', st, ': ', tridi_error_message()
+            bad = bad + 1
+        end if
+    else
+        call tridi_mpi_solve(ctx, d, TRIDI_AXIS_J, lo, hi, dd, ee, ff, tt, xx, stat=st)
+        if (st == TRIDI_SUCCESS) then
+            print '(a, i0, a)', 'rank ', rank, ': succeeded although rank 0 was refused'
+            bad = bad + 1
+        end if
+    end if
     call tridi_destroy(ctx)
     call tridi_decomp_destroy(d)
     ! Explicitly: the main program's allocatables are not freed at its end, and valgrind (which runs the
