@@ -99,6 +99,13 @@ const char *tridi_error_message(void);
  * was not numerical. */
 int tridi_error_cell(int64_t cell[3]);
 
+/* Records a failure found by a layer built on tridi (the Fortran modules, the MOHID adapter) in this
+ * thread's error record, so that tridi_error_message() returns message (truncated to 1023 bytes; NULL
+ * records ""). Returns status. tridi_error_cell() keeps the cell of the last numerical failure when status
+ * is TRIDI_ERROR_ZERO_PIVOT or TRIDI_ERROR_NONFINITE (a layer passing that failure on in its own words)
+ * and returns 0 otherwise. One store for every layer: a caller never has to know which layer failed. */
+TRIDI_API tridi_status tridi_record_error(tridi_status status, const char *message);
+
 /* Library version, "MAJOR.MINOR.PATCH" and numbers. */
 const char *tridi_version_string(void);
 void tridi_version(int *major, int *minor, int *patch);
