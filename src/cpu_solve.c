@@ -10,8 +10,9 @@
  *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on
  *   their way to x: every array is read (and x written) once, as rows, with software prefetch ahead.
  *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
- * - Threads: as many as the call's size pays for (threads_that_pay), each taking an equal share of the
- *   call's lines, cut into blocks (make_plan, thread_blocks).
+ * - Threads: as many as the call's size pays for (threads_that_pay), each starting on an equal share of
+ *   the call's lines, cut into blocks (make_plan, thread_blocks), then taking the blocks left in the
+ *   other shares: a thread that wakes late does not hold the call up by a share of its own.
  *
  * The fast path multiplies by one reciprocal per pivot and checks only that every value stayed finite.
  * A block it flags goes to the careful path: each of its lines re-solved alone with MOHID's two divisions
@@ -44,13 +45,14 @@
 #else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
 static inline int omp_get_max_threads(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
-static inline int omp_get_num_threads(void) { return 1; }
 #endif
 #include <stdlib.h>
 #include <string.h>
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
+/* The per-share block counters sit a cache line apart (threads take blocks from them concurrently). */
+#define TRIDI_CPU_TAKEN_PAD 8
 /* Compile-time tuning knobs, set from a same-run sweep on the 16-core GPU host (docs/benchmarks.md).
  * Bytes a y/z block's W and G may take: 8 MiB lets a y block span a whole row of lines on grids up to
  * ~900 unknowns per line (one long contiguous row per unknown, W and G in L3), which beat blocks sized
@@ -617,8 +619,9 @@ typedef struct cpu_plan {
     int row_cut;         /* blocks end at row ends (every n1 lines): their lines are one contiguous run */
     int nthreads;
     int64_t nblocks;
-    cpu_block *blocks;   /* thread t's blocks are blocks[first[t] .. first[t+1]-1] */
+    cpu_block *blocks;   /* share t's blocks are blocks[first[t] .. first[t+1]-1] */
     int64_t *first;
+    int64_t *taken;      /* taken[t * TRIDI_CPU_TAKEN_PAD]: blocks of share t handed out so far */
     int64_t log_rows;    /* per block: x lines (x sweeps) or unknowns (y/z) */
     int64_t log_pitch;   /* elements per log row: the row's length padded to 64 bytes */
     int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
@@ -643,6 +646,7 @@ static cpu_plan make_plan(const tridi_problem *p, int nthreads)
     c.nblocks = 0;
     c.blocks = NULL;
     c.first = NULL;
+    c.taken = NULL;
     const int64_t row_len = p->axis == TRIDI_AXIS_X ? p->n : c.L;
     c.log_rows = p->axis == TRIDI_AXIS_X ? c.L : p->n;
     c.log_pitch = (row_len + 15) / 16 * 16;
@@ -931,7 +935,8 @@ static cpu_layout layout_of(const tridi_problem *p, int nthreads, int lines)
     y.lines = lines;
     y.ws_bytes = workspace_bytes(p, &y.c, lines);
     y.log_bytes = lines ? 0 : (size_t)y.c.nblocks * block_save_bytes(p, &y.c);
-    const size_t list_bytes = (size_t)y.c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t);
+    const size_t list_bytes = (size_t)y.c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t) +
+                              (size_t)nthreads * TRIDI_CPU_TAKEN_PAD * sizeof(int64_t);
     y.need = ((size_t)nthreads * y.ws_bytes + y.log_bytes + list_bytes + (size_t)y.c.nblocks + 63) / 64 * 64;
     y.log = NULL;
     y.written = NULL;
@@ -944,7 +949,8 @@ static void place(cpu_layout *y, char *scratch)
     y->log = scratch + (size_t)y->c.nthreads * y->ws_bytes; /* log rows are 64-byte multiples: what follows is aligned */
     y->c.blocks = (cpu_block *)(y->log + y->log_bytes);
     y->c.first = (int64_t *)(y->c.blocks + y->c.nblocks);
-    y->written = (unsigned char *)(y->c.first + y->c.nthreads + 1);
+    y->c.taken = y->c.first + y->c.nthreads + 1;
+    y->written = (unsigned char *)(y->c.taken + (size_t)y->c.nthreads * TRIDI_CPU_TAKEN_PAD);
 }
 
 /* Puts back the old x of every block that the call of layout y wrote. */
@@ -989,6 +995,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
     }
     c.first[nthreads] = k;
     memset(written, 0, (size_t)c.nblocks);
+    memset(c.taken, 0, (size_t)nthreads * TRIDI_CPU_TAKEN_PAD * sizeof(int64_t));
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
     int64_t nfailed = 0;           /* failing lines (LINES: all of them; CALL: those found before stopping) */
@@ -996,11 +1003,18 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
 
 #pragma omp parallel num_threads(nthreads)
     {
-        const int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int id = omp_get_thread_num();
         char *ws = workspaces + (size_t)id * ws_bytes;
-        /* Share t by thread t (by thread t mod nt, should OpenMP give fewer threads than asked). */
-        for (int t = id; t < nthreads; t += nt)
-            for (int64_t b = c.first[t]; b < c.first[t + 1]; ++b) {
+        /* Thread id takes the blocks of share id, then those left in the other shares (it also covers the
+         * shares of threads OpenMP did not give). A thread that wakes late finds its share taken by those
+         * already running, instead of the whole call waiting for its share to start. */
+        for (int k = 0; k < nthreads; ++k) {
+            const int t = (id + k) % nthreads;
+            for (;;) {
+                const int64_t b = c.first[t] + __atomic_fetch_add(&c.taken[(size_t)t * TRIDI_CPU_TAKEN_PAD], 1,
+                                                                  __ATOMIC_RELAXED);
+                if (b >= c.first[t + 1])
+                    break;
                 const int64_t line0 = c.blocks[b].line0;
                 if (!lines && __atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
                     continue; /* the call fails anyway; only lower lines could change the report */
@@ -1018,6 +1032,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
                     }
                 }
             }
+        }
         stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
     }
     if (best_line == INT64_MAX) {
