@@ -882,15 +882,15 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
 /* Threads a solve pays for: one per TRIDI_CPU_BYTES_PER_THREAD of the five arrays' bytes over the box
  * (at least one, at most the caller's count). A thread of a parallel region costs its wake-up and its
  * arrival at the join whatever its share; inside a model, whose serial code lets OpenMP's threads fall
- * asleep between calls, that cost dwarfs a small solve (docs/decisions: the thread rule). Measured on
+ * asleep between calls, that cost dwarfs a small solve (the decision record on the thread rule). Measured on
  * the 16-core GPU host (tridi_bench_model_pattern, flow_channel's issue 29 figures): a 140x140 THOMAS_2D
  * (0.47 MB) costs 0.085 ms per call inside the model on 1 thread and on 4, 0.95 ms on 16; back to back it
- * takes 0.02-0.05 ms however many threads run, so one thread loses nothing that matters there. An empty
- * region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads 0.07 ms. With
- * 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on 140x140x56,
- * 3.3 MB on 70x70x28) on 16 and 7: calls in a row keep one team size, as libgomp ends the surplus
- * threads of its pool whenever a smaller team (of more than one thread) starts, and starts them again
- * for the next larger one. */
+ * takes 0.02-0.03 ms on 16 threads and 0.05 ms on 2, a few hundredths of a millisecond that a model never
+ * sees. An empty region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads
+ * 0.07 ms. With 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on
+ * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7: calls in a row keep one team size, as libgomp ends the
+ * surplus threads of its pool whenever a smaller team (of more than one thread) starts, and starts them
+ * again for the next larger one. */
 #ifndef TRIDI_CPU_BYTES_PER_THREAD
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
