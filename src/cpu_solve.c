@@ -322,6 +322,81 @@ DEFINE_FORWARD(forward_t, double, double, double, double)
 DEFINE_BACKWARD(backward_f32, float)
 DEFINE_BACKWARD(backward_f64, double)
 
+/* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence with W, G and every operation in float,
+ * twice the lanes per vector of the double kernels (16 per AVX-512 register) and half the W/G bytes.
+ * Accuracy (tests/c/test_fast_arith.c): on row diagonally dominant lines the answers satisfy
+ * |x - x*| <= 32 u cond(A, x*) |x*| in the max norm, u = 2^-24, cond(A, x) = || |A^-1| |A| |x| || / ||x||
+ * (the Thomas recurrence's backward error on such lines is a small multiple of u |A|, Higham, Accuracy and
+ * Stability of Numerical Algorithms, 2nd ed., section 9.5; the reciprocal and the final rounding add a few
+ * u more). A flagged block takes the careful path, in MOHID's arithmetic, as every other block does. */
+TRIDI_VECTOR_CLONES static int forward_fast(const float *restrict D, const float *restrict E, const float *restrict F,
+                                            const float *restrict R, int64_t n, int64_t Lb, int64_t s,
+                                            float *restrict W, float *restrict G)
+{
+    int bad = 0;
+    for (int64_t l = 0; l < Lb; ++l) {
+        const float e = E[l], w = n > 1 ? -F[l] / e : 0.0f, g = R[l] / e;
+        W[l] = w;
+        G[l] = g;
+        bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(e) <= FLT_MAX);
+    }
+    for (int64_t m = 1; m < n; ++m) {
+        const float *Dm = D + m * s, *Em = E + m * s, *Fm = F + m * s, *Rm = R + m * s;
+        if (m + TRIDI_CPU_PREFETCH_YZ < n) {
+            const int64_t ahead = TRIDI_CPU_PREFETCH_YZ * s;
+            prefetch_run(Dm + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Em + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Fm + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Rm + ahead, (size_t)Lb * sizeof(float));
+        }
+        const float *Wp = W + (m - 1) * Lb, *Gp = G + (m - 1) * Lb;
+        float *Wm = W + m * Lb, *Gm = G + m * Lb;
+        if (m < n - 1) {
+            for (int64_t l = 0; l < Lb; ++l) {
+                const float d = Dm[l], den = Em[l] + d * Wp[l], inv = 1.0f / den;
+                const float w = -Fm[l] * inv, g = (Rm[l] - d * Gp[l]) * inv;
+                Wm[l] = w;
+                Gm[l] = g;
+                bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) |
+                       !(fabsf(den) <= FLT_MAX);
+            }
+        } else { /* the last unknown: no upper coupling (its upper value is not read) */
+            for (int64_t l = 0; l < Lb; ++l) {
+                const float d = Dm[l], den = Em[l] + d * Wp[l], g = (Rm[l] - d * Gp[l]) / den;
+                Gm[l] = g;
+                bad |= !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) | !(fabsf(den) <= FLT_MAX);
+            }
+        }
+    }
+    return bad;
+}
+
+/* Its back substitution, in float, saving each x row first as backward_f32 does. */
+TRIDI_VECTOR_CLONES static int backward_fast(const float *restrict W, const float *restrict G, float *restrict x,
+                                             int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)
+{
+    int bad = 0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        float *xm = x + m * xs;
+        const float *Wm = W + m * Lb, *Gm = G + m * Lb;
+        if (log) {
+            if (m >= TRIDI_CPU_PREFETCH_YZ)
+                prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(float));
+            if (stream)
+                stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(float));
+            else
+                memcpy(log + m * lp, xm, (size_t)Lb * sizeof(float));
+        }
+        const float *xn = m == n - 1 ? NULL : xm + xs;
+        for (int64_t l = 0; l < Lb; ++l) {
+            const float v = xn ? Wm[l] * xn[l] + Gm[l] : Gm[l];
+            xm[l] = v;
+            bad |= !(fabsf(v) <= FLT_MAX);
+        }
+    }
+    return bad;
+}
+
 static void transpose_in_scalar(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t m0, int64_t n,
                                 int64_t Lb, double *dst)
 {
@@ -787,6 +862,8 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
     double *W = (double *)ws, *G = W + c->npad * c->L;
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     const int stream = !sv.lines;
+    /* FAST arithmetic: y/z blocks of all-float arrays (x sweeps keep MOHID's, which meets its bound too) */
+    const int fast = p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32 && p->axis != TRIDI_AXIS_X;
     int bad;
 #ifdef TRIDI_HAVE_AVX512_X
     if (c->x512) {
@@ -838,7 +915,11 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
             out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
             xs = Lb;
         } else {
-            if (p->combo == TRIDI_COMBO_F32)
+            if (fast)
+                bad = forward_fast((const float *)a->lower + off, (const float *)a->diag + off,
+                                   (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
+                                   (float *)W, (float *)G);
+            else if (p->combo == TRIDI_COMBO_F32)
                 bad = forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
                                   (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
             else if (p->combo == TRIDI_COMBO_F64)
@@ -861,8 +942,11 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
             written[b] = !sv.lines || !x_axis;
             const int64_t lp = c->log_pitch * (int64_t)xes;
             char *lg = x_axis ? NULL : sv.at;
-            bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp, stream)
-                           : backward_f32(W, G, out, n, Lb, xs, lg, lp, stream);
+            if (fast)
+                bad = backward_fast((const float *)W, (const float *)G, out, n, Lb, xs, lg, lp, stream);
+            else
+                bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp, stream)
+                               : backward_f32(W, G, out, n, Lb, xs, lg, lp, stream);
             if (!bad) {
                 if (x_axis)
                     for (int64_t l = 0; l < Lb; ++l) {
