@@ -15,12 +15,9 @@
 #include <string.h>
 #include <time.h>
 
-#define ADI_MAGIC 0x61646921u /* "adi!" */
-
 enum { W_LOWER, W_DIAG, W_UPPER, W_1, W_2, W_COUNT };
 
 struct tridi_adi_s {
-    uint32_t magic;
     tridi_context ctx;
     tridi_grid grid;
     int64_t lo[3], hi[3];
@@ -85,8 +82,9 @@ static tridi_status check_plan(const char *f, tridi_adi plan)
 {
     if (!plan)
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is NULL (create it with tridi_adi_create)", f);
-    if (plan->magic != ADI_MAGIC)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is not a live ADI plan (destroyed?)", f);
+    if (!tridi_handle_is_live(TRIDI_HANDLE_ADI, plan))
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE,
+                          "%s: argument 'plan' is not a live ADI plan (destroyed, or never created)", f);
     return tridi_check_context(f, plan->ctx);
 }
 
@@ -145,7 +143,8 @@ static tridi_status check_operator(const char *f, const tridi_grid *grid, const 
     return TRIDI_SUCCESS;
 }
 
-static void release(tridi_adi plan)
+/* Frees what the plan holds, not the plan itself. */
+static void release_contents(tridi_adi plan)
 {
     for (int w = 0; w < W_COUNT; ++w) {
         if (!plan->work[w])
@@ -161,8 +160,6 @@ static void release(tridi_adi plan)
     if (plan->stream)
         tridi_adi_cuda_stream_destroy(plan->ctx->config.device, plan->stream);
 #endif
-    plan->magic = 0;
-    free(plan);
 }
 
 tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
@@ -200,7 +197,6 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
     struct tridi_adi_s *plan = calloc(1, sizeof *plan);
     if (!plan)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the plan", f);
-    plan->magic = ADI_MAGIC;
     plan->ctx = ctx;
     plan->grid = *grid;
     plan->dtype = dtype;
@@ -263,9 +259,15 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
             s = tridi_adi_cuda_timer_create(ctx->config.device, opc.naxes + 1, &plan->timer);
 #endif
         if (s) {
-            release(plan);
+            release_contents(plan);
+            free(plan);
             return s;
         }
+    }
+    if (tridi_handle_add(TRIDI_HANDLE_ADI, plan)) {
+        release_contents(plan);
+        free(plan);
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the new plan", f);
     }
     ctx->adi_plans++;
     *out = plan;
@@ -279,13 +281,17 @@ tridi_status tridi_adi_destroy(tridi_adi plan)
     tridi_status s = check_plan("tridi_adi_destroy", plan);
     if (s)
         return s;
+    /* From here the handle is dead to every caller; of two destroys racing, one frees. */
+    if (!tridi_handle_retire(TRIDI_HANDLE_ADI, plan))
+        return check_plan("tridi_adi_destroy", plan);
 #ifdef TRIDI_HAVE_CUDA
     /* Queued work may still use the work arrays. */
     if (plan->cuda && plan->stream)
         tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
 #endif
     plan->ctx->adi_plans--;
-    release(plan);
+    release_contents(plan);
+    tridi_handle_bury(plan, sizeof *plan);
     return TRIDI_SUCCESS;
 }
 
