@@ -202,6 +202,10 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
         thread_cap = 1;
     if (cfg.num_threads > thread_cap)
         cfg.num_threads = thread_cap;
+    if (cfg.pivoting != TRIDI_PIVOT_NONE && cfg.pivoting != TRIDI_PIVOT_CHECK && cfg.pivoting != TRIDI_PIVOT_FALLBACK)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->pivoting = %d is not TRIDI_PIVOT_NONE (0), TRIDI_PIVOT_CHECK (1) or "
+                          "TRIDI_PIVOT_FALLBACK (2)", f, cfg.pivoting);
     if (cfg.device < 0)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->device = %d is negative", f, cfg.device);
 

@@ -39,6 +39,9 @@ typedef struct tridi_problem {
     tridi_on_error on_error;
     tridi_arith arith;
     tridi_verdict verdict;
+    /* Set by the caller of tridi_validate from the context (validation leaves TRIDI_PIVOT_NONE): host
+     * solves with another value go through tridi_pivot_solve. */
+    tridi_pivoting pivoting;
 } tridi_problem;
 
 /* Offset (elements) of the first unknown of line l. */
@@ -141,6 +144,12 @@ void tridi_handle_bury(void *h, size_t bytes);
 int tridi_host_is_registered(tridi_context ctx, const void *ptr, size_t bytes);
 /* Unregisters every range (tridi_destroy). */
 void tridi_host_unregister_all(tridi_context ctx);
+
+/* ---- pivot growth check and partial-pivoting fallback (pivot.c) ---- */
+/* A host-array solve under p->pivoting CHECK or FALLBACK: classifies every line, then either fails
+ * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. */
+tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
+                               tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
