@@ -109,6 +109,88 @@ static line_verdict classify(const tridi_problem *p, int64_t l)
     return v;
 }
 
+/* The class of lines l0 .. l0+nb-1, neighbours along the first line axis (x, contiguous in memory: the
+ * solve runs along y or z), swept together unknown by unknown so that the pass streams through memory
+ * as the backends do instead of striding through it line by line. The same tests as classify. */
+#define CLASSIFY_BLOCK 64
+#if defined(__GNUC__)
+#define TRIDI_INLINE static inline __attribute__((always_inline))
+#else
+#define TRIDI_INLINE static inline
+#endif
+/* t: the type of lower, upper and rhs; diag's is dt (constants at each call, so that each combination
+ * of types gets its own loop). */
+TRIDI_INLINE void classify_block_typed(const tridi_problem *p, int64_t l0, int64_t nb, unsigned char *cls,
+                                       tridi_dtype t, tridi_dtype dt)
+{
+    double w[CLASSIFY_BLOCK];
+    const tridi_arrays *A = &p->arrays;
+    const int64_t base = tridi_line_offset(p, l0), st = p->stride[p->axis];
+    for (int64_t b = 0; b < nb; ++b) {
+        w[b] = 0.0;
+        cls[b] = LINE_OK;
+    }
+    for (int64_t m = 0; m < p->n; ++m) {
+        const int64_t o = base + m * st;
+        for (int64_t b = 0; b < nb; ++b) {
+            if (cls[b] == LINE_NONFINITE)
+                continue;
+            const double a = m ? get(A->lower, t, o + b) : 0.0;
+            const double d = get(A->diag, dt, o + b);
+            const double c = m < p->n - 1 ? get(A->upper, t, o + b) : 0.0;
+            const double r = get(A->rhs, t, o + b);
+            if (!isfinite(a) || !isfinite(d) || !isfinite(c) || !isfinite(r)) {
+                cls[b] = LINE_NONFINITE;
+                continue;
+            }
+            if (cls[b] != LINE_OK)
+                continue;
+            const double pivot = d + a * w[b];
+            if (pivot == 0.0) {
+                cls[b] = LINE_ZERO;
+                continue;
+            }
+            /* classify's growth test without its division; NaN (an overflow) fails it as there */
+            if (!(fabs(a) + fabs(a * w[b]) + fabs(pivot) + fabs(c) <=
+                  TRIDI_PIVOT_GROWTH_LIMIT * (fabs(a) + fabs(d) + fabs(c))))
+                cls[b] = LINE_UNSTABLE;
+            w[b] = -c / pivot;
+        }
+    }
+}
+
+static void classify_block(const tridi_problem *p, int64_t l0, int64_t nb, unsigned char *cls)
+{
+    switch (p->combo) {
+    case TRIDI_COMBO_F64: classify_block_typed(p, l0, nb, cls, TRIDI_FLOAT64, TRIDI_FLOAT64); break;
+    case TRIDI_COMBO_MIXED: classify_block_typed(p, l0, nb, cls, TRIDI_FLOAT32, TRIDI_FLOAT64); break;
+    default: classify_block_typed(p, l0, nb, cls, TRIDI_FLOAT32, TRIDI_FLOAT32); break;
+    }
+}
+
+/* Every line's class. */
+static void classify_all(const tridi_problem *p, int nt, unsigned char *cls)
+{
+    (void)nt;
+    if (p->axis == TRIDI_AXIS_X) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+        for (int64_t l = 0; l < p->nlines; ++l)
+            cls[l] = (unsigned char)classify(p, l).cls;
+        return;
+    }
+    const int64_t per_row = (p->n1 + CLASSIFY_BLOCK - 1) / CLASSIFY_BLOCK, nblocks = per_row * p->n2;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
+    for (int64_t k = 0; k < nblocks; ++k) {
+        const int64_t l2 = k / per_row, b1 = (k % per_row) * CLASSIFY_BLOCK;
+        const int64_t nb = p->n1 - b1 < CLASSIFY_BLOCK ? p->n1 - b1 : CLASSIFY_BLOCK;
+        classify_block(p, l2 * p->n1 + b1, nb, cls + l2 * p->n1 + b1);
+    }
+}
+
 /* Per-thread scratch of the fallback: five arrays of n doubles. */
 typedef struct line_work {
     double *u0, *u1, *u2, *y, *x;
@@ -277,11 +359,7 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
                           (long long)p->nlines);
     const int nt = thread_count(ctx);
     (void)nt;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-    for (int64_t l = 0; l < p->nlines; ++l)
-        cls[l] = (unsigned char)classify(p, l).cls;
+    classify_all(p, nt, cls);
     int64_t count[4] = {0, 0, 0, 0}, first[4] = {-1, -1, -1, -1};
     for (int64_t l = 0; l < p->nlines; ++l) {
         if (first[cls[l]] < 0)
