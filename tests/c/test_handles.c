@@ -5,6 +5,7 @@
  * so a stale handle cannot reach it. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,51 @@ static void expect_true(const char *what, int ok)
     } else {
         printf("ok %s\n", what);
     }
+}
+
+/* Two threads destroying the same context at once: one frees it, the other is refused. */
+typedef struct racer {
+    pthread_barrier_t *start;
+    tridi_context ctx;
+    tridi_status got;
+} racer;
+
+static void *destroy_racing(void *arg)
+{
+    racer *r = arg;
+    pthread_barrier_wait(r->start);
+    r->got = tridi_destroy(r->ctx);
+    return NULL;
+}
+
+static void racing_destroys(int rounds)
+{
+    int wrong = 0;
+    for (int i = 0; i < rounds; ++i) {
+        pthread_barrier_t start;
+        pthread_barrier_init(&start, NULL, 2);
+        tridi_config cfg;
+        tridi_config_init(&cfg);
+        cfg.backend = TRIDI_BACKEND_CPU;
+        tridi_context c = NULL;
+        if (tridi_create(&c, &cfg)) {
+            wrong++;
+            continue;
+        }
+        racer r[2] = {{&start, c, TRIDI_ERROR_INTERNAL}, {&start, c, TRIDI_ERROR_INTERNAL}};
+        pthread_t t[2];
+        for (int k = 0; k < 2; ++k)
+            pthread_create(&t[k], NULL, destroy_racing, &r[k]);
+        for (int k = 0; k < 2; ++k)
+            pthread_join(t[k], NULL);
+        pthread_barrier_destroy(&start);
+        const int ok = (r[0].got == TRIDI_SUCCESS) + (r[1].got == TRIDI_SUCCESS);
+        const int refused = (r[0].got == TRIDI_ERROR_INVALID_HANDLE) + (r[1].got == TRIDI_ERROR_INVALID_HANDLE);
+        wrong += !(ok == 1 && refused == 1);
+    }
+    printf("  %d rounds of two threads destroying one context: %d rounds without exactly one success\n", rounds,
+           wrong);
+    expect_true("racing destroys: exactly one succeeds", wrong == 0);
 }
 
 int main(void)
@@ -154,6 +200,8 @@ int main(void)
     expect_true("no new plan at a destroyed plan's address", aliased == 0);
     expect_true("every stale plan refused", stale_accepted == 0);
     tu_expect("destroy after the plan cycles", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
+
+    racing_destroys(100);
 
     tu_system_free(&s);
     printf("%d checks, %d failures\n", tu_checks, tu_failures);
