@@ -118,45 +118,52 @@ static line_verdict classify(const tridi_problem *p, int64_t l)
 #else
 #define TRIDI_INLINE static inline
 #endif
-/* t: the type of lower, upper and rhs; diag's is dt (constants at each call, so that each combination
- * of types gets its own loop). */
+/* One unknown m of the block's lines, branch-free so that it vectorises across them: flags gather bit 4
+ * for a non-finite input, bit 2 for a zero pivot and bit 1 for growth past the limit, the first of the
+ * two last only (what classify decides, the order of events included). t: the type of lower, upper and
+ * rhs, dt: diag's; has_lower / has_upper: m is not the first / last unknown. Constants at every call, so
+ * each combination gets its own loop. */
+TRIDI_INLINE void classify_unknown(const tridi_arrays *A, int64_t o, int64_t nb, double *w, unsigned char *flags,
+                                   tridi_dtype t, tridi_dtype dt, int has_lower, int has_upper)
+{
+    for (int64_t b = 0; b < nb; ++b) {
+        const double a = has_lower ? get(A->lower, t, o + b) : 0.0;
+        const double d = get(A->diag, dt, o + b);
+        const double c = has_upper ? get(A->upper, t, o + b) : 0.0;
+        const double r = get(A->rhs, t, o + b);
+        const int bad = !(a * 0.0 + d * 0.0 + c * 0.0 + r * 0.0 == 0.0); /* Inf * 0 and NaN are NaN */
+        const double pivot = d + a * w[b];
+        const int zero = pivot == 0.0;
+        /* classify's growth test without its division; NaN (an overflow) fails it as there */
+        const int grows = !(fabs(a) + fabs(a * w[b]) + fabs(pivot) + fabs(c) <=
+                            TRIDI_PIVOT_GROWTH_LIMIT * (fabs(a) + fabs(d) + fabs(c)));
+        const int open = !(flags[b] & 3);
+        flags[b] |= (unsigned char)((bad ? 4 : 0) | (open && zero ? 2 : 0) | (open && !zero && grows ? 1 : 0));
+        w[b] = -c / (zero ? 1.0 : pivot);
+    }
+}
+
 TRIDI_INLINE void classify_block_typed(const tridi_problem *p, int64_t l0, int64_t nb, unsigned char *cls,
                                        tridi_dtype t, tridi_dtype dt)
 {
     double w[CLASSIFY_BLOCK];
+    unsigned char flags[CLASSIFY_BLOCK];
     const tridi_arrays *A = &p->arrays;
-    const int64_t base = tridi_line_offset(p, l0), st = p->stride[p->axis];
+    const int64_t base = tridi_line_offset(p, l0), st = p->stride[p->axis], n = p->n;
     for (int64_t b = 0; b < nb; ++b) {
         w[b] = 0.0;
-        cls[b] = LINE_OK;
+        flags[b] = 0;
     }
-    for (int64_t m = 0; m < p->n; ++m) {
-        const int64_t o = base + m * st;
-        for (int64_t b = 0; b < nb; ++b) {
-            if (cls[b] == LINE_NONFINITE)
-                continue;
-            const double a = m ? get(A->lower, t, o + b) : 0.0;
-            const double d = get(A->diag, dt, o + b);
-            const double c = m < p->n - 1 ? get(A->upper, t, o + b) : 0.0;
-            const double r = get(A->rhs, t, o + b);
-            if (!isfinite(a) || !isfinite(d) || !isfinite(c) || !isfinite(r)) {
-                cls[b] = LINE_NONFINITE;
-                continue;
-            }
-            if (cls[b] != LINE_OK)
-                continue;
-            const double pivot = d + a * w[b];
-            if (pivot == 0.0) {
-                cls[b] = LINE_ZERO;
-                continue;
-            }
-            /* classify's growth test without its division; NaN (an overflow) fails it as there */
-            if (!(fabs(a) + fabs(a * w[b]) + fabs(pivot) + fabs(c) <=
-                  TRIDI_PIVOT_GROWTH_LIMIT * (fabs(a) + fabs(d) + fabs(c))))
-                cls[b] = LINE_UNSTABLE;
-            w[b] = -c / pivot;
-        }
+    if (n == 1) {
+        classify_unknown(A, base, nb, w, flags, t, dt, 0, 0);
+    } else {
+        classify_unknown(A, base, nb, w, flags, t, dt, 0, 1);
+        for (int64_t m = 1; m < n - 1; ++m)
+            classify_unknown(A, base + m * st, nb, w, flags, t, dt, 1, 1);
+        classify_unknown(A, base + (n - 1) * st, nb, w, flags, t, dt, 1, 0);
     }
+    for (int64_t b = 0; b < nb; ++b)
+        cls[b] = flags[b] & 4 ? LINE_NONFINITE : flags[b] & 2 ? LINE_ZERO : flags[b] & 1 ? LINE_UNSTABLE : LINE_OK;
 }
 
 static void classify_block(const tridi_problem *p, int64_t l0, int64_t nb, unsigned char *cls)
