@@ -147,7 +147,9 @@ void tridi_host_unregister_all(tridi_context ctx);
 
 /* ---- pivot growth check and partial-pivoting fallback (pivot.c) ---- */
 /* A host-array solve under p->pivoting CHECK or FALLBACK: classifies every line, then either fails
- * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. */
+ * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. Its own
+ * failures leave x unchanged (TRIDI_ON_ERROR_CALL) whatever p->on_error says: under LINES it is
+ * stricter than asked. */
 tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
                                tridi_status (*backend)(tridi_context, const tridi_problem *));
 
