@@ -35,7 +35,8 @@ module tridi
     public :: TRIDI_SUCCESS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_INVALID_VALUE, TRIDI_ERROR_BOUNDS, &
               TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ALIASING, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, &
               TRIDI_ERROR_NO_DEVICE, TRIDI_ERROR_OUT_OF_MEMORY, TRIDI_ERROR_CUDA, TRIDI_ERROR_MPI, &
-              TRIDI_ERROR_MISMATCH, TRIDI_ERROR_INVALID_HANDLE, TRIDI_ERROR_INTERNAL
+              TRIDI_ERROR_MISMATCH, TRIDI_ERROR_INVALID_HANDLE, TRIDI_ERROR_INTERNAL, TRIDI_ERROR_UNSTABLE
+    public :: TRIDI_PIVOT_NONE, TRIDI_PIVOT_CHECK, TRIDI_PIVOT_FALLBACK
     public :: TRIDI_BACKEND_AUTO, TRIDI_BACKEND_CPU, TRIDI_BACKEND_CUDA, TRIDI_FLOAT32, TRIDI_FLOAT64
     public :: TRIDI_ROLE_LOWER, TRIDI_ROLE_DIAG, TRIDI_ROLE_UPPER, TRIDI_ROLE_RHS, TRIDI_ROLE_X
     public :: TRIDI_ADI_DOUGLAS, TRIDI_ADI_PEACEMAN_RACHFORD, TRIDI_ADI_DIRICHLET, TRIDI_ADI_ZERO_FLUX, &
@@ -135,10 +136,11 @@ contains
 
     ! Creates a context. backend: TRIDI_BACKEND_AUTO/CPU/CUDA (default: AUTO, or the environment variable
     ! TRIDI_BACKEND = cpu / cuda); device: CUDA ordinal (default 0); num_threads: OpenMP threads of the CPU
-    ! backend (default 0 = OpenMP's); verbose: print the backend chosen; allow_f32_transfer: see tridi.h.
-    subroutine tridi_create(ctx, backend, device, num_threads, verbose, allow_f32_transfer, stat)
+    ! backend (default 0 = OpenMP's); verbose: print the backend chosen; allow_f32_transfer: see tridi.h;
+    ! pivoting: TRIDI_PIVOT_NONE (default) / _CHECK / _FALLBACK (docs/errors.md, "When Thomas is stable").
+    subroutine tridi_create(ctx, backend, device, num_threads, verbose, allow_f32_transfer, stat, pivoting)
         type(tridi_context), intent(out) :: ctx
-        integer, intent(in), optional :: backend, device, num_threads
+        integer, intent(in), optional :: backend, device, num_threads, pivoting
         logical, intent(in), optional :: verbose, allow_f32_transfer
         integer, intent(out), optional :: stat
         type(tridi_config_t) :: cfg
@@ -148,6 +150,7 @@ contains
         if (present(num_threads)) cfg%num_threads = int(num_threads, c_int)
         if (present(verbose)) cfg%verbose = merge(1_c_int, 0_c_int, verbose)
         if (present(allow_f32_transfer)) cfg%allow_f32_transfer = merge(1_c_int, 0_c_int, allow_f32_transfer)
+        if (present(pivoting)) cfg%pivoting = int(pivoting, c_int)
         call finish(tridi_create_c(ctx%handle, cfg), stat)
     end subroutine
 

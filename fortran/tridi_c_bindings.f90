@@ -20,7 +20,11 @@ module tridi_c_bindings
                       TRIDI_ERROR_BOUNDS = 3, TRIDI_ERROR_UNSUPPORTED = 4, TRIDI_ERROR_ALIASING = 5, &
                       TRIDI_ERROR_ZERO_PIVOT = 6, TRIDI_ERROR_NONFINITE = 7, TRIDI_ERROR_NO_DEVICE = 8, &
                       TRIDI_ERROR_OUT_OF_MEMORY = 9, TRIDI_ERROR_CUDA = 10, TRIDI_ERROR_MPI = 11, &
-                      TRIDI_ERROR_MISMATCH = 12, TRIDI_ERROR_INVALID_HANDLE = 13, TRIDI_ERROR_INTERNAL = 14
+                      TRIDI_ERROR_MISMATCH = 12, TRIDI_ERROR_INVALID_HANDLE = 13, TRIDI_ERROR_INTERNAL = 14, &
+                      TRIDI_ERROR_UNSTABLE = 15
+    end enum
+    enum, bind(c)
+        enumerator :: TRIDI_PIVOT_NONE = 0, TRIDI_PIVOT_CHECK = 1, TRIDI_PIVOT_FALLBACK = 2
     end enum
     enum, bind(c)
         enumerator :: TRIDI_BACKEND_AUTO = 0, TRIDI_BACKEND_CPU = 1, TRIDI_BACKEND_CUDA = 2
@@ -44,7 +48,7 @@ module tridi_c_bindings
     ! ---- mirrors of the C structs (same layout as tridi.h; sizes checked by the tests) ----
     type, bind(c) :: tridi_config_t
         integer(c_size_t) :: size
-        integer(c_int) :: backend, device, num_threads, verbose, allow_f32_transfer
+        integer(c_int) :: backend, device, num_threads, verbose, allow_f32_transfer, pivoting
     end type
     type, bind(c) :: tridi_grid_t
         integer(c_int) :: ndim

@@ -37,6 +37,7 @@ program test_fortran_module
     call test_errors()
     call test_convention()
     call test_register()
+    call test_pivoting()
     if (backend == TRIDI_BACKEND_CUDA) call test_device()
     call tridi_destroy(ctx, s)
     call check(s == TRIDI_SUCCESS, 'tridi_destroy')
@@ -51,6 +52,33 @@ contains
         write (buf, '(i0)') i
         t = trim(buf)
     end function
+
+    ! tridi_create(pivoting=): the nonsingular [[0, 1], [1, 1]] x = [1, 2] has a zero first pivot; plain Thomas
+    ! refuses it, the partial-pivoting fallback answers x = (1, 1), and CHECK refuses [[1e-17, 1], [1, 1]].
+    subroutine test_pivoting()
+        type(tridi_context) :: pctx
+        real(8), target :: d(2, 1), e(2, 1), f(2, 1), t(2, 1), x(2, 1)
+        integer :: st
+        d = 0; f = 0
+        d(2, 1) = 1d0
+        e(:, 1) = [0d0, 1d0]
+        f(1, 1) = 1d0
+        t(:, 1) = [1d0, 2d0]
+        x = -7d0
+        call tridi_solve(ctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_ERROR_ZERO_PIVOT .and. all(x == -7d0), 'no pivoting: zero pivot, x untouched')
+        call tridi_create(pctx, backend=TRIDI_BACKEND_CPU, pivoting=TRIDI_PIVOT_FALLBACK, stat=st)
+        call check(st == TRIDI_SUCCESS, 'tridi_create(pivoting=FALLBACK): '//tridi_error_message())
+        call tridi_solve(pctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_SUCCESS .and. all(abs(x(:, 1) - 1d0) < 1d-14), 'pivoting fallback answers (1, 1)')
+        call tridi_destroy(pctx)
+        e(1, 1) = 1d-17
+        x = -7d0
+        call tridi_create(pctx, backend=TRIDI_BACKEND_CPU, pivoting=TRIDI_PIVOT_CHECK, stat=st)
+        call tridi_solve(pctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_ERROR_UNSTABLE .and. all(x == -7d0), 'pivoting check: UNSTABLE, x untouched')
+        call tridi_destroy(pctx)
+    end subroutine
 
     ! The bind(c) mirrors must have the C sizes (the C init functions write sizeof into .size).
     subroutine check_structs()
