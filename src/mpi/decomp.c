@@ -3,6 +3,7 @@
 #include "mpi_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,15 @@ tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err)
     return tridi_fail(TRIDI_ERROR_MPI, "%s: %s failed: %s", func, call, text);
 }
 
+/* FNV-1a of a failure's status and message, 0..2^62: equal on ranks that failed alike. */
+static int64_t failure_hash(tridi_status s, const char *msg)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)s;
+    for (const unsigned char *c = (const unsigned char *)msg; *c; ++c)
+        h = (h ^ *c) * 1099511628211ull;
+    return (int64_t)(h >> 2);
+}
+
 tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
 {
     int rank;
@@ -36,6 +46,15 @@ tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
     if (first == INT_MAX)
         return TRIDI_SUCCESS;
+    /* Every rank failed with the same status and message (a disagreement between ranks, found by all of
+     * them from one all-reduce): no rank failed more than another, so the message names none. */
+    int64_t same[2];
+    same[0] = local ? failure_hash(local, tridi_error_message()) : -1;
+    same[1] = -same[0];
+    if (MPI_Allreduce(MPI_IN_PLACE, same, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (local && same[0] == -same[1])
+        return local;
     /* status, cell rank, cell[3], then the message: one broadcast carries the whole outcome. */
     struct {
         int64_t status, ndim, cell[3];
@@ -68,6 +87,23 @@ void tridi_decomp_config_init(tridi_decomp_config *c)
     for (int a = 0; a < 3; ++a)
         c->lo[a] = c->hi[a] = 1;
     c->halo[0] = c->halo[1] = 1;
+}
+
+tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine)
+{
+    struct {
+        long value;
+        int rank;
+    } in, lo, hi;
+    in.value = (long)mine;
+    MPI_Comm_rank(comm, &in.rank);
+    int e = MPI_Allreduce(&in, &lo, 1, MPI_LONG_INT, MPI_MINLOC, comm);
+    if (e == MPI_SUCCESS)
+        e = MPI_Allreduce(&in, &hi, 1, MPI_LONG_INT, MPI_MAXLOC, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(func, "MPI_Allreduce", e);
+    return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s: rank %d passed %lld, rank %d passed %lld", func,
+                      what, lo.rank, (long long)lo.value, hi.rank, (long long)hi.value);
 }
 
 tridi_status tridi_check_decomp(const char *func, tridi_decomp d)
@@ -146,33 +182,40 @@ static tridi_status check_agreement(const char *f, MPI_Comm comm, const tridi_de
                                    "hi[2]",   "halo[0]", "halo[1]", "halo[2]", "dims[0]",     "dims[1]",
                                    "periodic[0]", "periodic[1]", "solve_transport"};
     for (int i = 0; i < 15; ++i)
-        if (mn[i] != mx[i])
-            return tridi_fail(TRIDI_ERROR_MISMATCH,
-                              "%s: ranks disagree on config->%s (values from %lld to %lld across ranks)", f,
-                              name[i], (long long)mn[i], (long long)mx[i]);
+        if (mn[i] != mx[i]) {
+            char what[40];
+            snprintf(what, sizeof what, "config->%s", name[i]);
+            return tridi_mpi_mismatch(f, comm, what, v[i]);
+        }
     return TRIDI_SUCCESS;
 }
 
 tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const tridi_decomp_config *c)
 {
     static const char *f = "tridi_decomp_create";
-    if (!out)
-        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'decomp' is NULL", f);
-    *out = NULL;
+    if (out)
+        *out = NULL;
+    /* Without MPI or a communicator this rank cannot reach the others: it returns at once. A rank given
+     * MPI_COMM_NULL is not in the communicator's group (e.g. MPI_Comm_split with MPI_UNDEFINED), so no
+     * rank waits for it; one that belongs to the group but passes MPI_COMM_NULL leaves the group waiting
+     * in the agreement below (docs/mpi.md, "Errors no rank can agree on"). */
     int init = 0;
     MPI_Initialized(&init);
     if (!init)
         return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI is not initialised (call MPI_Init first)", f);
     MPI_Comm comm = MPI_Comm_f2c(fcomm);
     if (comm == MPI_COMM_NULL)
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: argument 'comm' is MPI_COMM_NULL", f);
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: argument 'comm' is MPI_COMM_NULL (this rank belongs to no communicator to decompose)",
+                          f);
     int nranks, rank;
     MPI_Comm_size(comm, &nranks);
     MPI_Comm_rank(comm, &rank);
 
-    /* A NULL config on one rank must not leave the others in the allreduce below. */
-    tridi_status s = c ? check_config(f, c, nranks)
-                       : tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'config' is NULL", f);
+    /* A NULL argument on one rank must not leave the others in the allreduce below. */
+    tridi_status s = !out ? tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'decomp' is NULL", f)
+                     : c  ? check_config(f, c, nranks)
+                          : tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'config' is NULL", f);
     s = tridi_mpi_agree(comm, s);
     if (s)
         return s;

@@ -158,9 +158,10 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                            "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
                            (long long)lo[a], a, (long long)hi[a]);
-    int64_t v[15] = {s != TRIDI_SUCCESS};
+    int64_t v[15] = {s != TRIDI_SUCCESS}, mine[7] = {0};
     if (!s) {
-        int64_t mine[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+        const int64_t given[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+        memcpy(mine, given, sizeof mine);
         for (int i = 0; i < 7; ++i) {
             v[1 + i] = mine[i];
             v[8 + i] = -mine[i];
@@ -174,8 +175,7 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
     for (int i = 0; i < 7; ++i)
         if (-v[8 + i] != v[1 + i])
-            return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %lld to %lld across ranks)",
-                              f, name[i], (long long)-v[8 + i], (long long)v[1 + i]);
+            return tridi_mpi_mismatch(f, comm, name[i], mine[i]);
     int empty = 0;
     for (int a = 0; a < c->ndim; ++a) {
         if (hi[a] < lo[a]) {
@@ -984,21 +984,89 @@ static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t
     return s;
 }
 
-/* The status a device kernel's failure word stands for, all ones if none (tridi_mpi_cuda_forward,
- * _backward). forward: (line << 24) | (m << 1) | nonfinite, a zero pivot or a non-finite value; otherwise
- * (line << 24) | (2^24 - 1 - m), the back substitution's answer overflowing x's type. */
-static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w, int forward)
+/* The status of the back substitution kernel's failure word, all ones if none: (line << 24) |
+ * (2^24 - 1 - m), the answer overflowing x's type (tridi_mpi_cuda_backward). */
+static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w)
 {
     if (w == ~0ull)
         return TRIDI_SUCCESS;
     const int64_t line = (int64_t)(w >> 24), low = (int64_t)(w & ((1u << 24) - 1));
-    if (!forward)
-        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
-                                  "the answer overflows its storage type");
-    const int64_t m = low >> 1;
-    const int nonfinite = (int)(low & 1);
-    return tridi_fail_numeric(f, p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT, line, m,
-                              nonfinite ? "non-finite value" : "zero pivot");
+    return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
+                              "the answer overflows its storage type");
+}
+
+/* Device buffers of the pipelined Thomas's lines: their list, their inputs and their answers. */
+typedef struct dfallback {
+    int64_t *lines;
+    double *abcr;
+    void *x;
+} dfallback;
+
+static void dfallback_free(dfallback *df)
+{
+    cudaFree(df->lines);
+    cudaFree(df->abcr);
+    cudaFree(df->x);
+    memset(df, 0, sizeof *df);
+}
+
+/* The host and device buffers of the lines marked by NaN in ends (host copy of x_L, x_R). Before the
+ * agreement that precedes the back substitution: the pipeline's messages start only if every rank
+ * could allocate. Its rare lines pay their own allocations. */
+static tridi_status dfallback_prepare(const char *f, const dplan *dp, const double *ends, fallback *fb, dfallback *df)
+{
+    memset(df, 0, sizeof *df);
+    tridi_status s = fallback_prepare(f, dp, ends, fb);
+    if (s || !fb->nf)
+        return s;
+    const size_t n = (size_t)dp->n, nf = (size_t)fb->nf, es = tridi_dtype_size(dp->p.arrays.x_type);
+    cudaError_t e = cudaMalloc((void **)&df->lines, sizeof(int64_t) * nf);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&df->abcr, sizeof(double) * 4 * n * nf);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&df->x, es * n * nf);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(df->lines, fb->lines, sizeof(int64_t) * nf, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        dfallback_free(df);
+        fallback_free(fb);
+        return tridi_fail(e == cudaErrorMemoryAllocation ? TRIDI_ERROR_OUT_OF_MEMORY : TRIDI_ERROR_CUDA,
+                          "%s: device buffers of the pipelined Thomas of %zu lines: %s", f, nf, cudaGetErrorString(e));
+    }
+    return TRIDI_SUCCESS;
+}
+
+/* The pipelined Thomas of the marked lines of a device solve: their inputs to the host, the pipeline,
+ * their answers back into x when write is set (the back substitution kernel ran, so their old x is in
+ * the undo copy). Runs every message of the pipeline whatever failed before, as the other ranks of the
+ * line wait for them. */
+static tridi_status device_pipeline(const char *f, const dplan *dp, fallback *fb, dfallback *df, int write,
+                                    cudaStream_t st)
+{
+    const size_t n = (size_t)dp->n, nf = (size_t)fb->nf, es = tridi_dtype_size(dp->p.arrays.x_type);
+    tridi_status s = tridi_mpi_cuda_gather_lines(&dp->p, df->lines, fb->nf, df->abcr, st);
+    cudaError_t e = cudaSuccess;
+    if (!s) {
+        e = cudaMemcpyAsync(fb->abcr, df->abcr, sizeof(double) * 4 * n * nf, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the lines of the pipelined Thomas: %s", f,
+                           cudaGetErrorString(e));
+    }
+    tridi_status sp = pipeline_thomas(f, dp, fb);
+    if (!s && !sp && write) {
+        e = cudaMemcpyAsync(df->x, fb->x, es * n * nf, cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess) {
+            s = tridi_mpi_cuda_scatter_lines(&dp->p, df->lines, fb->nf, df->x, st);
+            e = cudaStreamSynchronize(st);
+        }
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: writing the answers of the pipelined Thomas: %s", f,
+                           cudaGetErrorString(e));
+    }
+    return s ? s : sp;
 }
 
 /* After a kernel queued on st whose launch gave s: brings its failure word from dfail to *hfail and waits
@@ -1026,7 +1094,8 @@ static size_t device_work_bytes(const dplan *dp)
  * from the undo copy (no partial answer, as tridi_solve and the host path). dfail/hfail: one word on the
  * device and in pinned host memory. */
 static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *dp, double *work, const double *dends,
-                                    unsigned long long *dfail, unsigned long long *hfail, cudaStream_t st)
+                                    unsigned long long *dfail, unsigned long long *hfail, fallback *fb,
+                                    dfallback *df, cudaStream_t st)
 {
     const int work_here = dp->has_lines && dp->n > 0;
     void *undo = work_here ? (char *)work + tridi_dtype_size(dp->p.arrays.x_type) * 3 * (size_t)dp->n * (size_t)dp->nlines
@@ -1038,8 +1107,14 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
                           hfail, st);
         ran = !s;
         if (!s)
-            s = device_failure(f, &dp->p, *hfail, 0);
+            s = device_failure(f, &dp->p, *hfail);
     }
+    if (fb->nf) {
+        tridi_status sp = device_pipeline(f, dp, fb, df, ran, st);
+        s = s ? s : sp;
+    }
+    fallback_free(fb);
+    dfallback_free(df);
     s = tridi_mpi_agree(comm, s);
     if (s && ran) {
         tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, st);
@@ -1094,17 +1169,12 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
     if (!s && dp->has_lines) {
         /* The flag word: whether this rank holds unknowns of the line. */
         e = cudaMemsetAsync(mine + 6 * red->cap, work_here ? 0xff : 0, sizeof(double), st);
-        if (e == cudaSuccess && work_here) {
-            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, dp->ns, work, mine, dfail, stream);
-            if (!s)
-                e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
-        }
+        if (e == cudaSuccess && work_here)
+            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, dp->ns, work, mine, stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
         if (!s && e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: forward elimination: %s", f, cudaGetErrorString(e));
-        if (!s && work_here)
-            s = device_failure(f, &dp->p, hfail[0], 1);
     }
     s = tridi_mpi_agree(comm, s);
     if (!s && dp->has_lines) {
@@ -1124,18 +1194,30 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
                            cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
+    /* The reduced systems; lines they mark (hfail[0] of them) go to the pipelined Thomas, whose buffers
+     * are allocated before the agreement. */
+    fallback fb = {0};
+    dfallback df = {0};
     if (!s && work_here) {
         s = fetch_failure(f, "reduced systems",
                           tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream), dfail,
                           hfail, st);
-        if (!s && hfail[0] != ~0ull)
-            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, (int64_t)hfail[0], 0,
-                                   "zero pivot in the reduced system of the line (block starting)");
+        if (!s && hfail[0]) {
+            double *ends = malloc(sizeof(double) * 2 * nl);
+            e = ends ? cudaMemcpy(ends, dends, sizeof(double) * 2 * nl, cudaMemcpyDeviceToHost) : cudaSuccess;
+            s = !ends ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f)
+                : e != cudaSuccess ? tridi_fail(TRIDI_ERROR_CUDA, "%s: reading x_L, x_R: %s", f, cudaGetErrorString(e))
+                                   : dfallback_prepare(f, dp, ends, &fb, &df);
+            free(ends);
+        }
     }
     s = tridi_mpi_agree(comm, s);
-    if (s)
+    if (s) {
+        fallback_free(&fb);
+        dfallback_free(&df);
         return s;
-    return device_backward(f, comm, dp, work, dends, dfail, hfail, st);
+    }
+    return device_backward(f, comm, dp, work, dends, dfail, hfail, &fb, &df, st);
 }
 #endif
 
@@ -1208,20 +1290,25 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     }
     unsigned long long *failp = (unsigned long long *)(coef + 6 * nl);
     if (!s && work_here)
-        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dp.ns, dwork, dcoef, dfail, stream);
+        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dp.ns, dwork, dcoef, stream);
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(failp, dfail, sizeof *failp, cudaMemcpyDeviceToHost, st);
-        if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
-        s = e != cudaSuccess ? tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f,
-                                          cudaGetErrorString(e))
-                             : device_failure(f, &dp.p, *failp, 1);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f, cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
-    if (!s)
-        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
+    /* The reduced systems on the host, then the buffers of the lines they marked for the pipelined
+     * Thomas, allocated before the agreement. */
+    fallback fb = {0};
+    dfallback df = {0};
+    if (!s) {
+        s = dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS;
+        if (!s && work_here)
+            s = dfallback_prepare(f, &dp, ends, &fb, &df);
+        s = tridi_mpi_agree(comm, s);
+    }
     double *dends = dcoef; /* the coefficients are no longer needed on the device */
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(dends, ends, sizeof(double) * 2 * nl, cudaMemcpyHostToDevice, st);
@@ -1229,9 +1316,12 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: sending x_L, x_R to the device: %s", f, cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
-    if (s)
+    if (s) {
+        fallback_free(&fb);
+        dfallback_free(&df);
         return s;
-    return device_backward(f, comm, &dp, dwork, dends, dfail, failp, st);
+    }
+    return device_backward(f, comm, &dp, dwork, dends, dfail, failp, &fb, &df, st);
 #else
     (void)stream;
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
