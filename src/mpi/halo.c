@@ -1095,7 +1095,10 @@ tridi_status tridi_halo_end(tridi_halo h) { return halo_end("tridi_halo_end", h)
 tridi_status tridi_halo_exchange(tridi_halo h, void *stream)
 {
     static const char *f = "tridi_halo_exchange";
+    const int live = h && h->magic == TRIDI_HALO_MAGIC, was_active = live && h->active;
     tridi_status s = halo_begin(f, h, stream);
-    tridi_status e = (h && h->magic == TRIDI_HALO_MAGIC && h->active) ? halo_end(f, h) : TRIDI_SUCCESS;
+    /* Ends what this call began (a begin that failed after posting its messages included), never an
+     * exchange the caller had begun. */
+    tridi_status e = (live && !was_active && h->active) ? halo_end(f, h) : TRIDI_SUCCESS;
     return s ? s : e;
 }

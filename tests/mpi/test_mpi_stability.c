@@ -165,10 +165,11 @@ static tridi_status mpi_solve(tridi_decomp d, int64_t cells, const int64_t lo[3]
 }
 
 /* One call: N cells along i (cut over all ranks), ny lines along j, box lo0..hi0 along i; line j gets
- * kinds[j - 1] with its hard spot at spot[j - 1] (relative to the box). Returns the failures of all
- * ranks. */
+ * kinds[j - 1] with its hard spot at spot[j - 1] (relative to the box); bitwise: the answers must also be
+ * the one-rank CPU ones bit for bit (lines the partition must not take; on one rank with --device the
+ * GPU's own Thomas solves them), and the errors are printed. Returns the failures of all ranks. */
 static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int64_t hi0, const int *kinds,
-                     const int64_t *spot, int combo, uint64_t *rng, int verbose)
+                     const int64_t *spot, int combo, uint64_t *rng, int bitwise)
 {
     int rank, nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -252,6 +253,16 @@ static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int6
             err_1[j - 1] = !(e1 <= err_1[j - 1]) ? e1 : err_1[j - 1];
             int mine = i >= in.grid.lbound[0] && i <= in.grid.ubound[0] &&
                        (i >= in.lo[0] || in.coords[0] == 0) && (i <= in.hi[0] || in.coords[0] == nranks - 1);
+            if (mine && bitwise && (nranks > 1 || !device_mode)) {
+                /* The pipelined Thomas is the one-rank CPU arithmetic: the same bits. */
+                double xm = tu_get(ls.a.x, ty[4], tu_index(&in.grid, i, j, 1));
+                double x1 = tu_get(gs.a.x, ty[4], tu_index(&gg, i, j, 1));
+                if (memcmp(&xm, &x1, sizeof xm)) {
+                    printf("rank %d %s: line %lld, x(%lld) = %.17g, the one-rank solve's %.17g\n", rank, title,
+                           (long long)j, (long long)i, xm, x1);
+                    bad++;
+                }
+            }
             if (mine) {
                 double em = (double)(fabsl((long double)tu_get(ls.a.x, ty[4], tu_index(&in.grid, i, j, 1)) - x[m]) /
                                      scale);
@@ -268,7 +279,7 @@ static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int6
                    "solve %.3g\n",
                    title, (long long)j, kind_name[kinds[j - 1]], (long long)spot[j - 1], err_m[j - 1], err_1[j - 1]);
             bad++;
-        } else if (verbose) {
+        } else if (bitwise) {
             printf("  %s, line %lld (%s): error %.3g against the oracle, one-rank solve %.3g\n", title, (long long)j,
                    kind_name[kinds[j - 1]], err_m[j - 1], err_1[j - 1]);
         }
