@@ -580,8 +580,9 @@ static tridi_status check_args(const char *f, tridi_halo *out, tridi_decomp d, v
     cudaError_t e = cudaGetDeviceCount(&ngpu);
     if (e != cudaSuccess || ngpu == 0) {
         cudaGetLastError();
-        return tridi_fail(TRIDI_ERROR_NO_DEVICE, "%s: memory = TRIDI_MEMORY_DEVICE, but this rank sees no GPU (%s)", f,
-                          e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found none");
+        return tridi_fail(TRIDI_ERROR_NO_DEVICE,
+                          "%s: memory = TRIDI_MEMORY_DEVICE, but this rank sees no GPU (the CUDA runtime says: %s)", f,
+                          e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
     }
     struct cudaPointerAttributes at;
     e = cudaPointerGetAttributes(&at, array);
