@@ -1,81 +1,11 @@
-/* Decomposition of the global grid over a Cartesian grid of ranks, and the helpers that make every
- * rank report the same outcome. */
+/* Decomposition of the global grid over a Cartesian grid of ranks: its configuration checked and agreed,
+ * its communicators, geometry and release. */
 #include "mpi_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *tridi_transport_name(tridi_transport t)
-{
-    switch (t) {
-    case TRIDI_TRANSPORT_AUTO: return "auto";
-    case TRIDI_TRANSPORT_IPC: return "ipc";
-    case TRIDI_TRANSPORT_CUDA_AWARE: return "cuda-aware";
-    case TRIDI_TRANSPORT_STAGED: return "staged";
-    case TRIDI_TRANSPORT_NCCL: return "nccl";
-    }
-    return "unknown";
-}
-
-tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
-        strcpy(text, "unknown MPI error");
-    return tridi_fail(TRIDI_ERROR_MPI, "%s: %s failed: %s", func, call, text);
-}
-
-/* FNV-1a of a failure's status and message, 0..2^62: equal on ranks that failed alike. */
-static int64_t failure_hash(tridi_status s, const char *msg)
-{
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)s;
-    for (const unsigned char *c = (const unsigned char *)msg; *c; ++c)
-        h = (h ^ *c) * 1099511628211ull;
-    return (int64_t)(h >> 2);
-}
-
-tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
-{
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    int mine = local ? rank : INT_MAX, first = INT_MAX;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
-    if (first == INT_MAX)
-        return TRIDI_SUCCESS;
-    /* Every rank failed with the same status and message (a disagreement between ranks, found by all of
-     * them from one all-reduce): no rank failed more than another, so the message names none. */
-    int64_t same[2];
-    same[0] = local ? failure_hash(local, tridi_error_message()) : -1;
-    same[1] = -same[0];
-    if (MPI_Allreduce(MPI_IN_PLACE, same, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
-    if (local && same[0] == -same[1])
-        return local;
-    /* status, cell rank, cell[3], then the message: one broadcast carries the whole outcome. */
-    struct {
-        int64_t status, ndim, cell[3];
-        char msg[960];
-    } out;
-    memset(&out, 0, sizeof out);
-    if (rank == first) {
-        out.status = local;
-        out.ndim = tridi_error_cell(out.cell);
-        strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
-    }
-    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
-        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
-    int64_t cell[3] = {out.cell[0], out.cell[1], out.cell[2]};
-    /* A message relayed once already carries its rank. */
-    tridi_status s = strncmp(out.msg, "rank ", 5) ? tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg)
-                                                  : tridi_fail((tridi_status)out.status, "%s", out.msg);
-    if (out.ndim)
-        tridi_set_error_cell((int)out.ndim, cell);
-    return s;
-}
 
 void tridi_decomp_config_init(tridi_decomp_config *c)
 {
@@ -87,23 +17,6 @@ void tridi_decomp_config_init(tridi_decomp_config *c)
     for (int a = 0; a < 3; ++a)
         c->lo[a] = c->hi[a] = 1;
     c->halo[0] = c->halo[1] = 1;
-}
-
-tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine)
-{
-    struct {
-        long value;
-        int rank;
-    } in, lo, hi;
-    in.value = (long)mine;
-    MPI_Comm_rank(comm, &in.rank);
-    int e = MPI_Allreduce(&in, &lo, 1, MPI_LONG_INT, MPI_MINLOC, comm);
-    if (e == MPI_SUCCESS)
-        e = MPI_Allreduce(&in, &hi, 1, MPI_LONG_INT, MPI_MAXLOC, comm);
-    if (e != MPI_SUCCESS)
-        return tridi_mpi_fail(func, "MPI_Allreduce", e);
-    return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s: rank %d passed %lld, rank %d passed %lld", func,
-                      what, lo.rank, (long long)lo.value, hi.rank, (long long)hi.value);
 }
 
 tridi_status tridi_check_decomp(const char *func, tridi_decomp d)

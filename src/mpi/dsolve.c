@@ -30,62 +30,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes)
-{
-    if (d->scratch_bytes[which] >= bytes && d->scratch[which])
-        return d->scratch[which];
-    if (which == 4) {
-        free(d->scratch[4]);
-        d->scratch[4] = malloc(bytes);
-        d->scratch_bytes[4] = d->scratch[4] ? bytes : 0;
-        return d->scratch[4];
-    }
-#ifdef TRIDI_HAVE_CUDA
-    if (d->scratch[which])
-        which < 2 ? cudaFree(d->scratch[which]) : cudaFreeHost(d->scratch[which]);
-    d->scratch[which] = NULL;
-    d->scratch_bytes[which] = 0;
-    cudaError_t e = which < 2 ? cudaMalloc(&d->scratch[which], bytes) : cudaMallocHost(&d->scratch[which], bytes);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        d->scratch[which] = NULL;
-        return NULL;
-    }
-    d->scratch_bytes[which] = bytes;
-    return d->scratch[which];
-#else
-    return NULL;
-#endif
-}
-
-void tridi_mpi_scratch_free(tridi_decomp d)
-{
-#ifdef TRIDI_HAVE_CUDA
-    /* Every rank unmaps the others' reduced-system buffers before any rank frees its own. */
-    for (int a = 0; a < 2; ++a)
-        for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r)
-            if (d->red[a].opened[r]) {
-                tridi_mpi_ipc_close(d->red[a].opened[r]);
-                d->red[a].opened[r] = NULL;
-            }
-    if (d->comm != MPI_COMM_NULL)
-        MPI_Barrier(d->comm);
-    for (int a = 0; a < 2; ++a) {
-        if (d->red[a].buf)
-            cudaFree(d->red[a].buf);
-        memset(&d->red[a], 0, sizeof d->red[a]);
-    }
-    for (int i = 0; i < 4; ++i)
-        if (d->scratch[i])
-            i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
-#endif
-    free(d->scratch[4]);
-    for (int i = 0; i < 5; ++i) {
-        d->scratch[i] = NULL;
-        d->scratch_bytes[i] = 0;
-    }
-}
-
 typedef struct dplan {
     tridi_problem p;   /* this rank's part of the box (valid when has_lines && n > 0) */
     int has_lines;     /* this rank holds lines of the box */
@@ -732,7 +676,8 @@ static void cpu_restore(const dplan *dp, const void *undo)
 static tridi_status reduce(const char *f, tridi_decomp d, const dplan *dp, const double *coef, double *ends)
 {
     size_t per = 6 * (size_t)dp->nlines;
-    double *all = tridi_mpi_scratch(d, 4, sizeof(double) * per * (size_t)dp->line_size);
+    double *all =
+        tridi_mpi_buffer_get(&d->scratch.host_gather, TRIDI_MPI_MEM_HOST, sizeof(double) * per * (size_t)dp->line_size);
     int *blocks = malloc(sizeof(int) * (size_t)dp->line_size);
     tridi_status s = TRIDI_SUCCESS;
     if (!all || !blocks)
@@ -1149,15 +1094,16 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
         red = &d->red[ax];
         s = reduced_grow(f, d, ax, nl);
     }
-    unsigned long long *hfail = tridi_mpi_scratch(d, 2, 2 * sizeof(unsigned long long));
+    unsigned long long *hfail =
+        tridi_mpi_buffer_get(&d->scratch.pinned_coef, TRIDI_MPI_MEM_PINNED, 2 * sizeof(unsigned long long));
     double *dends = NULL;
     unsigned long long *dfail = NULL;
     if (!s && !hfail)
         s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f);
     double *work = NULL;
     if (!s && work_here) {
-        work = tridi_mpi_scratch(d, 0, device_work_bytes(dp));
-        dends = tridi_mpi_scratch(d, 1, sizeof(double) * (2 * nl + 2));
+        work = tridi_mpi_buffer_get(&d->scratch.dev_work, TRIDI_MPI_MEM_DEVICE, device_work_bytes(dp));
+        dends = tridi_mpi_buffer_get(&d->scratch.dev_small, TRIDI_MPI_MEM_DEVICE, sizeof(double) * (2 * nl + 2));
         if (!work || !dends)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
         else
@@ -1275,14 +1221,15 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         return solve_cut_ipc(f, d, &dp, stream);
     size_t nl = (size_t)dp.nlines;
     /* Pinned host buffers: coefficients (+ the failure word) down, x_L/x_R up. */
-    double *coef = tridi_mpi_scratch(d, 2, sizeof(double) * (6 * nl + 2));
-    double *ends = tridi_mpi_scratch(d, 3, sizeof(double) * (2 * nl + 1));
+    tridi_mpi_scratch *sc = &d->scratch;
+    double *coef = tridi_mpi_buffer_get(&sc->pinned_coef, TRIDI_MPI_MEM_PINNED, sizeof(double) * (6 * nl + 2));
+    double *ends = tridi_mpi_buffer_get(&sc->pinned_ends, TRIDI_MPI_MEM_PINNED, sizeof(double) * (2 * nl + 1));
     double *dwork = NULL, *dcoef = NULL;
     unsigned long long *dfail = NULL;
     s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f) : TRIDI_SUCCESS;
     if (!s && work_here) {
-        dwork = tridi_mpi_scratch(d, 0, device_work_bytes(&dp));
-        dcoef = tridi_mpi_scratch(d, 1, sizeof(double) * (6 * nl + 2));
+        dwork = tridi_mpi_buffer_get(&sc->dev_work, TRIDI_MPI_MEM_DEVICE, device_work_bytes(&dp));
+        dcoef = tridi_mpi_buffer_get(&sc->dev_small, TRIDI_MPI_MEM_DEVICE, sizeof(double) * (6 * nl + 2));
         if (!dwork || !dcoef)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
         else

@@ -217,48 +217,6 @@ static tridi_status cuda_fail(const char *f, const char *call, cudaError_t e)
     return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s failed: %s", f, call, cudaGetErrorString(e));
 }
 
-/* One mapping per (exporting allocation) per process: CUDA refuses to open the same handle twice. */
-typedef struct ipc_entry {
-    cudaIpcMemHandle_t handle;
-    void *base;
-    int refs;
-} ipc_entry;
-static ipc_entry ipc_cache[64];
-
-tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
-{
-    const cudaIpcMemHandle_t *hd = handle;
-    int free_slot = -1;
-    for (int i = 0; i < 64; ++i) {
-        if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
-            ipc_cache[i].refs++;
-            *base = ipc_cache[i].base;
-            return TRIDI_SUCCESS;
-        }
-        if (!ipc_cache[i].refs && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot < 0)
-        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi MPI layer: more than 64 CUDA IPC mappings open at once");
-    cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
-    if (e != cudaSuccess)
-        return cuda_fail("tridi MPI layer", "cudaIpcOpenMemHandle", e);
-    ipc_cache[free_slot].handle = *hd;
-    ipc_cache[free_slot].base = *base;
-    ipc_cache[free_slot].refs = 1;
-    return TRIDI_SUCCESS;
-}
-
-void tridi_mpi_ipc_close(void *base)
-{
-    for (int i = 0; i < 64; ++i)
-        if (ipc_cache[i].refs && ipc_cache[i].base == base) {
-            if (--ipc_cache[i].refs == 0)
-                cudaIpcCloseMemHandle(base);
-            return;
-        }
-}
-
 /* The allocation holding ptr: IPC handles name allocations, and the array may start inside one. The
  * driver's cuMemGetAddressRange is reached through the runtime so that tridi never links libcuda. */
 typedef int (*get_range_fn)(unsigned long long *base, size_t *bytes, unsigned long long ptr);

@@ -28,16 +28,35 @@ typedef struct tridi_reduced_ipc {
     void *opened[TRIDI_MPI_MAX_LINE];       /* IPC mappings this rank opened */
 } tridi_reduced_ipc;
 
+/* A scratch buffer of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost
+ * more than a solve on small grids) and grown on demand. */
+typedef enum tridi_mpi_memory {
+    TRIDI_MPI_MEM_DEVICE, /* cudaMalloc */
+    TRIDI_MPI_MEM_PINNED, /* cudaMallocHost */
+    TRIDI_MPI_MEM_HOST    /* malloc */
+} tridi_mpi_memory;
+
+typedef struct tridi_mpi_buffer {
+    void *p;
+    size_t bytes;
+} tridi_mpi_buffer;
+
+/* The scratch of the distributed solves (dsolve.c), each buffer of one kind of memory. */
+typedef struct tridi_mpi_scratch {
+    tridi_mpi_buffer dev_work;    /* device: G, W, S, the undo copy of x, the sub-blocks' coefficients */
+    tridi_mpi_buffer dev_small;   /* device: reduced coefficients, then x_L, x_R, and the failure word */
+    tridi_mpi_buffer pinned_coef; /* pinned host: reduced coefficients and failure words from the device */
+    tridi_mpi_buffer pinned_ends; /* pinned host: x_L, x_R to the device */
+    tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
+} tridi_mpi_scratch;
+
 struct tridi_decomp_s {
     uint32_t magic;
     MPI_Comm comm;          /* Cartesian communicator, owned */
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;
     tridi_decomp_info info;
-    /* Scratch of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost more
-     * than a solve on small grids): device buffers and pinned host buffers, grown on demand. */
-    void *scratch[5];
-    size_t scratch_bytes[5];
+    tridi_mpi_scratch scratch;
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
      * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
@@ -57,9 +76,10 @@ void tridi_mpi_decomp_free(tridi_decomp d);
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
 void tridi_mpi_ipc_close(void *base);
 
-/* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host; 4: host), at least
- * bytes long; NULL when it cannot be allocated. */
-void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes);
+/* Buffer b, of memory kind, grown to at least bytes; NULL when it cannot be allocated. */
+void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, tridi_mpi_memory kind, size_t bytes);
+/* Frees the decomposition's scratch and the reduced systems' IPC buffers. Collective (a barrier between
+ * the unmapping and the frees). */
 void tridi_mpi_scratch_free(tridi_decomp d);
 
 /* Cells of block c of p blocks cutting lo..hi: blocks differ by at most one cell. */
