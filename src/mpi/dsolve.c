@@ -11,13 +11,14 @@
  * diagonal, which may be a tiny or zero pivot that the one-rank sweep never meets (it arrives there with
  * diag + lower*W), and the reduced system is eliminated without pivoting. So each line is checked:
  * the local elimination must keep |W_m| + |S_m| <= 1 (+ rounding slack) at every unknown, as every
- * diagonally dominant block does (then |L||U| <= 2|A| for the block: no growth), and the reduced system
+ * diagonally dominant block does (then each row of the block's |L||U| sums to at most 3 times that row
+ * of |A|: no growth), and the reduced system
  * must stay row diagonally dominant at every pivot (then elimination without pivoting has growth <= 2).
  * A line failing either check (or meeting a zero pivot or a non-finite value in the partition) is
  * solved instead by the pipelined Thomas (pipeline_thomas): the one-rank recurrence itself, its forward
  * state (W, G) passed from rank to rank and the back substitution's x passed back, in chunks of lines so
  * that ranks overlap. That is the one-rank arithmetic, so it is as stable as tridi_solve and reports the
- * failures tridi_solve reports (docs/mpi.md, "Stability"). */
+ * failures tridi_solve reports (docs/mpi.md, "Stability of the cut solve"). */
 #include "mpi_internal.h"
 
 #include <float.h>
