@@ -180,6 +180,29 @@ TRIDI_HD double tridi_thomas_back(double w, double g, double xnext, int last, in
     return tridi_thomas_round(last ? g : w * xnext + g, xdbl);
 }
 
+/* A pivot that an elimination may divide by: not zero, finite. */
+TRIDI_HD int tridi_thomas_pivot_ok(double den) { return den != 0.0 && tridi_thomas_finite(den); }
+
+/* The cut solve's checks (src/mpi/dsolve.c, cuda/mpi_solve.cu; docs/mpi.md, "Stability of the cut
+ * solve"): slack over 1 allowed for rounding in a block's |W| + |S| and in a reduced row's dominance (a
+ * weakly dominant row gives exactly 1 in exact arithmetic). */
+#define TRIDI_PARTITION_SLACK 1e-8
+
+/* One unknown of a block's elimination with the x_L column S: W, G, S finite and |W| + |S| <= 1 (+ slack),
+ * as every diagonally dominant block keeps them (then the block's |L||U| has no growth). */
+TRIDI_HD int tridi_partition_step_ok(double w, double g, double s)
+{
+    return tridi_thomas_finite(w) && tridi_thomas_finite(g) && tridi_thomas_finite(s) &&
+           fabs(w) + fabs(s) <= 1.0 + TRIDI_PARTITION_SLACK;
+}
+
+/* A row of a reduced system at its pivot: a usable pivot that still dominates the row's off-diagonal sum
+ * (elimination without pivoting then has growth <= 2). */
+TRIDI_HD int tridi_reduced_pivot_ok(double piv, double off)
+{
+    return tridi_thomas_pivot_ok(piv) && fabs(piv) * (1.0 + TRIDI_PARTITION_SLACK) >= off;
+}
+
 /* Host only: a line's failure reported through the error record, naming the line and its cell. */
 static inline tridi_status tridi_thomas_report(const char *func, const tridi_problem *p, int64_t line,
                                                tridi_thomas_fail f)

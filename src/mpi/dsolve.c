@@ -45,10 +45,6 @@ typedef struct dplan {
     int prev, next;    /* line ranks holding the unknowns just before / after this block's, -1: none */
 } dplan;
 
-/* Slack over 1 allowed in |W_m| + |S_m| and in the reduced rows' dominance: rounding only (a weakly
- * dominant row gives exactly 1 in exact arithmetic). */
-#define TRIDI_MPI_GROWTH_SLACK 1e-8
-
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
  * of the global grid (MOHID's boundary rows live there). */
 static void solvable(const tridi_decomp d, int a, int64_t *lo, int64_t *hi)
@@ -212,7 +208,7 @@ static void cpu_forward(const dplan *dp, double *work, double *coef)
             double den = m == 0 ? b : b + a * Wp;
             double sl = m == 0 ? -a : -a * Sp;
             /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S: caught here. */
-            if (den == 0.0 || !tridi_thomas_finite(den)) {
+            if (!tridi_thomas_pivot_ok(den)) {
                 unsafe = 1;
                 break;
             }
@@ -220,8 +216,7 @@ static void cpu_forward(const dplan *dp, double *work, double *coef)
             W[m] = -cc * inv;
             G[m] = (m == 0 ? r : r - a * Gp) * inv;
             S[m] = sl * inv;
-            unsafe = !tridi_thomas_finite(W[m]) || !tridi_thomas_finite(G[m]) || !tridi_thomas_finite(S[m]) ||
-                     !(fabs(W[m]) + fabs(S[m]) <= 1.0 + TRIDI_MPI_GROWTH_SLACK);
+            unsafe = !tridi_partition_step_ok(W[m], G[m], S[m]);
             Wp = W[m];
             Gp = G[m];
             Sp = S[m];
@@ -306,7 +301,7 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
                 for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
                     off += fabs(B(r, cc));
                 /* Row diagonal dominance kept at every pivot: elimination without pivoting is then stable. */
-                if (piv == 0.0 || !tridi_thomas_finite(piv) || !(fabs(piv) * (1.0 + TRIDI_MPI_GROWTH_SLACK) >= off)) {
+                if (!tridi_reduced_pivot_ok(piv, off)) {
                     unsafe = 1;
                     break;
                 }

@@ -1,5 +1,6 @@
 /* The Thomas core (src/thomas_core.h), alone and through tridi_solve on the CPU:
- * - the message table: every failure kind has its own words and a failing status;
+ * - the message table: every failure kind has its own words and a failing status; the cut solve's pivot
+ *   checks refuse zero, non-finite and non-dominant pivots;
  * - each failure kind planted at a random unknown of a random diagonally dominant line is reported at that
  *   unknown, by both forms of the forward step (MOHID's divisions and the vector kernels' reciprocal),
  *   and a failing step leaves W and G as they were;
@@ -55,6 +56,25 @@ static void test_table(void)
            "table: the statuses of the kinds");
     expect(tridi_fail_status(TRIDI_FAIL_KINDS) == TRIDI_ERROR_INTERNAL && tridi_fail_status(-1) == TRIDI_ERROR_INTERNAL,
            "table: a kind out of range is an internal error");
+}
+
+/* ---- the cut solve's pivot checks ---- */
+static void test_partition_checks(void)
+{
+    expect(!tridi_thomas_pivot_ok(0.0) && !tridi_thomas_pivot_ok(-0.0) && !tridi_thomas_pivot_ok(INFINITY) &&
+               !tridi_thomas_pivot_ok(-INFINITY) && !tridi_thomas_pivot_ok(NAN) && tridi_thomas_pivot_ok(1e-310) &&
+               tridi_thomas_pivot_ok(-1e300),
+           "pivot_ok: zero and non-finite pivots refused, tiny and huge finite ones accepted");
+    expect(tridi_partition_step_ok(0.5, 1e300, -0.5) && tridi_partition_step_ok(-1.0, 0.0, 0.0) &&
+               tridi_partition_step_ok(0.5 + 0.5e-8, 0.0, 0.5) && !tridi_partition_step_ok(0.5 + 1e-7, 0.0, 0.5) &&
+               !tridi_partition_step_ok(NAN, 0.0, 0.0) && !tridi_partition_step_ok(0.0, INFINITY, 0.0) &&
+               !tridi_partition_step_ok(0.0, 0.0, -INFINITY),
+           "partition_step_ok: |W| + |S| <= 1 within the slack, W, G, S finite");
+    expect(tridi_reduced_pivot_ok(1.0, 1.0) && tridi_reduced_pivot_ok(-2.0, 1.0) && tridi_reduced_pivot_ok(1.0, 1.0 + 0.5e-8) &&
+               !tridi_reduced_pivot_ok(1.0, 1.0 + 1e-7) && !tridi_reduced_pivot_ok(0.0, 0.0) &&
+               !tridi_reduced_pivot_ok(INFINITY, 1.0) && !tridi_reduced_pivot_ok(NAN, 0.0) &&
+               !tridi_reduced_pivot_ok(1.0, NAN),
+           "reduced_pivot_ok: a usable pivot that dominates its row within the slack");
 }
 
 /* ---- one line through the core's steps ---- */
@@ -335,6 +355,7 @@ int main(void)
 {
     uint64_t rng = tu_seed("test_thomas_core");
     test_table();
+    test_partition_checks();
     test_arithmetic(&rng);
     test_planted(&rng);
     tridi_config cfg;
