@@ -22,7 +22,6 @@
 #include "mpi_internal.h"
 #include "thomas_core.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
