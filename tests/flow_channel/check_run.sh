@@ -21,8 +21,9 @@ line="$(grep '^FLOW_CHANNEL ' "$log")" || fail "no FLOW_CHANNEL line"
 [[ $(grep -c '^FLOW_CHANNEL ' "$log") -eq 1 ]] || fail "more than one FLOW_CHANNEL line"
 for key in grid backend steps solver_ms total_ms outflow_m3s volume_error; do
   # The pattern in a variable: written inline, bash 5.2 rejects its unquoted space as a syntax error
-  # and leaves the script with status 0, every check below unrun.
-  re="(^| )$key=[^ ]+"
+  # and leaves the script with status 0, every check below unrun. The value may follow a space (the
+  # Fortran writes "volume_error= 1.3E-14").
+  re="(^| )$key= *[^ ]+"
   [[ "$line" =~ $re ]] || fail "FLOW_CHANNEL line lacks $key="
 done
 value() { sed -n "s/.* $1= *\([^ ]*\).*/\1/p" <<<"$line"; }
