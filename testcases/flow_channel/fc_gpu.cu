@@ -2,8 +2,10 @@
 // kernels so that every field and every diagonal stays in GPU memory across steps; the 18 solves of a
 // step are tridi_solve_device calls on the same stream (MOHID's boundary row past the work area
 // included in each box, exactly as the adapter passes it). Same arrays, same bounds (0:IM+1, 0:JM+1,
-// 0:KM+1), same arithmetic order as the Fortran, so the results follow the reference backend's within
-// the rounding of the GPU's solves. Only per-line budget sums (a few KB) come back to the host per step.
+// 0:KM+1; on MPI ranks each rank's rows j0-1:j1+1, halo rows exchanged by tridi's device halo plans and
+// the J sweeps solved across the ranks by tridi_mpi_solve_device), same arithmetic order as the Fortran,
+// so the results follow the reference backend's within the rounding of the GPU's solves. Only per-line
+// budget sums (a few KB) come back to the host per step.
 // fc_model.f90 documents the physics; the comments here only mark which Fortran routine each part is.
 #include <cuda_runtime.h>
 #include <math.h>

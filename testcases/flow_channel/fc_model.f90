@@ -272,7 +272,7 @@ contains
   end subroutine fc_free
 
   ! River discharge (m3/s) at model time t: a half-cosine ramp over `ramp` seconds, because a sudden
-  ! start rings a seiche that the non-dissipative ADI and the reflecting open side keep for days.
+  ! start sends a surge through the channel (the open side's radiation condition lets it out).
   pure real(r8) function fc_river(t, ramp)
     real(r8), intent(in) :: t, ramp
     if (t >= ramp) then
@@ -383,7 +383,7 @@ contains
     st%s(im + 1, :, :) = st%s(im, :, :)
   end subroutine fill_ghosts
 
-  ! Depths at the u and v faces from the current elevation (the open side's halo elevation is 0). On
+  ! Depths at the u and v faces from the current elevation (past the open side: flather_row's). On
   ! ranks the v faces include the first one of the block above (transports and conductances there).
   subroutine face_depths(st)
     type(fc_state), intent(inout) :: st

@@ -150,7 +150,7 @@ program flow_channel
       main%solver%part = 0
     end if
     ! Mean discharge through the open side over the run's last model hour (after the ramp, the check
-    ! that the outflow approaches the river's 7000 m3/s despite the seiche).
+    ! that the outflow approaches the river's 7000 m3/s).
     ! Its swing (largest minus smallest discharge of a step in that hour) shows whether the outflow has
     ! settled or still rings.
     if ((steps - i) * dt < 3600) then
