@@ -103,6 +103,30 @@ TRIDI_API int tridi_error_cell(int64_t cell[3]);
 TRIDI_API const char *tridi_version_string(void);
 TRIDI_API void tridi_version(int *major, int *minor, int *patch);
 
+/* What this build of tridi contains, as opposed to what the machine has: a build without CUDA says
+ * cuda = 0 (TRIDI_BACKEND_CUDA can never work), a build with CUDA on a machine without a usable GPU says
+ * cuda = 1 and cuda_devices = 0. Set size = sizeof(tridi_build_info) before the call; fields past a
+ * smaller size are not written (so the struct can grow). */
+typedef struct tridi_build_info {
+    size_t size;                  /* sizeof(tridi_build_info), set by the caller */
+    int openmp;                   /* the CPU backend's OpenMP version (_OPENMP, e.g. 201511); 0 without */
+    int cuda;                     /* 1: the CUDA backend is compiled in */
+    char cuda_architectures[64];  /* the architectures it was compiled for, comma-separated ("90",
+                                     "80,90"); "" without CUDA */
+    int cuda_devices;             /* usable CUDA devices now (asks the driver); -1 without CUDA */
+    int mpi;                      /* 1: the MPI layer (tridi_mpi.h) is compiled in */
+    int nccl;                     /* 1: the NCCL transport of device halos is compiled in */
+    int fortran;                  /* 1: the Fortran modules (tridi::fortran) were built with it */
+    int fault_injection;          /* 1: a test build with the CUDA failed-launch hook (never a release) */
+} tridi_build_info;
+
+/* Fills info (see tridi_build_info). TRIDI_ERROR_NULL_POINTER for a NULL info, INVALID_VALUE for a
+ * size too small to hold any field. */
+TRIDI_API tridi_status tridi_get_build_info(tridi_build_info *info);
+/* The same as one static line, e.g. "tridi 0.1.0: cpu (OpenMP 201511), cuda (sm 90), mpi (halos: host,
+ * ipc, cuda-aware, staged, nccl), fortran". Never NULL; it does not ask the driver. */
+TRIDI_API const char *tridi_build_info_string(void);
+
 /* ---------------------------------------------------------------------------------------------------
  * Context: which backend, which device, how many threads. Create one per device and per thread that
  * calls tridi concurrently (a context is not thread-safe; distinct contexts are).
