@@ -11,7 +11,7 @@ undecorated="$(grep -hnE '^(const )?[a-z_]+[ *]+tridi_[a-z0-9_]+\(' "$@" || true
 if [ -n "$undecorated" ]; then
   echo "check_exports: public declarations without TRIDI_API:"; echo "$undecorated"; fail=1
 fi
-public="$(grep -hoE '^TRIDI_API [^(]*\btridi_[a-z0-9_]+\(' "$@" | grep -oE 'tridi_[a-z0-9_]+\($' | tr -d '(' | sort -u)"
+public="$( (grep -hoE '^TRIDI_API [^(]*\btridi_[a-z0-9_]+\(' "$@" | grep -oE 'tridi_[a-z0-9_]+\($' | tr -d '(' || true) | sort -u)"
 # Symbols the linker itself defines in every shared object.
 linker='^(_init|_fini|_edata|_end|__bss_start)$'
 exported="$(nm -D --defined-only "$lib" | awk '{print $NF}' | sed 's/@.*//' | grep -vE "$linker" | sort -u)"
