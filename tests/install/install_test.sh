@@ -9,7 +9,9 @@
 #     pkg-config (without --static), Fortran-only through find_package and through pkg-config, MPI C and
 #     MPI Fortran on 2 ranks (MPI on), and the components: those built are found, one not built (or
 #     unknown) leaves tridi_FOUND false and fails a REQUIRED find with a message naming it.
-# No path of the build machine may appear in the installed tridi.pc or tridiTargets*.cmake.
+# Neither the installed tridi.pc nor tridiTargets*.cmake may name the build or source tree or a library
+# file by its path (tridi.pc may name the CUDA toolkit's and NCCL's directories, in variables that a
+# consumer can redefine: cmake/install.cmake). CC and FC choose the compilers of the pkg-config consumers.
 set -uo pipefail
 build="$1"; src="$2"; mpi="${3:-OFF}"; fortran="${4:-OFF}"; mpiexec="${5:-mpiexec}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,7 +35,7 @@ consumers() {
   [ -f "$config" ] || { fail "$kind: no tridiConfig.cmake under $libdir/cmake/tridi"; return; }
   [ -f "$prefix/include/tridi.h" ] || fail "$kind: tridi.h not installed"
   if on "$mpi"; then [ -f "$prefix/include/tridi_mpi.h" ] || fail "$kind: tridi_mpi.h not installed"; fi
-  # Paths of this machine: the build tree, the source tree, and the libraries' directories.
+  # Paths of this machine: the build tree, the source tree, library files of the dependencies.
   for f in "$libdir/pkgconfig/tridi.pc" "$libdir"/cmake/tridi/tridiTargets*.cmake; do
     if grep -nE "$build|$src|/libnccl|/libcudart|/libmpi|/libgomp" "$f"; then fail "$kind: $f names a path of the build machine"; fi
   done
@@ -65,7 +67,7 @@ consumers() {
   step "$kind: C through pkg-config (no --static)"
   export PKG_CONFIG_PATH="$libdir/pkgconfig"
   # shellcheck disable=SC2046
-  quiet cc "$here/consumer/consumer.c" -o "$work/$kind-pc_c" $(pkg-config --cflags --libs tridi) -Wl,-rpath,"$libdir" &&
+  quiet "${CC:-cc}" "$here/consumer/consumer.c" -o "$work/$kind-pc_c" $(pkg-config --cflags --libs tridi) -Wl,-rpath,"$libdir" &&
     run "$work/$kind-pc_c"
 
   if on "$fortran"; then
@@ -77,7 +79,7 @@ consumers() {
     fi
     step "$kind: Fortran through pkg-config (no --static)"
     # shellcheck disable=SC2046
-    quiet gfortran "$here/consumer/consumer.f90" -o "$work/$kind-pc_f" -J "$work" $(pkg-config --cflags --libs tridi_fortran) \
+    quiet "${FC:-gfortran}" "$here/consumer/consumer.f90" -o "$work/$kind-pc_f" -J "$work" $(pkg-config --cflags --libs tridi_fortran) \
       -Wl,-rpath,"$libdir" && run "$work/$kind-pc_f"
   fi
   unset PKG_CONFIG_PATH
