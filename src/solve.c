@@ -1,6 +1,24 @@
 /* Public entry points for solves, uploads and device memory: validate, then dispatch to a backend. */
 #include "tridi_internal.h"
 
+/* The backend's solve of a validated host-array problem. */
+static tridi_status solve_host(tridi_context ctx, const tridi_problem *p)
+{
+#ifdef TRIDI_HAVE_CUDA
+    if (ctx->backend == TRIDI_BACKEND_CUDA) {
+        const tridi_arrays *arrays = &p->arrays;
+        const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
+        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
+                                     arrays->x_type};
+        int registered[5];
+        for (int r = 0; r < 5; ++r)
+            registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
+        return tridi_cuda_solve_host(ctx->cuda, p, registered);
+    }
+#endif
+    return tridi_cpu_solve(ctx, p);
+}
+
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -13,18 +31,10 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA) {
-        const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
-        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
-                                     arrays->x_type};
-        int registered[5];
-        for (int r = 0; r < 5; ++r)
-            registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p.total_cells * tridi_dtype_size(type[r]));
-        return tridi_cuda_solve_host(ctx->cuda, &p, registered);
-    }
-#endif
-    return tridi_cpu_solve(ctx, &p);
+    p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+    if (p.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_pivot_solve(f, ctx, &p, solve_host);
+    return solve_host(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -74,6 +84,10 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     tridi_status s = need_cuda(f, ctx);
     if (s)
         return s;
+    if (ctx->config.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: config->pivoting = %d: the pivot check and fallback are done for host arrays only; "
+                          "use a context with TRIDI_PIVOT_NONE for device-resident solves", f, ctx->config.pivoting);
     tridi_problem p;
     int empty;
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
