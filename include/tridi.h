@@ -102,16 +102,16 @@ typedef enum tridi_pivoting {
 } tridi_pivoting;
 
 /* Static name of a status ("TRIDI_ERROR_BOUNDS", ...). Never NULL. */
-const char *tridi_status_name(tridi_status status);
+TRIDI_API const char *tridi_status_name(tridi_status status);
 
 /* Message of the last failed call made by this thread (thread-local; "" if none failed yet). It names
  * the function, the argument, index, line or cell at fault. Valid until the next failing call. */
-const char *tridi_error_message(void);
+TRIDI_API const char *tridi_error_message(void);
 
 /* Cell of the last numerical failure (ZERO_PIVOT / NONFINITE) in this thread: writes its Fortran
  * indices to cell[0..2] (unused axes 0) and returns the rank (2 or 3); returns 0 if the last failure
  * was not numerical. */
-int tridi_error_cell(int64_t cell[3]);
+TRIDI_API int tridi_error_cell(int64_t cell[3]);
 
 /* Records a failure found by a layer built on tridi (the Fortran modules, the MOHID adapter) in this
  * thread's error record, so that tridi_error_message() returns message (truncated to 1023 bytes; NULL
@@ -121,8 +121,32 @@ int tridi_error_cell(int64_t cell[3]);
 TRIDI_API tridi_status tridi_record_error(tridi_status status, const char *message);
 
 /* Library version, "MAJOR.MINOR.PATCH" and numbers. */
-const char *tridi_version_string(void);
-void tridi_version(int *major, int *minor, int *patch);
+TRIDI_API const char *tridi_version_string(void);
+TRIDI_API void tridi_version(int *major, int *minor, int *patch);
+
+/* What this build of tridi contains, as opposed to what the machine has: a build without CUDA says
+ * cuda = 0 (TRIDI_BACKEND_CUDA can never work), a build with CUDA on a machine without a usable GPU says
+ * cuda = 1 and cuda_devices = 0. Set size = sizeof(tridi_build_info) before the call; fields past a
+ * smaller size are not written (so the struct can grow). */
+typedef struct tridi_build_info {
+    size_t size;                  /* sizeof(tridi_build_info), set by the caller */
+    int openmp;                   /* the CPU backend's OpenMP version (_OPENMP, e.g. 201511); 0 without */
+    int cuda;                     /* 1: the CUDA backend is compiled in */
+    char cuda_architectures[64];  /* the architectures it was compiled for, comma-separated ("90",
+                                     "80,90"); "" without CUDA */
+    int cuda_devices;             /* usable CUDA devices now (asks the driver); -1 without CUDA */
+    int mpi;                      /* 1: the MPI layer (tridi_mpi.h) is compiled in */
+    int nccl;                     /* 1: the NCCL transport of device halos is compiled in */
+    int fortran;                  /* 1: the Fortran modules (tridi::fortran) were built with it */
+    int fault_injection;          /* 1: a test build with the CUDA failed-launch hook (never a release) */
+} tridi_build_info;
+
+/* Fills info (see tridi_build_info). TRIDI_ERROR_NULL_POINTER for a NULL info, INVALID_VALUE for a
+ * size too small to hold any field. */
+TRIDI_API tridi_status tridi_get_build_info(tridi_build_info *info);
+/* The same as one static line, e.g. "tridi 0.1.0: cpu (OpenMP 201511), cuda (sm 90), mpi (halos: host,
+ * ipc, cuda-aware, staged, nccl), fortran". Never NULL; it does not ask the driver. */
+TRIDI_API const char *tridi_build_info_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
  * Context: which backend, which device, how many threads. Create one per device and per thread that
@@ -151,16 +175,16 @@ typedef struct tridi_config {
                                 without pivoting cannot be trusted on (default: TRIDI_PIVOT_NONE) */
 } tridi_config;
 
-void tridi_config_init(tridi_config *config);
+TRIDI_API void tridi_config_init(tridi_config *config);
 
 /* config may be NULL (defaults). On failure *ctx is set to NULL. */
-tridi_status tridi_create(tridi_context *ctx, const tridi_config *config);
+TRIDI_API tridi_status tridi_create(tridi_context *ctx, const tridi_config *config);
 /* Releases every buffer; NULL is accepted and ignored. */
-tridi_status tridi_destroy(tridi_context ctx);
+TRIDI_API tridi_status tridi_destroy(tridi_context ctx);
 /* The backend actually in use (AUTO resolved to CPU or CUDA). */
-tridi_status tridi_get_backend(tridi_context ctx, tridi_backend *backend);
+TRIDI_API tridi_status tridi_get_backend(tridi_context ctx, tridi_backend *backend);
 /* Static name of a backend ("cpu", "cuda", "auto"). */
-const char *tridi_backend_name(tridi_backend backend);
+TRIDI_API const char *tridi_backend_name(tridi_backend backend);
 
 /* ---------------------------------------------------------------------------------------------------
  * Geometry and arrays.
@@ -209,7 +233,7 @@ typedef enum tridi_array_role {
  * buffers are kept between calls of the same shape, and the work is pipelined in slabs.
  * lo/hi: inclusive box, Fortran indices; a box empty along any used axis (hi < lo) is a no-op success.
  * ------------------------------------------------------------------------------------------------- */
-tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+TRIDI_API tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                          const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays);
 
 /* Starts moving one input array's box to the device now, so the transfer overlaps the caller's work
@@ -219,7 +243,7 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
  * uploaded are moved by the solve itself. For an array registered with tridi_host_register the call only
  * queues the DMA and returns; otherwise it first copies the box into pinned staging on the calling thread,
  * which is most of the transfer's cost. On the CPU backend this validates and returns SUCCESS. */
-tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+TRIDI_API tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                                 const int64_t lo[3], const int64_t hi[3], tridi_array_role role,
                                 const void *host, tridi_dtype type);
 
@@ -235,9 +259,9 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
  * allocation at the same address be moved through the stale registration (wrong data, no error).
  * tridi_destroy unregisters every range of the context. On the CPU backend registration is validated and
  * recorded (the same errors as on the GPU) but pins nothing. */
-tridi_status tridi_host_register(tridi_context ctx, const void *ptr, size_t bytes);
+TRIDI_API tridi_status tridi_host_register(tridi_context ctx, const void *ptr, size_t bytes);
 /* ptr: the pointer given to tridi_host_register. Waits for the context's transfers first. */
-tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr);
+TRIDI_API tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr);
 
 /* ---------------------------------------------------------------------------------------------------
  * Device-resident data (CUDA backend): arrays that stay on the GPU between calls. Pointers are device
@@ -245,17 +269,17 @@ tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr);
  * uses the context's own stream. The call returns once the work is queued; errors of the numerical
  * kind are reported by tridi_synchronize (or the next call on the context).
  * ------------------------------------------------------------------------------------------------- */
-tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+TRIDI_API tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                                 const int64_t lo[3], const int64_t hi[3],
                                 const tridi_arrays *device_arrays, void *stream);
 
 /* Device memory owned by the context's device, so C and Fortran callers need no CUDA headers. */
-tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr);
-tridi_status tridi_device_free(tridi_context ctx, void *device_ptr);
-tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes);
-tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *device_src, size_t bytes);
+TRIDI_API tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr);
+TRIDI_API tridi_status tridi_device_free(tridi_context ctx, void *device_ptr);
+TRIDI_API tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes);
+TRIDI_API tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *device_src, size_t bytes);
 /* Waits for all work queued on the context; reports any deferred error. SUCCESS on the CPU backend. */
-tridi_status tridi_synchronize(tridi_context ctx);
+TRIDI_API tridi_status tridi_synchronize(tridi_context ctx);
 
 /* ===================================================================================================
  * ADI steps (src/adi.c, cuda/adi_*.cu; docs/adi.md).
@@ -308,33 +332,33 @@ typedef struct tridi_adi_operator {
                                  stream at the end of every step (default: 0) */
 } tridi_adi_operator;
 
-void tridi_adi_operator_init(tridi_adi_operator *op);
+TRIDI_API void tridi_adi_operator_init(tridi_adi_operator *op);
 
 /* Arrays given in op (kappa_field, velocity) and to the calls below are host arrays on the CPU
  * backend and device pointers on the CUDA backend. The plan keeps op's pointers, not their values:
  * the model may change those fields between steps. The context must outlive the plan: tridi_destroy
  * refuses (TRIDI_ERROR_INVALID_VALUE, context unchanged) while a plan made with it is alive. */
-tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
+TRIDI_API tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
                               const int64_t hi[3], tridi_dtype dtype, const tridi_adi_operator *op);
 /* NULL is accepted and ignored. */
-tridi_status tridi_adi_destroy(tridi_adi plan);
+TRIDI_API tridi_status tridi_adi_destroy(tridi_adi plan);
 
 /* One step of length dt > 0 on field (grid-shaped, the plan's type), in place: only the box is
  * written, and only when every sweep succeeded. stream: cudaStream_t as void*, or NULL for the plan's
  * own stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued. */
-tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
+TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
 
 /* One sweep with the caller's own diagonals (the model's path): solves along axis over the plan's
  * box, with the plan's grid and type, on the plan's backend. x may be rhs itself. */
-tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+TRIDI_API tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
                              const void *upper, const void *rhs, void *x, void *stream);
 
 /* Waits for the plan's stream and reports deferred errors of its solves (SUCCESS on the CPU). */
-tridi_status tridi_adi_synchronize(tridi_adi plan);
+TRIDI_API tridi_status tridi_adi_synchronize(tridi_adi plan);
 
 /* With op.profile = 1: milliseconds spent in the sweeps of each axis (assembly + solve) summed over
  * the steps so far, and the number of steps. Entries of axes the plan does not sweep are 0. */
-tridi_status tridi_adi_timings(tridi_adi plan, double sweep_ms[3], int64_t *steps);
+TRIDI_API tridi_status tridi_adi_timings(tridi_adi plan, double sweep_ms[3], int64_t *steps);
 
 #ifdef __cplusplus
 }

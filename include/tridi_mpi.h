@@ -43,7 +43,7 @@ typedef enum tridi_transport {
 } tridi_transport;
 
 /* Static name of a transport ("auto", "ipc", "cuda-aware", "staged", "nccl"). */
-const char *tridi_transport_name(tridi_transport transport);
+TRIDI_API const char *tridi_transport_name(tridi_transport transport);
 
 /* ---------------------------------------------------------------------------------------------------
  * Decomposition: the global grid cut into blocks over a Cartesian grid of ranks in i and j.
@@ -67,15 +67,15 @@ typedef struct tridi_decomp_config {
                               can, else STAGED); CUDA_AWARE is not offered here (default: AUTO) */
 } tridi_decomp_config;
 
-void tridi_decomp_config_init(tridi_decomp_config *config);
+TRIDI_API void tridi_decomp_config_init(tridi_decomp_config *config);
 
 /* Collective. Checks that every rank passed the same configuration (TRIDI_ERROR_MISMATCH on every rank
  * otherwise) and that every block is at least as wide as the halo (TRIDI_ERROR_BOUNDS). Blocks differ
  * by at most one cell per axis. On failure *decomp is NULL. */
-tridi_status tridi_decomp_create(tridi_decomp *decomp, tridi_mpi_comm comm, const tridi_decomp_config *config);
+TRIDI_API tridi_status tridi_decomp_create(tridi_decomp *decomp, tridi_mpi_comm comm, const tridi_decomp_config *config);
 /* Collective; NULL is accepted and ignored. Halo plans made on the decomposition stay usable: it is
  * released with the last of them. */
-tridi_status tridi_decomp_destroy(tridi_decomp decomp);
+TRIDI_API tridi_status tridi_decomp_destroy(tridi_decomp decomp);
 
 typedef struct tridi_decomp_info {
     int rank, nranks;         /* in the decomposition's (Cartesian) communicator */
@@ -87,7 +87,7 @@ typedef struct tridi_decomp_info {
     tridi_mpi_comm comm;      /* the Cartesian communicator (Fortran handle), owned by the decomposition */
 } tridi_decomp_info;
 
-tridi_status tridi_decomp_get_info(tridi_decomp decomp, tridi_decomp_info *info);
+TRIDI_API tridi_status tridi_decomp_get_info(tridi_decomp decomp, tridi_decomp_info *info);
 
 /* ---------------------------------------------------------------------------------------------------
  * Halo exchange of one grid-shaped array (allocated over tridi_decomp_info.grid) as a begin/end pair,
@@ -106,21 +106,21 @@ typedef enum tridi_memory {
 /* Collective. dtype, memory, corners and transport must agree on every rank (TRIDI_ERROR_MISMATCH);
  * a transport some rank cannot use gives TRIDI_ERROR_UNSUPPORTED on every rank. transport is ignored
  * for host arrays. */
-tridi_status tridi_halo_create(tridi_halo *halo, tridi_decomp decomp, void *array, tridi_dtype dtype,
+TRIDI_API tridi_status tridi_halo_create(tridi_halo *halo, tridi_decomp decomp, void *array, tridi_dtype dtype,
                                tridi_memory memory, int corners, tridi_transport transport);
 /* Collective; NULL is accepted and ignored. */
-tridi_status tridi_halo_destroy(tridi_halo halo);
+TRIDI_API tridi_status tridi_halo_destroy(tridi_halo halo);
 /* The transport in use (resolved from AUTO). */
-tridi_status tridi_halo_get_transport(tridi_halo halo, tridi_transport *transport);
+TRIDI_API tridi_status tridi_halo_get_transport(tridi_halo halo, tridi_transport *transport);
 
 /* Starts the exchange. Device arrays: the owned cells must be final in stream (cudaStream_t as void*,
  * NULL = the default stream) - begin waits for it - and nothing may touch the halo cells until end
  * returns. Host arrays: the owned cells must stay unchanged until end. stream is ignored for host. */
-tridi_status tridi_halo_begin(tridi_halo halo, void *stream);
+TRIDI_API tridi_status tridi_halo_begin(tridi_halo halo, void *stream);
 /* Completes the exchange: on return every rank's halos hold their neighbours' values. */
-tridi_status tridi_halo_end(tridi_halo halo);
+TRIDI_API tridi_status tridi_halo_end(tridi_halo halo);
 /* begin + end. */
-tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
+TRIDI_API tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
 
 /* ---------------------------------------------------------------------------------------------------
  * Distributed solves. Same data contract as tridi_solve (tridi.h): the arrays are this rank's local
@@ -136,11 +136,11 @@ tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
  * solve, reported on every rank with the failing cell. A rank passing decomp = NULL has no
  * communicator to warn the others with: it fails at once, the others wait (docs/mpi.md).
  * ------------------------------------------------------------------------------------------------- */
-tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp decomp, tridi_axis axis, const int64_t lo[3],
+TRIDI_API tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp decomp, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays);
 
 /* The same on device arrays (CUDA backend); returns when the answer is in x (waits for stream). */
-tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp decomp, tridi_axis axis,
+TRIDI_API tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp decomp, tridi_axis axis,
                                     const int64_t lo[3], const int64_t hi[3],
                                     const tridi_arrays *device_arrays, void *stream);
 

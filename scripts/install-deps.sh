@@ -3,7 +3,8 @@
 # CUDA is not installed here: when the CUDA toolkit is present (/usr/local/cuda), the GPU backend is built.
 set -euo pipefail
 pkgs=(cmake make gcc g++ gfortran libopenmpi-dev openmpi-bin libnetcdf-dev libnetcdff-dev netcdf-bin
-      python3 python3-numpy python3-matplotlib python3-netcdf4 valgrind clang)
+      python3 python3-numpy python3-matplotlib python3-netcdf4 valgrind clang
+      pkg-config binutils) # the install test: pkg-config consumers, nm/readelf/objcopy on the libraries
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

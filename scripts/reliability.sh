@@ -62,8 +62,8 @@ clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/tests/common" -I"$TRIDI_ROOT/tests/adi" 
 read -r -a MPI_CFLAGS <<<"$(mpicc --showme:compile)"
 read -r -a MPI_LIBS <<<"$(mpicc --showme:link)"
 clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/src/mpi" "${MPI_CFLAGS[@]}" "${CORE[@]}" \
-  "$TRIDI_ROOT"/src/mpi/{common,decomp,halo,dsolve}.c "$TRIDI_ROOT/tests/fuzz/fuzz_mpi.c" "${MPI_LIBS[@]}" -lm \
-  -o "$FZ/fuzz_mpi"
+  "$TRIDI_ROOT"/src/mpi/{common,decomp,halo,halo_table,halo_host,dsolve}.c "$TRIDI_ROOT/tests/fuzz/fuzz_mpi.c" \
+  "${MPI_LIBS[@]}" -lm -o "$FZ/fuzz_mpi"
 # harness:corpus:max_len (the ADI harness reads more bytes per case: five arrays and an operator)
 for run in solve:corpus:512 adi:corpus_adi:1024 mpi:corpus_mpi:512; do
   IFS=: read -r h corpus max_len <<<"$run"

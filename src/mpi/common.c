@@ -1,5 +1,5 @@
-/* What every part of the MPI layer shares, so that decomp.c, dsolve.c and halo.c call down into this file
- * and never into each other in a circle: the agreement that gives every rank the same outcome, MPI
+/* What every part of the MPI layer shares, so that decomp.c, dsolve.c, halo.c and the halo_* transports
+ * call down into this file and never into each other in a circle: the agreement that gives every rank the same outcome, MPI
  * failures and disagreements as statuses, the process-wide cache of CUDA IPC mappings, and the
  * decomposition's scratch buffers of the device solves. */
 #include "mpi_internal.h"

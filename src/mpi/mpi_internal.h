@@ -61,8 +61,8 @@ struct tridi_decomp_s {
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
      * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
     int halos;
-    /* NCCL communicator (ncclComm_t) of its NCCL halo plans (halo.c): made by the first, destroyed by the
-     * last of the nccl_users; NULL while users remain once a failed exchange aborted it. */
+    /* NCCL communicator (ncclComm_t) of its NCCL halo plans (halo_nccl.c): made by the first, destroyed by
+     * the last of the nccl_users; NULL while users remain once a failed exchange aborted it. */
     void *nccl;
     int nccl_users;
 };
@@ -71,8 +71,9 @@ struct tridi_decomp_s {
  * destroy of its last halo plan). Collective, as MPI_Comm_free is. */
 void tridi_mpi_decomp_free(tridi_decomp d);
 
-/* CUDA IPC mappings shared by halos and solves (halo.c): one per exported allocation and process, as
- * CUDA refuses to open the same handle twice. handle: the 64 bytes of a cudaIpcMemHandle_t. */
+/* CUDA IPC mappings shared by halos (halo_ipc.c) and solves (dsolve.c), kept by common.c: one per
+ * exported allocation and process, as CUDA refuses to open the same handle twice. handle: the 64 bytes
+ * of a cudaIpcMemHandle_t. */
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
 void tridi_mpi_ipc_close(void *base);
 
