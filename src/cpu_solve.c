@@ -32,6 +32,7 @@
  *   only so that a line whose answer then overflows its type can be put back. The careful path writes a
  *   line only once all its answers are known finite. Failing lines are left untouched, the others are
  *   answered, and the status names the lowest failing line and how many failed. */
+#include "thomas_core.h"
 #include "tridi_internal.h"
 
 #include <float.h>
@@ -80,46 +81,32 @@ static inline int omp_get_thread_num(void) { return 0; }
 #define TRIDI_VECTOR_CLONES
 #endif
 
+/* A failing line of a block: its place in the block and the core's record (src/thomas_core.h). */
 typedef struct block_failure {
     int64_t line_in_block; /* -1: none */
-    int64_t m;
-    tridi_status status;
-    const char *what;
+    tridi_thomas_fail f;
 } block_failure;
 
 /* One line by itself, in MOHID's arithmetic: two divisions per unknown (no reciprocal), W and G in
- * double. This is the careful path that every block the vector kernels flag goes through: a reciprocal
- * 1/den overflows for a subnormal pivot (den = 1e-310) where -f/den and g/den are finite, so a flag from
- * the vector kernels is only a suspicion, settled here line by line. Stores w and g at W[m], G[m] when W
- * is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input, zero pivot, overflow)
- * with *out naming the unknown and why, else 0. */
+ * double (tridi_thomas_forward). This is the careful path that every block the vector kernels flag goes
+ * through: a reciprocal 1/den overflows for a subnormal pivot (den = 1e-310) where -f/den and g/den are
+ * finite, so a flag from the vector kernels is only a suspicion, settled here line by line. Stores w and
+ * g at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input,
+ * zero pivot, overflow) with *out naming the unknown and why, else 0. */
 #define DEFINE_LINE_FORWARD(NAME, TL, TD, TU, TR)                                                              \
     static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, double *W,      \
-                    double *G, block_failure *out)                                                             \
+                    double *G, tridi_thomas_fail *out)                                                         \
     {                                                                                                          \
         double w = 0.0, g = 0.0;                                                                               \
         for (int64_t m = 0; m < n; ++m) {                                                                      \
-            double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];                                       \
-            double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];                               \
-            double den = e + d * w;                                                                            \
-            double nw = m < n - 1 ? -f / den : 0.0, ng = (r - d * g) / den;                                   \
-            out->m = m;                                                                                        \
-            out->status = TRIDI_ERROR_NONFINITE;                                                               \
-            if (!isfinite(e)) { out->what = "non-finite diag value"; return 1; }                               \
-            if (!isfinite(d)) { out->what = "non-finite lower value"; return 1; }                              \
-            if (!isfinite(f)) { out->what = "non-finite upper value"; return 1; }                              \
-            if (!isfinite(r)) { out->what = "non-finite rhs value"; return 1; }                                \
-            if (den == 0.0) {                                                                                  \
-                out->status = TRIDI_ERROR_ZERO_PIVOT;                                                          \
-                out->what = "zero pivot (diag + lower*w = 0)";                                                 \
+            const double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];                                 \
+            const double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];                         \
+            const int kind = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);                             \
+            if (kind) {                                                                                        \
+                out->m = m;                                                                                    \
+                out->kind = kind;                                                                              \
                 return 1;                                                                                      \
             }                                                                                                  \
-            if (!isfinite(nw) || !isfinite(ng)) {                                                              \
-                out->what = "overflow in the elimination (pivot too small)";                                   \
-                return 1;                                                                                      \
-            }                                                                                                  \
-            w = nw;                                                                                            \
-            g = ng;                                                                                            \
             if (W) {                                                                                           \
                 W[m] = w;                                                                                      \
                 G[m] = g;                                                                                      \
@@ -133,7 +120,7 @@ DEFINE_LINE_FORWARD(line_forward_f64, double, double, double, double)
 DEFINE_LINE_FORWARD(line_forward_mix, float, double, float, float)
 
 /* The forward sweep of the line whose first unknown sits at element `off` of the caller's arrays. */
-static int line_forward(const tridi_problem *p, int64_t off, double *W, double *G, block_failure *out)
+static int line_forward(const tridi_problem *p, int64_t off, double *W, double *G, tridi_thomas_fail *out)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n, s = p->stride[p->axis];
@@ -147,10 +134,11 @@ static int line_forward(const tridi_problem *p, int64_t off, double *W, double *
                             (const float *)a->upper + off, (const float *)a->rhs + off, n, s, W, G, out);
 }
 
-/* The careful path's whole line: forward sweep, then the back substitution into W (each answer rounded
- * to x's type before it feeds the unknown below), and x written only once every answer is finite in its
- * type, so a failing line is left untouched. Returns 1 with *out set if the line fails. */
-static int solve_line(const tridi_problem *p, int64_t off, double *W, double *G, block_failure *out)
+/* The careful path's whole line: forward sweep, then the back substitution into W (tridi_thomas_back:
+ * each answer rounded to x's type before it feeds the unknown above), and x written only once every
+ * answer is finite in its type, so a failing line is left untouched. Returns 1 with *out set if the line
+ * fails. */
+static int solve_line(const tridi_problem *p, int64_t off, double *W, double *G, tridi_thomas_fail *out)
 {
     if (line_forward(p, off, W, G, out))
         return 1;
@@ -158,13 +146,10 @@ static int solve_line(const tridi_problem *p, int64_t off, double *W, double *G,
     const int xdbl = p->arrays.x_type == TRIDI_FLOAT64;
     double xn = 0.0;
     for (int64_t m = n - 1; m >= 0; --m) {
-        double v = m == n - 1 ? G[m] : W[m] * xn + G[m];
-        if (!xdbl)
-            v = (double)(float)v;
-        if (!(fabs(v) <= DBL_MAX)) {
+        const double v = tridi_thomas_back(W[m], G[m], xn, m == n - 1, xdbl);
+        if (!tridi_thomas_finite(v)) {
             out->m = m;
-            out->status = TRIDI_ERROR_NONFINITE;
-            out->what = "the answer overflows its storage type";
+            out->kind = TRIDI_FAIL_ANSWER_OVERFLOW;
             return 1;
         }
         W[m] = v;
@@ -837,8 +822,8 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     int64_t nfailed = 0;
     for (int64_t l = 0; l < Lb; ++l) {
-        block_failure f = {l, 0, TRIDI_SUCCESS, NULL};
-        if (solve_line(p, tridi_line_offset(p, line0 + l), W, G, &f)) {
+        block_failure f = {l, {0, TRIDI_FAIL_NONE}};
+        if (solve_line(p, tridi_line_offset(p, line0 + l), W, G, &f.f)) {
             if (!nfailed++)
                 *fail = f;
             if (!sv.lines)
@@ -1091,7 +1076,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
     int64_t nfailed = 0;           /* failing lines (LINES: all of them; CALL: those found before stopping) */
-    block_failure best = {-1, 0, TRIDI_SUCCESS, NULL};
+    block_failure best = {-1, {0, TRIDI_FAIL_NONE}};
 
 #pragma omp parallel num_threads(nthreads)
     {
@@ -1110,7 +1095,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
                 const int64_t line0 = c.blocks[b].line0;
                 if (!lines && __atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
                     continue; /* the call fails anyway; only lower lines could change the report */
-                block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
+                block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
                 block_save sv = {lines ? ws + own_save : block_log_at(&c, b, log, xes), lines};
                 const int64_t nf = solve_block(p, &c, b, ws, sv, written, &fail);
                 if (nf) {
@@ -1136,10 +1121,10 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
         return TRIDI_SUCCESS;
     }
     if (lines)
-        return tridi_fail_numeric_lines("tridi_solve", p, best.status, best_line, best.m, best.what, nfailed);
+        return tridi_thomas_report_lines("tridi_solve", p, best_line, best.f, nfailed);
     /* Some line failed: put back the old x of every block already written. */
     restore_written(p, &y);
-    return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
+    return tridi_thomas_report("tridi_solve", p, best_line, best.f);
 }
 
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 0); }

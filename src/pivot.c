@@ -22,6 +22,7 @@
  * elimination with partial pivoting (row interchanges, one fill-in diagonal, as LAPACK's gtsv does) and
  * the others by the same Thomas recurrence as the backends, first checking every line and then writing,
  * so that a failure still leaves x unchanged. */
+#include "thomas_core.h"
 #include "tridi_internal.h"
 
 #include <math.h>
@@ -46,18 +47,13 @@ typedef struct line_verdict {
     int64_t m;      /* unknown at fault: the small pivot (UNSTABLE), the zero pivot, the non-finite value */
     double growth;  /* UNSTABLE: the growth met */
     double pivot;   /* UNSTABLE: the pivot at m */
-    int role;       /* NONFINITE: 0 lower, 1 diag, 2 upper, 3 rhs */
+    int kind;       /* NONFINITE: which input (tridi_thomas_check_inputs) */
 } line_verdict;
-
-static const char *role_name[4] = {"lower", "diag", "upper", "rhs"};
 
 static inline double get(const void *base, tridi_dtype t, int64_t i)
 {
     return t == TRIDI_FLOAT64 ? ((const double *)base)[i] : (double)((const float *)base)[i];
 }
-
-/* The value x takes once stored in its type (answers are rounded before the next unknown uses them). */
-static inline double rounded(double v, tridi_dtype t) { return t == TRIDI_FLOAT64 ? v : (double)(float)v; }
 
 /* Unknown m of line l: its four coefficients (lower 0 at the first unknown, upper 0 at the last, as
  * they are never read there). */
@@ -80,14 +76,13 @@ static line_verdict classify(const tridi_problem *p, int64_t l)
     for (int64_t m = 0; m < p->n; ++m) {
         double a, b, c, r;
         coefficients(p, base, m, &a, &b, &c, &r);
-        const double vals[4] = {a, b, c, r};
-        for (int q = 0; q < 4; ++q)
-            if (!isfinite(vals[q])) {
-                v.cls = LINE_NONFINITE;
-                v.m = m;
-                v.role = q;
-                return v;
-            }
+        const int kind = tridi_thomas_check_inputs(a, b, c, r);
+        if (kind) {
+            v.cls = LINE_NONFINITE;
+            v.m = m;
+            v.kind = kind;
+            return v;
+        }
         if (v.cls != LINE_OK)
             continue; /* flagged already: only non-finite inputs are still looked for */
         const double pivot = b + a * w;
@@ -203,40 +198,44 @@ typedef struct line_work {
     double *u0, *u1, *u2, *y, *x;
 } line_work;
 
-/* Thomas on line l, the backends' recurrence (pivots in double, each answer rounded to x's type before
- * the next unknown uses it). Answers in work->x. Returns 0 or the unknown + 1 of an answer that does not
- * fit x's type. */
-static int64_t thomas_line(const tridi_problem *p, int64_t l, line_work *work)
+/* Thomas on line l, the backends' careful path (src/thomas_core.h: MOHID's divisions, pivots in double,
+ * each answer rounded to x's type before the next unknown uses it). Answers in work->x. Returns
+ * TRIDI_FAIL_NONE or the kind of the line's first failure, at *fm. */
+static int thomas_line(const tridi_problem *p, int64_t l, line_work *work, int64_t *fm)
 {
-    const int64_t base = tridi_line_offset(p, l);
-    const tridi_dtype xt = p->arrays.x_type;
+    const int64_t base = tridi_line_offset(p, l), n = p->n;
+    const int xdbl = p->arrays.x_type == TRIDI_FLOAT64;
     double w = 0.0, g = 0.0;
-    for (int64_t m = 0; m < p->n; ++m) {
+    for (int64_t m = 0; m < n; ++m) {
         double a, b, c, r;
         coefficients(p, base, m, &a, &b, &c, &r);
-        const double den = b + a * w;
-        w = -c / den;
-        g = (r - a * g) / den;
+        const int kind = tridi_thomas_forward(a, b, c, r, m == n - 1, &w, &g);
+        if (kind) {
+            *fm = m;
+            return kind;
+        }
         work->u1[m] = w;
         work->y[m] = g;
     }
     double next = 0.0;
-    for (int64_t m = p->n - 1; m >= 0; --m) {
-        next = rounded(work->u1[m] * next + work->y[m], xt);
-        if (!isfinite(next))
-            return m + 1;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        next = tridi_thomas_back(work->u1[m], work->y[m], next, m == n - 1, xdbl);
+        if (!tridi_thomas_finite(next)) {
+            *fm = m;
+            return TRIDI_FAIL_ANSWER_OVERFLOW;
+        }
         work->x[m] = next;
     }
-    return 0;
+    return TRIDI_FAIL_NONE;
 }
 
 /* Gaussian elimination with partial pivoting on line l. Step m keeps an active row (p at column m, q at
  * column m+1; nothing further right) and meets the next original row (lower, diag, upper at columns m,
  * m+1, m+2): the one with the larger entry in column m becomes row m of U, the other, minus a multiple
  * of it, the next active row. Row m of U is (u0, u1, u2) at columns m, m+1, m+2; u2 is non-zero only
- * after an interchange. Returns 0, -(m + 1) when column m has no non-zero pivot (the matrix is
- * singular), or m + 1 when the answer at m does not fit x's type. */
-static int64_t pivoted_line(const tridi_problem *p, int64_t l, line_work *work)
+ * after an interchange. Returns TRIDI_FAIL_NONE, TRIDI_FAIL_SINGULAR when column *fm has no non-zero
+ * pivot, or TRIDI_FAIL_ANSWER_OVERFLOW when the answer at *fm does not fit x's type. */
+static int pivoted_line(const tridi_problem *p, int64_t l, line_work *work, int64_t *fm)
 {
     const int64_t base = tridi_line_offset(p, l), n = p->n;
     double a, b, c, r;
@@ -245,8 +244,10 @@ static int64_t pivoted_line(const tridi_problem *p, int64_t l, line_work *work)
     for (int64_t m = 0; m + 1 < n; ++m) {
         coefficients(p, base, m + 1, &a, &b, &c, &r);
         if (fabs(pa) >= fabs(a)) {
-            if (pa == 0.0)
-                return -(m + 1);
+            if (pa == 0.0) {
+                *fm = m;
+                return TRIDI_FAIL_SINGULAR;
+            }
             const double f = a / pa;
             work->u0[m] = pa;
             work->u1[m] = qa;
@@ -266,11 +267,13 @@ static int64_t pivoted_line(const tridi_problem *p, int64_t l, line_work *work)
             ra = ra - f * r;
         }
     }
-    if (pa == 0.0)
-        return -n;
+    if (pa == 0.0) {
+        *fm = n - 1;
+        return TRIDI_FAIL_SINGULAR;
+    }
     work->u0[n - 1] = pa;
     work->y[n - 1] = ra;
-    const tridi_dtype xt = p->arrays.x_type;
+    const int xdbl = p->arrays.x_type == TRIDI_FLOAT64;
     double x1 = 0.0, x2 = 0.0; /* the answers at m+1 and m+2, in double */
     for (int64_t m = n - 1; m >= 0; --m) {
         double v = work->y[m];
@@ -279,14 +282,16 @@ static int64_t pivoted_line(const tridi_problem *p, int64_t l, line_work *work)
         if (m + 2 < n)
             v -= work->u2[m] * x2;
         v /= work->u0[m];
-        const double stored = rounded(v, xt);
-        if (!isfinite(stored))
-            return m + 1;
+        const double stored = tridi_thomas_round(v, xdbl);
+        if (!tridi_thomas_finite(stored)) {
+            *fm = m;
+            return TRIDI_FAIL_ANSWER_OVERFLOW;
+        }
         work->x[m] = stored;
         x2 = x1;
         x1 = v;
     }
-    return 0;
+    return TRIDI_FAIL_NONE;
 }
 
 static void store_line(const tridi_problem *p, int64_t l, const line_work *work)
@@ -311,12 +316,13 @@ static int thread_count(tridi_context ctx)
 }
 
 /* The fallback's own solve of the whole box: pass 0 only checks that every line can be answered (the
- * first failing line in *bad_line, INT64_MAX when none, and the line solver's code in *bad_code), pass
- * 1 writes x. scratch: 5 n doubles for each of nt threads. */
+ * first failing line in *bad_line, INT64_MAX when none, and its failure in *bad), pass 1 writes x.
+ * scratch: 5 n doubles for each of nt threads. */
 static void answer_box(const tridi_problem *p, const unsigned char *cls, int nt, double *scratch, int write,
-                       int64_t *bad_line, int64_t *bad_code)
+                       int64_t *bad_line, tridi_thomas_fail *bad)
 {
-    int64_t first = INT64_MAX, code = 0;
+    int64_t first = INT64_MAX;
+    tridi_thomas_fail fail = {0, TRIDI_FAIL_NONE};
     (void)nt;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
@@ -328,17 +334,19 @@ static void answer_box(const tridi_problem *p, const unsigned char *cls, int nt,
         double *mem = scratch;
 #endif
         line_work work = {mem, mem + p->n, mem + 2 * p->n, mem + 3 * p->n, mem + 4 * p->n};
-        int64_t my_first = INT64_MAX, my_code = 0;
+        int64_t my_first = INT64_MAX;
+        tridi_thomas_fail my_fail = {0, TRIDI_FAIL_NONE};
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
         for (int64_t l = 0; l < p->nlines; ++l) {
             if (l > my_first)
                 continue;
-            const int64_t rc = cls[l] == LINE_OK ? thomas_line(p, l, &work) : pivoted_line(p, l, &work);
-            if (rc) {
+            int64_t fm = 0;
+            const int kind = cls[l] == LINE_OK ? thomas_line(p, l, &work, &fm) : pivoted_line(p, l, &work, &fm);
+            if (kind) {
                 my_first = l;
-                my_code = rc;
+                my_fail = (tridi_thomas_fail){fm, kind};
             } else if (write) {
                 store_line(p, l, &work);
             }
@@ -349,12 +357,12 @@ static void answer_box(const tridi_problem *p, const unsigned char *cls, int nt,
         {
             if (my_first < first) {
                 first = my_first;
-                code = my_code;
+                fail = my_fail;
             }
         }
     }
     *bad_line = first;
-    *bad_code = code;
+    *bad = fail;
 }
 
 tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
@@ -380,11 +388,11 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
             const line_verdict v = classify(p, first[LINE_UNSTABLE]);
             char what[256];
             snprintf(what, sizeof what,
-                     "untrustworthy answer: a pivot of %.3g makes the elimination without pivoting grow %.3g times "
+                     "%s: a pivot of %.3g makes the elimination without pivoting grow %.3g times "
                      "(limit %.0e; %lld line%s like this; TRIDI_PIVOT_FALLBACK re-solves them with partial pivoting)",
-                     v.pivot, v.growth, TRIDI_PIVOT_GROWTH_LIMIT, (long long)count[LINE_UNSTABLE],
+                     tridi_fail_text(TRIDI_FAIL_UNSTABLE), v.pivot, v.growth, TRIDI_PIVOT_GROWTH_LIMIT, (long long)count[LINE_UNSTABLE],
                      count[LINE_UNSTABLE] == 1 ? "" : "s");
-            s = tridi_fail_numeric(func, p, TRIDI_ERROR_UNSTABLE, first[LINE_UNSTABLE], v.m, what);
+            s = tridi_fail_numeric(func, p, tridi_fail_status(TRIDI_FAIL_UNSTABLE), first[LINE_UNSTABLE], v.m, what);
         } else {
             s = backend(ctx, p);
         }
@@ -395,9 +403,7 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
     /* FALLBACK with lines Thomas cannot be trusted on: this pass answers the box. */
     if (count[LINE_NONFINITE]) {
         const line_verdict v = classify(p, first[LINE_NONFINITE]);
-        char what[64];
-        snprintf(what, sizeof what, "non-finite %s value", role_name[v.role]);
-        s = tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, first[LINE_NONFINITE], v.m, what);
+        s = tridi_thomas_report(func, p, first[LINE_NONFINITE], (tridi_thomas_fail){v.m, v.kind});
         free(cls);
         return s;
     }
@@ -407,20 +413,16 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the partial-pivoting scratch (%lld "
                           "unknowns per line, %d threads)", func, (long long)p->n, nt);
     }
-    int64_t bad_line = 0, code = 0;
-    answer_box(p, cls, nt, scratch, 0, &bad_line, &code);
+    int64_t bad_line = 0;
+    tridi_thomas_fail bad;
+    answer_box(p, cls, nt, scratch, 0, &bad_line, &bad);
     if (bad_line != INT64_MAX) {
-        if (code < 0)
-            s = tridi_fail_numeric(func, p, TRIDI_ERROR_ZERO_PIVOT, bad_line, -code - 1,
-                                   "zero pivot even with partial pivoting (the line's matrix is singular)");
-        else
-            s = tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, bad_line, code - 1,
-                                   "answer past the range of its storage type");
+        s = tridi_thomas_report(func, p, bad_line, bad);
         free(scratch);
         free(cls);
         return s;
     }
-    answer_box(p, cls, nt, scratch, 1, &bad_line, &code); /* the check's own computations: cannot fail now */
+    answer_box(p, cls, nt, scratch, 1, &bad_line, &bad); /* the check's own computations: cannot fail now */
     free(scratch);
     free(cls);
     return TRIDI_SUCCESS;

@@ -20,8 +20,8 @@
  * that ranks overlap. That is the one-rank arithmetic, so it is as stable as tridi_solve and reports the
  * failures tridi_solve reports (docs/mpi.md, "Stability of the cut solve"). */
 #include "mpi_internal.h"
+#include "thomas_core.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,10 +43,6 @@ typedef struct dplan {
     int ns;            /* device cut solve: sub-blocks per line (tridi_mpi_cuda_subblocks) */
     int prev, next;    /* line ranks holding the unknowns just before / after this block's, -1: none */
 } dplan;
-
-/* Slack over 1 allowed in |W_m| + |S_m| and in the reduced rows' dominance: rounding only (a weakly
- * dominant row gives exactly 1 in exact arithmetic). */
-#define TRIDI_MPI_GROWTH_SLACK 1e-8
 
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
  * of the global grid (MOHID's boundary rows live there). */
@@ -211,7 +207,7 @@ static void cpu_forward(const dplan *dp, double *work, double *coef)
             double den = m == 0 ? b : b + a * Wp;
             double sl = m == 0 ? -a : -a * Sp;
             /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S: caught here. */
-            if (den == 0.0 || !isfinite(den)) {
+            if (!tridi_thomas_pivot_ok(den)) {
                 unsafe = 1;
                 break;
             }
@@ -219,8 +215,7 @@ static void cpu_forward(const dplan *dp, double *work, double *coef)
             W[m] = -cc * inv;
             G[m] = (m == 0 ? r : r - a * Gp) * inv;
             S[m] = sl * inv;
-            unsafe = !isfinite(W[m]) || !isfinite(G[m]) || !isfinite(S[m]) ||
-                     !(fabs(W[m]) + fabs(S[m]) <= 1.0 + TRIDI_MPI_GROWTH_SLACK);
+            unsafe = !tridi_partition_step_ok(W[m], G[m], S[m]);
             Wp = W[m];
             Gp = G[m];
             Sp = S[m];
@@ -305,7 +300,7 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
                 for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
                     off += fabs(B(r, cc));
                 /* Row diagonal dominance kept at every pivot: elimination without pivoting is then stable. */
-                if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + TRIDI_MPI_GROWTH_SLACK) >= off)) {
+                if (!tridi_reduced_pivot_ok(piv, off)) {
                     unsafe = 1;
                     break;
                 }
@@ -323,7 +318,7 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
                 for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
                     v -= B(r, cc) * RHS(cc);
                 RHS(r) = v / B(r, r);
-                unsafe = !isfinite(RHS(r));
+                unsafe = !tridi_thomas_finite(RHS(r));
             }
             if (unsafe) {
                 ends[2 * l] = ends[2 * l + 1] = NAN;
@@ -368,18 +363,14 @@ static tridi_status cpu_backward(const dplan *dp, const double *work, const doub
         for (int64_t m = n - 1; m >= 0; --m) {
             double v = G[m] + W[m] * next + S[m] * xl;
             const int64_t o = base + m * st, u = l * n + m;
-            int ok;
             if (xt == TRIDI_FLOAT64) {
                 ((double *)undo)[u] = ((double *)x)[o];
                 ((double *)x)[o] = v;
-                ok = fabs(v) <= DBL_MAX;
             } else {
-                const float fv = (float)v;
                 ((float *)undo)[u] = ((float *)x)[o];
-                ((float *)x)[o] = fv;
-                ok = fabsf(fv) <= FLT_MAX;
+                ((float *)x)[o] = (float)v;
             }
-            if (!ok && bad_here < 0)
+            if (!tridi_thomas_finite(tridi_thomas_round(v, xt == TRIDI_FLOAT64)) && bad_here < 0)
                 bad_here = m;
             next = v;
         }
@@ -392,7 +383,7 @@ static tridi_status cpu_backward(const dplan *dp, const double *work, const doub
         }
     }
     if (bad_line != INT64_MAX)
-        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, bad_line, bad_m, "the answer overflows its storage type");
+        return tridi_thomas_report(f, p, bad_line, (tridi_thomas_fail){bad_m, TRIDI_FAIL_ANSWER_OVERFLOW});
     return TRIDI_SUCCESS;
 }
 
@@ -487,20 +478,18 @@ static void cpu_scatter(const dplan *dp, const fallback *fb)
     }
 }
 
-/* A failure of the pipelined sweep on this rank: the first one of the lowest line. */
+/* A failure of the pipelined sweep on this rank: the first one of the lowest line (k: its index among
+ * the fallback lines). */
 typedef struct pfail {
-    int64_t k, m;
-    tridi_status status;
-    const char *what;
+    int64_t k;
+    tridi_thomas_fail f;
 } pfail;
 
-static void pfail_note(pfail *pf, int64_t k, int64_t m, tridi_status status, const char *what)
+static void pfail_note(pfail *pf, int64_t k, int64_t m, int kind)
 {
     if (k < pf->k) {
         pf->k = k;
-        pf->m = m;
-        pf->status = status;
-        pf->what = what;
+        pf->f = (tridi_thomas_fail){m, kind};
     }
 }
 
@@ -515,8 +504,8 @@ static void pfail_note(pfail *pf, int64_t k, int64_t m, tridi_status status, con
 #endif
 
 /* Forward sweep of fallback line k over this rank's unknowns, from the previous rank's W, G: the
- * one-rank recurrence and checks of the CPU backend (src/cpu_solve.c), operation for operation.
- * Returns 0, or 1 with the failure noted. */
+ * one-rank recurrence and checks of the CPU backend's vector kernels (tridi_thomas_forward_rcp), compiled
+ * with the same clones. Returns 0, or 1 with the failure noted. */
 TRIDI_MPI_CLONES static int pipe_forward(const dplan *dp, fallback *fb, int64_t k, double *w, double *g, pfail *pf)
 {
     const int64_t n = dp->n;
@@ -525,35 +514,13 @@ TRIDI_MPI_CLONES static int pipe_forward(const dplan *dp, fallback *fb, int64_t 
     for (int64_t m = 0; m < n; ++m) {
         const int gfirst = dp->first && m == 0, glast = dp->last && m == n - 1;
         const double d = gfirst ? 0.0 : A[m], e = B[m], f = glast ? 0.0 : C[m], r = R[m];
-        const char *bad = !isfinite(e) ? "non-finite diag value" : !isfinite(d) ? "non-finite lower value"
-                          : !isfinite(f) ? "non-finite upper value" : !isfinite(r) ? "non-finite rhs value" : NULL;
-        if (bad) {
-            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, bad);
+        const int kind = tridi_thomas_forward_rcp(d, e, f, r, gfirst, glast, w, g);
+        if (kind) {
+            pfail_note(pf, k, m, kind);
             return 1;
         }
-        const double den = gfirst ? e : e + d * *w;
-        if (den == 0.0) {
-            pfail_note(pf, k, m, TRIDI_ERROR_ZERO_PIVOT, "zero pivot (diag + lower*w = 0)");
-            return 1;
-        }
-        double nw, ng;
-        if (gfirst) {
-            nw = glast ? 0.0 : -f / e;
-            ng = r / e;
-        } else if (glast) {
-            nw = 0.0;
-            ng = (r - d * *g) / den;
-        } else {
-            const double inv = 1.0 / den;
-            nw = -f * inv;
-            ng = (r - d * *g) * inv;
-        }
-        if (!isfinite(nw) || !isfinite(ng) || !isfinite(den)) {
-            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, "overflow in the elimination (pivot too small)");
-            return 1;
-        }
-        W[m] = *w = nw;
-        G[m] = *g = ng;
+        W[m] = *w;
+        G[m] = *g;
     }
     return 0;
 }
@@ -568,18 +535,14 @@ TRIDI_MPI_CLONES static double pipe_backward(const dplan *dp, fallback *fb, int6
     const int f64 = dp->p.arrays.x_type == TRIDI_FLOAT64;
     int failed = 0;
     for (int64_t m = n - 1; m >= 0; --m) {
-        const double v = (dp->last && m == n - 1) ? G[m] : W[m] * xnext + G[m];
-        if (f64) {
-            ((double *)fb->x)[k * n + m] = v;
-            xnext = v;
-        } else {
-            const float fv = (float)v;
-            ((float *)fb->x)[k * n + m] = fv;
-            xnext = (double)fv;
-        }
-        if (!failed && !(fabs(xnext) <= DBL_MAX)) {
+        xnext = tridi_thomas_back(W[m], G[m], xnext, dp->last && m == n - 1, f64);
+        if (f64)
+            ((double *)fb->x)[k * n + m] = xnext;
+        else
+            ((float *)fb->x)[k * n + m] = (float)xnext;
+        if (!failed && !tridi_thomas_finite(xnext)) {
             failed = 1;
-            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, "the answer overflows its storage type");
+            pfail_note(pf, k, m, TRIDI_FAIL_ANSWER_OVERFLOW);
         }
     }
     return failed ? NAN : xnext;
@@ -596,7 +559,7 @@ static tridi_status pipeline_thomas(const char *f, const dplan *dp, fallback *fb
     enum { TAG_FORWARD = 0x7d01, TAG_BACKWARD = 0x7d02 };
     const int64_t nf = fb->nf, C = fb->chunk;
     MPI_Comm line = dp->line_comm;
-    pfail pf = {INT64_MAX, 0, TRIDI_SUCCESS, NULL};
+    pfail pf = {INT64_MAX, {0, TRIDI_FAIL_NONE}};
     int mpi_err = MPI_SUCCESS;
     const char *mpi_call = NULL;
     for (int64_t c0 = 0; c0 < nf; c0 += C) {
@@ -653,8 +616,8 @@ static tridi_status pipeline_thomas(const char *f, const dplan *dp, fallback *fb
     }
     if (mpi_call)
         return tridi_mpi_fail(f, mpi_call, mpi_err);
-    if (pf.status)
-        return tridi_fail_numeric(f, &dp->p, pf.status, fb->lines[pf.k], pf.m, pf.what);
+    if (pf.f.kind)
+        return tridi_thomas_report(f, &dp->p, fb->lines[pf.k], pf.f);
     return TRIDI_SUCCESS;
 }
 
@@ -937,8 +900,7 @@ static tridi_status device_failure(const char *f, const tridi_problem *p, unsign
     if (w == ~0ull)
         return TRIDI_SUCCESS;
     const int64_t line = (int64_t)(w >> 24), low = (int64_t)(w & ((1u << 24) - 1));
-    return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
-                              "the answer overflows its storage type");
+    return tridi_thomas_report(f, p, line, (tridi_thomas_fail){((1 << 24) - 1) - low, TRIDI_FAIL_ANSWER_OVERFLOW});
 }
 
 /* Device buffers of the pipelined Thomas's lines: their list, their inputs and their answers. */

@@ -1,0 +1,221 @@
+/* The Thomas core: the per-unknown arithmetic of MOHID's recurrence, the checks that decide whether an
+ * unknown fails, and the one failure encoding with its message table, written once for the CPU backend,
+ * the pivoting pass, the MPI pipelined sweep and (compiled by nvcc) the CUDA kernels.
+ *
+ * Arithmetic (docs/architecture.md, "The numerical contract"): coefficients widened to double, pivots,
+ * W and G in double; every answer rounded to its storage type before it feeds the unknown above. The
+ * functions are always inlined, so the compiler contracts multiply-adds (e + d*w, w*x + g) exactly as
+ * the including function's target allows, as it did when each backend wrote them out: the careful path
+ * and the pivoting pass (default target) keep separate roundings, the MPI pipelined sweep (compiled with
+ * the CPU kernels' x86-64-v3/v4 clones) fuses them as the vector kernels do, and device code follows
+ * nvcc's --fmad.
+ *
+ * Failures: a tridi_thomas_fail names the unknown and the kind; tridi_fail_status and tridi_fail_text
+ * map a kind to the status and the words of the message, for every backend. An unknown fails, in this
+ * order: a non-finite input (diag, lower, upper, rhs), a zero pivot, a non-finite pivot, W or G (an
+ * overflow: the pivot before was too small); an answer fails when it is not finite in its type. */
+#ifndef TRIDI_THOMAS_CORE_H
+#define TRIDI_THOMAS_CORE_H
+
+#include "tridi_internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define TRIDI_HD static __host__ __device__ __forceinline__
+#elif defined(__GNUC__) || defined(__clang__)
+#define TRIDI_HD static inline __attribute__((always_inline))
+#else
+#define TRIDI_HD static inline
+#endif
+
+/* Why an unknown (or a line) fails. The numbers are stable: device code writes them into failure records
+ * read back by the host. */
+typedef enum tridi_fail_kind {
+    TRIDI_FAIL_NONE = 0,
+    TRIDI_FAIL_NONFINITE_DIAG = 1,
+    TRIDI_FAIL_NONFINITE_LOWER = 2,
+    TRIDI_FAIL_NONFINITE_UPPER = 3,
+    TRIDI_FAIL_NONFINITE_RHS = 4,
+    TRIDI_FAIL_ZERO_PIVOT = 5,           /* diag + lower*w == 0 */
+    TRIDI_FAIL_ELIMINATION_OVERFLOW = 6, /* pivot, W or G not finite: the pivot before was too small */
+    TRIDI_FAIL_ANSWER_OVERFLOW = 7,      /* an answer not finite in its storage type */
+    TRIDI_FAIL_SINGULAR = 8,             /* zero pivot even with partial pivoting (tridi_config.pivoting) */
+    TRIDI_FAIL_UNSTABLE = 9,             /* growth past the pivot check's limit (tridi_config.pivoting) */
+    TRIDI_FAIL_F32_TRANSFER = 10,        /* a double input past float's range (CUDA allow_f32_transfer) */
+    TRIDI_FAIL_UNLOCATED = 11,           /* a kernel flagged a line whose diagnosis finds no failure */
+    TRIDI_FAIL_KINDS = 12                /* number of kinds */
+} tridi_fail_kind;
+
+/* A line's failure: the unknown (0-based along the line) and the kind. Two 8-byte fields, no padding,
+ * so that a device copy of it comes back whole. */
+typedef struct tridi_thomas_fail {
+    int64_t m;
+    int64_t kind; /* tridi_fail_kind */
+} tridi_thomas_fail;
+
+/* The status a failure kind is reported with. */
+TRIDI_HD tridi_status tridi_fail_status(int64_t kind)
+{
+    switch (kind) {
+    case TRIDI_FAIL_NONE: return TRIDI_SUCCESS;
+    case TRIDI_FAIL_ZERO_PIVOT:
+    case TRIDI_FAIL_SINGULAR: return TRIDI_ERROR_ZERO_PIVOT;
+    case TRIDI_FAIL_UNSTABLE: return TRIDI_ERROR_UNSTABLE;
+    case TRIDI_FAIL_NONFINITE_DIAG:
+    case TRIDI_FAIL_NONFINITE_LOWER:
+    case TRIDI_FAIL_NONFINITE_UPPER:
+    case TRIDI_FAIL_NONFINITE_RHS:
+    case TRIDI_FAIL_ELIMINATION_OVERFLOW:
+    case TRIDI_FAIL_ANSWER_OVERFLOW:
+    case TRIDI_FAIL_F32_TRANSFER: return TRIDI_ERROR_NONFINITE;
+    default: return TRIDI_ERROR_INTERNAL;
+    }
+}
+
+/* The words of the message (tridi_fail_numeric's `what`), the same on every backend. */
+TRIDI_HD const char *tridi_fail_text(int64_t kind)
+{
+    switch (kind) {
+    case TRIDI_FAIL_NONE: return "no failure";
+    case TRIDI_FAIL_NONFINITE_DIAG: return "non-finite diag value";
+    case TRIDI_FAIL_NONFINITE_LOWER: return "non-finite lower value";
+    case TRIDI_FAIL_NONFINITE_UPPER: return "non-finite upper value";
+    case TRIDI_FAIL_NONFINITE_RHS: return "non-finite rhs value";
+    case TRIDI_FAIL_ZERO_PIVOT: return "zero pivot (diag + lower*w = 0)";
+    case TRIDI_FAIL_ELIMINATION_OVERFLOW: return "overflow in the elimination (pivot too small)";
+    case TRIDI_FAIL_ANSWER_OVERFLOW: return "the answer overflows its storage type";
+    case TRIDI_FAIL_SINGULAR: return "zero pivot even with partial pivoting (the line's matrix is singular)";
+    case TRIDI_FAIL_UNSTABLE: return "untrustworthy answer";
+    case TRIDI_FAIL_F32_TRANSFER: return "a double input overflows float in the float transfer (allow_f32_transfer)";
+    case TRIDI_FAIL_UNLOCATED: return "a failure flag without a failing value (please report)";
+    default: return "unknown failure kind (please report)";
+    }
+}
+
+/* Finite: NaN compares false. */
+TRIDI_HD int tridi_thomas_finite(double v) { return fabs(v) <= DBL_MAX; }
+
+/* The first non-finite coefficient of an unknown (diag, lower, upper, rhs), or TRIDI_FAIL_NONE. d and f
+ * are 0 where they are not read (the line's first and last unknown). */
+TRIDI_HD int tridi_thomas_check_inputs(double d, double e, double f, double r)
+{
+    return !tridi_thomas_finite(e)   ? TRIDI_FAIL_NONFINITE_DIAG
+           : !tridi_thomas_finite(d) ? TRIDI_FAIL_NONFINITE_LOWER
+           : !tridi_thomas_finite(f) ? TRIDI_FAIL_NONFINITE_UPPER
+           : !tridi_thomas_finite(r) ? TRIDI_FAIL_NONFINITE_RHS
+                                     : TRIDI_FAIL_NONE;
+}
+
+/* The verdict on one unknown of the forward sweep from its inputs, its pivot and its new W and G. A
+ * non-finite pivot fails even where W and G come out finite (an infinite pivot gives W = G = 0, and the
+ * answers would silently lose the unknowns before). */
+TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, double den, double w, double g)
+{
+    const int k = tridi_thomas_check_inputs(d, e, f, r);
+    if (k)
+        return k;
+    if (den == 0.0)
+        return TRIDI_FAIL_ZERO_PIVOT;
+    if (!tridi_thomas_finite(den) || !tridi_thomas_finite(w) || !tridi_thomas_finite(g))
+        return TRIDI_FAIL_ELIMINATION_OVERFLOW;
+    return TRIDI_FAIL_NONE;
+}
+
+/* One unknown of MOHID's forward sweep, its two divisions: den = e + d*w, W = -f/den, G = (r - d*g)/den,
+ * from *w, *g (0 before the first unknown; d = 0 there, f = 0 at the last, where W is 0). On success *w
+ * and *g become the unknown's W and G; on failure they are left as they were. Returns the kind. */
+TRIDI_HD int tridi_thomas_forward(double d, double e, double f, double r, int last, double *w, double *g)
+{
+    const double den = e + d * *w;
+    const double nw = last ? 0.0 : -f / den, ng = (r - d * *g) / den;
+    const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
+    if (!k) {
+        *w = nw;
+        *g = ng;
+    }
+    return k;
+}
+
+/* The same unknown with one reciprocal between the first and the last unknown (W = -f * (1/den),
+ * G = (r - d*g) * (1/den)) and divisions at both ends: the scalar form of the CPU vector kernels'
+ * arithmetic, for a sweep that must round as they do (the MPI pipelined Thomas). first: the line's first
+ * unknown (den = e, *w and *g not read). */
+TRIDI_HD int tridi_thomas_forward_rcp(double d, double e, double f, double r, int first, int last, double *w,
+                                      double *g)
+{
+    double den, nw, ng;
+    if (first) {
+        den = e;
+        nw = last ? 0.0 : -f / e;
+        ng = r / e;
+    } else if (last) {
+        den = e + d * *w;
+        nw = 0.0;
+        ng = (r - d * *g) / den;
+    } else {
+        den = e + d * *w;
+        const double inv = 1.0 / den;
+        nw = -f * inv;
+        ng = (r - d * *g) * inv;
+    }
+    const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
+    if (!k) {
+        *w = nw;
+        *g = ng;
+    }
+    return k;
+}
+
+/* A value as it reads back once stored in x's type (xdbl: double, else float). */
+TRIDI_HD double tridi_thomas_round(double v, int xdbl) { return xdbl ? v : (double)(float)v; }
+
+/* One unknown of the back substitution: x = w * xnext + g (g alone at the line's last unknown), rounded
+ * to x's type, as MOHID's real ANSWER is, before it feeds the unknown above. Not finite
+ * (tridi_thomas_finite): TRIDI_FAIL_ANSWER_OVERFLOW at this unknown. */
+TRIDI_HD double tridi_thomas_back(double w, double g, double xnext, int last, int xdbl)
+{
+    return tridi_thomas_round(last ? g : w * xnext + g, xdbl);
+}
+
+/* A pivot that an elimination may divide by: not zero, finite. */
+TRIDI_HD int tridi_thomas_pivot_ok(double den) { return den != 0.0 && tridi_thomas_finite(den); }
+
+/* The cut solve's checks (src/mpi/dsolve.c, cuda/mpi_solve.cu; docs/mpi.md, "Stability of the cut
+ * solve"): slack over 1 allowed for rounding in a block's |W| + |S| and in a reduced row's dominance (a
+ * weakly dominant row gives exactly 1 in exact arithmetic). */
+#define TRIDI_PARTITION_SLACK 1e-8
+
+/* One unknown of a block's elimination with the x_L column S: W, G, S finite and |W| + |S| <= 1 (+ slack),
+ * as every diagonally dominant block keeps them (then the block's |L||U| has no growth). */
+TRIDI_HD int tridi_partition_step_ok(double w, double g, double s)
+{
+    return tridi_thomas_finite(w) && tridi_thomas_finite(g) && tridi_thomas_finite(s) &&
+           fabs(w) + fabs(s) <= 1.0 + TRIDI_PARTITION_SLACK;
+}
+
+/* A row of a reduced system at its pivot: a usable pivot that still dominates the row's off-diagonal sum
+ * (elimination without pivoting then has growth <= 2). */
+TRIDI_HD int tridi_reduced_pivot_ok(double piv, double off)
+{
+    return tridi_thomas_pivot_ok(piv) && fabs(piv) * (1.0 + TRIDI_PARTITION_SLACK) >= off;
+}
+
+/* Host only: a line's failure reported through the error record, naming the line and its cell. */
+static inline tridi_status tridi_thomas_report(const char *func, const tridi_problem *p, int64_t line,
+                                               tridi_thomas_fail f)
+{
+    return tridi_fail_numeric(func, p, tridi_fail_status(f.kind), line, f.m, tridi_fail_text(f.kind));
+}
+
+/* The same under TRIDI_ON_ERROR_LINES: nfailed lines failed, the others were answered. */
+static inline tridi_status tridi_thomas_report_lines(const char *func, const tridi_problem *p, int64_t line,
+                                                     tridi_thomas_fail f, int64_t nfailed)
+{
+    return tridi_fail_numeric_lines(func, p, tridi_fail_status(f.kind), line, f.m, tridi_fail_text(f.kind),
+                                    nfailed);
+}
+
+#endif
