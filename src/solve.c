@@ -1,5 +1,23 @@
-/* Public entry points for solves, uploads and device memory: validate, then dispatch to a backend. */
-#include "tridi_internal.h"
+/* Public entry points for solves, uploads and device memory: validate, then dispatch through the
+ * context's backend table (backend.h). */
+#include "backend.h"
+
+/* registered[r]: array r of p lies in memory given to tridi_host_register (moved by DMA on the GPU). */
+static void registered_arrays(tridi_context ctx, const tridi_problem *p, int registered[5])
+{
+    const tridi_arrays *a = &p->arrays;
+    const void *ptr[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
+    const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
+    for (int r = 0; r < 5; ++r)
+        registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
+}
+
+tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p)
+{
+    int registered[5];
+    registered_arrays(ctx, p, registered);
+    return tridi_backend_of(ctx)->solve_host(ctx, p, registered);
+}
 
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
@@ -13,18 +31,7 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA) {
-        const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
-        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
-                                     arrays->x_type};
-        int registered[5];
-        for (int r = 0; r < 5; ++r)
-            registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p.total_cells * tridi_dtype_size(type[r]));
-        return tridi_cuda_solve_host(ctx->cuda, &p, registered);
-    }
-#endif
-    return tridi_cpu_solve(ctx, &p);
+    return tridi_solve_host_problem(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -46,13 +53,8 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, &one, 0, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_upload_async(ctx->cuda, &p, role, host, type,
-                                       tridi_host_is_registered(ctx, host,
-                                                                (size_t)p.total_cells * tridi_dtype_size(type)));
-#endif
-    return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
+    return tridi_backend_of(ctx)->upload(
+        ctx, &p, role, host, type, tridi_host_is_registered(ctx, host, (size_t)p.total_cells * tridi_dtype_size(type)));
 }
 
 static tridi_status need_cuda(const char *f, tridi_context ctx)
@@ -79,12 +81,9 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_solve_device(ctx->cuda, &p, stream);
-#else
-    (void)stream;
-    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
-#endif
+    /* Today's contract of this call: all or nothing, failures reported by tridi_synchronize. */
+    p.verdict = TRIDI_VERDICT_DEFERRED;
+    return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
 }
 
 tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr)
@@ -95,12 +94,7 @@ tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_p
     if (!device_ptr)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_device_alloc: argument 'device_ptr' is NULL");
     *device_ptr = NULL;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_alloc(ctx->cuda, bytes, device_ptr);
-#else
-    (void)bytes;
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->alloc(ctx, bytes, device_ptr);
 }
 
 tridi_status tridi_device_free(tridi_context ctx, void *device_ptr)
@@ -108,11 +102,7 @@ tridi_status tridi_device_free(tridi_context ctx, void *device_ptr)
     tridi_status s = need_cuda("tridi_device_free", ctx);
     if (s || !device_ptr)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_free(ctx->cuda, device_ptr);
-#else
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->free(ctx, device_ptr);
 }
 
 static tridi_status copy(const char *f, tridi_context ctx, void *dst, const void *src, size_t bytes, int to_device)
@@ -126,12 +116,7 @@ static tridi_status copy(const char *f, tridi_context ctx, void *dst, const void
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the destination pointer is NULL", f);
     if (!src)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the source pointer is NULL", f);
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_copy(ctx->cuda, dst, src, bytes, to_device);
-#else
-    (void)to_device;
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->copy(ctx, dst, src, bytes, to_device);
 }
 
 tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes)
@@ -149,9 +134,5 @@ tridi_status tridi_synchronize(tridi_context ctx)
     tridi_status s = tridi_check_context("tridi_synchronize", ctx);
     if (s)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_synchronize(ctx->cuda);
-#endif
-    return TRIDI_SUCCESS;
+    return tridi_backend_of(ctx)->synchronize(ctx);
 }
