@@ -15,7 +15,9 @@
  *  - Only the cells of the box are read from the inputs and only they are written in x; every other
  *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
  *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
- *  - On any error x is left unchanged: no partial answer is ever written.
+ *  - On any error x is left unchanged: no partial answer is ever written (tridi_solve, tridi_solve_device;
+ *    a plan chooses, see tridi_solve_options: by default a failing line is left untouched and every other
+ *    line is answered).
  *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
  *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
  */
@@ -242,7 +244,7 @@ tridi_status tridi_synchronize(tridi_context ctx);
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_plan_s *tridi_plan;
 
-/* Where the arrays given to tridi_plan_solve live. */
+/* Where arrays live (tridi_plan_solve's, and the MPI layer's halos in tridi_mpi.h). */
 typedef enum tridi_memory {
     TRIDI_MEMORY_HOST = 0,  /* host arrays (tridi_solve's; the CPU backend takes only these) */
     TRIDI_MEMORY_DEVICE = 1 /* device pointers (tridi_solve_device's; CUDA backend only) */
