@@ -11,12 +11,12 @@ typedef struct tridi_backend_ops {
     /* The backend's per-plan state (NULL when it keeps none), made once per plan. */
     tridi_status (*plan_create)(tridi_context ctx, struct tridi_plan_s *plan);
     void (*plan_destroy)(tridi_context ctx, struct tridi_plan_s *plan);
-    /* A solve on host arrays; registered[r]: array r lies in memory given to tridi_host_register. */
-    tridi_status (*solve_host)(tridi_context ctx, const tridi_problem *p, const int registered[5]);
+    /* A solve on host arrays. */
+    tridi_status (*solve_host)(tridi_context ctx, const tridi_problem *p);
     /* A solve on device pointers; plan_state: a plan's state, or NULL (the convenience call). */
     tridi_status (*solve_device)(tridi_context ctx, const tridi_problem *p, void *plan_state, void *stream);
     tridi_status (*upload)(tridi_context ctx, const tridi_problem *p, tridi_array_role role, const void *host,
-                           tridi_dtype type, int registered);
+                           tridi_dtype type);
     tridi_status (*host_register)(tridi_context ctx, const void *ptr, size_t bytes, int *pinned);
     tridi_status (*host_unregister)(tridi_context ctx, const void *ptr, int pinned);
     tridi_status (*alloc)(tridi_context ctx, size_t bytes, void **ptr);
@@ -28,9 +28,6 @@ typedef struct tridi_backend_ops {
 
 extern const tridi_backend_ops tridi_backend_cpu_ops;
 extern const tridi_backend_ops tridi_backend_cuda_ops;
-
-/* A validated host-array solve of ctx: finds which arrays are registered and calls the backend (solve.c). */
-tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p);
 
 /* The table of the backend ctx uses. */
 const tridi_backend_ops *tridi_backend_of(tridi_context ctx);

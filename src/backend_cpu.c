@@ -14,11 +14,7 @@ static tridi_status cpu_plan_create(tridi_context ctx, struct tridi_plan_s *plan
 
 static void cpu_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan) { (void)ctx, (void)plan; }
 
-static tridi_status cpu_solve_host(tridi_context ctx, const tridi_problem *p, const int registered[5])
-{
-    (void)registered; /* the CPU reads the caller's arrays in place */
-    return tridi_cpu_solve(ctx, p);
-}
+static tridi_status cpu_solve_host(tridi_context ctx, const tridi_problem *p) { return tridi_cpu_solve(ctx, p); }
 
 static tridi_status no_device(const char *what)
 {
@@ -33,9 +29,9 @@ static tridi_status cpu_solve_device(tridi_context ctx, const tridi_problem *p, 
 }
 
 static tridi_status cpu_upload(tridi_context ctx, const tridi_problem *p, tridi_array_role role, const void *host,
-                               tridi_dtype type, int registered)
+                               tridi_dtype type)
 {
-    (void)ctx, (void)p, (void)role, (void)host, (void)type, (void)registered;
+    (void)ctx, (void)p, (void)role, (void)host, (void)type;
     return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
 }
 

@@ -15,8 +15,15 @@ static void cuda_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan)
     plan->backend_state = NULL;
 }
 
-static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p, const int registered[5])
+/* Arrays lying in memory given to tridi_host_register move by DMA straight from/to the caller's array. */
+static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
 {
+    const tridi_arrays *a = &p->arrays;
+    const void *ptr[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
+    const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
+    int registered[5];
+    for (int r = 0; r < 5; ++r)
+        registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
     return tridi_cuda_solve_host(ctx->cuda, p, registered);
 }
 
@@ -27,9 +34,10 @@ static tridi_status cuda_solve_device(tridi_context ctx, const tridi_problem *p,
 }
 
 static tridi_status cuda_upload(tridi_context ctx, const tridi_problem *p, tridi_array_role role, const void *host,
-                                tridi_dtype type, int registered)
+                                tridi_dtype type)
 {
-    return tridi_cuda_upload_async(ctx->cuda, p, role, host, type, registered);
+    return tridi_cuda_upload_async(ctx->cuda, p, role, host, type,
+                                   tridi_host_is_registered(ctx, host, (size_t)p->total_cells * tridi_dtype_size(type)));
 }
 
 static tridi_status cuda_host_register(tridi_context ctx, const void *ptr, size_t bytes, int *pinned)

@@ -9,9 +9,9 @@ static tridi_status absent(void)
 
 static tridi_status nc_plan_create(tridi_context c, struct tridi_plan_s *p) { (void)c, (void)p; return absent(); }
 static void nc_plan_destroy(tridi_context c, struct tridi_plan_s *p) { (void)c, (void)p; }
-static tridi_status nc_solve_host(tridi_context c, const tridi_problem *p, const int r[5])
+static tridi_status nc_solve_host(tridi_context c, const tridi_problem *p)
 {
-    (void)c, (void)p, (void)r;
+    (void)c, (void)p;
     return absent();
 }
 static tridi_status nc_solve_device(tridi_context c, const tridi_problem *p, void *st, void *s)
@@ -19,10 +19,9 @@ static tridi_status nc_solve_device(tridi_context c, const tridi_problem *p, voi
     (void)c, (void)p, (void)st, (void)s;
     return absent();
 }
-static tridi_status nc_upload(tridi_context c, const tridi_problem *p, tridi_array_role r, const void *h, tridi_dtype t,
-                              int reg)
+static tridi_status nc_upload(tridi_context c, const tridi_problem *p, tridi_array_role r, const void *h, tridi_dtype t)
 {
-    (void)c, (void)p, (void)r, (void)h, (void)t, (void)reg;
+    (void)c, (void)p, (void)r, (void)h, (void)t;
     return absent();
 }
 static tridi_status nc_register(tridi_context c, const void *p, size_t b, int *pinned)

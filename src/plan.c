@@ -153,7 +153,7 @@ tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays)
     tridi_context ctx = plan->ctx;
     if (plan->memory == TRIDI_MEMORY_DEVICE)
         return tridi_backend_of(ctx)->solve_device(ctx, &p, plan->backend_state, plan->stream);
-    return tridi_solve_host_problem(ctx, &p);
+    return tridi_backend_of(ctx)->solve_host(ctx, &p);
 }
 
 tridi_status tridi_plan_status(tridi_plan plan)

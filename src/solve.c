@@ -2,23 +2,6 @@
  * context's backend table (backend.h). */
 #include "backend.h"
 
-/* registered[r]: array r of p lies in memory given to tridi_host_register (moved by DMA on the GPU). */
-static void registered_arrays(tridi_context ctx, const tridi_problem *p, int registered[5])
-{
-    const tridi_arrays *a = &p->arrays;
-    const void *ptr[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
-    const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
-    for (int r = 0; r < 5; ++r)
-        registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
-}
-
-tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p)
-{
-    int registered[5];
-    registered_arrays(ctx, p, registered);
-    return tridi_backend_of(ctx)->solve_host(ctx, p, registered);
-}
-
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -31,7 +14,7 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-    return tridi_solve_host_problem(ctx, &p);
+    return tridi_backend_of(ctx)->solve_host(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -53,8 +36,7 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, &one, 0, &p, &empty);
     if (s || empty)
         return s;
-    return tridi_backend_of(ctx)->upload(
-        ctx, &p, role, host, type, tridi_host_is_registered(ctx, host, (size_t)p.total_cells * tridi_dtype_size(type)));
+    return tridi_backend_of(ctx)->upload(ctx, &p, role, host, type);
 }
 
 static tridi_status need_cuda(const char *f, tridi_context ctx)
