@@ -48,7 +48,6 @@ constexpr int64_t SLAB_CELLS = 1 << 19;
 // tridi_upload_async sends a box of at most this many slabs as one copy with one event (each copy and
 // event costs the host several us of CUDA calls, which the model waits for); larger boxes go slab by slab,
 // so that the solve starts on the first slabs of the last array while the rest still moves.
-// TRIDI_UPLOAD_WHOLE_MAX_SLABS overrides it (0: always slab by slab), for measurements.
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
@@ -63,17 +62,9 @@ int64_t host_slab_cells()
 
 // The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
 // makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
-// TRIDI_HOST_X_PATH=eager / verdict forces one way (for measurements; default: the rule).
+// TRIDI_HOST_X_PATH=eager / verdict forces one way (the tests take both; default: the rule).
 constexpr size_t EAGER_UPLOAD_RATIO = 4;
 enum class x_path_choice { rule, eager, verdict };
-
-int upload_whole_max_slabs()
-{
-    const char *env = std::getenv("TRIDI_UPLOAD_WHOLE_MAX_SLABS");
-    char *end = nullptr;
-    const long v = env && *env ? std::strtol(env, &end, 10) : -1;
-    return v >= 0 && end && *end == '\0' ? (int)v : UPLOAD_WHOLE_MAX_SLABS;
-}
 
 x_path_choice host_x_path_choice()
 {
@@ -497,7 +488,6 @@ struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
     int64_t slab_cells = SLAB_CELLS;
-    int upload_whole_max = UPLOAD_WHOLE_MAX_SLABS;
     x_path_choice x_choice = x_path_choice::rule;
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
     cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
@@ -802,6 +792,15 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
     device_release(wg, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail));
     if (e != cudaSuccess)
         return cuda_fail("diagnosing a failed line", e);
+    if (f.code == 0 && p->verdict == TRIDI_VERDICT_DEFERRED) {
+        // The line failed when it was solved, but its inputs were changed before this deferred verdict
+        // was asked for: the line is known, its cell no longer.
+        const char *what = "a zero pivot or non-finite value (the inputs changed before the deferred verdict "
+                           "was asked for: the cell shown is the line's first, not the failing one)";
+        return p->on_error == TRIDI_ON_ERROR_LINES
+                   ? tridi_fail_numeric_lines(func, p, TRIDI_ERROR_NONFINITE, line, 0, what, nfailed)
+                   : tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, line, 0, what);
+    }
     if (p->on_error == TRIDI_ON_ERROR_LINES && f.code != 0)
         return tridi_fail_numeric_lines(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, line,
                                         f.m, fail_what((int)f.code), nfailed);
@@ -1167,7 +1166,6 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
     st->slab_cells = host_slab_cells();
-    st->upload_whole_max = upload_whole_max_slabs();
     st->x_choice = host_x_path_choice();
     tridi_status s = create_state(st);
     if (s) {
@@ -1261,7 +1259,7 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         return s;
     // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
     // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
-    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= st->upload_whole_max ? 1 : S_solve;
+    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
     const slab_rows sr = plan_slab_rows(b, S);
     s = pack_pipeline(
         direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },

@@ -275,7 +275,8 @@ TRIDI_API tridi_status tridi_plan_create(tridi_context ctx, const tridi_grid *gr
  * errors are always returned at once; numerical ones as the plan's verdict says. */
 TRIDI_API tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays);
 /* Waits for the plan's queued device solves and reports the first numerical failure among the context's
- * deferred solves (naming the call, line and cell). SUCCESS on host plans. */
+ * deferred solves (naming the call, line and cell; the cell is found from the inputs, so keep the failing
+ * call's inputs unchanged until then, or the line alone is named). SUCCESS on host plans. */
 TRIDI_API tridi_status tridi_plan_status(tridi_plan plan);
 /* Waits for the plan's queued work, then frees it. NULL is accepted and ignored; a destroyed plan gives
  * TRIDI_ERROR_INVALID_HANDLE. */

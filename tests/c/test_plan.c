@@ -432,6 +432,63 @@ static void destroy_in_flight(uint64_t *rng, tridi_context ctx)
     tu_system_free(&s);
 }
 
+/* A deferred failure whose inputs are repaired before the verdict is asked for: the status still names the
+ * failing line (and says its cell can no longer be known), and that line of x is untouched. */
+static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
+{
+    tridi_grid g;
+    int64_t lo[3], hi[3];
+    random_geometry(rng, 3, 1, 60, &g, lo, hi);
+    const tridi_dtype *t = combos[1];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return;
+    const int64_t nlines = count_lines(1, lo, hi), bad = tu_randint(rng, 0, nlines - 1);
+    const int64_t cell = line_cell(&g, 1, lo, hi, bad, 0);
+    const double good = tu_get(s.a.diag, t[1], cell);
+    tu_set((void *)s.a.diag, t[1], cell, 0.0);
+    tu_dev_set d;
+    if (tu_dev_upload(ctx, &s, &d)) {
+        FAIL("changed inputs: upload");
+        tu_system_free(&s);
+        return;
+    }
+    tridi_arrays da = tu_dev_arrays(&s, &d);
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = TRIDI_MEMORY_DEVICE;
+    o.verdict = TRIDI_VERDICT_DEFERRED;
+    tridi_plan plan;
+    tridi_status st = tridi_plan_create(ctx, &g, TRIDI_AXIS_Y, lo, hi, t, &o, &plan);
+    if (!st)
+        st = tridi_plan_solve(plan, &da);
+    if (st) {
+        FAIL("changed inputs: %s", tridi_error_message());
+    } else {
+        tu_set((void *)s.a.diag, t[1], cell, good);
+        st = tridi_copy_to_device(ctx, (char *)d.p[1] + cell * 8, (const char *)s.a.diag + cell * 8, 8);
+        tridi_status v = tridi_plan_status(plan);
+        char needle[64];
+        snprintf(needle, sizeof needle, "number %lld,", (long long)bad);
+        if (st || v != TRIDI_ERROR_NONFINITE || !strstr(tridi_error_message(), needle) ||
+            !strstr(tridi_error_message(), "inputs changed"))
+            FAIL("changed inputs: status %s: %s", tridi_status_name(v), tridi_error_message());
+        else
+            printf("ok changed inputs: %s\n", tridi_error_message());
+        tridi_copy_to_host(ctx, s.a.x, d.p[4], d.bytes[4]);
+        for (int64_t m = 0; m < hi[1] - lo[1] + 1; ++m) {
+            const int64_t c = line_cell(&g, 1, lo, hi, bad, m);
+            if (memcmp((char *)s.a.x + c * 8, (char *)s.x_before + c * 8, 8)) {
+                FAIL("changed inputs: the failing line was written at unknown %lld", (long long)m);
+                break;
+            }
+        }
+        tridi_plan_destroy(plan);
+    }
+    tu_dev_free(ctx, &d);
+    tu_system_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t rng = tu_seed("test_plan");
@@ -467,8 +524,10 @@ int main(int argc, char **argv)
                         failure_case(&rng, ctx, ndim, axis, combo, places[w], TRIDI_ON_ERROR_LINES);
                 }
     argument_cases(&rng, ctx, gpu);
-    if (gpu)
+    if (gpu) {
         destroy_in_flight(&rng, ctx);
+        deferred_changed_inputs(&rng, ctx);
+    }
     st = tridi_destroy(ctx);
     if (st)
         FAIL("tridi_destroy: %s", tridi_error_message());
