@@ -44,8 +44,10 @@ static void random_geometry(uint64_t *rng, int ndim, int axis, int64_t nmax, tri
         int64_t n = a == axis ? tu_randint(rng, 2, nmax) : tu_randint(rng, 3, 24);
         g->lbound[a] = lb - halo;
         g->ubound[a] = lb + n - 1 + halo;
-        lo[a] = lb + tu_randint(rng, 0, 1);
-        hi[a] = lb + n - 1 - tu_randint(rng, 0, 1);
+        /* Trimmed so that lines keep at least 2 unknowns and the box at least one line along each axis (the
+         * failure cases put a zero pivot at a line's first unknown and a NaN at its last). */
+        lo[a] = lb + (n > 2 ? tu_randint(rng, 0, 1) : 0);
+        hi[a] = lb + n - 1 - (n > 3 ? tu_randint(rng, 0, 1) : 0);
     }
 }
 
