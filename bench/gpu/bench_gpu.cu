@@ -10,8 +10,10 @@
 //  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
 //    soon as it is filled, against assembling everything and then solving (the plain call right after the
 //    assembly loop, OpenMP threads asleep as in a model, not back to back).
-// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host]
-// [--grid=NXxNYxNZ]... (default 2e7, both parts, the five grids).
+//  - device plans (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
+//    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
+// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
+// --plans] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
 extern "C" {
 #include "mohid_reference.h"
 }
