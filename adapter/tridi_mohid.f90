@@ -14,16 +14,19 @@
 !    their RES cells are left untouched; their rows are replaced by identity rows in a copy, so a land
 !    column can never fail the solve;
 !  - VECG and VECW are accepted and ignored: tridi needs no workspace from the caller.
+! Whether the adapter solves on copies never changes the answer: contiguity and overlap are checked on
+! the caller's arrays first (a strided section: TRIDI_ERROR_UNSUPPORTED; an answer overlapping D, E, F or
+! partly Ti: TRIDI_ERROR_ALIASING), with or without the first-row quirk or land columns.
 ! Errors: stat (optional) receives 0 or the tridi status, tridi_error_message() the message; with stat
 ! absent an error prints the message and stops, as MOHID's own routines stop on bad (di, dj).
 module tridi_mohid
-    use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated, c_null_ptr
+    use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_associated, c_null_ptr, c_intptr_t
     use, intrinsic :: iso_fortran_env, only: int64
     use tridi, only: tridi_context, tridi_create, tridi_destroy, tridi_solve, tridi_upload_async, &
                      tridi_host_register, tridi_host_unregister, &
                      tridi_error_message, tridi_set_error, tridi_finish, tridi_status_name, &
                      TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, &
-                     TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, &
+                     TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ALIASING, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, &
                      TRIDI_BACKEND_AUTO, TRIDI_BACKEND_CPU, TRIDI_BACKEND_CUDA, &
                      TRIDI_ROLE_LOWER, TRIDI_ROLE_DIAG, TRIDI_ROLE_UPPER, TRIDI_ROLE_RHS
     implicit none
@@ -35,8 +38,8 @@ module tridi_mohid
     public :: tridi_mohid_register, tridi_mohid_unregister
     ! Re-exported so a MOHID module needs only `use tridi_mohid`.
     public :: tridi_error_message, tridi_status_name, TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, &
-              TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ZERO_PIVOT, &
-              TRIDI_ERROR_NONFINITE, TRIDI_BACKEND_AUTO, TRIDI_BACKEND_CPU, TRIDI_BACKEND_CUDA, &
+              TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ALIASING, &
+              TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, TRIDI_BACKEND_AUTO, TRIDI_BACKEND_CPU, TRIDI_BACKEND_CUDA, &
               TRIDI_ROLE_LOWER, TRIDI_ROLE_DIAG, TRIDI_ROLE_UPPER, TRIDI_ROLE_RHS
 
     ! Per-array uploads for the 3D and 2D sweeps: real(4) D/F/Ti or real(8) E.
@@ -211,6 +214,40 @@ contains
         ok = .true.
     end subroutine
 
+    ! Contiguity and overlap of the caller's five arrays (inputs 1-3, rhs 4, answer 5), decided before the
+    ! adapter chooses to solve on copies (MOHID's first-row quirk, land columns), so that the same arrays
+    ! get the same status whether or not it copies: tridi_solve's own rules on the caller's arrays.
+    subroutine check_layout(func, names, contiguous, first, bytes, ok, stat)
+        character(*), intent(in) :: func, names(5)
+        logical, intent(in) :: contiguous(5)
+        type(c_ptr), intent(in) :: first(5)
+        integer(int64), intent(in) :: bytes(5)
+        logical, intent(out) :: ok
+        integer, intent(out), optional :: stat
+        integer(c_intptr_t) :: a(5)
+        integer :: n
+        ok = .false.
+        do n = 1, 5
+            if (.not. contiguous(n)) then
+                call tridi_set_error(TRIDI_ERROR_UNSUPPORTED, func//': argument '//trim(names(n))// &
+                                     ' is not contiguous (a strided array section); tridi solves whole model '// &
+                                     'arrays in place and never solves into a copy', stat)
+                return
+            end if
+            a(n) = transfer(first(n), a(n))
+        end do
+        do n = 1, 4
+            if (a(n) == 0 .or. a(5) == 0) cycle
+            if (a(5) >= a(n) + bytes(n) .or. a(n) >= a(5) + bytes(5)) cycle
+            if (n == 4 .and. a(5) == a(4) .and. bytes(5) == bytes(4)) cycle ! in place: the answer is the rhs
+            call tridi_set_error(TRIDI_ERROR_ALIASING, func//': '//trim(names(5))//' overlaps '//trim(names(n))// &
+                                 '; the answer may only be the right-hand side array itself or separate memory', &
+                                 stat)
+            return
+        end do
+        ok = .true.
+    end subroutine
+
     ! ---------------------------------------------------------------------------------------------
     ! THOMAS_3D(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, VECG, VECW)
     ! ---------------------------------------------------------------------------------------------
@@ -232,6 +269,11 @@ contains
         call check_arrays(func, lo, hi, ['D     ', 'E     ', 'F     ', 'Ti    ', 'ANSWER'], &
                           reshape([lbound(D), lbound(E), lbound(F), lbound(Ti), lbound(ANSWER)], [3, 5]), &
                           reshape([ubound(D), ubound(E), ubound(F), ubound(Ti), ubound(ANSWER)], [3, 5]), ok, stat)
+        if (.not. ok) return
+        call check_layout(func, ['D     ', 'E     ', 'F     ', 'Ti    ', 'ANSWER'], &
+                          [is_contiguous(D), is_contiguous(E), is_contiguous(F), is_contiguous(Ti), is_contiguous(ANSWER)], &
+                          [address(D), address(E), address(F), address(Ti), address(ANSWER)], &
+                          [nbytes_4_3d(D), nbytes_8_3d(E), nbytes_4_3d(F), nbytes_4_3d(Ti), nbytes_4_3d(ANSWER)], ok, stat)
         if (.not. ok) return
         call ensure_ready(func, ok, stat)
         if (.not. ok) return
@@ -309,6 +351,11 @@ contains
                                  'bounds '//itoa(lbound(BW, 3))//':'//itoa(ubound(BW, 3)), stat)
             return
         end if
+        call check_layout(func, ['AW ', 'BW ', 'CW ', 'TIW', 'RES'], &
+                          [is_contiguous(AW), is_contiguous(BW), is_contiguous(CW), is_contiguous(TIW), is_contiguous(RES)], &
+                          [address(AW), address(BW), address(CW), address(TIW), address(RES)], &
+                          [nbytes_4_3d(AW), nbytes_8_3d(BW), nbytes_4_3d(CW), nbytes_4_3d(TIW), nbytes_4_3d(RES)], ok, stat)
+        if (.not. ok) return
         land = .false.
         if (present(WaterPoints)) then
             if (.not. associated(WaterPoints)) then
@@ -423,6 +470,11 @@ contains
             end if
             quirk = quirk .or. any(q /= c)
         end do
+        call check_layout(func, ['D     ', 'E     ', 'F     ', 'Ti    ', 'ANSWER'], &
+                          [is_contiguous(D), is_contiguous(E), is_contiguous(F), is_contiguous(Ti), is_contiguous(ANSWER)], &
+                          [address(D), address(E), address(F), address(Ti), address(ANSWER)], &
+                          [nbytes_4_2d(D), nbytes_8_2d(E), nbytes_4_2d(F), nbytes_4_2d(Ti), nbytes_4_2d(ANSWER)], ok, stat)
+        if (.not. ok) return
         call ensure_ready(func, ok, stat)
         if (.not. ok) return
         pE => E
@@ -491,6 +543,27 @@ contains
         type(c_ptr) :: p
         p = c_null_ptr
         if (size(A) > 0) p = c_loc(A(lbound(A, 1), lbound(A, 2)))
+    end function
+
+    ! Bytes an array spans (contiguous arrays: the only ones whose overlap is checked).
+    integer(int64) function nbytes_4_3d(A)
+        real(4), dimension(:, :, :), pointer, intent(in) :: A
+        nbytes_4_3d = size(A, kind=int64) * 4
+    end function
+
+    integer(int64) function nbytes_8_3d(A)
+        real(8), dimension(:, :, :), pointer, intent(in) :: A
+        nbytes_8_3d = size(A, kind=int64) * 8
+    end function
+
+    integer(int64) function nbytes_4_2d(A)
+        real(4), dimension(:, :), pointer, intent(in) :: A
+        nbytes_4_2d = size(A, kind=int64) * 4
+    end function
+
+    integer(int64) function nbytes_8_2d(A)
+        real(8), dimension(:, :), pointer, intent(in) :: A
+        nbytes_8_2d = size(A, kind=int64) * 8
     end function
 
     integer function registered_index(p) result(idx)

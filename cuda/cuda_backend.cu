@@ -394,10 +394,9 @@ inline void copy_row(const void *src, tridi_dtype st, const layout &sl, const in
 }
 
 // Threads for a host copy of this many bytes: one per 512 KiB, at most 8. A model calls between its own
-// serial loops, where OpenMP's idle threads fall asleep, and waking all 16 of the H100 host's per copy cost
-// more than they copied: flow_channel_140-56 (gpu backend, registered arrays) spent 24-52 ms per step in its
-// 3D and Z solves with 16 threads per copy, 17.5 ms with one per MiB and 10.5 ms with this rule (2026-11-23;
-// 7.3 ms with 16 kept spinning by OMP_WAIT_POLICY=active, which a library must not impose on its caller).
+// serial loops, where OpenMP's idle threads fall asleep, and waking all 16 of a 16-core host's per copy cost
+// more than they copied; keeping them spinning (OMP_WAIT_POLICY=active) is the caller's choice, which a
+// library must not impose (see docs/decisions/012).
 int copy_threads(size_t bytes)
 {
     return (int)std::max<int64_t>(1, std::min<int64_t>((int64_t)(bytes >> 19), std::min(8, omp_get_max_threads())));
@@ -418,10 +417,8 @@ void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t 
 // Packs slab after slab in ONE OpenMP region: pack(sl, i) for i < rows(sl) on nt threads, then queue(sl) on
 // the calling thread (which holds the context's device) as soon as slab sl is packed, while the other
 // threads go on to the next slab. Sleeping threads are woken once per call instead of once per slab and
-// array, which is what packing cost between a model's serial loops (see copy_threads): flow_channel_140-56
-// with unregistered arrays spent 44-48 ms per step in its solves with a region per slab and array, 19.7-20.1
-// ms with this (H100 host, 2026-11-23 17:39 UTC, same run). The first failing queue(sl) ends the queueing;
-// its status is returned.
+// array, which is what packing cost between a model's serial loops (see copy_threads and
+// docs/decisions/012). The first failing queue(sl) ends the queueing; its status is returned.
 template <class Rows, class Pack, class Queue>
 tridi_status pack_pipeline(int nt, int S, Rows &&rows, Pack &&pack, Queue &&queue)
 {

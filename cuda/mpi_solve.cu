@@ -7,9 +7,13 @@
 // system between ranks; once x_L and x_R are known, the same small system gives each sub-block its
 // outside values and every sub-block substitutes back. Work arrays are [quantity][m][line] so that
 // neighbouring threads (neighbouring lines, same sub-block) touch neighbouring doubles.
+// A line whose sub-block eliminations grow (|W| + |S| above 1, a zero pivot, a non-finite value) or whose
+// joining or reduced system loses diagonal dominance is marked with NaN (coefficients, then x_L, x_R)
+// and left to the host's pipelined Thomas (src/mpi/dsolve.c explains the rule).
 #include "mpi_internal.h"
 
 #include <cuda_runtime.h>
+#include <math_constants.h>
 
 #include <cfloat>
 #include <cstdlib>
@@ -45,11 +49,13 @@ __device__ __forceinline__ void sub_range(int64_t n, int ns, int s, int64_t &m0,
     m1 = n * (s + 1) / ns;
 }
 
-// A forward failure: (line << 24) | (m << 1) | nonfinite, so that the smallest word is the lowest line's
-// first failing unknown, whichever sub-block met it (the order a sequential elimination meets them).
-__device__ __forceinline__ unsigned long long forward_fail(int64_t l, int64_t m, bool nonfinite)
+// Slack over 1 in |W| + |S| and in the reduced rows' dominance (TRIDI_MPI_GROWTH_SLACK on the host).
+constexpr double GROWTH_SLACK = 1e-8;
+
+__device__ __forceinline__ void mark_unsafe(double *cf)
 {
-    return ((unsigned long long)l << 24) | ((unsigned long long)(m < (1 << 23) ? m : 0) << 1) | (nonfinite ? 1u : 0u);
+    for (int k = 0; k < 6; ++k)
+        cf[k] = CUDART_NAN;
 }
 
 // One thread per (line, sub-block): eliminates unknowns [m0, m1) with the unknown before (x_L of the
@@ -63,8 +69,7 @@ __device__ __forceinline__ unsigned long long forward_fail(int64_t l, int64_t m,
 // be x_next + ga left, from the rounded G, W, S the back substitution will use) instead of a second
 // pass reading G, W, S back.
 template <typename TL, typename TD, typename TW>
-__global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, double *sc,
-                        unsigned long long *fail)
+__global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, double *sc)
 {
     const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
     if (t >= L * ns)
@@ -104,16 +109,16 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
             if (m >= me)
                 break;
             const double den = m == mb ? b[u] : fma(a[u], Wp, b[u]);
-            if (den == 0.0) {
-                atomicMin(fail, forward_fail(l, m, false));
+            if (den == 0.0 || !isfinite(den)) {
+                mark_unsafe(sc + 6 * t);
                 return;
             }
             const double inv = rcp(den);
             Sp = (m == mb ? -a[u] : -a[u] * Sp) * inv;
             Gp = (m == mb ? r[u] : fma(-a[u], Gp, r[u])) * inv;
             Wp = -c[u] * inv;
-            if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp)) {
-                atomicMin(fail, forward_fail(l, m, true));
+            if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp) || !(fabs(Wp) + fabs(Sp) <= 1.0 + GROWTH_SLACK)) {
+                mark_unsafe(sc + 6 * t);
                 return;
             }
             const TW gs = (TW)Gp, ws = (TW)Wp, ss = (TW)Sp;
@@ -142,7 +147,9 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
 // each sub-block), u_s = P + Q u_{s+1} + R v_{s-1} and v_s likewise, with v_{-1} = x_L and u_ns = x_R.
 // Banded (2 sub- and 2 super-diagonals), eliminated without pivoting like the reduced system between
 // ranks. NR = 3: right-hand sides for the constant, x_R and x_L parts (the rank's reduced coefficients);
-// NR = 1: x_L and x_R known (xl, xr). Returns false on a zero or non-finite pivot.
+// NR = 1: x_L and x_R known (xl, xr). Returns false where elimination without pivoting is not safe: a
+// row not diagonally dominant at its pivot, a zero or non-finite pivot or a non-finite answer (a
+// sub-block marked with NaN coefficients gives one).
 template <int NR>
 __device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, double xr, double (*rhs)[NR])
 {
@@ -183,7 +190,10 @@ __device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, 
     }
     for (int r = 0; r < N; ++r) {
         const double piv = B(r, r);
-        if (piv == 0.0 || !isfinite(piv))
+        double off = 0.0;
+        for (int c = r + 1; c <= r + 2 && c < N; ++c)
+            off += fabs(B(r, c));
+        if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + GROWTH_SLACK) >= off))
             return false;
         for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
             const double fac = B(rr, r) / piv;
@@ -199,20 +209,23 @@ __device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, 
             for (int c = r + 1; c <= r + 2 && c < N; ++c)
                 v -= B(r, c) * rhs[c][k];
             rhs[r][k] = v / B(r, r);
+            if (!isfinite(rhs[r][k]))
+                return false;
         }
 #undef B
     return true;
 }
 
-// The rank's six reduced coefficients of each line from its sub-blocks' (after forward, ns > 1).
-__global__ void join_forward(const double *sc, int ns, int64_t L, double *coef, unsigned long long *fail)
+// The rank's six reduced coefficients of each line from its sub-blocks' (after forward, ns > 1); NaN for
+// a line the join cannot take.
+__global__ void join_forward(const double *sc, int ns, int64_t L, double *coef)
 {
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (l >= L || *fail != ~0ull) // a sub-block that failed left its coefficients unwritten
+    if (l >= L)
         return;
     double rhs[2 * MAX_SUB][3];
     if (!join<3>(sc, ns, L, l, 0.0, 0.0, rhs)) {
-        atomicMin(fail, forward_fail(l, 0, false));
+        mark_unsafe(coef + 6 * l);
         return;
     }
     const int N = 2 * ns;
@@ -232,6 +245,11 @@ __global__ void join_backward(const double *sc, int ns, int64_t L, const double 
         return;
     double rhs[2 * MAX_SUB][1];
     const double xl = ends[2 * l], xr = ends[2 * l + 1];
+    if (isnan(xl) || isnan(xr)) { // a line of the pipelined Thomas: backward skips every sub-block
+        for (int s = 0; s < ns; ++s)
+            sends[2 * (s * L + l)] = sends[2 * (s * L + l) + 1] = CUDART_NAN;
+        return;
+    }
     join<1>(sc, ns, L, l, xl, xr, rhs); // its pivots are join_forward's, already checked
     for (int s = 0; s < ns; ++s) {
         sends[2 * (s * L + l)] = s == 0 ? xl : rhs[2 * s - 1][0];
@@ -245,7 +263,8 @@ __device__ __forceinline__ bool finite_in(double v) { return fabs(v) <= DBL_MAX;
 // Writes each answer rounded to x's type over the old value, which goes to undo first; a line whose answer
 // overflows that type reports its highest failing unknown (the first met going down), as the host does:
 // the word is (line << 24) | (2^24 - 1 - m), so the smallest is the lowest line's highest failing unknown.
-// One thread per (line, sub-block); ends: the outside values of each, 2 (s L + l).
+// One thread per (line, sub-block); ends: the outside values of each, 2 (s L + l). A line marked for the
+// pipelined Thomas (NaN outside values) only has its old x saved to undo: the host writes its answers.
 template <typename TX>
 __global__ void backward(tridi_problem p, int ns, const TX *work, const double *ends, TX *undo,
                          unsigned long long *fail)
@@ -263,6 +282,11 @@ __global__ void backward(tridi_problem p, int ns, const TX *work, const double *
     TX *u = undo + l;
     const double xl = ends[2 * t];
     double next = ends[2 * t + 1];
+    if (isnan(xl) || isnan(next)) {
+        for (int64_t m = mb; m < me; ++m)
+            u[m * L] = x[m * st];
+        return;
+    }
     bool bad = false;
     for (int64_t m0 = me - 1; m0 >= mb; m0 -= AHEAD) {
         double g[AHEAD], w[AHEAD], sl[AHEAD];
@@ -304,9 +328,11 @@ __global__ void restore(tridi_problem p, const TX *undo)
 }
 
 // The banded reduced system of one line (2 unknowns per block holding unknowns: its first and last),
-// eliminated without pivoting as on the host (src/mpi/dsolve.c, reduced_solve).
+// eliminated without pivoting as on the host (src/mpi/dsolve.c, reduced_solve), with the same marks: a
+// line that a block marked (NaN coefficients), or that loses diagonal dominance, meets a zero pivot or
+// a non-finite value, gets NaN ends and is counted in *marked.
 __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
-                        unsigned long long *fail)
+                        unsigned long long *marked)
 {
     const int64_t l = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     if (l >= nlines)
@@ -325,8 +351,11 @@ __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t
         for (int c = 0; c < 6; ++c)
             band[r][c] = 0.0;
 #define B(row, col) band[row][(col) - (row) + 2]
+    bool unsafe = false;
     for (int q = 0; q < Q; ++q) {
         const double *cf = gather + idx[q] * slot + 6 * l;
+        for (int k = 0; k < 6; ++k)
+            unsafe |= isnan(cf[k]);
         const int rf = 2 * q, rl = 2 * q + 1;
         B(rf, rf) = 1.0;
         B(rl, rl) = 1.0;
@@ -341,11 +370,14 @@ __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t
             B(rl, rf + 2) = -cf[4];
         }
     }
-    for (int r = 0; r < N; ++r) {
+    for (int r = 0; r < N && !unsafe; ++r) {
         const double piv = B(r, r);
-        if (piv == 0.0 || !isfinite(piv)) {
-            atomicMin(fail, (unsigned long long)l);
-            return;
+        double off = 0.0;
+        for (int c = r + 1; c <= r + 2 && c < N; ++c)
+            off += fabs(B(r, c));
+        if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + GROWTH_SLACK) >= off)) {
+            unsafe = true;
+            break;
         }
         for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
             const double fac = B(rr, r) / piv;
@@ -354,15 +386,53 @@ __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t
             band[rr][5] -= fac * band[r][5];
         }
     }
-    for (int r = N - 1; r >= 0; --r) {
+    for (int r = N - 1; r >= 0 && !unsafe; --r) {
         double v = band[r][5];
         for (int c = r + 1; c <= r + 2 && c < N; ++c)
             v -= B(r, c) * band[c][5];
         band[r][5] = v / B(r, r);
+        unsafe = !isfinite(band[r][5]);
     }
 #undef B
+    if (unsafe) {
+        ends[2 * l] = ends[2 * l + 1] = CUDART_NAN;
+        atomicAdd(marked, 1ull);
+        return;
+    }
     ends[2 * l] = mine > 0 ? band[2 * mine - 1][5] : 0.0;
     ends[2 * l + 1] = mine >= 0 && mine < Q - 1 ? band[2 * mine + 2][5] : 0.0;
+}
+
+// The inputs of the lines of the pipelined Thomas, widened to double: lower, diag, upper, rhs of list
+// entry k at abcr[4 n k ...], n each.
+template <typename TL, typename TD>
+__global__ void gather_lines(tridi_problem p, const int64_t *lines, int64_t nf, double *abcr)
+{
+    const int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (k >= nf)
+        return;
+    const int64_t n = p.n, st = p.stride[p.axis], base = line_offset(p, lines[k]);
+    double *a = abcr + 4 * n * k, *b = a + n, *c = b + n, *r = c + n;
+    for (int64_t m = 0; m < n; ++m) {
+        const int64_t o = base + m * st;
+        a[m] = (double)static_cast<const TL *>(p.arrays.lower)[o];
+        b[m] = (double)static_cast<const TD *>(p.arrays.diag)[o];
+        c[m] = (double)static_cast<const TL *>(p.arrays.upper)[o];
+        r[m] = (double)static_cast<const TL *>(p.arrays.rhs)[o];
+    }
+}
+
+// Their answers (x's type, n per list entry) into x.
+template <typename TX>
+__global__ void scatter_lines(tridi_problem p, const int64_t *lines, int64_t nf, const TX *xs)
+{
+    const int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (k >= nf)
+        return;
+    const int64_t n = p.n, st = p.stride[p.axis];
+    TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, lines[k]);
+    for (int64_t m = 0; m < n; ++m)
+        x[m * st] = xs[n * k + m];
 }
 
 tridi_status launched(const char *what)
@@ -423,26 +493,23 @@ static unsigned grid_of(int64_t threads, int per_block)
 }
 
 extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work,
-                                               double *coef, unsigned long long *fail, void *stream)
+                                               double *coef, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    cudaError_t e = cudaMemsetAsync(fail, 0xff, sizeof(unsigned long long), s);
-    if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
     const int threads = 128;
     const unsigned blocks = grid_of(p->nlines * ns, threads);
     double *sc = ns > 1 ? sub_coef(p, work) : coef; // one sub-block: its coefficients are the rank's
     float *wf = static_cast<float *>(work);
     double *wd = static_cast<double *>(work);
     switch (p->combo) { // G, W, S in x's type: float for F32 and MOHID's mix
-    case TRIDI_COMBO_F32: forward<float, float><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc, fail); break;
-    case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wd, sc, fail); break;
-    case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc, fail); break;
+    case TRIDI_COMBO_F32: forward<float, float><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc); break;
+    case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wd, sc); break;
+    case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc); break;
     }
     tridi_status st = launched("forward");
     if (st || ns == 1)
         return st;
-    join_forward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, coef, fail);
+    join_forward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, coef);
     return launched("sub-block join");
 }
 
@@ -487,14 +554,41 @@ extern "C" tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const voi
 }
 
 extern "C" tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines,
-                                               double *ends, unsigned long long *fail, void *stream)
+                                               double *ends, unsigned long long *marked, void *stream)
 {
     cudaStream_t s = static_cast<cudaStream_t>(stream);
-    cudaError_t e = cudaMemsetAsync(fail, 0xff, sizeof(unsigned long long), s);
+    cudaError_t e = cudaMemsetAsync(marked, 0, sizeof(unsigned long long), s);
     if (e != cudaSuccess)
         return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
     const int threads = 128;
     const unsigned blocks = (unsigned)((nlines + threads - 1) / threads);
-    reduced<<<blocks, threads, 0, s>>>(gather, cap, P, me, nlines, ends, fail);
+    reduced<<<blocks, threads, 0, s>>>(gather, cap, P, me, nlines, ends, marked);
     return launched("reduced-system");
+}
+
+extern "C" tridi_status tridi_mpi_cuda_gather_lines(const tridi_problem *p, const int64_t *lines, int64_t nf,
+                                                    double *abcr, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const int threads = 128;
+    const unsigned blocks = grid_of(nf, threads);
+    switch (p->combo) {
+    case TRIDI_COMBO_F32: gather_lines<float, float><<<blocks, threads, 0, s>>>(*p, lines, nf, abcr); break;
+    case TRIDI_COMBO_F64: gather_lines<double, double><<<blocks, threads, 0, s>>>(*p, lines, nf, abcr); break;
+    case TRIDI_COMBO_MIXED: gather_lines<float, double><<<blocks, threads, 0, s>>>(*p, lines, nf, abcr); break;
+    }
+    return launched("fallback gather");
+}
+
+extern "C" tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, const int64_t *lines, int64_t nf,
+                                                     const void *x, void *stream)
+{
+    cudaStream_t s = static_cast<cudaStream_t>(stream);
+    const int threads = 128;
+    const unsigned blocks = grid_of(nf, threads);
+    if (p->arrays.x_type == TRIDI_FLOAT64)
+        scatter_lines<double><<<blocks, threads, 0, s>>>(*p, lines, nf, static_cast<const double *>(x));
+    else
+        scatter_lines<float><<<blocks, threads, 0, s>>>(*p, lines, nf, static_cast<const float *>(x));
+    return launched("fallback scatter");
 }

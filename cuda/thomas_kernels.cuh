@@ -18,7 +18,7 @@
 //    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
 //    view (the context's compact box, copied into x by tk_commit only if no line failed).
-//  - What bounds it (ncu on the H100, docs/benchmarks.md): an SM holds few warps when W/G are on chip,
+//  - What bounds it (ncu; see docs/decisions/001 and 002): an SM holds few warps when W/G are on chip,
 //    and each warp issues 50-70 instructions per unknown, a few cycles apart, most of them waiting on the
 //    one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
 #ifndef TRIDI_THOMAS_KERNELS_CUH
@@ -580,7 +580,7 @@ constexpr int TS_BLOCK = 128;
 constexpr int TS_BLOCK_MAX = 512; // at most: 128 registers per thread
 constexpr int TS_WL_MAX = TS_BLOCK_MAX / 32;
 // Unknowns per lane, at most. 16 spilled registers (mixed precision: 272 bytes per thread) and measured
-// 1.3-1.5x slower than 8 on x lines of 384-1024 unknowns (docs/benchmarks.md).
+// slower than 8 on x lines of 384-1024 unknowns (see docs/decisions/006).
 constexpr int TS_L = 8;
 
 struct ts_geom {
@@ -1022,7 +1022,7 @@ inline bool ts_shape(int64_t n, bool contig, ts_geom *g)
     return true;
 }
 
-// Where split lines beat one thread per line (H100, docs/benchmarks.md): lines too long for W/G in shared
+// Where split lines beat one thread per line (see docs/decisions/002): lines too long for W/G in shared
 // memory (tk_line then moves 32 B/cell more through a global scratch): every such x line, and y/z lines
 // of up to 512 unknowns (8 lines per warp, 32-byte runs: 1.1-1.2x faster). Longer y/z lines get 4 lines
 // per warp (16-byte runs) and measured slower than tk_line. Shorter lines stay on tk_line, which keeps
@@ -1294,7 +1294,7 @@ cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
 // of the context's next call, which is ordered after this one.
 // A block is blockDim.y rows of blockDim.x threads; a thread finds its row once (instead of two divisions
 // per cell) and copies TK_COMMIT_BYTES of it, all loads before the stores, so that enough bytes are in
-// flight: measured against one cell per thread, 16 and 32 bytes per thread (docs/benchmarks.md).
+// flight: measured against one cell per thread, 16 and 32 bytes per thread (see docs/decisions/005).
 constexpr int TK_COMMIT_BYTES = 64;
 template <class TX, class I>
 __global__ void __launch_bounds__(256) tk_commit(const TX *__restrict__ src, TX *__restrict__ dst, I len, I R,

@@ -1,39 +1,21 @@
 ! Module tridi_mpi: the Fortran interface of tridi's MPI layer (include/tridi_mpi.h, docs/mpi.md).
 ! Communicators are the integer handles of the mpi module (MPI_COMM_WORLD, ...), so this module needs no
 ! MPI module itself. As in module tridi, every wrapper takes an optional stat: present, it receives the
-! status; absent, a failure prints the message and stops. All indices are global Fortran indices.
+! status; absent, a failure prints the message and stops. All indices are global Fortran indices, default
+! or 64-bit integers; axis follows module tridi's convention: 1 = i, 2 = j, 3 = k (TRIDI_AXIS_I/J/K).
+! The C interfaces are in the private module tridi_c_bindings.
 module tridi_mpi
     use, intrinsic :: iso_c_binding
     use, intrinsic :: iso_fortran_env, only: int64
-    use tridi, only: tridi_context, tridi_arrays_t, tridi_grid_t, tridi_set_error, tridi_finish, &
-                     tridi_error_message_c, TRIDI_SUCCESS, TRIDI_FLOAT32, TRIDI_FLOAT64
+    use tridi_c_bindings
+    use tridi, only: tridi_context
     implicit none
     private
 
-    enum, bind(c)
-        enumerator :: TRIDI_TRANSPORT_AUTO = 0, TRIDI_TRANSPORT_IPC = 1, TRIDI_TRANSPORT_CUDA_AWARE = 2, &
-                      TRIDI_TRANSPORT_STAGED = 3, TRIDI_TRANSPORT_NCCL = 4
-    end enum
-    enum, bind(c)
-        enumerator :: TRIDI_MEMORY_HOST = 0, TRIDI_MEMORY_DEVICE = 1
-    end enum
     public :: TRIDI_TRANSPORT_AUTO, TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_CUDA_AWARE, TRIDI_TRANSPORT_STAGED, &
               TRIDI_TRANSPORT_NCCL, TRIDI_MEMORY_HOST, TRIDI_MEMORY_DEVICE
-
-    ! Same layout as tridi_decomp_config / tridi_decomp_info of tridi_mpi.h.
-    type, bind(c), public :: tridi_decomp_config_t
-        integer(c_size_t) :: size
-        integer(c_int) :: ndim
-        integer(c_int64_t) :: lo(3), hi(3)
-        integer(c_int) :: halo(3), dims(2), periodic(2), solve_transport
-    end type
-    type, bind(c), public :: tridi_decomp_info_t
-        integer(c_int) :: rank, nranks, dims(2), coords(2)
-        integer(c_int64_t) :: lo(3), hi(3)
-        type(tridi_grid_t) :: grid
-        integer(c_int) :: neighbour(2, 2)  ! neighbour(side, axis): side 1 below, 2 above; -1 at an edge
-        integer(c_int) :: comm
-    end type
+    ! Same layout as tridi_decomp_config / tridi_decomp_info of tridi_mpi.h (defined in tridi_c_bindings).
+    public :: tridi_decomp_config_t, tridi_decomp_info_t
 
     type, public :: tridi_decomp
         type(c_ptr) :: handle = c_null_ptr
@@ -42,93 +24,18 @@ module tridi_mpi
         type(c_ptr) :: handle = c_null_ptr
     end type
 
-    interface
-        subroutine decomp_config_init_c(config) bind(c, name='tridi_decomp_config_init')
-            import :: tridi_decomp_config_t
-            type(tridi_decomp_config_t), intent(out) :: config
-        end subroutine
-        function decomp_create_c(decomp, comm, config) bind(c, name='tridi_decomp_create') result(s)
-            import :: c_int, c_ptr, tridi_decomp_config_t
-            type(c_ptr), intent(out) :: decomp
-            integer(c_int), value :: comm
-            type(tridi_decomp_config_t), intent(in) :: config
-            integer(c_int) :: s
-        end function
-        function decomp_destroy_c(decomp) bind(c, name='tridi_decomp_destroy') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), value :: decomp
-            integer(c_int) :: s
-        end function
-        function decomp_get_info_c(decomp, info) bind(c, name='tridi_decomp_get_info') result(s)
-            import :: c_int, c_ptr, tridi_decomp_info_t
-            type(c_ptr), value :: decomp
-            type(tridi_decomp_info_t), intent(out) :: info
-            integer(c_int) :: s
-        end function
-        function halo_create_c(halo, decomp, array, dtype, memory, corners, transport) &
-                bind(c, name='tridi_halo_create') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), intent(out) :: halo
-            type(c_ptr), value :: decomp, array
-            integer(c_int), value :: dtype, memory, corners, transport
-            integer(c_int) :: s
-        end function
-        function halo_destroy_c(halo) bind(c, name='tridi_halo_destroy') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), value :: halo
-            integer(c_int) :: s
-        end function
-        function halo_get_transport_c(halo, transport) bind(c, name='tridi_halo_get_transport') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), value :: halo
-            integer(c_int), intent(out) :: transport
-            integer(c_int) :: s
-        end function
-        function halo_begin_c(halo, stream) bind(c, name='tridi_halo_begin') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), value :: halo, stream
-            integer(c_int) :: s
-        end function
-        function halo_end_c(halo) bind(c, name='tridi_halo_end') result(s)
-            import :: c_int, c_ptr
-            type(c_ptr), value :: halo
-            integer(c_int) :: s
-        end function
-        function mpi_solve_c(ctx, decomp, axis, lo, hi, arrays) bind(c, name='tridi_mpi_solve') result(s)
-            import :: c_int, c_ptr, c_int64_t, tridi_arrays_t
-            type(c_ptr), value :: ctx, decomp
-            integer(c_int), value :: axis
-            integer(c_int64_t), intent(in) :: lo(3), hi(3)
-            type(tridi_arrays_t), intent(in) :: arrays
-            integer(c_int) :: s
-        end function
-        function mpi_solve_device_c(ctx, decomp, axis, lo, hi, arrays, stream) &
-                bind(c, name='tridi_mpi_solve_device') result(s)
-            import :: c_int, c_ptr, c_int64_t, tridi_arrays_t
-            type(c_ptr), value :: ctx, decomp, stream
-            integer(c_int), value :: axis
-            integer(c_int64_t), intent(in) :: lo(3), hi(3)
-            type(tridi_arrays_t), intent(in) :: arrays
-            integer(c_int) :: s
-        end function
-        function c_strlen(p) bind(c, name='strlen') result(n)
-            import :: c_ptr, c_size_t
-            type(c_ptr), value :: p
-            integer(c_size_t) :: n
-        end function
-    end interface
-
-    ! tridi_halo_create(halo, decomp, array [, corners, stat]): a host array, real(4) or real(8), rank 2
-    ! or 3, allocated over the decomposition's local grid; or (halo, decomp, c_ptr, dtype, memory,
+    ! tridi_halo_create(halo, decomp, array [, corners, stat]): a contiguous host array, real(4) or
+    ! real(8), allocated over the decomposition's local grid (C checks nothing of its shape: the rank and
+    ! bounds must be the decomposition's); or (halo, decomp, c_ptr, dtype, memory,
     ! corners, transport [, stat]) for device arrays.
     interface tridi_halo_create
-        module procedure halo_create_r4_2d, halo_create_r4_3d, halo_create_r8_2d, halo_create_r8_3d, &
-                         halo_create_ptr
+        module procedure halo_create_r4, halo_create_r8, halo_create_ptr
     end interface
     ! tridi_mpi_solve(ctx, decomp, axis, lo, hi, D, E, F, Ti, X [, stat]): all real(8), or MOHID's mix
-    ! (E real(8), the others real(4)); rank 3 arrays over the local grid; lo/hi the global box.
+    ! (E real(8), the others real(4)); contiguous arrays over the local grid, of the decomposition's rank;
+    ! lo/hi the global box. Or (ctx, decomp, axis, lo, hi, arrays [, stat]) with a tridi_arrays_t.
     interface tridi_mpi_solve
-        module procedure mpi_solve_r8_3d, mpi_solve_mixed_3d, mpi_solve_raw
+        module procedure mpi_solve_r8, mpi_solve_mixed, mpi_solve_raw
     end interface
     public :: tridi_decomp_config_init, tridi_decomp_create, tridi_decomp_destroy, tridi_decomp_get_info, &
               tridi_halo_create, tridi_halo_destroy, tridi_halo_get_transport, tridi_halo_begin, tridi_halo_end, &
@@ -136,31 +43,9 @@ module tridi_mpi
 
 contains
 
-    ! A failed C call: its message becomes the module tridi's current one, then stat or stop.
-    subroutine done(status, stat)
-        integer(c_int), intent(in) :: status
-        integer, intent(out), optional :: stat
-        type(c_ptr) :: p
-        character(kind=c_char), pointer :: chars(:)
-        character(len=:), allocatable :: msg
-        integer :: n, i
-        if (status == TRIDI_SUCCESS) then
-            call tridi_finish(int(status), stat)
-            return
-        end if
-        p = tridi_error_message_c()
-        n = int(c_strlen(p))
-        call c_f_pointer(p, chars, [n])
-        allocate (character(len=n) :: msg)
-        do i = 1, n
-            msg(i:i) = chars(i)
-        end do
-        call tridi_set_error(int(status), msg, stat)
-    end subroutine
-
     subroutine tridi_decomp_config_init(config)
         type(tridi_decomp_config_t), intent(out) :: config
-        call decomp_config_init_c(config)
+        call tridi_decomp_config_init_c(config)
     end subroutine
 
     ! comm: an MPI communicator of the mpi module (its integer handle). Collective.
@@ -169,23 +54,23 @@ contains
         integer, intent(in) :: comm
         type(tridi_decomp_config_t), intent(in) :: config
         integer, intent(out), optional :: stat
-        call done(decomp_create_c(decomp%handle, int(comm, c_int), config), stat)
+        call finish(tridi_decomp_create_c(decomp%handle, int(comm, c_int), config), stat)
     end subroutine
 
     subroutine tridi_decomp_destroy(decomp, stat)
         type(tridi_decomp), intent(inout) :: decomp
         integer, intent(out), optional :: stat
         integer(c_int) :: s
-        s = decomp_destroy_c(decomp%handle)
+        s = tridi_decomp_destroy_c(decomp%handle)
         if (s == TRIDI_SUCCESS) decomp%handle = c_null_ptr
-        call done(s, stat)
+        call finish(s, stat)
     end subroutine
 
     subroutine tridi_decomp_get_info(decomp, info, stat)
         type(tridi_decomp), intent(in) :: decomp
         type(tridi_decomp_info_t), intent(out) :: info
         integer, intent(out), optional :: stat
-        call done(decomp_get_info_c(decomp%handle, info), stat)
+        call finish(tridi_decomp_get_info_c(decomp%handle, info), stat)
     end subroutine
 
     subroutine halo_create_ptr(halo, decomp, array, dtype, memory, corners, transport, stat)
@@ -194,41 +79,24 @@ contains
         type(c_ptr), intent(in) :: array
         integer, intent(in) :: dtype, memory, corners, transport
         integer, intent(out), optional :: stat
-        call done(halo_create_c(halo%handle, decomp%handle, array, int(dtype, c_int), int(memory, c_int), &
+        call finish(tridi_halo_create_c(halo%handle, decomp%handle, array, int(dtype, c_int), int(memory, c_int), &
                                 int(corners, c_int), int(transport, c_int)), stat)
     end subroutine
 
-    subroutine halo_create_r4_2d(halo, decomp, array, corners, stat)
+    subroutine halo_create_r4(halo, decomp, array, corners, stat)
         type(tridi_halo), intent(out) :: halo
         type(tridi_decomp), intent(in) :: decomp
-        real(c_float), intent(inout), target, contiguous :: array(:, :)
+        real(c_float), intent(inout), target, contiguous :: array(..)
         logical, intent(in), optional :: corners
         integer, intent(out), optional :: stat
         call halo_create_ptr(halo, decomp, c_loc(array), TRIDI_FLOAT32, TRIDI_MEMORY_HOST, flag(corners), &
                              TRIDI_TRANSPORT_AUTO, stat)
     end subroutine
-    subroutine halo_create_r4_3d(halo, decomp, array, corners, stat)
+
+    subroutine halo_create_r8(halo, decomp, array, corners, stat)
         type(tridi_halo), intent(out) :: halo
         type(tridi_decomp), intent(in) :: decomp
-        real(c_float), intent(inout), target, contiguous :: array(:, :, :)
-        logical, intent(in), optional :: corners
-        integer, intent(out), optional :: stat
-        call halo_create_ptr(halo, decomp, c_loc(array), TRIDI_FLOAT32, TRIDI_MEMORY_HOST, flag(corners), &
-                             TRIDI_TRANSPORT_AUTO, stat)
-    end subroutine
-    subroutine halo_create_r8_2d(halo, decomp, array, corners, stat)
-        type(tridi_halo), intent(out) :: halo
-        type(tridi_decomp), intent(in) :: decomp
-        real(c_double), intent(inout), target, contiguous :: array(:, :)
-        logical, intent(in), optional :: corners
-        integer, intent(out), optional :: stat
-        call halo_create_ptr(halo, decomp, c_loc(array), TRIDI_FLOAT64, TRIDI_MEMORY_HOST, flag(corners), &
-                             TRIDI_TRANSPORT_AUTO, stat)
-    end subroutine
-    subroutine halo_create_r8_3d(halo, decomp, array, corners, stat)
-        type(tridi_halo), intent(out) :: halo
-        type(tridi_decomp), intent(in) :: decomp
-        real(c_double), intent(inout), target, contiguous :: array(:, :, :)
+        real(c_double), intent(inout), target, contiguous :: array(..)
         logical, intent(in), optional :: corners
         integer, intent(out), optional :: stat
         call halo_create_ptr(halo, decomp, c_loc(array), TRIDI_FLOAT64, TRIDI_MEMORY_HOST, flag(corners), &
@@ -247,9 +115,9 @@ contains
         type(tridi_halo), intent(inout) :: halo
         integer, intent(out), optional :: stat
         integer(c_int) :: s
-        s = halo_destroy_c(halo%handle)
+        s = tridi_halo_destroy_c(halo%handle)
         if (s == TRIDI_SUCCESS) halo%handle = c_null_ptr
-        call done(s, stat)
+        call finish(s, stat)
     end subroutine
 
     subroutine tridi_halo_get_transport(halo, transport, stat)
@@ -258,7 +126,7 @@ contains
         integer, intent(out), optional :: stat
         integer(c_int) :: t
         t = TRIDI_TRANSPORT_AUTO
-        call done(halo_get_transport_c(halo%handle, t), stat)
+        call finish(tridi_halo_get_transport_c(halo%handle, t), stat)
         transport = int(t)
     end subroutine
 
@@ -270,13 +138,13 @@ contains
         type(c_ptr) :: st
         st = c_null_ptr
         if (present(stream)) st = stream
-        call done(halo_begin_c(halo%handle, st), stat)
+        call finish(tridi_halo_begin_c(halo%handle, st), stat)
     end subroutine
 
     subroutine tridi_halo_end(halo, stat)
         type(tridi_halo), intent(in) :: halo
         integer, intent(out), optional :: stat
-        call done(halo_end_c(halo%handle), stat)
+        call finish(tridi_halo_end_c(halo%handle), stat)
     end subroutine
 
     subroutine tridi_halo_exchange(halo, stream, stat)
@@ -292,44 +160,114 @@ contains
         end if
     end subroutine
 
+    ! The distributed solves are collective: a refusal by the Fortran layer on one rank must not leave the
+    ! others waiting. The checks below are made locally (axis, lo/hi, the arrays against the local grid),
+    ! and a rank that fails them still calls C with axis -1, which C refuses in its agreement on every
+    ! rank; that rank then reports its own finding. The decomposition's rank comes from
+    ! tridi_decomp_get_info (local); a bad handle is left to C to report.
+    subroutine mpi_solve_common(func, ctx, decomp, axis, lo, hi, arrays, ranks, cells, device, stream, stat)
+        character(*), intent(in) :: func
+        type(tridi_context), intent(in) :: ctx
+        type(tridi_decomp), intent(in) :: decomp
+        integer, intent(in) :: axis
+        class(*), intent(in) :: lo(:), hi(:)
+        type(tridi_arrays_t), intent(in) :: arrays
+        integer, intent(in) :: ranks(:)
+        integer(int64), intent(in) :: cells(:)
+        logical, intent(in) :: device
+        type(c_ptr), intent(in) :: stream
+        integer, intent(out), optional :: stat
+        character(len=5), parameter :: names(5) = ['D    ', 'E    ', 'F    ', 'Ti   ', 'X    ']
+        type(tridi_decomp_info_t) :: info
+        integer(c_int) :: caxis, s
+        integer(c_int64_t) :: clo(3), chi(3)
+        integer(int64) :: grid_cells
+        integer :: ndim, local, i
+        logical :: ok, known
+        character(len=:), allocatable :: local_message
+        ndim = 3
+        known = .false.
+        if (c_associated(decomp%handle)) then
+            known = tridi_decomp_get_info_c(decomp%handle, info) == TRIDI_SUCCESS
+            if (known) ndim = int(info%grid%ndim)
+        end if
+        call c_axis(func, axis, ndim, 'the decomposition''s '//itoa(ndim)//'D grid', caxis, ok, local)
+        if (ok) call index_vector(func, 'lo', lo, ndim, clo, ok, local)
+        if (ok) call index_vector(func, 'hi', hi, ndim, chi, ok, local)
+        if (ok .and. known) then
+            grid_cells = product(info%grid%ubound(1:ndim) - info%grid%lbound(1:ndim) + 1)
+            do i = 1, size(ranks)
+                if (ranks(i) /= ndim .or. cells(i) /= grid_cells) then
+                    call tridi_set_error(TRIDI_ERROR_BOUNDS, func//': argument '//trim(names(i))//' has rank '// &
+                                         itoa(ranks(i))//' and '//itoa(cells(i))//' elements; the arrays must be '// &
+                                         'allocated over this rank''s grid, rank '//itoa(ndim)//' with '// &
+                                         itoa(grid_cells)//' cells (tridi_decomp_get_info)', local)
+                    ok = .false.
+                    exit
+                end if
+            end do
+        end if
+        ! local: the status of a local refusal (set only when ok is .false.)
+        if (.not. ok) then
+            local_message = tridi_error_message()
+            caxis = -1
+        end if
+        if (device) then
+            s = tridi_mpi_solve_device_c(ctx%handle, decomp%handle, caxis, clo, chi, arrays, stream)
+        else
+            s = tridi_mpi_solve_c(ctx%handle, decomp%handle, caxis, clo, chi, arrays)
+        end if
+        if (.not. ok) then
+            call tridi_set_error(local, local_message, stat)
+        else
+            call finish(s, stat)
+        end if
+    end subroutine
+
     subroutine mpi_solve_raw(ctx, decomp, axis, lo, hi, arrays, stat)
         type(tridi_context), intent(in) :: ctx
         type(tridi_decomp), intent(in) :: decomp
         integer, intent(in) :: axis
-        integer(int64), intent(in) :: lo(3), hi(3)
+        class(*), intent(in) :: lo(:), hi(:)
         type(tridi_arrays_t), intent(in) :: arrays
         integer, intent(out), optional :: stat
-        call done(mpi_solve_c(ctx%handle, decomp%handle, int(axis, c_int), int(lo, c_int64_t), &
-                              int(hi, c_int64_t), arrays), stat)
+        call mpi_solve_common('tridi_mpi_solve', ctx, decomp, axis, lo, hi, arrays, [integer ::], [integer(int64) ::], &
+                              .false., c_null_ptr, stat)
     end subroutine
 
-    subroutine mpi_solve_r8_3d(ctx, decomp, axis, lo, hi, d, e, f, ti, x, stat)
+    subroutine mpi_solve_r8(ctx, decomp, axis, lo, hi, d, e, f, ti, x, stat)
         type(tridi_context), intent(in) :: ctx
         type(tridi_decomp), intent(in) :: decomp
         integer, intent(in) :: axis
-        integer(int64), intent(in) :: lo(3), hi(3)
-        real(c_double), intent(in), target, contiguous :: d(:, :, :), e(:, :, :), f(:, :, :), ti(:, :, :)
-        real(c_double), intent(inout), target, contiguous :: x(:, :, :)
+        class(*), intent(in) :: lo(:), hi(:)
+        real(c_double), intent(in), target, contiguous :: d(..), e(..), f(..), ti(..)
+        real(c_double), intent(inout), target, contiguous :: x(..)
         integer, intent(out), optional :: stat
         type(tridi_arrays_t) :: a
         a = tridi_arrays_t(c_loc(d), TRIDI_FLOAT64, c_loc(e), TRIDI_FLOAT64, c_loc(f), TRIDI_FLOAT64, &
                            c_loc(ti), TRIDI_FLOAT64, c_loc(x), TRIDI_FLOAT64)
-        call mpi_solve_raw(ctx, decomp, axis, lo, hi, a, stat)
+        call mpi_solve_common('tridi_mpi_solve', ctx, decomp, axis, lo, hi, a, &
+                              [rank(d), rank(e), rank(f), rank(ti), rank(x)], &
+                              [size(d, kind=int64), size(e, kind=int64), size(f, kind=int64), size(ti, kind=int64), &
+                               size(x, kind=int64)], .false., c_null_ptr, stat)
     end subroutine
 
-    subroutine mpi_solve_mixed_3d(ctx, decomp, axis, lo, hi, d, e, f, ti, x, stat)
+    subroutine mpi_solve_mixed(ctx, decomp, axis, lo, hi, d, e, f, ti, x, stat)
         type(tridi_context), intent(in) :: ctx
         type(tridi_decomp), intent(in) :: decomp
         integer, intent(in) :: axis
-        integer(int64), intent(in) :: lo(3), hi(3)
-        real(c_float), intent(in), target, contiguous :: d(:, :, :), f(:, :, :), ti(:, :, :)
-        real(c_double), intent(in), target, contiguous :: e(:, :, :)
-        real(c_float), intent(inout), target, contiguous :: x(:, :, :)
+        class(*), intent(in) :: lo(:), hi(:)
+        real(c_float), intent(in), target, contiguous :: d(..), f(..), ti(..)
+        real(c_double), intent(in), target, contiguous :: e(..)
+        real(c_float), intent(inout), target, contiguous :: x(..)
         integer, intent(out), optional :: stat
         type(tridi_arrays_t) :: a
         a = tridi_arrays_t(c_loc(d), TRIDI_FLOAT32, c_loc(e), TRIDI_FLOAT64, c_loc(f), TRIDI_FLOAT32, &
                            c_loc(ti), TRIDI_FLOAT32, c_loc(x), TRIDI_FLOAT32)
-        call mpi_solve_raw(ctx, decomp, axis, lo, hi, a, stat)
+        call mpi_solve_common('tridi_mpi_solve', ctx, decomp, axis, lo, hi, a, &
+                              [rank(d), rank(e), rank(f), rank(ti), rank(x)], &
+                              [size(d, kind=int64), size(e, kind=int64), size(f, kind=int64), size(ti, kind=int64), &
+                               size(x, kind=int64)], .false., c_null_ptr, stat)
     end subroutine
 
     ! Device arrays (c_ptr in arrays), stream a cudaStream_t as c_ptr or omitted.
@@ -337,14 +275,14 @@ contains
         type(tridi_context), intent(in) :: ctx
         type(tridi_decomp), intent(in) :: decomp
         integer, intent(in) :: axis
-        integer(int64), intent(in) :: lo(3), hi(3)
+        class(*), intent(in) :: lo(:), hi(:)
         type(tridi_arrays_t), intent(in) :: arrays
         type(c_ptr), intent(in), optional :: stream
         integer, intent(out), optional :: stat
         type(c_ptr) :: st
         st = c_null_ptr
         if (present(stream)) st = stream
-        call done(mpi_solve_device_c(ctx%handle, decomp%handle, int(axis, c_int), int(lo, c_int64_t), &
-                                     int(hi, c_int64_t), arrays, st), stat)
+        call mpi_solve_common('tridi_mpi_solve_device', ctx, decomp, axis, lo, hi, arrays, [integer ::], &
+                              [integer(int64) ::], .true., st, stat)
     end subroutine
-end module
+end module tridi_mpi

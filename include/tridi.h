@@ -64,7 +64,10 @@ typedef enum tridi_status {
     TRIDI_ERROR_MPI = 11,           /* an MPI error; the message carries MPI's text */
     TRIDI_ERROR_MISMATCH = 12,      /* MPI ranks disagree (grid, halo widths, transport) */
     TRIDI_ERROR_INVALID_HANDLE = 13,/* a context or other handle that is NULL or already destroyed */
-    TRIDI_ERROR_INTERNAL = 14       /* a bug in tridi: please report it with the message */
+    TRIDI_ERROR_INTERNAL = 14,      /* a bug in tridi: please report it with the message */
+    TRIDI_ERROR_UNSTABLE = 15       /* pivoting = TRIDI_PIVOT_CHECK (or a FALLBACK that could not help): the
+                                       pivot growth of some lines makes their answer untrustworthy (first
+                                       line and cell named, with how many lines) */
 } tridi_status;
 
 /* ---------------------------------------------------------------------------------------------------
@@ -89,6 +92,17 @@ typedef enum tridi_verdict {
     TRIDI_VERDICT_DEFERRED = 1 /* only enqueued; failures reported by the next status/synchronize call */
 } tridi_verdict;
 
+/* What a solve does about pivot growth (no pivoting is stable only for the matrices docs/errors.md
+ * lists: diagonally dominant, symmetric positive definite, M-matrices). Host arrays only for now: a
+ * device solve with pivoting other than NONE gives TRIDI_ERROR_UNSUPPORTED. */
+typedef enum tridi_pivoting {
+    TRIDI_PIVOT_NONE = 0,     /* Thomas as it is: only an exactly zero pivot is reported */
+    TRIDI_PIVOT_CHECK = 1,    /* after the solve, measure each line's pivot growth; lines past the threshold
+                                 give TRIDI_ERROR_UNSTABLE (x as on any failure) */
+    TRIDI_PIVOT_FALLBACK = 2  /* those lines, and zero-pivot lines, re-solved with partial pivoting (LAPACK
+                                 gtsv-style); only a singular line still fails */
+} tridi_pivoting;
+
 /* Static name of a status ("TRIDI_ERROR_BOUNDS", ...). Never NULL. */
 const char *tridi_status_name(tridi_status status);
 
@@ -100,6 +114,13 @@ const char *tridi_error_message(void);
  * indices to cell[0..2] (unused axes 0) and returns the rank (2 or 3); returns 0 if the last failure
  * was not numerical. */
 int tridi_error_cell(int64_t cell[3]);
+
+/* Records a failure found by a layer built on tridi (the Fortran modules, the MOHID adapter) in this
+ * thread's error record, so that tridi_error_message() returns message (truncated to 1023 bytes; NULL
+ * records ""). Returns status. tridi_error_cell() keeps the cell of the last numerical failure when status
+ * is TRIDI_ERROR_ZERO_PIVOT or TRIDI_ERROR_NONFINITE (a layer passing that failure on in its own words)
+ * and returns 0 otherwise. One store for every layer: a caller never has to know which layer failed. */
+TRIDI_API tridi_status tridi_record_error(tridi_status status, const char *message);
 
 /* Library version, "MAJOR.MINOR.PATCH" and numbers. */
 const char *tridi_version_string(void);
@@ -122,10 +143,14 @@ typedef struct tridi_config {
     tridi_backend backend;   /* (default: TRIDI_BACKEND_AUTO, or the TRIDI_BACKEND environment variable:
                                 auto / cpu / cuda) */
     int device;              /* CUDA device ordinal (default: 0) */
-    int num_threads;         /* OpenMP threads of the CPU backend; 0 = OpenMP's default (default: 0) */
+    int num_threads;         /* OpenMP threads of the CPU backend; 0 = OpenMP's default (default: 0);
+                                more than the processors OpenMP reports (or its thread limit) is capped
+                                there (verbose says so) */
     int verbose;             /* 1: print the chosen backend to stderr once at creation (default: 0) */
     int allow_f32_transfer;  /* 1: host-array GPU solves may move double inputs as float over PCIe,
                                 halving their transfer; results then carry float rounding (default: 0) */
+    int pivoting;            /* a tridi_pivoting: what host-array solves do about lines Thomas's elimination
+                                without pivoting cannot be trusted on (default: TRIDI_PIVOT_NONE) */
 } tridi_config;
 
 void tridi_config_init(tridi_config *config);

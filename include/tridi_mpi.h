@@ -126,9 +126,13 @@ tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
  * of the box it owns; the halo cells at the edge of the global grid belong to the edge rank, so a box
  * may reach into them (MOHID's boundary row). Along an axis cut by rank boundaries the lines are solved
  * with a reduced system (each block eliminated locally, two unknowns per block and line gathered over
- * the ranks of the line, then substituted back); along an uncut axis tridi_solve does the work.
- * Answers equal the single-rank solve within rounding (float answers are rounded only at the end).
- * Numerical failures are reported on every rank with the failing cell.
+ * the ranks of the line, then substituted back) where that is as stable as the single-rank Thomas
+ * (every diagonally dominant line), and by a Thomas sweep pipelined across the ranks, the single-rank
+ * arithmetic itself, on every other line (docs/mpi.md, "Stability of the cut solve"); along an uncut
+ * axis tridi_solve does the work. Answers equal the single-rank solve within rounding (float answers
+ * of the reduced system are rounded only at the end). Numerical failures are those of the single-rank
+ * solve, reported on every rank with the failing cell. A rank passing decomp = NULL has no
+ * communicator to warn the others with: it fails at once, the others wait (docs/mpi.md).
  * ------------------------------------------------------------------------------------------------- */
 tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp decomp, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays);

@@ -51,7 +51,7 @@ echo "== reliability 3/3: libFuzzer, ${FUZZ_SECONDS} s per harness"
 FZ="$TRIDI_ROOT/build-fuzz"
 FUZZ_FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$TRIDI_ROOT/include"
             -I"$TRIDI_ROOT/src")
-CORE=("$TRIDI_ROOT"/src/{context,error,validate,solve,plan,backend,backend_cpu,backend_nocuda,cpu_solve}.c)
+CORE=("$TRIDI_ROOT"/src/{context,error,validate,solve,plan,backend,backend_cpu,backend_nocuda,cpu_solve,pivot}.c)
 mkdir -p "$FZ"
 clang "${FUZZ_FLAGS[@]}" "${CORE[@]}" "$TRIDI_ROOT/tests/fuzz/fuzz_solve.c" -lm -o "$FZ/fuzz_solve"
 clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/tests/common" -I"$TRIDI_ROOT/tests/adi" "${CORE[@]}" "$TRIDI_ROOT/src/adi.c" \
@@ -62,7 +62,7 @@ clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/tests/common" -I"$TRIDI_ROOT/tests/adi" 
 read -r -a MPI_CFLAGS <<<"$(mpicc --showme:compile)"
 read -r -a MPI_LIBS <<<"$(mpicc --showme:link)"
 clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/src/mpi" "${MPI_CFLAGS[@]}" "${CORE[@]}" \
-  "$TRIDI_ROOT"/src/mpi/{decomp,halo,dsolve}.c "$TRIDI_ROOT/tests/fuzz/fuzz_mpi.c" "${MPI_LIBS[@]}" -lm \
+  "$TRIDI_ROOT"/src/mpi/{common,decomp,halo,dsolve}.c "$TRIDI_ROOT/tests/fuzz/fuzz_mpi.c" "${MPI_LIBS[@]}" -lm \
   -o "$FZ/fuzz_mpi"
 # harness:corpus:max_len (the ADI harness reads more bytes per case: five arrays and an operator)
 for run in solve:corpus:512 adi:corpus_adi:1024 mpi:corpus_mpi:512; do

@@ -11,16 +11,14 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define ADI_MAGIC 0x61646921u /* "adi!" */
-
 enum { W_LOWER, W_DIAG, W_UPPER, W_1, W_2, W_COUNT };
 
 struct tridi_adi_s {
-    uint32_t magic;
     tridi_context ctx;
     tridi_grid grid;
     int64_t lo[3], hi[3];
@@ -85,9 +83,35 @@ static tridi_status check_plan(const char *f, tridi_adi plan)
 {
     if (!plan)
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is NULL (create it with tridi_adi_create)", f);
-    if (plan->magic != ADI_MAGIC)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is not a live ADI plan (destroyed?)", f);
+    if (!tridi_handle_is_live(TRIDI_HANDLE_ADI, plan))
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE,
+                          "%s: argument 'plan' is not a live ADI plan (destroyed, or never created)", f);
     return tridi_check_context(f, plan->ctx);
+}
+
+/* A failure of the library call an ADI entry point made names that call ("tridi_solve: ..."); the caller
+ * called f, so the message is renamed (the cell of a numerical failure is kept). */
+static tridi_status as_called(const char *f, tridi_status s)
+{
+    if (!s)
+        return s;
+    static const char *inner[] = {"tridi_solve_device: ", "tridi_solve: ", "tridi_synchronize: ",
+                                  "tridi_device_alloc: "};
+    const char *msg = tridi_error_message();
+    for (size_t i = 0; i < sizeof inner / sizeof inner[0]; ++i) {
+        const size_t len = strlen(inner[i]);
+        if (strncmp(msg, inner[i], len))
+            continue;
+        char text[1024];
+        snprintf(text, sizeof text, "%s: %s", f, msg + len);
+        int64_t cell[3];
+        const int ndim = tridi_error_cell(cell);
+        tridi_fail(s, "%s", text);
+        if (ndim)
+            tridi_set_error_cell(ndim, cell);
+        break;
+    }
+    return s;
 }
 
 static tridi_status check_operator(const char *f, const tridi_grid *grid, const int64_t lo[3], const int64_t hi[3],
@@ -145,7 +169,8 @@ static tridi_status check_operator(const char *f, const tridi_grid *grid, const 
     return TRIDI_SUCCESS;
 }
 
-static void release(tridi_adi plan)
+/* Frees what the plan holds, not the plan itself. */
+static void release_contents(tridi_adi plan)
 {
     for (int w = 0; w < W_COUNT; ++w) {
         if (!plan->work[w])
@@ -161,8 +186,6 @@ static void release(tridi_adi plan)
     if (plan->stream)
         tridi_adi_cuda_stream_destroy(plan->ctx->config.device, plan->stream);
 #endif
-    plan->magic = 0;
-    free(plan);
 }
 
 tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
@@ -200,7 +223,6 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
     struct tridi_adi_s *plan = calloc(1, sizeof *plan);
     if (!plan)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the plan", f);
-    plan->magic = ADI_MAGIC;
     plan->ctx = ctx;
     plan->grid = *grid;
     plan->dtype = dtype;
@@ -246,7 +268,7 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         plan->nwork = opc.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? W_COUNT : W_COUNT - 1;
         for (int w = 0; w < plan->nwork && !s; ++w) {
             if (plan->cuda) {
-                s = tridi_device_alloc(ctx, bytes, &plan->work[w]);
+                s = as_called(f, tridi_device_alloc(ctx, bytes, &plan->work[w]));
             } else {
                 /* calloc: the halo cells of the work arrays are never written and must not be garbage
                  * that a debugger or a sanitizer would flag when a solve's array is inspected. */
@@ -263,9 +285,15 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
             s = tridi_adi_cuda_timer_create(ctx->config.device, opc.naxes + 1, &plan->timer);
 #endif
         if (s) {
-            release(plan);
+            release_contents(plan);
+            free(plan);
             return s;
         }
+    }
+    if (tridi_handle_add(TRIDI_HANDLE_ADI, plan)) {
+        release_contents(plan);
+        free(plan);
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the new plan", f);
     }
     ctx->adi_plans++;
     *out = plan;
@@ -279,13 +307,17 @@ tridi_status tridi_adi_destroy(tridi_adi plan)
     tridi_status s = check_plan("tridi_adi_destroy", plan);
     if (s)
         return s;
+    /* From here the handle is dead to every caller; of two destroys racing, one frees. */
+    if (!tridi_handle_retire(TRIDI_HANDLE_ADI, plan))
+        return check_plan("tridi_adi_destroy", plan);
 #ifdef TRIDI_HAVE_CUDA
     /* Queued work may still use the work arrays. */
     if (plan->cuda && plan->stream)
         tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
 #endif
     plan->ctx->adi_plans--;
-    release(plan);
+    release_contents(plan);
+    tridi_handle_bury(plan, sizeof *plan);
     return TRIDI_SUCCESS;
 }
 
@@ -409,15 +441,16 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* Solve along axis over the plan's box: x may be rhs. */
-static tridi_status solve(const tridi_adi plan, int axis, const void *lower, const void *diag, const void *upper,
-                          const void *rhs, void *x, void *stream)
+/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. */
+static tridi_status solve(const char *f, const tridi_adi plan, int axis, const void *lower, const void *diag,
+                          const void *upper, const void *rhs, void *x, void *stream)
 {
     const tridi_dtype t = plan->dtype;
     tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
     if (plan->cuda)
-        return tridi_solve_device(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr, stream);
-    return tridi_solve(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr);
+        return as_called(f, tridi_solve_device(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
+                                               stream));
+    return as_called(f, tridi_solve(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr));
 }
 
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
@@ -517,7 +550,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
         }
         s = run_stage(plan, &st, stream);
         if (!s)
-            s = solve(plan, a, L, D, U, rhs, x, stream);
+            s = solve(f, plan, a, L, D, U, rhs, x, stream);
         if (!s)
             s = mark(plan, a + 1, stream, &t[a + 1]);
     }
@@ -556,12 +589,13 @@ tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower,
             return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument '%s' is NULL", f, name[i]);
     if (plan->empty)
         return TRIDI_SUCCESS;
-    return solve(plan, axis, lower, diag, upper, rhs, x, stream ? stream : plan->stream);
+    return solve(f, plan, axis, lower, diag, upper, rhs, x, stream ? stream : plan->stream);
 }
 
 tridi_status tridi_adi_synchronize(tridi_adi plan)
 {
-    tridi_status s = check_plan("tridi_adi_synchronize", plan);
+    static const char *f = "tridi_adi_synchronize";
+    tridi_status s = check_plan(f, plan);
     if (s || !plan->cuda)
         return s;
 #ifdef TRIDI_HAVE_CUDA
@@ -571,7 +605,7 @@ tridi_status tridi_adi_synchronize(tridi_adi plan)
             return s;
     }
 #endif
-    return tridi_synchronize(plan->ctx);
+    return as_called(f, tridi_synchronize(plan->ctx));
 }
 
 tridi_status tridi_adi_timings(tridi_adi plan, double sweep_ms[3], int64_t *steps)

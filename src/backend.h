@@ -29,6 +29,9 @@ typedef struct tridi_backend_ops {
 extern const tridi_backend_ops tridi_backend_cpu_ops;
 extern const tridi_backend_ops tridi_backend_cuda_ops;
 
+/* A validated host-array solve of ctx through its backend, pivoting aside (solve.c). */
+tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p);
+
 /* The table of the backend ctx uses. */
 const tridi_backend_ops *tridi_backend_of(tridi_context ctx);
 

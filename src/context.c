@@ -5,6 +5,22 @@
 #include <omp.h>
 #else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
 static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_num_procs(void) { return 1; }
+static inline int omp_get_thread_limit(void) { return 1; }
+#endif
+#include <pthread.h>
+#if defined(__SANITIZE_ADDRESS__)
+#define TRIDI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TRIDI_ASAN 1
+#endif
+#endif
+#ifdef TRIDI_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,12 +66,108 @@ void tridi_config_init(tridi_config *config)
     }
 }
 
+/* The registry of live handles (tridi_internal.h says what it guarantees). A marker inside the handle's
+ * memory cannot do this: the store that clears it just before free() is dead to the compiler, and a
+ * destroyed handle's memory may already belong to someone else. Live handles are few (contexts and
+ * plans), so a scan is enough. Destroyed handles keep their (small) memory in a ring, oldest freed
+ * first, so that no new handle can be given their address. */
+typedef struct live_handle {
+    const void *h;
+    tridi_handle_kind kind;
+} live_handle;
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static live_handle *live;
+static size_t nlive, live_cap;
+typedef struct buried_handle {
+    void *h;
+    size_t bytes;
+} buried_handle;
+static buried_handle *buried;
+static size_t nburied, buried_cap, buried_next;
+
+int tridi_handle_add(tridi_handle_kind kind, const void *h)
+{
+    int rc = 0;
+    pthread_mutex_lock(&registry_lock);
+    if (nlive == live_cap) {
+        size_t cap = live_cap ? 2 * live_cap : 16;
+        live_handle *grown = realloc(live, cap * sizeof *grown);
+        if (grown) {
+            live = grown;
+            live_cap = cap;
+        } else {
+            rc = -1;
+        }
+    }
+    if (!rc)
+        live[nlive++] = (live_handle){h, kind};
+    pthread_mutex_unlock(&registry_lock);
+    return rc;
+}
+
+int tridi_handle_is_live(tridi_handle_kind kind, const void *h)
+{
+    int found = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < nlive && !found; ++i)
+        found = live[i].h == h && live[i].kind == kind;
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
+int tridi_handle_retire(tridi_handle_kind kind, const void *h)
+{
+    int found = 0;
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < nlive; ++i) {
+        if (live[i].h == h && live[i].kind == kind) {
+            live[i] = live[--nlive];
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return found;
+}
+
+void tridi_handle_bury(void *h, size_t bytes)
+{
+    /* In the sanitizer build a read of a buried handle is reported as a use after free would be. */
+    ASAN_POISON_MEMORY_REGION(h, bytes);
+    buried_handle evicted = {NULL, 0};
+    pthread_mutex_lock(&registry_lock);
+    if (nburied == buried_cap && buried_cap < TRIDI_HANDLE_BURIED_MAX) {
+        size_t cap = buried_cap ? 2 * buried_cap : 16;
+        buried_handle *grown = realloc(buried, cap * sizeof *grown);
+        if (grown) {
+            buried = grown;
+            buried_cap = cap;
+        }
+    }
+    if (nburied < buried_cap) {
+        buried[nburied++] = (buried_handle){h, bytes};
+    } else if (buried_cap) { /* full (or could not grow): the oldest goes */
+        evicted = buried[buried_next];
+        buried[buried_next] = (buried_handle){h, bytes};
+        buried_next = (buried_next + 1) % buried_cap;
+    } else {
+        evicted = (buried_handle){h, bytes};
+    }
+    pthread_mutex_unlock(&registry_lock);
+    if (evicted.h) {
+        ASAN_UNPOISON_MEMORY_REGION(evicted.h, evicted.bytes);
+        free(evicted.h);
+    }
+}
+
 tridi_status tridi_check_context(const char *func, tridi_context ctx)
 {
     if (!ctx)
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'ctx' is NULL (create it with tridi_create)", func);
-    if (ctx->magic != TRIDI_CONTEXT_MAGIC)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'ctx' is not a live tridi context (destroyed?)", func);
+    if (!tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx))
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE,
+                          "%s: argument 'ctx' is not a live tridi context (destroyed, or never created)", func);
     return TRIDI_SUCCESS;
 }
 
@@ -80,13 +192,26 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
                           f, (int)cfg.backend);
     if (cfg.num_threads < 0)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->num_threads = %d is negative", f, cfg.num_threads);
+    /* More threads than processors never pays for a memory-bound solve, and far more makes libgomp exit
+     * the process ("Thread creation failed") or crash: such a request is capped, not refused. */
+    const int asked_threads = cfg.num_threads;
+    int thread_cap = omp_get_num_procs();
+    if (omp_get_thread_limit() < thread_cap)
+        thread_cap = omp_get_thread_limit();
+    if (thread_cap < 1)
+        thread_cap = 1;
+    if (cfg.num_threads > thread_cap)
+        cfg.num_threads = thread_cap;
+    if (cfg.pivoting != TRIDI_PIVOT_NONE && cfg.pivoting != TRIDI_PIVOT_CHECK && cfg.pivoting != TRIDI_PIVOT_FALLBACK)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->pivoting = %d is not TRIDI_PIVOT_NONE (0), TRIDI_PIVOT_CHECK (1) or "
+                          "TRIDI_PIVOT_FALLBACK (2)", f, cfg.pivoting);
     if (cfg.device < 0)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->device = %d is negative", f, cfg.device);
 
     struct tridi_context_s *c = calloc(1, sizeof *c);
     if (!c)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the context", f);
-    c->magic = TRIDI_CONTEXT_MAGIC;
     c->config = cfg;
     c->backend = TRIDI_BACKEND_CPU;
     const char *why_cpu = "the CPU backend was asked for";
@@ -127,6 +252,18 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
         else
             fprintf(stderr, "tridi %s: backend cpu, %d OpenMP threads (%s)\n", tridi_version_string(),
                     cfg.num_threads ? cfg.num_threads : omp_get_max_threads(), why_cpu);
+        if (asked_threads > cfg.num_threads)
+            fprintf(stderr, "tridi %s: config->num_threads = %d capped at %d, the processors OpenMP reports "
+                    "(omp_get_num_procs = %d, omp_get_thread_limit = %d)\n", tridi_version_string(), asked_threads,
+                    cfg.num_threads, omp_get_num_procs(), omp_get_thread_limit());
+    }
+    if (tridi_handle_add(TRIDI_HANDLE_CONTEXT, c)) {
+#ifdef TRIDI_HAVE_CUDA
+        if (c->cuda)
+            tridi_cuda_destroy(c->cuda);
+#endif
+        free(c);
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the new context", f);
     }
     *ctx = c;
     return TRIDI_SUCCESS;
@@ -159,14 +296,23 @@ tridi_status tridi_destroy(tridi_context ctx)
                           "(tridi_adi_destroy)",
                           ctx->adi_plans, ctx->adi_plans > 1 ? "s" : "", ctx->adi_plans > 1 ? "are" : "is",
                           ctx->adi_plans > 1 ? "them" : "it");
+    if (ctx->plans > 0) /* the same for solve plans (tridi_plan_create) */
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "tridi_destroy: %d solve plan%s made with this context %s still alive: destroy %s first "
+                          "(tridi_plan_destroy)",
+                          ctx->plans, ctx->plans > 1 ? "s" : "", ctx->plans > 1 ? "are" : "is",
+                          ctx->plans > 1 ? "them" : "it");
+    /* From here the handle is dead to every caller; of two destroys racing, one frees. */
+    if (!tridi_handle_retire(TRIDI_HANDLE_CONTEXT, ctx))
+        return tridi_check_context("tridi_destroy", ctx);
     tridi_host_unregister_all(ctx); /* before the CUDA state goes: it waits for transfers first */
 #ifdef TRIDI_HAVE_CUDA
     if (ctx->cuda)
         tridi_cuda_destroy(ctx->cuda);
 #endif
     free(ctx->cpu_scratch);
-    ctx->magic = 0;
-    free(ctx);
+    ctx->cpu_scratch = NULL;
+    tridi_handle_bury(ctx, sizeof *ctx);
     return TRIDI_SUCCESS;
 }
 

@@ -10,14 +10,28 @@
  *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on
  *   their way to x: every array is read (and x written) once, as rows, with software prefetch ahead.
  *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
- * - Threads: each takes an equal share of the call's lines, cut into blocks (make_plan, thread_blocks).
+ * - Threads: as many as the call's size pays for (threads_that_pay), each starting on an equal share of
+ *   the call's lines, cut into blocks (make_plan, thread_blocks), then taking the blocks left in the
+ *   other shares: a thread that wakes late does not hold the call up by a share of its own.
  *
- * No partial answer: once a block's forward sweep has succeeded, the old x of its cells goes to an undo
- * log (non-temporal stores), and only then does the back substitution write x, directly. If any line of
- * the call fails (in the forward sweep, or an answer overflowing its type), every block already written is
- * restored from the log. On success this costs one streamed write of the answer box (4 B/cell in float):
- * reading the old x is no extra traffic (writing x fetches those lines anyway), whereas solving into a
- * buffer and copying the box out once every line is known good costs a write and a read of the box more. */
+ * The fast path multiplies by one reciprocal per pivot and checks only that every value stayed finite.
+ * A block it flags goes to the careful path: each of its lines re-solved alone with MOHID's two divisions
+ * (solve_line), which settles whether the line really fails and where. A subnormal pivot (1e-310) makes
+ * 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right.
+ *
+ * Failures follow p->on_error (issue 26, decision 2):
+ * - ON_ERROR_CALL, no partial answer: once a block's forward sweep has succeeded, the old x of its cells
+ *   goes to an undo log (non-temporal stores), and only then does the back substitution write x,
+ *   directly. If any line of the call fails (in the forward sweep, or an answer overflowing its type),
+ *   every block already written is restored from the log. On success this costs one streamed write of the
+ *   answer box (4 B/cell in float): reading the old x is no extra traffic (writing x fetches those lines
+ *   anyway), whereas solving into a buffer and copying the box out once every line is known good costs a
+ *   write and a read of the box more.
+ * - ON_ERROR_LINES: no undo log. A block's answers are written once its forward sweep has succeeded; the
+ *   rows it overwrites are kept in the thread's own block-sized save (in cache, reused by the next block),
+ *   only so that a line whose answer then overflows its type can be put back. The careful path writes a
+ *   line only once all its answers are known finite. Failing lines are left untouched, the others are
+ *   answered, and the status names the lowest failing line and how many failed. */
 #include "tridi_internal.h"
 
 #include <float.h>
@@ -31,14 +45,15 @@
 #else /* a build without OpenMP (e.g. the fuzzing harness) runs the same code on one thread */
 static inline int omp_get_max_threads(void) { return 1; }
 static inline int omp_get_thread_num(void) { return 0; }
-static inline int omp_get_num_threads(void) { return 1; }
 #endif
 #include <stdlib.h>
 #include <string.h>
 
 #define TRIDI_CPU_BLOCK 64
 #define TRIDI_CPU_BLOCK_X 16
-/* Compile-time tuning knobs, set from a same-run sweep on the 16-core GPU host (docs/benchmarks.md).
+/* The per-share block counters sit a cache line apart (threads take blocks from them concurrently). */
+#define TRIDI_CPU_TAKEN_PAD 8
+/* Compile-time tuning knobs, set from a same-run sweep on a 16-core host (see docs/decisions/008).
  * Bytes a y/z block's W and G may take: 8 MiB lets a y block span a whole row of lines on grids up to
  * ~900 unknowns per line (one long contiguous row per unknown, W and G in L3), which beat blocks sized
  * for L2 (0.5, 1 and 2 MiB) at 560x560x56. */
@@ -72,11 +87,15 @@ typedef struct block_failure {
     const char *what;
 } block_failure;
 
-/* Scalar re-run of one line: finds its first failing unknown, if any, and says why. Returns 1 if the
- * line fails in the forward sweep (non-finite input, zero pivot, overflow), else 0. */
-#define DEFINE_LOCATE(NAME, TL, TD, TU, TR)                                                                    \
-    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s,                \
-                    block_failure *out)                                                                        \
+/* One line by itself, in MOHID's arithmetic: two divisions per unknown (no reciprocal), W and G in
+ * double. This is the careful path that every block the vector kernels flag goes through: a reciprocal
+ * 1/den overflows for a subnormal pivot (den = 1e-310) where -f/den and g/den are finite, so a flag from
+ * the vector kernels is only a suspicion, settled here line by line. Stores w and g at W[m], G[m] when W
+ * is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input, zero pivot, overflow)
+ * with *out naming the unknown and why, else 0. */
+#define DEFINE_LINE_FORWARD(NAME, TL, TD, TU, TR)                                                              \
+    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, double *W,      \
+                    double *G, block_failure *out)                                                             \
     {                                                                                                          \
         double w = 0.0, g = 0.0;                                                                               \
         for (int64_t m = 0; m < n; ++m) {                                                                      \
@@ -101,51 +120,63 @@ typedef struct block_failure {
             }                                                                                                  \
             w = nw;                                                                                            \
             g = ng;                                                                                            \
+            if (W) {                                                                                           \
+                W[m] = w;                                                                                      \
+                G[m] = g;                                                                                      \
+            }                                                                                                  \
         }                                                                                                      \
         return 0;                                                                                              \
     }
 
-DEFINE_LOCATE(locate_f32, float, float, float, float)
-DEFINE_LOCATE(locate_f64, double, double, double, double)
-DEFINE_LOCATE(locate_mix, float, double, float, float)
+DEFINE_LINE_FORWARD(line_forward_f32, float, float, float, float)
+DEFINE_LINE_FORWARD(line_forward_f64, double, double, double, double)
+DEFINE_LINE_FORWARD(line_forward_mix, float, double, float, float)
 
-/* The line whose first unknown sits at element `off` of the caller's arrays, re-run by itself. */
-static int locate_line(const tridi_problem *p, int64_t off, block_failure *out)
+/* The forward sweep of the line whose first unknown sits at element `off` of the caller's arrays. */
+static int line_forward(const tridi_problem *p, int64_t off, double *W, double *G, block_failure *out)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n, s = p->stride[p->axis];
     if (p->combo == TRIDI_COMBO_F32)
-        return locate_f32((const float *)a->lower + off, (const float *)a->diag + off, (const float *)a->upper + off,
-                          (const float *)a->rhs + off, n, s, out);
+        return line_forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
+                                (const float *)a->upper + off, (const float *)a->rhs + off, n, s, W, G, out);
     if (p->combo == TRIDI_COMBO_F64)
-        return locate_f64((const double *)a->lower + off, (const double *)a->diag + off,
-                          (const double *)a->upper + off, (const double *)a->rhs + off, n, s, out);
-    return locate_mix((const float *)a->lower + off, (const double *)a->diag + off, (const float *)a->upper + off,
-                      (const float *)a->rhs + off, n, s, out);
+        return line_forward_f64((const double *)a->lower + off, (const double *)a->diag + off,
+                                (const double *)a->upper + off, (const double *)a->rhs + off, n, s, W, G, out);
+    return line_forward_mix((const float *)a->lower + off, (const double *)a->diag + off,
+                            (const float *)a->upper + off, (const float *)a->rhs + off, n, s, W, G, out);
 }
 
-/* The first answer of a block that overflowed its type: lowest line, and on it the highest unknown (the
- * back substitution runs downwards). Element (line l, unknown m) sits at x[m*xs + l*xls], or at
- * x[row[l] + m] when row is given. */
-static void locate_overflow(const void *x, tridi_dtype t, const int64_t *row, int64_t n, int64_t Lb, int64_t xs,
-                            int64_t xls, block_failure *fail)
+/* The careful path's whole line: forward sweep, then the back substitution into W (each answer rounded
+ * to x's type before it feeds the unknown below), and x written only once every answer is finite in its
+ * type, so a failing line is left untouched. Returns 1 with *out set if the line fails. */
+static int solve_line(const tridi_problem *p, int64_t off, double *W, double *G, block_failure *out)
 {
-    for (int64_t l = 0; l < Lb; ++l)
-        for (int64_t m = n - 1; m >= 0; --m) {
-            int64_t i = row ? row[l] + m : m * xs + l * xls;
-            double v = t == TRIDI_FLOAT64 ? ((const double *)x)[i] : (double)((const float *)x)[i];
-            if (!(fabs(v) <= DBL_MAX)) {
-                fail->line_in_block = l;
-                fail->m = m;
-                fail->status = TRIDI_ERROR_NONFINITE;
-                fail->what = "the answer overflows its storage type";
-                return;
-            }
+    if (line_forward(p, off, W, G, out))
+        return 1;
+    const int64_t n = p->n, s = p->stride[p->axis];
+    const int xdbl = p->arrays.x_type == TRIDI_FLOAT64;
+    double xn = 0.0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        double v = m == n - 1 ? G[m] : W[m] * xn + G[m];
+        if (!xdbl)
+            v = (double)(float)v;
+        if (!(fabs(v) <= DBL_MAX)) {
+            out->m = m;
+            out->status = TRIDI_ERROR_NONFINITE;
+            out->what = "the answer overflows its storage type";
+            return 1;
         }
-    fail->line_in_block = 0;
-    fail->m = 0;
-    fail->status = TRIDI_ERROR_INTERNAL;
-    fail->what = "a failure flag without a failing value (please report)";
+        W[m] = v;
+        xn = v;
+    }
+    if (xdbl)
+        for (int64_t m = 0; m < n; ++m)
+            ((double *)p->arrays.x)[off + m * s] = W[m];
+    else
+        for (int64_t m = 0; m < n; ++m)
+            ((float *)p->arrays.x)[off + m * s] = (float)W[m];
+    return 0;
 }
 
 /* Prefetches `bytes` from p into L2. */
@@ -245,10 +276,13 @@ static void stream_fence(void)
  * which lives in L3 for long y lines (4.8 MiB per block on 560x560x56). With a log (y/z blocks), each x row
  * goes to the undo log (row m at log + m * lp bytes) just before it is overwritten: the row is then in L1
  * for the answers that follow, where a separate pass over the block's x ahead of the sweep left it to be
- * fetched again from L3 behind W and G. Returns nonzero if an answer is not finite in its type. */
+ * fetched again from L3 behind W and G. The call's undo log is written with non-temporal stores (stream:
+ * read back only after a failure); a thread's own block save (ON_ERROR_LINES) with plain ones, as it is
+ * reused by the next block and should stay in cache. Returns nonzero if an answer is not finite in its
+ * type. */
 #define DEFINE_BACKWARD(NAME, TX)                                                                             \
     TRIDI_VECTOR_CLONES static int NAME(const double *restrict W, const double *restrict G, TX *restrict x,  \
-                                        int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp)              \
+                                        int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)  \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
@@ -257,7 +291,10 @@ static void stream_fence(void)
             if (log) {                                                                                         \
                 if (m >= TRIDI_CPU_PREFETCH_YZ)                                                                \
                     prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                    \
-                stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                        \
+                if (stream)                                                                                    \
+                    stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                    \
+                else                                                                                           \
+                    memcpy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                         \
             }                                                                                                  \
             if (m == n - 1) {                                                                                  \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
@@ -284,6 +321,81 @@ DEFINE_FORWARD(forward_mix, float, double, float, float)
 DEFINE_FORWARD(forward_t, double, double, double, double)
 DEFINE_BACKWARD(backward_f32, float)
 DEFINE_BACKWARD(backward_f64, double)
+
+/* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence with W, G and every operation in float,
+ * twice the lanes per vector of the double kernels (16 per AVX-512 register) and half the W/G bytes.
+ * Accuracy (tests/c/test_fast_arith.c): on row diagonally dominant lines the answers satisfy
+ * |x - x*| <= 32 u cond(A, x*) |x*| in the max norm, u = 2^-24, cond(A, x) = || |A^-1| |A| |x| || / ||x||
+ * (the Thomas recurrence's backward error on such lines is a small multiple of u |A|, Higham, Accuracy and
+ * Stability of Numerical Algorithms, 2nd ed., section 9.5; the reciprocal and the final rounding add a few
+ * u more). A flagged block takes the careful path, in MOHID's arithmetic, as every other block does. */
+TRIDI_VECTOR_CLONES static int forward_fast(const float *restrict D, const float *restrict E, const float *restrict F,
+                                            const float *restrict R, int64_t n, int64_t Lb, int64_t s,
+                                            float *restrict W, float *restrict G)
+{
+    int bad = 0;
+    for (int64_t l = 0; l < Lb; ++l) {
+        const float e = E[l], w = n > 1 ? -F[l] / e : 0.0f, g = R[l] / e;
+        W[l] = w;
+        G[l] = g;
+        bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(e) <= FLT_MAX);
+    }
+    for (int64_t m = 1; m < n; ++m) {
+        const float *Dm = D + m * s, *Em = E + m * s, *Fm = F + m * s, *Rm = R + m * s;
+        if (m + TRIDI_CPU_PREFETCH_YZ < n) {
+            const int64_t ahead = TRIDI_CPU_PREFETCH_YZ * s;
+            prefetch_run(Dm + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Em + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Fm + ahead, (size_t)Lb * sizeof(float));
+            prefetch_run(Rm + ahead, (size_t)Lb * sizeof(float));
+        }
+        const float *Wp = W + (m - 1) * Lb, *Gp = G + (m - 1) * Lb;
+        float *Wm = W + m * Lb, *Gm = G + m * Lb;
+        if (m < n - 1) {
+            for (int64_t l = 0; l < Lb; ++l) {
+                const float d = Dm[l], den = Em[l] + d * Wp[l], inv = 1.0f / den;
+                const float w = -Fm[l] * inv, g = (Rm[l] - d * Gp[l]) * inv;
+                Wm[l] = w;
+                Gm[l] = g;
+                bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) |
+                       !(fabsf(den) <= FLT_MAX);
+            }
+        } else { /* the last unknown: no upper coupling (its upper value is not read) */
+            for (int64_t l = 0; l < Lb; ++l) {
+                const float d = Dm[l], den = Em[l] + d * Wp[l], g = (Rm[l] - d * Gp[l]) / den;
+                Gm[l] = g;
+                bad |= !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) | !(fabsf(den) <= FLT_MAX);
+            }
+        }
+    }
+    return bad;
+}
+
+/* Its back substitution, in float, saving each x row first as backward_f32 does. */
+TRIDI_VECTOR_CLONES static int backward_fast(const float *restrict W, const float *restrict G, float *restrict x,
+                                             int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)
+{
+    int bad = 0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        float *xm = x + m * xs;
+        const float *Wm = W + m * Lb, *Gm = G + m * Lb;
+        if (log) {
+            if (m >= TRIDI_CPU_PREFETCH_YZ)
+                prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(float));
+            if (stream)
+                stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(float));
+            else
+                memcpy(log + m * lp, xm, (size_t)Lb * sizeof(float));
+        }
+        const float *xn = m == n - 1 ? NULL : xm + xs;
+        for (int64_t l = 0; l < Lb; ++l) {
+            const float v = xn ? Wm[l] * xn[l] + Gm[l] : Gm[l];
+            xm[l] = v;
+            bad |= !(fabsf(v) <= FLT_MAX);
+        }
+    }
+    return bad;
+}
 
 static void transpose_in_scalar(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t m0, int64_t n,
                                 int64_t Lb, double *dst)
@@ -582,8 +694,9 @@ typedef struct cpu_plan {
     int row_cut;         /* blocks end at row ends (every n1 lines): their lines are one contiguous run */
     int nthreads;
     int64_t nblocks;
-    cpu_block *blocks;   /* thread t's blocks are blocks[first[t] .. first[t+1]-1] */
+    cpu_block *blocks;   /* share t's blocks are blocks[first[t] .. first[t+1]-1] */
     int64_t *first;
+    int64_t *taken;      /* taken[t * TRIDI_CPU_TAKEN_PAD]: blocks of share t handed out so far */
     int64_t log_rows;    /* per block: x lines (x sweeps) or unknowns (y/z) */
     int64_t log_pitch;   /* elements per log row: the row's length padded to 64 bytes */
     int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
@@ -608,6 +721,7 @@ static cpu_plan make_plan(const tridi_problem *p, int nthreads)
     c.nblocks = 0;
     c.blocks = NULL;
     c.first = NULL;
+    c.taken = NULL;
     const int64_t row_len = p->axis == TRIDI_AXIS_X ? p->n : c.L;
     c.log_rows = p->axis == TRIDI_AXIS_X ? c.L : p->n;
     c.log_pitch = (row_len + 15) / 16 * 16;
@@ -644,34 +758,48 @@ static char *block_log_at(const cpu_plan *c, int64_t b, char *log, size_t es)
     return log + (size_t)b * (size_t)(c->log_rows * c->log_pitch) * es;
 }
 
-/* Saves the block's cells of x to its place in the undo log (save = 1: x sweeps only), or puts them back
- * (save = 0). */
-static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *log, int save)
+/* Saves the block's cells of x to lg (save = 1), with non-temporal stores when `stream`, or puts them back
+ * (save = 0). lg holds one row per line (x sweeps) or per unknown (y/z), c->log_pitch elements apart. */
+static void block_log(const tridi_problem *p, const cpu_plan *c, int64_t b, char *lg, int save, int stream)
 {
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
     const size_t es = tridi_dtype_size(p->arrays.x_type);
     char *x = p->arrays.x;
-    char *lg = block_log_at(c, b, log, es);
     if (p->axis == TRIDI_AXIS_X) { /* one row per line, n contiguous unknowns */
         for (int64_t l = 0; l < Lb; ++l) {
             char *row = x + (size_t)tridi_line_offset(p, line0 + l) * es, *lr = lg + (size_t)(l * c->log_pitch) * es;
-            if (save)
+            if (!save)
+                memcpy(row, lr, (size_t)p->n * es);
+            else if (stream)
                 stream_copy(lr, row, (size_t)p->n * es);
             else
-                memcpy(row, lr, (size_t)p->n * es);
+                memcpy(lr, row, (size_t)p->n * es);
         }
         return;
     }
-    /* y/z blocks: one row per unknown, Lb contiguous lines. The back substitution saves these rows itself. */
-    if (save)
-        return;
+    /* y/z blocks: one row per unknown, Lb contiguous lines (the back substitution saves these rows itself
+     * on the fast path; this saves them ahead of the careful path). */
     const int64_t off = tridi_line_offset(p, line0), s = p->stride[p->axis];
-    for (int64_t m = 0; m < p->n; ++m)
-        memcpy(x + (size_t)(off + m * s) * es, lg + (size_t)(m * c->log_pitch) * es, (size_t)Lb * es);
+    for (int64_t m = 0; m < p->n; ++m) {
+        char *row = x + (size_t)(off + m * s) * es, *lr = lg + (size_t)(m * c->log_pitch) * es;
+        if (!save)
+            memcpy(row, lr, (size_t)Lb * es);
+        else if (stream)
+            stream_copy(lr, row, (size_t)Lb * es);
+        else
+            memcpy(lr, row, (size_t)Lb * es);
+    }
 }
 
-/* Per-thread workspace: W and G, then the x sweep's tile or transposed inputs and answers. */
-static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c)
+/* Bytes of one block's saved x (a place in the undo log, or a thread's own save). */
+static size_t block_save_bytes(const tridi_problem *p, const cpu_plan *c)
+{
+    return (size_t)(c->log_rows * c->log_pitch) * tridi_dtype_size(p->arrays.x_type);
+}
+
+/* Per-thread workspace: W and G, then the x sweep's tile or transposed inputs and answers, then (under
+ * ON_ERROR_LINES) the block's own save of x. */
+static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c, int lines)
 {
     size_t doubles = 2 * (size_t)(c->npad * c->L);
     size_t extra = 0;
@@ -679,13 +807,53 @@ static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c)
         doubles += 4 * 8 * 16;
     else if (p->axis == TRIDI_AXIS_X)
         doubles += 4 * (size_t)(p->n * c->L), extra = (size_t)(p->n * c->L) * tridi_dtype_size(p->arrays.x_type);
+    extra = (extra + 63) / 64 * 64;
+    if (lines)
+        extra += block_save_bytes(p, c);
     return (doubles * sizeof(double) + extra + 63) / 64 * 64;
 }
 
-/* Solves block b: forward sweep, then (if it succeeded) the old x to the log, the block marked written,
- * and the back substitution into x. Returns 1 with *fail set (line within the block) on failure. */
-static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws, char *log,
-                       unsigned char *written, block_failure *fail)
+/* Where a block's old x goes before the fast path overwrites it. Under ON_ERROR_CALL: its place in the
+ * call's undo log, streamed (kept until every line of the call is known good); `written` marks the
+ * blocks to restore. Under ON_ERROR_LINES: the thread's own save, reused block after block and so kept
+ * in cache, only to put back the lines of this block that the careful path then finds failing (no
+ * call-wide log: 8 B/cell less traffic, per issue 26's decision 2). */
+typedef struct block_save {
+    char *at;
+    int lines;
+} block_save;
+
+/* Re-solves block b line by line on the careful path (solve_line), after the fast path flagged it. Under
+ * ON_ERROR_CALL the block's old x is first logged (unless already); its first failing line ends the
+ * block. Under ON_ERROR_LINES every line is tried: those that fail are left untouched. Returns the
+ * number of failing lines, *fail naming the lowest. */
+static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t b, double *W, double *G,
+                             block_save sv, unsigned char *written, block_failure *fail)
+{
+    if (!sv.lines && !written[b]) {
+        block_log(p, c, b, sv.at, 1, 1);
+        written[b] = 1;
+    }
+    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
+    int64_t nfailed = 0;
+    for (int64_t l = 0; l < Lb; ++l) {
+        block_failure f = {l, 0, TRIDI_SUCCESS, NULL};
+        if (solve_line(p, tridi_line_offset(p, line0 + l), W, G, &f)) {
+            if (!nfailed++)
+                *fail = f;
+            if (!sv.lines)
+                break;
+        }
+    }
+    return nfailed;
+}
+
+/* Solves block b: the fast path (vector forward sweep; if no value went non-finite, the old x saved and
+ * the back substitution into x); a block it flags goes to the careful path, after the fast path's
+ * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
+ * lowest (line within the block). */
+static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws, block_save sv,
+                           unsigned char *written, block_failure *fail)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n;
@@ -693,6 +861,9 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
     char *x = a->x;
     double *W = (double *)ws, *G = W + c->npad * c->L;
     const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
+    const int stream = !sv.lines;
+    /* FAST arithmetic: y/z blocks of all-float arrays (x sweeps keep MOHID's, which meets its bound too) */
+    const int fast = p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32 && p->axis != TRIDI_AXIS_X;
     int bad;
 #ifdef TRIDI_HAVE_AVX512_X
     if (c->x512) {
@@ -708,13 +879,11 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
         }
         bad = xforward16(&xr, p->combo, x, n, W, G, G + c->npad * c->L);
         if (!bad) {
-            block_log(p, c, b, log, 1);
+            block_log(p, c, b, sv.at, 1, stream);
             written[b] = 1;
-            if (xbackward16(&xr, x, xes == 8, Lb, n, W, G)) {
-                locate_overflow(x, a->x_type, xr.row, n, Lb, 0, 0, fail);
-                return 1;
-            }
-            return 0;
+            if (!xbackward16(&xr, x, xes == 8, Lb, n, W, G))
+                return 0;
+            block_log(p, c, b, sv.at, 0, 0); /* the fast path's answers, put back */
         }
     } else
 #endif
@@ -746,7 +915,11 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
             out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
             xs = Lb;
         } else {
-            if (p->combo == TRIDI_COMBO_F32)
+            if (fast)
+                bad = forward_fast((const float *)a->lower + off, (const float *)a->diag + off,
+                                   (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
+                                   (float *)W, (float *)G);
+            else if (p->combo == TRIDI_COMBO_F32)
                 bad = forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
                                   (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
             else if (p->combo == TRIDI_COMBO_F64)
@@ -759,63 +932,103 @@ static int solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, cha
             xs = s;
         }
         if (!bad) {
-            /* x sweeps answer into a buffer: their log goes first. y/z blocks answer straight into x and
-             * log each row as they overwrite it (the block counts as written from here: a failure in the
-             * back substitution still leaves every row logged, since the sweep runs to the end). */
-            char *lg = NULL;
-            if (p->axis == TRIDI_AXIS_X)
-                block_log(p, c, b, log, 1);
-            else
-                lg = block_log_at(c, b, log, xes);
-            written[b] = 1;
+            /* x sweeps answer into a buffer, scattered into x only if every answer is finite: under CALL
+             * their log goes first, under LINES x is untouched until then. y/z blocks answer straight into
+             * x and save each row as they overwrite it (the block counts as written from here: a failure in
+             * the back substitution still leaves every row saved, since the sweep runs to the end). */
+            const int x_axis = p->axis == TRIDI_AXIS_X;
+            if (x_axis && !sv.lines)
+                block_log(p, c, b, sv.at, 1, 1);
+            written[b] = !sv.lines || !x_axis;
             const int64_t lp = c->log_pitch * (int64_t)xes;
-            bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp) : backward_f32(W, G, out, n, Lb, xs, lg, lp);
-            if (bad) {
-                locate_overflow(out, a->x_type, NULL, n, Lb, xs, 1, fail);
-                return 1;
+            char *lg = x_axis ? NULL : sv.at;
+            if (fast)
+                bad = backward_fast((const float *)W, (const float *)G, out, n, Lb, xs, lg, lp, stream);
+            else
+                bad = xes == 8 ? backward_f64(W, G, out, n, Lb, xs, lg, lp, stream)
+                               : backward_f32(W, G, out, n, Lb, xs, lg, lp, stream);
+            if (!bad) {
+                if (x_axis)
+                    for (int64_t l = 0; l < Lb; ++l) {
+                        char *row = x + (size_t)(off + l * ls) * xes;
+                        for (int64_t m = 0; m < n; ++m)
+                            memcpy(row + (size_t)m * xes, (const char *)out + (size_t)(m * Lb + l) * xes, xes);
+                    }
+                return 0;
             }
-            if (p->axis == TRIDI_AXIS_X)
-                for (int64_t l = 0; l < Lb; ++l) {
-                    char *row = x + (size_t)(off + l * ls) * xes;
-                    for (int64_t m = 0; m < n; ++m)
-                        memcpy(row + (size_t)m * xes, (const char *)out + (size_t)(m * Lb + l) * xes, xes);
-                }
-            return 0;
+            if (!x_axis)
+                block_log(p, c, b, sv.at, 0, 0); /* the fast path's answers, put back */
         }
     }
-    /* Rare path: re-run the lines one by one to find the lowest that fails in the forward sweep. */
-    for (int64_t l = 0; l < Lb; ++l)
-        if (locate_line(p, tridi_line_offset(p, line0 + l), fail)) {
-            fail->line_in_block = l;
-            return 1;
-        }
-    fail->line_in_block = 0;
-    fail->m = 0;
-    fail->status = TRIDI_ERROR_INTERNAL;
-    fail->what = "a failure flag without a failing value (please report)";
-    return 1;
+    return careful_block(p, c, b, W, G, sv, written, fail);
+}
+
+/* Threads a solve pays for: one per TRIDI_CPU_BYTES_PER_THREAD of the five arrays' bytes over the box
+ * (at least one, at most the caller's count). A thread of a parallel region costs its wake-up and its
+ * arrival at the join whatever its share; inside a model, whose serial code lets OpenMP's threads fall
+ * asleep between calls, that cost dwarfs a small solve (the decision record on the thread rule). Measured on
+ * the 16-core GPU host (tridi_bench_model_pattern, flow_channel's issue 29 figures): a 140x140 THOMAS_2D
+ * (0.47 MB) costs 0.085 ms per call inside the model on 1 thread and on 4, 0.95 ms on 16; back to back it
+ * takes 0.02-0.03 ms on 16 threads and 0.05 ms on 2, a few hundredths of a millisecond that a model never
+ * sees. An empty region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads
+ * 0.07 ms. With 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on
+ * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7: calls in a row keep one team size, as libgomp ends the
+ * surplus threads of its pool whenever a smaller team (of more than one thread) starts, and starts them
+ * again for the next larger one. */
+#ifndef TRIDI_CPU_BYTES_PER_THREAD
+#define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
+#endif
+
+/* TRIDI_CPU_BYTES_PER_THREAD from the environment when it is a positive number (the measurement that
+ * sets the constant runs one value per run; tests use 1 to exercise every thread on small grids), else
+ * the compiled value. */
+static int64_t bytes_per_thread(void)
+{
+    const char *env = getenv("TRIDI_CPU_BYTES_PER_THREAD");
+    char *end = NULL;
+    const long long v = env && *env ? strtoll(env, &end, 10) : 0;
+    if (v <= 0 || !end || *end != '\0')
+        return TRIDI_CPU_BYTES_PER_THREAD;
+    return (int64_t)v;
+}
+
+static int threads_that_pay(const tridi_problem *p, int requested)
+{
+    const tridi_arrays *a = &p->arrays;
+    const int64_t cell_bytes = (int64_t)(tridi_dtype_size(a->lower_type) + tridi_dtype_size(a->diag_type) +
+                                         tridi_dtype_size(a->upper_type) + tridi_dtype_size(a->rhs_type) +
+                                         tridi_dtype_size(a->x_type));
+    const int64_t per = bytes_per_thread();
+    const int64_t cells = p->nlines * p->n; /* validated: the box fits the arrays, so no overflow */
+    /* cells / (per / cell_bytes) rounded up, without forming cells * cell_bytes */
+    const int64_t cells_per_thread = per / cell_bytes > 0 ? per / cell_bytes : 1;
+    const int64_t pay = cells / cells_per_thread + (cells % cells_per_thread != 0);
+    return pay < 1 ? 1 : pay < requested ? (int)pay : requested;
 }
 
 /* A call's scratch, one allocation kept by the context: per-thread workspaces, the undo log (the old x
- * of every block, at a fixed place per block), the block list, and one written flag per block. The plan
- * and these places follow from the problem and the thread count alone, so that the restore of a held
- * solve finds them again. */
+ * of every block, at a fixed place per block; ON_ERROR_CALL only), the block list, and one written flag
+ * per block. The plan and these places follow from the problem, the thread count and the mode alone, so
+ * that the restore of a held solve finds them again. */
 typedef struct cpu_layout {
     cpu_plan c;
+    int lines;
     size_t ws_bytes, log_bytes, need;
     char *log;              /* set by place() */
     unsigned char *written; /* set by place() */
 } cpu_layout;
 
-static cpu_layout layout_of(const tridi_problem *p, int nthreads)
+static cpu_layout layout_of(const tridi_problem *p, int nthreads, int lines)
 {
     cpu_layout y;
     y.c = make_plan(p, nthreads);
     for (int t = 0; t < nthreads; ++t)
         y.c.nblocks += thread_blocks(p, &y.c, t, NULL);
-    y.ws_bytes = workspace_bytes(p, &y.c);
-    y.log_bytes = (size_t)y.c.nblocks * (size_t)(y.c.log_rows * y.c.log_pitch) * tridi_dtype_size(p->arrays.x_type);
-    const size_t list_bytes = (size_t)y.c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t);
+    y.lines = lines;
+    y.ws_bytes = workspace_bytes(p, &y.c, lines);
+    y.log_bytes = lines ? 0 : (size_t)y.c.nblocks * block_save_bytes(p, &y.c);
+    const size_t list_bytes = (size_t)y.c.nblocks * sizeof(cpu_block) + (size_t)(nthreads + 1) * sizeof(int64_t) +
+                              (size_t)nthreads * TRIDI_CPU_TAKEN_PAD * sizeof(int64_t);
     y.need = ((size_t)nthreads * y.ws_bytes + y.log_bytes + list_bytes + (size_t)y.c.nblocks + 63) / 64 * 64;
     y.log = NULL;
     y.written = NULL;
@@ -828,36 +1041,43 @@ static void place(cpu_layout *y, char *scratch)
     y->log = scratch + (size_t)y->c.nthreads * y->ws_bytes; /* log rows are 64-byte multiples: what follows is aligned */
     y->c.blocks = (cpu_block *)(y->log + y->log_bytes);
     y->c.first = (int64_t *)(y->c.blocks + y->c.nblocks);
-    y->written = (unsigned char *)(y->c.first + y->c.nthreads + 1);
+    y->c.taken = y->c.first + y->c.nthreads + 1;
+    y->written = (unsigned char *)(y->c.taken + (size_t)y->c.nthreads * TRIDI_CPU_TAKEN_PAD);
 }
 
 /* Puts back the old x of every block that the call of layout y wrote. */
 static void restore_written(const tridi_problem *p, cpu_layout *y)
 {
     const cpu_plan *c = &y->c;
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
 #pragma omp parallel for schedule(static) num_threads(c->nthreads)
     for (int64_t b = 0; b < c->nblocks; ++b)
         if (y->written[b])
-            block_log(p, c, b, y->log, 0);
+            block_log(p, c, b, block_log_at(c, b, y->log, es), 0, 0);
 }
 
+/* hold: keep the undo log for tridi_cpu_undo_held (ON_ERROR_CALL whatever p says). */
 static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hold)
 {
-    const int nthreads = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    const int requested = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    const int nthreads = threads_that_pay(p, requested);
+    const int lines = !hold && p->on_error == TRIDI_ON_ERROR_LINES;
     ctx->cpu_held = 0; /* this call reuses the scratch that a held solve's log lives in */
-    cpu_layout y = layout_of(p, nthreads);
+    cpu_layout y = layout_of(p, nthreads, lines);
     if (y.need > ctx->cpu_scratch_bytes) {
         void *mem = aligned_alloc(64, y.need);
         if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
-                              "tridi_solve: could not allocate %zu bytes for the CPU workspace and undo log", y.need);
+                              "tridi_solve: could not allocate %zu bytes for the CPU workspace%s", y.need,
+                              lines ? "" : " and undo log");
         free(ctx->cpu_scratch);
         ctx->cpu_scratch = mem;
         ctx->cpu_scratch_bytes = y.need;
     }
     place(&y, ctx->cpu_scratch);
     cpu_plan c = y.c;
-    const size_t ws_bytes = y.ws_bytes;
+    const size_t ws_bytes = y.ws_bytes, xes = tridi_dtype_size(p->arrays.x_type);
+    const size_t own_save = ws_bytes - block_save_bytes(p, &c); /* offset of a thread's save (LINES) */
     char *workspaces = ctx->cpu_scratch, *log = y.log;
     unsigned char *written = y.written;
     int64_t k = 0;
@@ -867,22 +1087,34 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
     }
     c.first[nthreads] = k;
     memset(written, 0, (size_t)c.nblocks);
+    memset(c.taken, 0, (size_t)nthreads * TRIDI_CPU_TAKEN_PAD * sizeof(int64_t));
 
     int64_t best_line = INT64_MAX; /* lowest failing line so far */
+    int64_t nfailed = 0;           /* failing lines (LINES: all of them; CALL: those found before stopping) */
     block_failure best = {-1, 0, TRIDI_SUCCESS, NULL};
 
 #pragma omp parallel num_threads(nthreads)
     {
-        const int id = omp_get_thread_num(), nt = omp_get_num_threads();
+        const int id = omp_get_thread_num();
         char *ws = workspaces + (size_t)id * ws_bytes;
-        /* Share t by thread t (by thread t mod nt, should OpenMP give fewer threads than asked). */
-        for (int t = id; t < nthreads; t += nt)
-            for (int64_t b = c.first[t]; b < c.first[t + 1]; ++b) {
+        /* Thread id takes the blocks of share id, then those left in the other shares (it also covers the
+         * shares of threads OpenMP did not give). A thread that wakes late finds its share taken by those
+         * already running, instead of the whole call waiting for its share to start. */
+        for (int k = 0; k < nthreads; ++k) {
+            const int t = (id + k) % nthreads;
+            for (;;) {
+                const int64_t b = c.first[t] + __atomic_fetch_add(&c.taken[(size_t)t * TRIDI_CPU_TAKEN_PAD], 1,
+                                                                  __ATOMIC_RELAXED);
+                if (b >= c.first[t + 1])
+                    break;
                 const int64_t line0 = c.blocks[b].line0;
-                if (__atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
+                if (!lines && __atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
                     continue; /* the call fails anyway; only lower lines could change the report */
                 block_failure fail = {-1, 0, TRIDI_SUCCESS, NULL};
-                if (solve_block(p, &c, b, ws, log, written, &fail)) {
+                block_save sv = {lines ? ws + own_save : block_log_at(&c, b, log, xes), lines};
+                const int64_t nf = solve_block(p, &c, b, ws, sv, written, &fail);
+                if (nf) {
+                    __atomic_fetch_add(&nfailed, nf, __ATOMIC_RELAXED);
 #pragma omp critical(tridi_cpu_failure)
                     {
                         if (line0 + fail.line_in_block < best_line) {
@@ -892,6 +1124,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
                     }
                 }
             }
+        }
         stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
     }
     if (best_line == INT64_MAX) {
@@ -902,6 +1135,8 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
         }
         return TRIDI_SUCCESS;
     }
+    if (lines)
+        return tridi_fail_numeric_lines("tridi_solve", p, best.status, best_line, best.m, best.what, nfailed);
     /* Some line failed: put back the old x of every block already written. */
     restore_written(p, &y);
     return tridi_fail_numeric("tridi_solve", p, best.status, best_line, best.m, best.what);
@@ -916,7 +1151,7 @@ tridi_status tridi_cpu_undo_held(tridi_context ctx)
     if (!ctx->cpu_held)
         return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held CPU solve to undo (please report)");
     ctx->cpu_held = 0;
-    cpu_layout y = layout_of(&ctx->cpu_held_p, ctx->cpu_held_threads);
+    cpu_layout y = layout_of(&ctx->cpu_held_p, ctx->cpu_held_threads, 0);
     place(&y, ctx->cpu_scratch);
     restore_written(&ctx->cpu_held_p, &y);
     return TRIDI_SUCCESS;

@@ -29,6 +29,7 @@ const char *tridi_status_name(tridi_status status)
     case TRIDI_ERROR_MISMATCH: return "TRIDI_ERROR_MISMATCH";
     case TRIDI_ERROR_INVALID_HANDLE: return "TRIDI_ERROR_INVALID_HANDLE";
     case TRIDI_ERROR_INTERNAL: return "TRIDI_ERROR_INTERNAL";
+    case TRIDI_ERROR_UNSTABLE: return "TRIDI_ERROR_UNSTABLE";
     }
     return "TRIDI_ERROR_UNKNOWN_STATUS";
 }

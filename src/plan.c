@@ -1,69 +1,16 @@
-/* Solve plans: validated once, run many times; the handle registry that turns a destroyed plan into
- * TRIDI_ERROR_INVALID_HANDLE instead of a read of freed memory. */
+/* Solve plans: validated once, run many times. Plan handles live in the registry of live handles
+ * (context.c), so a destroyed plan gives TRIDI_ERROR_INVALID_HANDLE instead of a read of freed memory. */
 #include "backend.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Live plans of the process. A handle is only dereferenced once found here, so a destroyed (or never
- * created) plan is refused without touching its memory. Few plans live at once (a model makes one per
- * sweep shape), so a linear scan is enough. */
-static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct tridi_plan_s **registry;
-static size_t registry_n, registry_cap;
-
-static int registry_add(struct tridi_plan_s *plan)
-{
-    int ok = 1;
-    pthread_mutex_lock(&registry_mu);
-    if (registry_n == registry_cap) {
-        size_t cap = registry_cap ? 2 * registry_cap : 16;
-        struct tridi_plan_s **grown = realloc(registry, cap * sizeof *grown);
-        if (grown) {
-            registry = grown;
-            registry_cap = cap;
-        } else {
-            ok = 0;
-        }
-    }
-    if (ok)
-        registry[registry_n++] = plan;
-    pthread_mutex_unlock(&registry_mu);
-    return ok;
-}
-
-/* Removes plan; returns 0 when it was not registered. */
-static int registry_remove(struct tridi_plan_s *plan)
-{
-    int found = 0;
-    pthread_mutex_lock(&registry_mu);
-    for (size_t i = 0; i < registry_n; ++i)
-        if (registry[i] == plan) {
-            registry[i] = registry[--registry_n];
-            found = 1;
-            break;
-        }
-    if (registry_n == 0) {
-        free(registry);
-        registry = NULL;
-        registry_cap = 0;
-    }
-    pthread_mutex_unlock(&registry_mu);
-    return found;
-}
 
 static tridi_status check_plan(const char *f, tridi_plan plan)
 {
     if (!plan)
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is NULL (create it with tridi_plan_create)",
                           f);
-    int found = 0;
-    pthread_mutex_lock(&registry_mu);
-    for (size_t i = 0; i < registry_n && !found; ++i)
-        found = registry[i] == plan;
-    pthread_mutex_unlock(&registry_mu);
-    if (!found)
+    if (!tridi_handle_is_live(TRIDI_HANDLE_PLAN, plan))
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'plan' is not a live tridi plan (destroyed?)", f);
     return tridi_check_context(f, plan->ctx);
 }
@@ -107,6 +54,10 @@ tridi_status tridi_plan_create(tridi_context ctx, const tridi_grid *grid, tridi_
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                           "%s: options->memory = %d is neither TRIDI_MEMORY_HOST (0) nor TRIDI_MEMORY_DEVICE (1)", f,
                           (int)o.memory);
+    if (o.memory == TRIDI_MEMORY_DEVICE && ctx->config.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: config->pivoting = %d: the pivot check and fallback are done for host arrays only; "
+                          "use a context with TRIDI_PIVOT_NONE for device plans", f, ctx->config.pivoting);
     if (o.memory == TRIDI_MEMORY_HOST && o.stream)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                           "%s: options->stream is set but options->memory is TRIDI_MEMORY_HOST (streams are for "
@@ -129,7 +80,7 @@ tridi_status tridi_plan_create(tridi_context ctx, const tridi_grid *grid, tridi_
         free(pl);
         return s;
     }
-    if (!registry_add(pl)) {
+    if (tridi_handle_add(TRIDI_HANDLE_PLAN, pl)) {
         tridi_backend_of(ctx)->plan_destroy(ctx, pl);
         free(pl);
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the plan", f);
@@ -153,7 +104,10 @@ tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays)
     tridi_context ctx = plan->ctx;
     if (plan->memory == TRIDI_MEMORY_DEVICE)
         return tridi_backend_of(ctx)->solve_device(ctx, &p, plan->backend_state, plan->stream);
-    return tridi_backend_of(ctx)->solve_host(ctx, &p);
+    p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+    if (p.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_pivot_solve(f, ctx, &p, tridi_solve_host_problem);
+    return tridi_solve_host_problem(ctx, &p);
 }
 
 tridi_status tridi_plan_status(tridi_plan plan)
@@ -171,11 +125,11 @@ tridi_status tridi_plan_destroy(tridi_plan plan)
     tridi_status s = check_plan("tridi_plan_destroy", plan);
     if (s)
         return s;
-    if (!registry_remove(plan)) /* destroyed by another thread meanwhile */
+    if (!tridi_handle_retire(TRIDI_HANDLE_PLAN, plan)) /* destroyed by another thread meanwhile */
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "tridi_plan_destroy: argument 'plan' is not a live tridi plan");
     tridi_context ctx = plan->ctx;
     tridi_backend_of(ctx)->plan_destroy(ctx, plan); /* waits for the plan's queued work */
     ctx->plans--;
-    free(plan);
+    tridi_handle_bury(plan, sizeof *plan);
     return TRIDI_SUCCESS;
 }

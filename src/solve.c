@@ -2,6 +2,12 @@
  * context's backend table (backend.h). */
 #include "backend.h"
 
+/* The backend's solve of a validated host-array problem (also the pivot pass's solve of the lines it keeps). */
+tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p)
+{
+    return tridi_backend_of(ctx)->solve_host(ctx, p);
+}
+
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -14,7 +20,10 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-    return tridi_backend_of(ctx)->solve_host(ctx, &p);
+    p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+    if (p.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_pivot_solve(f, ctx, &p, tridi_solve_host_problem);
+    return tridi_solve_host_problem(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -58,6 +67,10 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     tridi_status s = need_cuda(f, ctx);
     if (s)
         return s;
+    if (ctx->config.pivoting != TRIDI_PIVOT_NONE)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: config->pivoting = %d: the pivot check and fallback are done for host arrays only; "
+                          "use a context with TRIDI_PIVOT_NONE for device-resident solves", f, ctx->config.pivoting);
     tridi_problem p;
     int empty;
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);

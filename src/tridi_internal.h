@@ -39,6 +39,9 @@ typedef struct tridi_problem {
     tridi_on_error on_error;
     tridi_arith arith;
     tridi_verdict verdict;
+    /* Set by the caller of tridi_validate from the context (validation leaves TRIDI_PIVOT_NONE): host
+     * solves with another value go through tridi_pivot_solve. */
+    tridi_pivoting pivoting;
 } tridi_problem;
 
 /* Offset (elements) of the first unknown of line l. */
@@ -107,7 +110,6 @@ typedef struct tridi_host_range {
 } tridi_host_range;
 
 struct tridi_context_s {
-    uint32_t magic;           /* TRIDI_CONTEXT_MAGIC while alive: catches use after destroy */
     tridi_config config;
     tridi_backend backend;    /* resolved: CPU or CUDA */
     struct tridi_cuda_state *cuda;
@@ -124,9 +126,32 @@ struct tridi_context_s {
     int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
                                  tridi_destroy refuses while any is alive */
 };
-#define TRIDI_CONTEXT_MAGIC 0x74726964u /* "trid" */
 
+/* TRIDI_ERROR_INVALID_HANDLE unless ctx is a live context (in the registry of live handles below). */
 tridi_status tridi_check_context(const char *func, tridi_context ctx);
+
+/* ---- the registry of live handles (context.c) ----
+ * A handle is live from its creation until its destroy begins; every entry point asks the registry, by
+ * the handle's value alone (a destroyed handle is never dereferenced), so a destroyed handle gives
+ * TRIDI_ERROR_INVALID_HANDLE and a second destroy is refused. A destroyed handle's memory is kept until
+ * TRIDI_HANDLE_BURIED_MAX more handles have been destroyed, so no new handle can take its address (and
+ * be reached through the stale one) before then. */
+#define TRIDI_HANDLE_BURIED_MAX 4096
+typedef enum tridi_handle_kind {
+    TRIDI_HANDLE_CONTEXT = 1,
+    TRIDI_HANDLE_ADI = 2,
+    TRIDI_HANDLE_PLAN = 3
+} tridi_handle_kind;
+/* Makes h live. 0, or -1 when out of memory (h is then not live). */
+int tridi_handle_add(tridi_handle_kind kind, const void *h);
+/* 1 when h is a live handle of that kind. */
+int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
+/* Ends h's life: 1 when it was live, 0 when it was not (a stale or foreign handle, or a destroy that
+ * another thread won). The winner releases what h holds, then buries it. */
+int tridi_handle_retire(tridi_handle_kind kind, const void *h);
+/* Takes a retired handle's memory (malloc'd, `bytes` long) instead of free(): it is freed later, oldest
+ * first (in the ASan build it is poisoned meanwhile, so a read of it is reported). */
+void tridi_handle_bury(void *h, size_t bytes);
 
 /* A solve plan (plan.c): the validated problem (p.arrays set per call), the caller's memory and stream, and
  * the backend's own state for it. */
@@ -143,6 +168,14 @@ struct tridi_plan_s {
 int tridi_host_is_registered(tridi_context ctx, const void *ptr, size_t bytes);
 /* Unregisters every range (tridi_destroy). */
 void tridi_host_unregister_all(tridi_context ctx);
+
+/* ---- pivot growth check and partial-pivoting fallback (pivot.c) ---- */
+/* A host-array solve under p->pivoting CHECK or FALLBACK: classifies every line, then either fails
+ * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. Its own
+ * failures leave x unchanged (TRIDI_ON_ERROR_CALL) whatever p->on_error says: under LINES it is
+ * stricter than asked. */
+tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
+                               tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);

@@ -624,7 +624,7 @@ static void usage()
     std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
                          "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
                          "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
-                         "  --grid: only these grids (repeatable; default: the five grids of docs/benchmarks.md)\n"
+                         "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
                          "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
     std::exit(2);
 }

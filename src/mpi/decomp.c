@@ -1,62 +1,11 @@
-/* Decomposition of the global grid over a Cartesian grid of ranks, and the helpers that make every
- * rank report the same outcome. */
+/* Decomposition of the global grid over a Cartesian grid of ranks: its configuration checked and agreed,
+ * its communicators, geometry and release. */
 #include "mpi_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *tridi_transport_name(tridi_transport t)
-{
-    switch (t) {
-    case TRIDI_TRANSPORT_AUTO: return "auto";
-    case TRIDI_TRANSPORT_IPC: return "ipc";
-    case TRIDI_TRANSPORT_CUDA_AWARE: return "cuda-aware";
-    case TRIDI_TRANSPORT_STAGED: return "staged";
-    case TRIDI_TRANSPORT_NCCL: return "nccl";
-    }
-    return "unknown";
-}
-
-tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
-        strcpy(text, "unknown MPI error");
-    return tridi_fail(TRIDI_ERROR_MPI, "%s: %s failed: %s", func, call, text);
-}
-
-tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
-{
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    int mine = local ? rank : INT_MAX, first = INT_MAX;
-    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
-    if (first == INT_MAX)
-        return TRIDI_SUCCESS;
-    /* status, cell rank, cell[3], then the message: one broadcast carries the whole outcome. */
-    struct {
-        int64_t status, ndim, cell[3];
-        char msg[960];
-    } out;
-    memset(&out, 0, sizeof out);
-    if (rank == first) {
-        out.status = local;
-        out.ndim = tridi_error_cell(out.cell);
-        strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
-    }
-    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
-        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
-    int64_t cell[3] = {out.cell[0], out.cell[1], out.cell[2]};
-    /* A message relayed once already carries its rank. */
-    tridi_status s = strncmp(out.msg, "rank ", 5) ? tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg)
-                                                  : tridi_fail((tridi_status)out.status, "%s", out.msg);
-    if (out.ndim)
-        tridi_set_error_cell((int)out.ndim, cell);
-    return s;
-}
 
 void tridi_decomp_config_init(tridi_decomp_config *c)
 {
@@ -146,33 +95,40 @@ static tridi_status check_agreement(const char *f, MPI_Comm comm, const tridi_de
                                    "hi[2]",   "halo[0]", "halo[1]", "halo[2]", "dims[0]",     "dims[1]",
                                    "periodic[0]", "periodic[1]", "solve_transport"};
     for (int i = 0; i < 15; ++i)
-        if (mn[i] != mx[i])
-            return tridi_fail(TRIDI_ERROR_MISMATCH,
-                              "%s: ranks disagree on config->%s (values from %lld to %lld across ranks)", f,
-                              name[i], (long long)mn[i], (long long)mx[i]);
+        if (mn[i] != mx[i]) {
+            char what[40];
+            snprintf(what, sizeof what, "config->%s", name[i]);
+            return tridi_mpi_mismatch(f, comm, what, v[i]);
+        }
     return TRIDI_SUCCESS;
 }
 
 tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const tridi_decomp_config *c)
 {
     static const char *f = "tridi_decomp_create";
-    if (!out)
-        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'decomp' is NULL", f);
-    *out = NULL;
+    if (out)
+        *out = NULL;
+    /* Without MPI or a communicator this rank cannot reach the others: it returns at once. A rank given
+     * MPI_COMM_NULL is not in the communicator's group (e.g. MPI_Comm_split with MPI_UNDEFINED), so no
+     * rank waits for it; one that belongs to the group but passes MPI_COMM_NULL leaves the group waiting
+     * in the agreement below (docs/mpi.md, "Errors no rank can agree on"). */
     int init = 0;
     MPI_Initialized(&init);
     if (!init)
         return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI is not initialised (call MPI_Init first)", f);
     MPI_Comm comm = MPI_Comm_f2c(fcomm);
     if (comm == MPI_COMM_NULL)
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: argument 'comm' is MPI_COMM_NULL", f);
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: argument 'comm' is MPI_COMM_NULL (this rank belongs to no communicator to decompose)",
+                          f);
     int nranks, rank;
     MPI_Comm_size(comm, &nranks);
     MPI_Comm_rank(comm, &rank);
 
-    /* A NULL config on one rank must not leave the others in the allreduce below. */
-    tridi_status s = c ? check_config(f, c, nranks)
-                       : tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'config' is NULL", f);
+    /* A NULL argument on one rank must not leave the others in the allreduce below. */
+    tridi_status s = !out ? tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'decomp' is NULL", f)
+                     : c  ? check_config(f, c, nranks)
+                          : tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'config' is NULL", f);
     s = tridi_mpi_agree(comm, s);
     if (s)
         return s;

@@ -5,7 +5,20 @@
  *     backward  x_m = P_m + Q_m x_R + R_m x_L              (only at m = 0 and m = n-1)
  * The first and last unknowns of all blocks of a line form a reduced system of 2 unknowns per block
  * (banded, 2 sub- and 2 super-diagonals), gathered on every rank of the line and solved there; each
- * rank then substitutes its x_L, x_R back. Pivots are done in double as in tridi_solve. */
+ * rank then substitutes its x_L, x_R back. Pivots are done in double as in tridi_solve.
+ *
+ * That partition is only as stable as its pieces: a block's elimination starts from its own first
+ * diagonal, which may be a tiny or zero pivot that the one-rank sweep never meets (it arrives there with
+ * diag + lower*W), and the reduced system is eliminated without pivoting. So each line is checked:
+ * the local elimination must keep |W_m| + |S_m| <= 1 (+ rounding slack) at every unknown, as every
+ * diagonally dominant block does (then each row of the block's |L||U| sums to at most 3 times that row
+ * of |A|: no growth), and the reduced system
+ * must stay row diagonally dominant at every pivot (then elimination without pivoting has growth <= 2).
+ * A line failing either check (or meeting a zero pivot or a non-finite value in the partition) is
+ * solved instead by the pipelined Thomas (pipeline_thomas): the one-rank recurrence itself, its forward
+ * state (W, G) passed from rank to rank and the back substitution's x passed back, in chunks of lines so
+ * that ranks overlap. That is the one-rank arithmetic, so it is as stable as tridi_solve and reports the
+ * failures tridi_solve reports (docs/mpi.md, "Stability of the cut solve"). */
 #include "mpi_internal.h"
 
 #include <float.h>
@@ -18,62 +31,6 @@
 #include <cuda_runtime_api.h>
 #endif
 
-void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes)
-{
-    if (d->scratch_bytes[which] >= bytes && d->scratch[which])
-        return d->scratch[which];
-    if (which == 4) {
-        free(d->scratch[4]);
-        d->scratch[4] = malloc(bytes);
-        d->scratch_bytes[4] = d->scratch[4] ? bytes : 0;
-        return d->scratch[4];
-    }
-#ifdef TRIDI_HAVE_CUDA
-    if (d->scratch[which])
-        which < 2 ? cudaFree(d->scratch[which]) : cudaFreeHost(d->scratch[which]);
-    d->scratch[which] = NULL;
-    d->scratch_bytes[which] = 0;
-    cudaError_t e = which < 2 ? cudaMalloc(&d->scratch[which], bytes) : cudaMallocHost(&d->scratch[which], bytes);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        d->scratch[which] = NULL;
-        return NULL;
-    }
-    d->scratch_bytes[which] = bytes;
-    return d->scratch[which];
-#else
-    return NULL;
-#endif
-}
-
-void tridi_mpi_scratch_free(tridi_decomp d)
-{
-#ifdef TRIDI_HAVE_CUDA
-    /* Every rank unmaps the others' reduced-system buffers before any rank frees its own. */
-    for (int a = 0; a < 2; ++a)
-        for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r)
-            if (d->red[a].opened[r]) {
-                tridi_mpi_ipc_close(d->red[a].opened[r]);
-                d->red[a].opened[r] = NULL;
-            }
-    if (d->comm != MPI_COMM_NULL)
-        MPI_Barrier(d->comm);
-    for (int a = 0; a < 2; ++a) {
-        if (d->red[a].buf)
-            cudaFree(d->red[a].buf);
-        memset(&d->red[a], 0, sizeof d->red[a]);
-    }
-    for (int i = 0; i < 4; ++i)
-        if (d->scratch[i])
-            i < 2 ? cudaFree(d->scratch[i]) : cudaFreeHost(d->scratch[i]);
-#endif
-    free(d->scratch[4]);
-    for (int i = 0; i < 5; ++i) {
-        d->scratch[i] = NULL;
-        d->scratch_bytes[i] = 0;
-    }
-}
-
 typedef struct dplan {
     tridi_problem p;   /* this rank's part of the box (valid when has_lines && n > 0) */
     int has_lines;     /* this rank holds lines of the box */
@@ -84,7 +41,12 @@ typedef struct dplan {
     int line_size, line_rank;
     int64_t llo[3], lhi[3];
     int ns;            /* device cut solve: sub-blocks per line (tridi_mpi_cuda_subblocks) */
+    int prev, next;    /* line ranks holding the unknowns just before / after this block's, -1: none */
 } dplan;
+
+/* Slack over 1 allowed in |W_m| + |S_m| and in the reduced rows' dominance: rounding only (a weakly
+ * dominant row gives exactly 1 in exact arithmetic). */
+#define TRIDI_MPI_GROWTH_SLACK 1e-8
 
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
  * of the global grid (MOHID's boundary rows live there). */
@@ -97,6 +59,20 @@ static void solvable(const tridi_decomp d, int a, int64_t *lo, int64_t *hi)
         *lo = in->grid.lbound[a];
     if (a == 2 || in->coords[a] == in->dims[a] - 1)
         *hi = in->grid.ubound[a];
+}
+
+/* Whether line rank r (coordinate r along the cut axis a) solves unknowns of the box lo..hi on a: the
+ * same range as solvable() on that rank. */
+static int line_rank_holds(const tridi_decomp d, int a, int r, int64_t lo, int64_t hi)
+{
+    const tridi_decomp_config *c = &d->cfg;
+    int64_t blo, bhi;
+    tridi_block_range(c->lo[a], c->hi[a], d->info.dims[a], r, &blo, &bhi);
+    if (r == 0)
+        blo = c->lo[a] - c->halo[a];
+    if (r == d->info.dims[a] - 1)
+        bhi = c->hi[a] + c->halo[a];
+    return (lo > blo ? lo : blo) <= (hi < bhi ? hi : bhi);
 }
 
 /* Checks a solve's arguments on every rank. What each rank can check alone (context, NULL arguments,
@@ -127,9 +103,10 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                            "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
                            (long long)lo[a], a, (long long)hi[a]);
-    int64_t v[15] = {s != TRIDI_SUCCESS};
+    int64_t v[15] = {s != TRIDI_SUCCESS}, mine[7] = {0};
     if (!s) {
-        int64_t mine[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+        const int64_t given[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
+        memcpy(mine, given, sizeof mine);
         for (int i = 0; i < 7; ++i) {
             v[1 + i] = mine[i];
             v[8 + i] = -mine[i];
@@ -143,8 +120,7 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
     for (int i = 0; i < 7; ++i)
         if (-v[8 + i] != v[1 + i])
-            return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %lld to %lld across ranks)",
-                              f, name[i], (long long)-v[8 + i], (long long)v[1 + i]);
+            return tridi_mpi_mismatch(f, comm, name[i], mine[i]);
     int empty = 0;
     for (int a = 0; a < c->ndim; ++a) {
         if (hi[a] < lo[a]) {
@@ -176,10 +152,19 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     dp->n = dp->lhi[axis] >= dp->llo[axis] ? dp->lhi[axis] - dp->llo[axis] + 1 : 0;
     dp->first = dp->llo[axis] == lo[axis];
     dp->last = dp->lhi[axis] == hi[axis];
+    dp->prev = dp->next = -1;
     if (dp->cut) {
         dp->line_comm = d->line_comm[axis];
         MPI_Comm_size(dp->line_comm, &dp->line_size);
         MPI_Comm_rank(dp->line_comm, &dp->line_rank);
+        /* The line ranks are ordered by coordinate (MPI_Cart_sub); the ones holding unknowns of the box
+         * are contiguous. */
+        for (int r = dp->line_rank - 1; r >= 0 && dp->prev < 0; --r)
+            if (line_rank_holds(d, axis, r, lo[axis], hi[axis]))
+                dp->prev = r;
+        for (int r = dp->line_rank + 1; r < dp->line_size && dp->next < 0; ++r)
+            if (line_rank_holds(d, axis, r, lo[axis], hi[axis]))
+                dp->next = r;
     }
     s = TRIDI_SUCCESS;
     if (dp->has_lines && dp->n > 0) {
@@ -202,22 +187,22 @@ static inline double ld(const void *p, tridi_dtype t, int64_t i)
     return t == TRIDI_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
-/* Host forward elimination of every line; work holds G, W, S per line (3n doubles). */
-static tridi_status cpu_forward(const dplan *dp, double *work, double *coef, const char *f)
+/* Host forward elimination of every line; work holds G, W, S per line (3n doubles). A line whose
+ * elimination is not safe here (a zero pivot, a non-finite value, |W| + |S| above 1: see the top of the
+ * file) gets NaN coefficients, which mark it for the pipelined Thomas on every rank of the line once
+ * they are gathered; whether it really fails is for that sweep to say. */
+static void cpu_forward(const dplan *dp, double *work, double *coef)
 {
     const tridi_problem *p = &dp->p;
     const tridi_arrays *A = &p->arrays;
     const int64_t n = p->n, st = p->stride[p->axis];
-    int64_t bad_line = INT64_MAX, bad_m = 0;
-    int bad_kind = 0;
 #pragma omp parallel for schedule(static)
     for (int64_t l = 0; l < p->nlines; ++l) {
         const int64_t base = tridi_line_offset(p, l);
         double *G = work + 3 * n * l, *W = G + n, *S = W + n;
         double Wp = 0, Gp = 0, Sp = 0;
-        int kind = 0;
-        int64_t at = 0;
-        for (int64_t m = 0; m < n; ++m) {
+        int unsafe = 0;
+        for (int64_t m = 0; m < n && !unsafe; ++m) {
             int64_t o = base + m * st;
             double a = (m == 0 && dp->first) ? 0.0 : ld(A->lower, A->lower_type, o);
             double b = ld(A->diag, A->diag_type, o);
@@ -225,65 +210,50 @@ static tridi_status cpu_forward(const dplan *dp, double *work, double *coef, con
             double r = ld(A->rhs, A->rhs_type, o);
             double den = m == 0 ? b : b + a * Wp;
             double sl = m == 0 ? -a : -a * Sp;
-            if (den == 0.0) {
-                kind = 1;
-                at = m;
-                break;
-            }
-            /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S below: without this
-             * the line would be solved with that unknown silently 0, where tridi_solve reports it. */
-            if (!isfinite(den)) {
-                kind = 2;
-                at = m;
+            /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S: caught here. */
+            if (den == 0.0 || !isfinite(den)) {
+                unsafe = 1;
                 break;
             }
             double inv = 1.0 / den;
             W[m] = -cc * inv;
             G[m] = (m == 0 ? r : r - a * Gp) * inv;
             S[m] = sl * inv;
-            if (!isfinite(W[m]) || !isfinite(G[m]) || !isfinite(S[m])) {
-                kind = 2;
-                at = m;
-                break;
-            }
+            unsafe = !isfinite(W[m]) || !isfinite(G[m]) || !isfinite(S[m]) ||
+                     !(fabs(W[m]) + fabs(S[m]) <= 1.0 + TRIDI_MPI_GROWTH_SLACK);
             Wp = W[m];
             Gp = G[m];
             Sp = S[m];
         }
         double *cf = coef + 6 * l;
-        if (!kind) {
-            /* Backward for m = n-1 .. 0: x_m = P + Q x_R + R x_L. */
-            double P = G[n - 1], Q = W[n - 1], R = S[n - 1];
-            cf[3] = P;
-            cf[4] = Q;
-            cf[5] = R;
-            for (int64_t m = n - 2; m >= 0; --m) {
-                P = G[m] + W[m] * P;
-                Q = W[m] * Q;
-                R = S[m] + W[m] * R;
-            }
-            cf[0] = P;
-            cf[1] = Q;
-            cf[2] = R;
-        } else {
-#pragma omp critical(tridi_mpi_fail)
-            if (l < bad_line) {
-                bad_line = l;
-                bad_m = at;
-                bad_kind = kind;
-            }
+        if (unsafe) {
+            for (int k = 0; k < 6; ++k)
+                cf[k] = NAN;
+            continue;
         }
+        /* Backward for m = n-1 .. 0: x_m = P + Q x_R + R x_L. */
+        double P = G[n - 1], Q = W[n - 1], R = S[n - 1];
+        cf[3] = P;
+        cf[4] = Q;
+        cf[5] = R;
+        for (int64_t m = n - 2; m >= 0; --m) {
+            P = G[m] + W[m] * P;
+            Q = W[m] * Q;
+            R = S[m] + W[m] * R;
+        }
+        cf[0] = P;
+        cf[1] = Q;
+        cf[2] = R;
     }
-    if (bad_kind)
-        return tridi_fail_numeric(f, p, bad_kind == 1 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, bad_line,
-                                  bad_m, bad_kind == 1 ? "zero pivot" : "non-finite value");
-    return TRIDI_SUCCESS;
 }
 
 /* Solves each line's reduced system from the gathered coefficients all[rank][6 * nlines] and returns
- * this rank's x_L, x_R in ends[2 * line]. blocks[r] = 1 where rank r of the line holds unknowns. On a
- * zero pivot returns the first failing line in *bad_line. */
-static int reduced_solve(const dplan *dp, const double *all, const int *blocks, double *ends, int64_t *bad_line)
+ * this rank's x_L, x_R in ends[2 * line]. blocks[r] = 1 where rank r of the line holds unknowns. A line
+ * that must go to the pipelined Thomas (a block marked it with NaN coefficients, or its reduced system
+ * loses diagonal dominance or meets a zero pivot or a non-finite value) gets NaN in both ends. Every
+ * rank of the line computes the same marks from the same gathered coefficients. Returns -1 when out of
+ * memory, else 0. */
+static int reduced_solve(const dplan *dp, const double *all, const int *blocks, double *ends)
 {
     int P = dp->line_size, me = -1, Q = 0;
     int *idx = malloc(sizeof(int) * (size_t)P);
@@ -296,7 +266,6 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
             idx[Q++] = r;
         }
     const int N = 2 * Q;
-    int64_t bad = INT64_MAX;
     int oom = 0;
 #pragma omp parallel
     {
@@ -312,8 +281,11 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
             memset(band, 0, sizeof(double) * 6 * (size_t)N);
 #define B(row, col) band[6 * (row) + (col) - (row) + 2]
 #define RHS(row) band[6 * (row) + 5]
+            int unsafe = 0;
             for (int q = 0; q < Q; ++q) {
                 const double *cf = all + (size_t)idx[q] * 6 * (size_t)dp->nlines + 6 * l;
+                for (int k = 0; k < 6; ++k)
+                    unsafe |= isnan(cf[k]);
                 int rf = 2 * q, rl = 2 * q + 1;
                 B(rf, rf) = 1.0;
                 B(rl, rl) = 1.0;
@@ -328,11 +300,13 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
                     B(rl, rf + 2) = -cf[4];
                 }
             }
-            int fail = 0;
-            for (int r = 0; r < N && !fail; ++r) {
-                double piv = B(r, r);
-                if (piv == 0.0 || !isfinite(piv)) {
-                    fail = 1;
+            for (int r = 0; r < N && !unsafe; ++r) {
+                double piv = B(r, r), off = 0.0;
+                for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
+                    off += fabs(B(r, cc));
+                /* Row diagonal dominance kept at every pivot: elimination without pivoting is then stable. */
+                if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + TRIDI_MPI_GROWTH_SLACK) >= off)) {
+                    unsafe = 1;
                     break;
                 }
                 for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
@@ -344,19 +318,18 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
                     RHS(rr) -= fac * RHS(r);
                 }
             }
-            if (!fail) {
-                for (int r = N - 1; r >= 0; --r) {
-                    double v = RHS(r);
-                    for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
-                        v -= B(r, cc) * RHS(cc);
-                    RHS(r) = v / B(r, r);
-                }
+            for (int r = N - 1; r >= 0 && !unsafe; --r) {
+                double v = RHS(r);
+                for (int cc = r + 1; cc <= r + 2 && cc < N; ++cc)
+                    v -= B(r, cc) * RHS(cc);
+                RHS(r) = v / B(r, r);
+                unsafe = !isfinite(RHS(r));
+            }
+            if (unsafe) {
+                ends[2 * l] = ends[2 * l + 1] = NAN;
+            } else {
                 ends[2 * l] = me > 0 ? RHS(2 * me - 1) : 0.0;
                 ends[2 * l + 1] = me >= 0 && me < Q - 1 ? RHS(2 * me + 2) : 0.0;
-            } else {
-#pragma omp critical(tridi_mpi_reduced)
-                if (l < bad)
-                    bad = l;
             }
 #undef B
 #undef RHS
@@ -364,24 +337,30 @@ static int reduced_solve(const dplan *dp, const double *all, const int *blocks, 
         free(band);
     }
     free(idx);
-    *bad_line = bad;
-    return oom ? -1 : bad != INT64_MAX ? 1 : 0;
+    return oom ? -1 : 0;
 }
 
 /* Back substitution from x_L, x_R of each line into x, the old x of each cell saved to undo first (n
  * values per line, x's type) so that a failure on any rank can put every rank's x back (cpu_restore).
- * Fails if an answer is not finite in x's type (a float answer may overflow where the double one does
- * not), naming the lowest failing line at its highest failing unknown, as tridi_solve does. */
+ * Lines marked for the pipelined Thomas (NaN ends) only have their old x saved: pipeline_thomas writes
+ * them. Fails if an answer is not finite in x's type (a float answer may overflow where the double one
+ * does not), naming the lowest failing line at its highest failing unknown, as tridi_solve does. */
 static tridi_status cpu_backward(const dplan *dp, const double *work, const double *ends, void *undo, const char *f)
 {
     const tridi_problem *p = &dp->p;
     const int64_t n = p->n, st = p->stride[p->axis];
     void *x = p->arrays.x;
     const tridi_dtype xt = p->arrays.x_type;
+    const size_t es = tridi_dtype_size(xt);
     int64_t bad_line = INT64_MAX, bad_m = 0;
 #pragma omp parallel for schedule(static)
     for (int64_t l = 0; l < p->nlines; ++l) {
         const int64_t base = tridi_line_offset(p, l);
+        if (isnan(ends[2 * l])) {
+            for (int64_t m = 0; m < n; ++m)
+                memcpy((char *)undo + (size_t)(l * n + m) * es, (const char *)x + (size_t)(base + m * st) * es, es);
+            continue;
+        }
         const double *G = work + 3 * n * l, *W = G + n, *S = W + n;
         double xl = ends[2 * l], xr = ends[2 * l + 1];
         double next = xr;
@@ -417,6 +396,268 @@ static tridi_status cpu_backward(const dplan *dp, const double *work, const doub
     return TRIDI_SUCCESS;
 }
 
+/* The lines of this rank's block that the pipelined Thomas solves, their inputs widened to double (as
+ * tridi_solve reads them) and their answers. */
+typedef struct fallback {
+    int64_t nf;        /* lines */
+    int64_t *lines;    /* their local indices, ascending */
+    double *abcr;      /* lower, diag, upper, rhs: 4 n per line */
+    double *wg;        /* W, G of the forward sweep: 2 n per line */
+    void *x;           /* answers: n per line, x's type */
+    double *msg;       /* one chunk's messages: 2 per line */
+    int64_t chunk;     /* lines per message */
+} fallback;
+
+static void fallback_free(fallback *fb)
+{
+    free(fb->lines);
+    free(fb->abcr);
+    free(fb->wg);
+    free(fb->x);
+    free(fb->msg);
+    memset(fb, 0, sizeof *fb);
+}
+
+/* Finds the lines marked by NaN ends and allocates the fallback's host buffers. The marks, hence nf and
+ * the chunks, are the same on every rank of a line. */
+static tridi_status fallback_prepare(const char *f, const dplan *dp, const double *ends, fallback *fb)
+{
+    memset(fb, 0, sizeof *fb);
+    if (!(dp->has_lines && dp->n > 0))
+        return TRIDI_SUCCESS;
+    int64_t nf = 0;
+    for (int64_t l = 0; l < dp->nlines; ++l)
+        nf += isnan(ends[2 * l]) != 0;
+    if (!nf)
+        return TRIDI_SUCCESS;
+    const size_t n = (size_t)dp->n, es = tridi_dtype_size(dp->p.arrays.x_type);
+    /* Chunks: about 4 per line rank, so that while rank r sweeps chunk c, rank r+1 sweeps chunk c-1. */
+    int64_t chunk = (nf + 4 * (int64_t)dp->line_size - 1) / (4 * (int64_t)dp->line_size);
+    fb->chunk = chunk < 64 ? 64 : chunk;
+    fb->nf = nf;
+    fb->lines = malloc(sizeof(int64_t) * (size_t)nf);
+    fb->abcr = malloc(sizeof(double) * 4 * n * (size_t)nf);
+    fb->wg = malloc(sizeof(double) * 2 * n * (size_t)nf);
+    fb->x = malloc(es * n * (size_t)nf);
+    fb->msg = malloc(sizeof(double) * 2 * (size_t)fb->chunk);
+    if (!fb->lines || !fb->abcr || !fb->wg || !fb->x || !fb->msg) {
+        fallback_free(fb);
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
+                          "%s: out of host memory for the pipelined Thomas of %lld lines", f, (long long)nf);
+    }
+    nf = 0;
+    for (int64_t l = 0; l < dp->nlines; ++l)
+        if (isnan(ends[2 * l]))
+            fb->lines[nf++] = l;
+    return TRIDI_SUCCESS;
+}
+
+/* The fallback lines' inputs from host arrays. */
+static void cpu_gather(const dplan *dp, fallback *fb)
+{
+    const tridi_problem *p = &dp->p;
+    const tridi_arrays *A = &p->arrays;
+    const int64_t n = p->n, st = p->stride[p->axis];
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < fb->nf; ++k) {
+        const int64_t base = tridi_line_offset(p, fb->lines[k]);
+        double *a = fb->abcr + 4 * n * k, *b = a + n, *c = b + n, *r = c + n;
+        for (int64_t m = 0; m < n; ++m) {
+            const int64_t o = base + m * st;
+            a[m] = ld(A->lower, A->lower_type, o);
+            b[m] = ld(A->diag, A->diag_type, o);
+            c[m] = ld(A->upper, A->upper_type, o);
+            r[m] = ld(A->rhs, A->rhs_type, o);
+        }
+    }
+}
+
+/* The fallback lines' answers into host x (their old values are in the undo copy: cpu_backward). */
+static void cpu_scatter(const dplan *dp, const fallback *fb)
+{
+    const tridi_problem *p = &dp->p;
+    const int64_t n = p->n, st = p->stride[p->axis];
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
+#pragma omp parallel for schedule(static)
+    for (int64_t k = 0; k < fb->nf; ++k) {
+        const int64_t base = tridi_line_offset(p, fb->lines[k]);
+        for (int64_t m = 0; m < n; ++m)
+            memcpy((char *)p->arrays.x + (size_t)(base + m * st) * es, (const char *)fb->x + (size_t)(k * n + m) * es,
+                   es);
+    }
+}
+
+/* A failure of the pipelined sweep on this rank: the first one of the lowest line. */
+typedef struct pfail {
+    int64_t k, m;
+    tridi_status status;
+    const char *what;
+} pfail;
+
+static void pfail_note(pfail *pf, int64_t k, int64_t m, tridi_status status, const char *what)
+{
+    if (k < pf->k) {
+        pf->k = k;
+        pf->m = m;
+        pf->status = status;
+        pf->what = what;
+    }
+}
+
+/* The CPU backend's sweeps are compiled for x86-64-v4 and v3 too, where the compiler contracts
+ * e + d*w and w*x + g into fused multiply-adds (src/cpu_solve.c): the pipelined sweep is compiled the
+ * same way so that it rounds as the one-rank solve does on the same machine. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TRIDI_NO_CLONES) && \
+    !defined(__SANITIZE_ADDRESS__)
+#define TRIDI_MPI_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define TRIDI_MPI_CLONES
+#endif
+
+/* Forward sweep of fallback line k over this rank's unknowns, from the previous rank's W, G: the
+ * one-rank recurrence and checks of the CPU backend (src/cpu_solve.c), operation for operation.
+ * Returns 0, or 1 with the failure noted. */
+TRIDI_MPI_CLONES static int pipe_forward(const dplan *dp, fallback *fb, int64_t k, double *w, double *g, pfail *pf)
+{
+    const int64_t n = dp->n;
+    const double *A = fb->abcr + 4 * n * k, *B = A + n, *C = B + n, *R = C + n;
+    double *W = fb->wg + 2 * n * k, *G = W + n;
+    for (int64_t m = 0; m < n; ++m) {
+        const int gfirst = dp->first && m == 0, glast = dp->last && m == n - 1;
+        const double d = gfirst ? 0.0 : A[m], e = B[m], f = glast ? 0.0 : C[m], r = R[m];
+        const char *bad = !isfinite(e) ? "non-finite diag value" : !isfinite(d) ? "non-finite lower value"
+                          : !isfinite(f) ? "non-finite upper value" : !isfinite(r) ? "non-finite rhs value" : NULL;
+        if (bad) {
+            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, bad);
+            return 1;
+        }
+        const double den = gfirst ? e : e + d * *w;
+        if (den == 0.0) {
+            pfail_note(pf, k, m, TRIDI_ERROR_ZERO_PIVOT, "zero pivot (diag + lower*w = 0)");
+            return 1;
+        }
+        double nw, ng;
+        if (gfirst) {
+            nw = glast ? 0.0 : -f / e;
+            ng = r / e;
+        } else if (glast) {
+            nw = 0.0;
+            ng = (r - d * *g) / den;
+        } else {
+            const double inv = 1.0 / den;
+            nw = -f * inv;
+            ng = (r - d * *g) * inv;
+        }
+        if (!isfinite(nw) || !isfinite(ng) || !isfinite(den)) {
+            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, "overflow in the elimination (pivot too small)");
+            return 1;
+        }
+        W[m] = *w = nw;
+        G[m] = *g = ng;
+    }
+    return 0;
+}
+
+/* Back substitution of fallback line k from the next rank's first answer (as rounded to x's type),
+ * each answer rounded before it feeds the next, as tridi_solve. Returns the answer at this rank's first
+ * unknown, NaN after an overflow (noted at the highest failing unknown). */
+TRIDI_MPI_CLONES static double pipe_backward(const dplan *dp, fallback *fb, int64_t k, double xnext, pfail *pf)
+{
+    const int64_t n = dp->n;
+    const double *W = fb->wg + 2 * n * k, *G = W + n;
+    const int f64 = dp->p.arrays.x_type == TRIDI_FLOAT64;
+    int failed = 0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        const double v = (dp->last && m == n - 1) ? G[m] : W[m] * xnext + G[m];
+        if (f64) {
+            ((double *)fb->x)[k * n + m] = v;
+            xnext = v;
+        } else {
+            const float fv = (float)v;
+            ((float *)fb->x)[k * n + m] = fv;
+            xnext = (double)fv;
+        }
+        if (!failed && !(fabs(xnext) <= DBL_MAX)) {
+            failed = 1;
+            pfail_note(pf, k, m, TRIDI_ERROR_NONFINITE, "the answer overflows its storage type");
+        }
+    }
+    return failed ? NAN : xnext;
+}
+
+/* The pipelined Thomas of the fallback lines over the ranks of the line holding unknowns: rank r takes
+ * each chunk's W, G (last unknown of rank r-1) from rank r-1, sweeps its unknowns and sends its own on;
+ * the back substitution then flows from the last rank down, each rank sending the answer at its first
+ * unknown. A line that fails on some rank travels on as NaN, so the ranks after it skip it and only the
+ * rank that met the failure reports it. Every rank runs every message even after a failure, so no
+ * rank waits for ever. Writes the answers to fb->x only. */
+static tridi_status pipeline_thomas(const char *f, const dplan *dp, fallback *fb)
+{
+    enum { TAG_FORWARD = 0x7d01, TAG_BACKWARD = 0x7d02 };
+    const int64_t nf = fb->nf, C = fb->chunk;
+    MPI_Comm line = dp->line_comm;
+    pfail pf = {INT64_MAX, 0, TRIDI_SUCCESS, NULL};
+    int mpi_err = MPI_SUCCESS;
+    const char *mpi_call = NULL;
+    for (int64_t c0 = 0; c0 < nf; c0 += C) {
+        const int64_t cn = nf - c0 < C ? nf - c0 : C;
+        double *msg = fb->msg;
+        if (dp->prev >= 0) {
+            int e = MPI_Recv(msg, (int)(2 * cn), MPI_DOUBLE, dp->prev, TAG_FORWARD, line, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS && !mpi_call) {
+                mpi_err = e;
+                mpi_call = "MPI_Recv";
+            }
+        }
+        for (int64_t i = 0; i < cn; ++i) {
+            double w = dp->prev >= 0 ? msg[2 * i] : 0.0, g = dp->prev >= 0 ? msg[2 * i + 1] : 0.0;
+            int failed = isnan(w) || isnan(g) || mpi_call;
+            if (!failed)
+                failed = pipe_forward(dp, fb, c0 + i, &w, &g, &pf);
+            msg[2 * i] = failed ? NAN : w;
+            msg[2 * i + 1] = failed ? NAN : g;
+            if (failed) /* no back substitution here: the rank after gets NaN, this one marks its answer */
+                fb->wg[2 * dp->n * (c0 + i)] = NAN;
+        }
+        if (dp->next >= 0) {
+            int e = MPI_Send(msg, (int)(2 * cn), MPI_DOUBLE, dp->next, TAG_FORWARD, line);
+            if (e != MPI_SUCCESS && !mpi_call) {
+                mpi_err = e;
+                mpi_call = "MPI_Send";
+            }
+        }
+    }
+    for (int64_t c0 = 0; c0 < nf; c0 += C) {
+        const int64_t cn = nf - c0 < C ? nf - c0 : C;
+        double *msg = fb->msg;
+        if (dp->next >= 0) {
+            int e = MPI_Recv(msg, (int)cn, MPI_DOUBLE, dp->next, TAG_BACKWARD, line, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS && !mpi_call) {
+                mpi_err = e;
+                mpi_call = "MPI_Recv";
+            }
+        }
+        for (int64_t i = 0; i < cn; ++i) {
+            const int64_t k = c0 + i;
+            const double xn = dp->next >= 0 ? msg[i] : 0.0;
+            const int failed = isnan(xn) || isnan(fb->wg[2 * dp->n * k]) || mpi_call;
+            msg[i] = failed ? NAN : pipe_backward(dp, fb, k, xn, &pf);
+        }
+        if (dp->prev >= 0) {
+            int e = MPI_Send(msg, (int)cn, MPI_DOUBLE, dp->prev, TAG_BACKWARD, line);
+            if (e != MPI_SUCCESS && !mpi_call) {
+                mpi_err = e;
+                mpi_call = "MPI_Send";
+            }
+        }
+    }
+    if (mpi_call)
+        return tridi_mpi_fail(f, mpi_call, mpi_err);
+    if (pf.status)
+        return tridi_fail_numeric(f, &dp->p, pf.status, fb->lines[pf.k], pf.m, pf.what);
+    return TRIDI_SUCCESS;
+}
+
 /* Puts back the x that cpu_backward saved to undo. */
 static void cpu_restore(const dplan *dp, const void *undo)
 {
@@ -436,7 +677,8 @@ static void cpu_restore(const dplan *dp, const void *undo)
 static tridi_status reduce(const char *f, tridi_decomp d, const dplan *dp, const double *coef, double *ends)
 {
     size_t per = 6 * (size_t)dp->nlines;
-    double *all = tridi_mpi_scratch(d, 4, sizeof(double) * per * (size_t)dp->line_size);
+    double *all =
+        tridi_mpi_buffer_get(&d->scratch.host_gather, TRIDI_MPI_MEM_HOST, sizeof(double) * per * (size_t)dp->line_size);
     int *blocks = malloc(sizeof(int) * (size_t)dp->line_size);
     tridi_status s = TRIDI_SUCCESS;
     if (!all || !blocks)
@@ -448,15 +690,8 @@ static tridi_status reduce(const char *f, tridi_decomp d, const dplan *dp, const
         e = MPI_Allgather(coef, (int)per, MPI_DOUBLE, all, (int)per, MPI_DOUBLE, dp->line_comm);
     if (!s && e != MPI_SUCCESS)
         s = tridi_mpi_fail(f, "MPI_Allgather", e);
-    if (!s && dp->n > 0) {
-        int64_t bad;
-        int r = reduced_solve(dp, all, blocks, ends, &bad);
-        if (r < 0)
-            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the reduced system", f);
-        else if (r > 0)
-            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, bad, 0,
-                                   "zero pivot in the reduced system of the line (block starting)");
-    }
+    if (!s && dp->n > 0 && reduced_solve(dp, all, blocks, ends) < 0)
+        s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the reduced system", f);
     free(blocks);
     return s;
 }
@@ -543,17 +778,33 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
             ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for %zu lines", f, nl)
             : TRIDI_SUCCESS;
     if (!s && work_here)
-        s = cpu_forward(&dp, work, coef, f);
+        cpu_forward(&dp, work, coef);
     s = tridi_mpi_agree(comm, s);
-    if (!s)
-        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
+    /* The reduced systems, then the buffers of the lines marked for the pipelined Thomas: allocated
+     * before the agreement, so that no rank enters the pipeline's messages while another cannot. */
+    fallback fb = {0};
+    if (!s) {
+        s = dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS;
+        if (!s && work_here)
+            s = fallback_prepare(f, &dp, ends, &fb);
+        s = tridi_mpi_agree(comm, s);
+    }
     /* An answer that overflows x's type on any rank fails the call on every rank, each putting its x
      * back: no partial answer, as tridi_solve. */
     if (!s) {
-        s = tridi_mpi_agree(comm, work_here ? cpu_backward(&dp, work, ends, undo, f) : TRIDI_SUCCESS);
+        s = work_here ? cpu_backward(&dp, work, ends, undo, f) : TRIDI_SUCCESS;
+        if (fb.nf) {
+            cpu_gather(&dp, &fb);
+            tridi_status sp = pipeline_thomas(f, &dp, &fb);
+            if (!sp)
+                cpu_scatter(&dp, &fb);
+            s = s ? s : sp;
+        }
+        s = tridi_mpi_agree(comm, s);
         if (s && work_here)
             cpu_restore(&dp, undo);
     }
+    fallback_free(&fb);
     free(coef);
     free(ends);
     free(work);
@@ -679,21 +930,89 @@ static tridi_status reduced_grow(const char *f, tridi_decomp d, int axis, size_t
     return s;
 }
 
-/* The status a device kernel's failure word stands for, all ones if none (tridi_mpi_cuda_forward,
- * _backward). forward: (line << 24) | (m << 1) | nonfinite, a zero pivot or a non-finite value; otherwise
- * (line << 24) | (2^24 - 1 - m), the back substitution's answer overflowing x's type. */
-static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w, int forward)
+/* The status of the back substitution kernel's failure word, all ones if none: (line << 24) |
+ * (2^24 - 1 - m), the answer overflowing x's type (tridi_mpi_cuda_backward). */
+static tridi_status device_failure(const char *f, const tridi_problem *p, unsigned long long w)
 {
     if (w == ~0ull)
         return TRIDI_SUCCESS;
     const int64_t line = (int64_t)(w >> 24), low = (int64_t)(w & ((1u << 24) - 1));
-    if (!forward)
-        return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
-                                  "the answer overflows its storage type");
-    const int64_t m = low >> 1;
-    const int nonfinite = (int)(low & 1);
-    return tridi_fail_numeric(f, p, nonfinite ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT, line, m,
-                              nonfinite ? "non-finite value" : "zero pivot");
+    return tridi_fail_numeric(f, p, TRIDI_ERROR_NONFINITE, line, ((1 << 24) - 1) - low,
+                              "the answer overflows its storage type");
+}
+
+/* Device buffers of the pipelined Thomas's lines: their list, their inputs and their answers. */
+typedef struct dfallback {
+    int64_t *lines;
+    double *abcr;
+    void *x;
+} dfallback;
+
+static void dfallback_free(dfallback *df)
+{
+    cudaFree(df->lines);
+    cudaFree(df->abcr);
+    cudaFree(df->x);
+    memset(df, 0, sizeof *df);
+}
+
+/* The host and device buffers of the lines marked by NaN in ends (host copy of x_L, x_R). Before the
+ * agreement that precedes the back substitution: the pipeline's messages start only if every rank
+ * could allocate. Its rare lines pay their own allocations. */
+static tridi_status dfallback_prepare(const char *f, const dplan *dp, const double *ends, fallback *fb, dfallback *df)
+{
+    memset(df, 0, sizeof *df);
+    tridi_status s = fallback_prepare(f, dp, ends, fb);
+    if (s || !fb->nf)
+        return s;
+    const size_t n = (size_t)dp->n, nf = (size_t)fb->nf, es = tridi_dtype_size(dp->p.arrays.x_type);
+    cudaError_t e = cudaMalloc((void **)&df->lines, sizeof(int64_t) * nf);
+    if (e == cudaSuccess)
+        e = cudaMalloc((void **)&df->abcr, sizeof(double) * 4 * n * nf);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&df->x, es * n * nf);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(df->lines, fb->lines, sizeof(int64_t) * nf, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        dfallback_free(df);
+        fallback_free(fb);
+        return tridi_fail(e == cudaErrorMemoryAllocation ? TRIDI_ERROR_OUT_OF_MEMORY : TRIDI_ERROR_CUDA,
+                          "%s: device buffers of the pipelined Thomas of %zu lines: %s", f, nf, cudaGetErrorString(e));
+    }
+    return TRIDI_SUCCESS;
+}
+
+/* The pipelined Thomas of the marked lines of a device solve: their inputs to the host, the pipeline,
+ * their answers back into x when write is set (the back substitution kernel ran, so their old x is in
+ * the undo copy). Runs every message of the pipeline whatever failed before, as the other ranks of the
+ * line wait for them. */
+static tridi_status device_pipeline(const char *f, const dplan *dp, fallback *fb, dfallback *df, int write,
+                                    cudaStream_t st)
+{
+    const size_t n = (size_t)dp->n, nf = (size_t)fb->nf, es = tridi_dtype_size(dp->p.arrays.x_type);
+    tridi_status s = tridi_mpi_cuda_gather_lines(&dp->p, df->lines, fb->nf, df->abcr, st);
+    cudaError_t e = cudaSuccess;
+    if (!s) {
+        e = cudaMemcpyAsync(fb->abcr, df->abcr, sizeof(double) * 4 * n * nf, cudaMemcpyDeviceToHost, st);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(st);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the lines of the pipelined Thomas: %s", f,
+                           cudaGetErrorString(e));
+    }
+    tridi_status sp = pipeline_thomas(f, dp, fb);
+    if (!s && !sp && write) {
+        e = cudaMemcpyAsync(df->x, fb->x, es * n * nf, cudaMemcpyHostToDevice, st);
+        if (e == cudaSuccess) {
+            s = tridi_mpi_cuda_scatter_lines(&dp->p, df->lines, fb->nf, df->x, st);
+            e = cudaStreamSynchronize(st);
+        }
+        if (!s && e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: writing the answers of the pipelined Thomas: %s", f,
+                           cudaGetErrorString(e));
+    }
+    return s ? s : sp;
 }
 
 /* After a kernel queued on st whose launch gave s: brings its failure word from dfail to *hfail and waits
@@ -721,7 +1040,8 @@ static size_t device_work_bytes(const dplan *dp)
  * from the undo copy (no partial answer, as tridi_solve and the host path). dfail/hfail: one word on the
  * device and in pinned host memory. */
 static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *dp, double *work, const double *dends,
-                                    unsigned long long *dfail, unsigned long long *hfail, cudaStream_t st)
+                                    unsigned long long *dfail, unsigned long long *hfail, fallback *fb,
+                                    dfallback *df, cudaStream_t st)
 {
     const int work_here = dp->has_lines && dp->n > 0;
     void *undo = work_here ? (char *)work + tridi_dtype_size(dp->p.arrays.x_type) * 3 * (size_t)dp->n * (size_t)dp->nlines
@@ -733,8 +1053,14 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
                           hfail, st);
         ran = !s;
         if (!s)
-            s = device_failure(f, &dp->p, *hfail, 0);
+            s = device_failure(f, &dp->p, *hfail);
     }
+    if (fb->nf) {
+        tridi_status sp = device_pipeline(f, dp, fb, df, ran, st);
+        s = s ? s : sp;
+    }
+    fallback_free(fb);
+    dfallback_free(df);
     s = tridi_mpi_agree(comm, s);
     if (s && ran) {
         tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, st);
@@ -769,15 +1095,16 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
         red = &d->red[ax];
         s = reduced_grow(f, d, ax, nl);
     }
-    unsigned long long *hfail = tridi_mpi_scratch(d, 2, 2 * sizeof(unsigned long long));
+    unsigned long long *hfail =
+        tridi_mpi_buffer_get(&d->scratch.pinned_coef, TRIDI_MPI_MEM_PINNED, 2 * sizeof(unsigned long long));
     double *dends = NULL;
     unsigned long long *dfail = NULL;
     if (!s && !hfail)
         s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f);
     double *work = NULL;
     if (!s && work_here) {
-        work = tridi_mpi_scratch(d, 0, device_work_bytes(dp));
-        dends = tridi_mpi_scratch(d, 1, sizeof(double) * (2 * nl + 2));
+        work = tridi_mpi_buffer_get(&d->scratch.dev_work, TRIDI_MPI_MEM_DEVICE, device_work_bytes(dp));
+        dends = tridi_mpi_buffer_get(&d->scratch.dev_small, TRIDI_MPI_MEM_DEVICE, sizeof(double) * (2 * nl + 2));
         if (!work || !dends)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
         else
@@ -789,17 +1116,12 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
     if (!s && dp->has_lines) {
         /* The flag word: whether this rank holds unknowns of the line. */
         e = cudaMemsetAsync(mine + 6 * red->cap, work_here ? 0xff : 0, sizeof(double), st);
-        if (e == cudaSuccess && work_here) {
-            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, dp->ns, work, mine, dfail, stream);
-            if (!s)
-                e = cudaMemcpyAsync(hfail, dfail, sizeof *hfail, cudaMemcpyDeviceToHost, st);
-        }
+        if (e == cudaSuccess && work_here)
+            s = tridi_mpi_cuda_forward(&dp->p, dp->first, dp->last, dp->ns, work, mine, stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
         if (!s && e != cudaSuccess)
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: forward elimination: %s", f, cudaGetErrorString(e));
-        if (!s && work_here)
-            s = device_failure(f, &dp->p, hfail[0], 1);
     }
     s = tridi_mpi_agree(comm, s);
     if (!s && dp->has_lines) {
@@ -819,18 +1141,30 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
                            cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
+    /* The reduced systems; lines they mark (hfail[0] of them) go to the pipelined Thomas, whose buffers
+     * are allocated before the agreement. */
+    fallback fb = {0};
+    dfallback df = {0};
     if (!s && work_here) {
         s = fetch_failure(f, "reduced systems",
                           tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream), dfail,
                           hfail, st);
-        if (!s && hfail[0] != ~0ull)
-            s = tridi_fail_numeric(f, &dp->p, TRIDI_ERROR_ZERO_PIVOT, (int64_t)hfail[0], 0,
-                                   "zero pivot in the reduced system of the line (block starting)");
+        if (!s && hfail[0]) {
+            double *ends = malloc(sizeof(double) * 2 * nl);
+            e = ends ? cudaMemcpy(ends, dends, sizeof(double) * 2 * nl, cudaMemcpyDeviceToHost) : cudaSuccess;
+            s = !ends ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f)
+                : e != cudaSuccess ? tridi_fail(TRIDI_ERROR_CUDA, "%s: reading x_L, x_R: %s", f, cudaGetErrorString(e))
+                                   : dfallback_prepare(f, dp, ends, &fb, &df);
+            free(ends);
+        }
     }
     s = tridi_mpi_agree(comm, s);
-    if (s)
+    if (s) {
+        fallback_free(&fb);
+        dfallback_free(&df);
         return s;
-    return device_backward(f, comm, dp, work, dends, dfail, hfail, st);
+    }
+    return device_backward(f, comm, dp, work, dends, dfail, hfail, &fb, &df, st);
 }
 #endif
 
@@ -888,14 +1222,15 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         return solve_cut_ipc(f, d, &dp, stream);
     size_t nl = (size_t)dp.nlines;
     /* Pinned host buffers: coefficients (+ the failure word) down, x_L/x_R up. */
-    double *coef = tridi_mpi_scratch(d, 2, sizeof(double) * (6 * nl + 2));
-    double *ends = tridi_mpi_scratch(d, 3, sizeof(double) * (2 * nl + 1));
+    tridi_mpi_scratch *sc = &d->scratch;
+    double *coef = tridi_mpi_buffer_get(&sc->pinned_coef, TRIDI_MPI_MEM_PINNED, sizeof(double) * (6 * nl + 2));
+    double *ends = tridi_mpi_buffer_get(&sc->pinned_ends, TRIDI_MPI_MEM_PINNED, sizeof(double) * (2 * nl + 1));
     double *dwork = NULL, *dcoef = NULL;
     unsigned long long *dfail = NULL;
     s = (!coef || !ends) ? tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of pinned host memory", f) : TRIDI_SUCCESS;
     if (!s && work_here) {
-        dwork = tridi_mpi_scratch(d, 0, device_work_bytes(&dp));
-        dcoef = tridi_mpi_scratch(d, 1, sizeof(double) * (6 * nl + 2));
+        dwork = tridi_mpi_buffer_get(&sc->dev_work, TRIDI_MPI_MEM_DEVICE, device_work_bytes(&dp));
+        dcoef = tridi_mpi_buffer_get(&sc->dev_small, TRIDI_MPI_MEM_DEVICE, sizeof(double) * (6 * nl + 2));
         if (!dwork || !dcoef)
             s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: no device memory for the work arrays of %zu lines", f, nl);
         else
@@ -903,20 +1238,25 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     }
     unsigned long long *failp = (unsigned long long *)(coef + 6 * nl);
     if (!s && work_here)
-        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dp.ns, dwork, dcoef, dfail, stream);
+        s = tridi_mpi_cuda_forward(&dp.p, dp.first, dp.last, dp.ns, dwork, dcoef, stream);
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(coef, dcoef, sizeof(double) * 6 * nl, cudaMemcpyDeviceToHost, st);
         if (e == cudaSuccess)
-            e = cudaMemcpyAsync(failp, dfail, sizeof *failp, cudaMemcpyDeviceToHost, st);
-        if (e == cudaSuccess)
             e = cudaStreamSynchronize(st);
-        s = e != cudaSuccess ? tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f,
-                                          cudaGetErrorString(e))
-                             : device_failure(f, &dp.p, *failp, 1);
+        if (e != cudaSuccess)
+            s = tridi_fail(TRIDI_ERROR_CUDA, "%s: reading the reduced coefficients: %s", f, cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
-    if (!s)
-        s = tridi_mpi_agree(comm, dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS);
+    /* The reduced systems on the host, then the buffers of the lines they marked for the pipelined
+     * Thomas, allocated before the agreement. */
+    fallback fb = {0};
+    dfallback df = {0};
+    if (!s) {
+        s = dp.has_lines ? reduce(f, d, &dp, coef, ends) : TRIDI_SUCCESS;
+        if (!s && work_here)
+            s = dfallback_prepare(f, &dp, ends, &fb, &df);
+        s = tridi_mpi_agree(comm, s);
+    }
     double *dends = dcoef; /* the coefficients are no longer needed on the device */
     if (!s && work_here) {
         cudaError_t e = cudaMemcpyAsync(dends, ends, sizeof(double) * 2 * nl, cudaMemcpyHostToDevice, st);
@@ -924,9 +1264,12 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
             s = tridi_fail(TRIDI_ERROR_CUDA, "%s: sending x_L, x_R to the device: %s", f, cudaGetErrorString(e));
     }
     s = tridi_mpi_agree(comm, s);
-    if (s)
+    if (s) {
+        fallback_free(&fb);
+        dfallback_free(&df);
         return s;
-    return device_backward(f, comm, &dp, dwork, dends, dfail, failp, st);
+    }
+    return device_backward(f, comm, &dp, dwork, dends, dfail, failp, &fb, &df, st);
 #else
     (void)stream;
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);

@@ -22,8 +22,7 @@ enum { TAG_DATA = 7100, TAG_READY = 7200, TAG_DONE = 7300 };
 
 /* IPC faces whose rows are at least IPC_ROW_BYTES long are copied by the copy engines, shorter ones
  * by a kernel; so are faces of IPC_CE_MAX_BYTES or more, which the kernel's stores move faster over
- * NVLink than the 3D copies do (measured on 2 H200: 290 vs 246 GB/s for 64 MiB faces, while below
- * 4 MiB the copies win; docs/benchmarks.md). */
+ * NVLink than the 3D copies do, while below 4 MiB the copies win (see docs/decisions/014). */
 #define IPC_ROW_BYTES 64
 #ifndef IPC_CE_MAX_BYTES /* -DIPC_CE_MAX_BYTES=0: every face by the kernel (benchmarks compare both) */
 #define IPC_CE_MAX_BYTES (4u << 20)
@@ -215,48 +214,6 @@ static tridi_status make_host_types(tridi_halo h)
 static tridi_status cuda_fail(const char *f, const char *call, cudaError_t e)
 {
     return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s failed: %s", f, call, cudaGetErrorString(e));
-}
-
-/* One mapping per (exporting allocation) per process: CUDA refuses to open the same handle twice. */
-typedef struct ipc_entry {
-    cudaIpcMemHandle_t handle;
-    void *base;
-    int refs;
-} ipc_entry;
-static ipc_entry ipc_cache[64];
-
-tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
-{
-    const cudaIpcMemHandle_t *hd = handle;
-    int free_slot = -1;
-    for (int i = 0; i < 64; ++i) {
-        if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
-            ipc_cache[i].refs++;
-            *base = ipc_cache[i].base;
-            return TRIDI_SUCCESS;
-        }
-        if (!ipc_cache[i].refs && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot < 0)
-        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi MPI layer: more than 64 CUDA IPC mappings open at once");
-    cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
-    if (e != cudaSuccess)
-        return cuda_fail("tridi MPI layer", "cudaIpcOpenMemHandle", e);
-    ipc_cache[free_slot].handle = *hd;
-    ipc_cache[free_slot].base = *base;
-    ipc_cache[free_slot].refs = 1;
-    return TRIDI_SUCCESS;
-}
-
-void tridi_mpi_ipc_close(void *base)
-{
-    for (int i = 0; i < 64; ++i)
-        if (ipc_cache[i].refs && ipc_cache[i].base == base) {
-            if (--ipc_cache[i].refs == 0)
-                cudaIpcCloseMemHandle(base);
-            return;
-        }
 }
 
 /* The allocation holding ptr: IPC handles name allocations, and the array may start inside one. The
@@ -567,15 +524,25 @@ static tridi_status check_args(const char *f, tridi_halo *out, tridi_decomp d, v
     if (memory != TRIDI_MEMORY_HOST && memory != TRIDI_MEMORY_DEVICE)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: memory = %d is not TRIDI_MEMORY_HOST or _DEVICE", f,
                           (int)memory);
+    *device = -1;
+    if (memory == TRIDI_MEMORY_HOST) /* the transport is ignored for host arrays (tridi_mpi.h) */
+        return TRIDI_SUCCESS;
     if ((int)transport < TRIDI_TRANSPORT_AUTO || (int)transport > TRIDI_TRANSPORT_NCCL)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: transport = %d is not a tridi_transport", f,
                           (int)transport);
-    *device = -1;
-    if (memory == TRIDI_MEMORY_HOST)
-        return TRIDI_SUCCESS;
 #ifdef TRIDI_HAVE_CUDA
+    /* Without a GPU (or a driver) the runtime's first call fails with its own reason, such as "CUDA driver
+     * version is insufficient": say what it means. */
+    int ngpu = 0;
+    cudaError_t e = cudaGetDeviceCount(&ngpu);
+    if (e != cudaSuccess || ngpu == 0) {
+        cudaGetLastError();
+        return tridi_fail(TRIDI_ERROR_NO_DEVICE,
+                          "%s: memory = TRIDI_MEMORY_DEVICE, but this rank sees no GPU (the CUDA runtime says: %s)", f,
+                          e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
+    }
     struct cudaPointerAttributes at;
-    cudaError_t e = cudaPointerGetAttributes(&at, array);
+    e = cudaPointerGetAttributes(&at, array);
     if (e != cudaSuccess) {
         cudaGetLastError();
         return cuda_fail(f, "cudaPointerGetAttributes on 'array'", e);
@@ -702,8 +669,7 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
     static const char *name[4] = {"dtype", "memory", "corners", "transport"};
     for (int i = 0; i < 4; ++i)
         if (mn[i] != mx[i])
-            return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s (values from %d to %d across ranks)",
-                              f, name[i], mn[i], mx[i]);
+            return tridi_mpi_mismatch(f, comm, name[i], v[i]);
 
     tridi_halo h = calloc(1, sizeof *h);
     s = h ? TRIDI_SUCCESS : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
@@ -782,7 +748,7 @@ static tridi_status pack(tridi_halo h, char *buf, int to_buffer)
 
 /* One small message per neighbour carrying this rank's status, so a CUDA failure on one rank makes its
  * neighbours fail instead of hang. Each neighbour's word is left in h->peer_status. */
-static tridi_status handshake(tridi_halo h, int tag, tridi_status mine)
+static tridi_status handshake(const char *f, tridi_halo h, int tag, tridi_status mine)
 {
     int sendv = (int)mine, *recvv = h->peer_status;
     MPI_Request rq[16];
@@ -795,27 +761,26 @@ static tridi_status handshake(tridi_halo h, int tag, tridi_status mine)
     if (mine)
         return mine;
     if (e != MPI_SUCCESS)
-        return tridi_mpi_fail("tridi_halo", "MPI_Waitall", e);
+        return tridi_mpi_fail(f, "MPI_Waitall", e);
     for (int i = 0; i < h->nmsg; ++i)
         if (recvv[i])
-            return tridi_fail((tridi_status)recvv[i], "tridi_halo: neighbour rank %d failed during the exchange (%s)",
+            return tridi_fail((tridi_status)recvv[i], "%s: neighbour rank %d failed during the exchange (%s)", f,
                               h->msg[i].peer, tridi_status_name((tridi_status)recvv[i]));
     return TRIDI_SUCCESS;
 }
 
-static tridi_status sync_stream(tridi_halo h)
+static tridi_status sync_stream(const char *f, tridi_halo h)
 {
     cudaError_t e = cudaStreamSynchronize((cudaStream_t)h->stream);
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("tridi_halo", "cudaStreamSynchronize", e);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail(f, "cudaStreamSynchronize", e);
 }
 
 #ifdef TRIDI_HAVE_NCCL
 /* NCCL begin: pack, the faces through ncclSend/ncclRecv, unpack, all queued on the stream; end waits.
  * An NCCL receive waits on the GPU for its send, so every pair of ranks must queue both or neither: the
  * ranks first swap their status (handshake), and a pair moves its faces only when both are fine. */
-static tridi_status nccl_begin(tridi_halo h)
+static tridi_status nccl_begin(const char *f, tridi_halo h)
 {
-    static const char *f = "tridi_halo_begin";
     ncclComm_t nc = (ncclComm_t)h->d->nccl;
     h->nccl_begun = nc;
     h->nccl_pairs = 0;
@@ -825,7 +790,7 @@ static tridi_status nccl_begin(tridi_halo h)
                                         "%s: transport nccl: the decomposition's NCCL communicator was aborted after a "
                                         "failed exchange; destroy its NCCL halo plans and make new ones",
                                         f);
-    tridi_status s = handshake(h, TAG_READY, mine);
+    tridi_status s = handshake(f, h, TAG_READY, mine);
     if (mine)
         return mine;
     /* NCCL pairs the sends and receives between two ranks in the order they are queued, and one neighbour
@@ -865,9 +830,8 @@ static tridi_status nccl_begin(tridi_halo h)
 /* NCCL end: waits for the stream, listening meanwhile for the neighbours' end words: a neighbour whose
  * NCCL work with this rank will never complete would leave this rank's kernels waiting for ever, so the
  * communicator is aborted instead (its plans then fail until destroyed). */
-static tridi_status nccl_end(tridi_halo h)
+static tridi_status nccl_end(const char *f, tridi_halo h)
 {
-    static const char *f = "tridi_halo_end";
     tridi_decomp d = h->d;
     int n = h->nmsg, recvw[8], sendw[8], got[8] = {0};
     MPI_Request rq[16];
@@ -921,7 +885,7 @@ static tridi_status nccl_end(tridi_halo h)
     for (int i = 0; i < n; ++i)
         if (recvw[i] & ~NCCL_UNFINISHED) {
             tridi_status ns = (tridi_status)(recvw[i] & ~NCCL_UNFINISHED);
-            return tridi_fail(ns, "tridi_halo: neighbour rank %d failed during the exchange (%s)", h->msg[i].peer,
+            return tridi_fail(ns, "%s: neighbour rank %d failed during the exchange (%s)", f, h->msg[i].peer,
                               tridi_status_name(ns));
         }
     return TRIDI_SUCCESS;
@@ -952,9 +916,9 @@ static void post(tridi_halo h, char *sendbuf, char *recvbuf)
     }
 }
 
-tridi_status tridi_halo_begin(tridi_halo h, void *stream)
+/* tridi_halo_begin, its messages naming the entry point f the caller called. */
+static tridi_status halo_begin(const char *f, tridi_halo h, void *stream)
 {
-    static const char *f = "tridi_halo_begin";
     tridi_status s = check_halo(f, h);
     if (s)
         return s;
@@ -971,7 +935,7 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
     if (h->transport == TRIDI_TRANSPORT_IPC) {
         /* Ready: this rank's owned cells are final and it no longer reads its halos, so its neighbours
          * may write into them. */
-        s = handshake(h, TAG_READY, sync_stream(h));
+        s = handshake(f, h, TAG_READY, sync_stream(f, h));
         if (s)
             return s;
         /* Faces of long rows (j faces) below a few MiB go through the copy engines; faces of a few
@@ -1017,7 +981,7 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
     }
 #ifdef TRIDI_HAVE_NCCL
     if (h->transport == TRIDI_TRANSPORT_NCCL)
-        return nccl_begin(h);
+        return nccl_begin(f, h);
 #endif
     s = pack(h, h->dev_send, 1);
     if (!s && h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {
@@ -1027,7 +991,7 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
             s = cuda_fail(f, "cudaMemcpyAsync", e);
     }
     if (!s)
-        s = sync_stream(h);
+        s = sync_stream(f, h);
     /* Posted even after a failure so the neighbours' receives complete. */
     if (h->transport == TRIDI_TRANSPORT_STAGED)
         post(h, h->host_send, h->host_recv);
@@ -1039,9 +1003,8 @@ tridi_status tridi_halo_begin(tridi_halo h, void *stream)
 #endif
 }
 
-tridi_status tridi_halo_end(tridi_halo h)
+static tridi_status halo_end(const char *f, tridi_halo h)
 {
-    static const char *f = "tridi_halo_end";
     tridi_status s = check_halo(f, h);
     if (s)
         return s;
@@ -1051,7 +1014,7 @@ tridi_status tridi_halo_end(tridi_halo h)
 #ifdef TRIDI_HAVE_NCCL
     if (h->memory == TRIDI_MEMORY_DEVICE && h->transport == TRIDI_TRANSPORT_NCCL) {
         cudaSetDevice(h->device);
-        return nccl_end(h);
+        return nccl_end(f, h);
     }
 #endif
     if (h->memory == TRIDI_MEMORY_HOST || h->transport != TRIDI_TRANSPORT_IPC) {
@@ -1067,7 +1030,7 @@ tridi_status tridi_halo_end(tridi_halo h)
     if (h->transport == TRIDI_TRANSPORT_IPC)
         /* Done: this rank's writes into its neighbours' halos are complete; once every neighbour has
          * said the same, this rank's halos are final. */
-        return handshake(h, TAG_DONE, sync_stream(h));
+        return handshake(f, h, TAG_DONE, sync_stream(f, h));
     if (h->transport == TRIDI_TRANSPORT_STAGED && h->buf_bytes) {
         cudaError_t e = cudaMemcpyAsync(h->dev_recv, h->host_recv, h->buf_bytes, cudaMemcpyHostToDevice,
                                         (cudaStream_t)h->stream);
@@ -1077,15 +1040,23 @@ tridi_status tridi_halo_end(tridi_halo h)
     s = pack(h, h->dev_recv, 0);
     if (s)
         return s;
-    return sync_stream(h);
+    return sync_stream(f, h);
 #else
     return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: device halo without CUDA", f);
 #endif
 }
 
+tridi_status tridi_halo_begin(tridi_halo h, void *stream) { return halo_begin("tridi_halo_begin", h, stream); }
+
+tridi_status tridi_halo_end(tridi_halo h) { return halo_end("tridi_halo_end", h); }
+
 tridi_status tridi_halo_exchange(tridi_halo h, void *stream)
 {
-    tridi_status s = tridi_halo_begin(h, stream);
-    tridi_status e = (h && h->magic == TRIDI_HALO_MAGIC && h->active) ? tridi_halo_end(h) : TRIDI_SUCCESS;
+    static const char *f = "tridi_halo_exchange";
+    const int live = h && h->magic == TRIDI_HALO_MAGIC, was_active = live && h->active;
+    tridi_status s = halo_begin(f, h, stream);
+    /* Ends what this call began (a begin that failed after posting its messages included), never an
+     * exchange the caller had begun. */
+    tridi_status e = (live && !was_active && h->active) ? halo_end(f, h) : TRIDI_SUCCESS;
     return s ? s : e;
 }

@@ -28,16 +28,35 @@ typedef struct tridi_reduced_ipc {
     void *opened[TRIDI_MPI_MAX_LINE];       /* IPC mappings this rank opened */
 } tridi_reduced_ipc;
 
+/* A scratch buffer of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost
+ * more than a solve on small grids) and grown on demand. */
+typedef enum tridi_mpi_memory {
+    TRIDI_MPI_MEM_DEVICE, /* cudaMalloc */
+    TRIDI_MPI_MEM_PINNED, /* cudaMallocHost */
+    TRIDI_MPI_MEM_HOST    /* malloc */
+} tridi_mpi_memory;
+
+typedef struct tridi_mpi_buffer {
+    void *p;
+    size_t bytes;
+} tridi_mpi_buffer;
+
+/* The scratch of the distributed solves (dsolve.c), each buffer of one kind of memory. */
+typedef struct tridi_mpi_scratch {
+    tridi_mpi_buffer dev_work;    /* device: G, W, S, the undo copy of x, the sub-blocks' coefficients */
+    tridi_mpi_buffer dev_small;   /* device: reduced coefficients, then x_L, x_R, and the failure word */
+    tridi_mpi_buffer pinned_coef; /* pinned host: reduced coefficients and failure words from the device */
+    tridi_mpi_buffer pinned_ends; /* pinned host: x_L, x_R to the device */
+    tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
+} tridi_mpi_scratch;
+
 struct tridi_decomp_s {
     uint32_t magic;
     MPI_Comm comm;          /* Cartesian communicator, owned */
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;
     tridi_decomp_info info;
-    /* Scratch of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost more
-     * than a solve on small grids): device buffers and pinned host buffers, grown on demand. */
-    void *scratch[5];
-    size_t scratch_bytes[5];
+    tridi_mpi_scratch scratch;
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
      * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
@@ -57,9 +76,10 @@ void tridi_mpi_decomp_free(tridi_decomp d);
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
 void tridi_mpi_ipc_close(void *base);
 
-/* Buffer `which` of the decomposition's scratch (0, 1: device; 2, 3: pinned host; 4: host), at least
- * bytes long; NULL when it cannot be allocated. */
-void *tridi_mpi_scratch(tridi_decomp d, int which, size_t bytes);
+/* Buffer b, of memory kind, grown to at least bytes; NULL when it cannot be allocated. */
+void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, tridi_mpi_memory kind, size_t bytes);
+/* Frees the decomposition's scratch and the reduced systems' IPC buffers. Collective (a barrier between
+ * the unmapping and the frees). */
 void tridi_mpi_scratch_free(tridi_decomp d);
 
 /* Cells of block c of p blocks cutting lo..hi: blocks differ by at most one cell. */
@@ -73,9 +93,16 @@ static inline void tridi_block_range(int64_t lo, int64_t hi, int p, int c, int64
 tridi_status tridi_check_decomp(const char *func, tridi_decomp d);
 
 /* Makes every rank of comm return the same outcome: the status, message and error cell of the lowest
- * failing rank (each rank's own failure is recorded by tridi_fail before the call), or SUCCESS when
- * no rank failed. Collective. */
+ * failing rank, its message prefixed with "rank R: " (each rank's own failure is recorded by tridi_fail
+ * before the call), or SUCCESS when no rank failed. When every rank failed with the same status and
+ * message (a disagreement all ranks found together) that message is kept as it is: no rank is to blame
+ * more than another. Collective. */
 tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
+
+/* Collective: every rank of comm, having found from an all-reduce that the ranks passed different values
+ * of `what` (this rank: mine), fails with the same TRIDI_ERROR_MISMATCH naming a rank with the smallest
+ * and one with the largest value. */
+tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine);
 
 /* An MPI failure as a tridi status with MPI's own text. */
 tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err);
@@ -98,23 +125,31 @@ tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions
  * work_bytes: the device work array forward/backward need: G, W, S (3 n nlines of x's type), the undo
  * copy of x (n nlines), then the sub-blocks' coefficients.
  * forward: eliminates every line of the block locally, keeps G, W, S in work and writes the six reduced
- * coefficients of each line to coef[6 * line]. first/last: 1 when the block holds the first / last
- * unknown of the global line (lower / upper are then not read there). The first failing line is left in
- * *fail as (line << 24) | (m << 1) | nonfinite; all ones if none. */
+ * coefficients of each line to coef[6 * line], NaN for a line whose elimination is not safe there (it
+ * goes to the pipelined Thomas: src/mpi/dsolve.c). first/last: 1 when the block holds the first / last
+ * unknown of the global line (lower / upper are then not read there). */
 int tridi_mpi_cuda_subblocks(const tridi_problem *p);
 size_t tridi_mpi_cuda_work_bytes(const tridi_problem *p, int ns);
 tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work, double *coef,
-                                    unsigned long long *fail, void *stream);
+                                    void *stream);
 /* Reduced systems of every line from the gather buffer (see tridi_reduced_ipc; slot = 6 cap + 1
- * doubles per rank, the flag word at 6 cap), this rank being line rank me of P: x_L, x_R to ends. A
- * zero pivot leaves the first failing line in *fail (all ones if none). */
+ * doubles per rank, the flag word at 6 cap), this rank being line rank me of P: x_L, x_R to ends; NaN
+ * ends for a line marked for the pipelined Thomas, counted in *marked. */
 tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
-                                    unsigned long long *fail, void *stream);
+                                    unsigned long long *marked, void *stream);
+/* The lines of the pipelined Thomas (local indices lines[0..nf-1], device memory): their inputs widened
+ * to double into abcr (lower, diag, upper, rhs: 4 n per line), then their answers (x's type, n per
+ * line) from x into the arrays' x. */
+tridi_status tridi_mpi_cuda_gather_lines(const tridi_problem *p, const int64_t *lines, int64_t nf, double *abcr,
+                                         void *stream);
+tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, const int64_t *lines, int64_t nf, const void *x,
+                                          void *stream);
 /* Back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box, the
  * old x of each cell saved first to undo[m * nlines + line] (x's type) so that a failure on any rank can
- * put it back (tridi_mpi_cuda_restore). An answer that is not finite in x's type (a float answer may
- * overflow where the double one does not) leaves the lowest failing line at its highest failing unknown
- * in *fail as (line << 24) | (2^24 - 1 - m) (all ones if none). */
+ * put it back (tridi_mpi_cuda_restore); a line with NaN ends only has its old x saved. An answer that is
+ * not finite in x's type (a float answer may overflow where the double one does not) leaves the lowest
+ * failing line at its highest failing unknown in *fail as (line << 24) | (2^24 - 1 - m) (all ones if
+ * none). */
 tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, const void *work, const double *ends,
                                      void *undo, unsigned long long *fail, void *stream);
 /* Puts back the x that tridi_mpi_cuda_backward saved to undo. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times flow_channel on the three grids with the gpu-resident, gpu and cpu backends, each stepped alongside the
 # reference backend in the same process, so every speed-up against reference is a same-run ratio (the
-# figures of docs/benchmarks.md). The cpu and gpu backends cannot share one process (the MOHID adapter
+# flow_channel figures of docs/performance.md). The cpu and gpu backends cannot share one process (the MOHID adapter
 # holds one tridi context), so a gpu/cpu ratio comes from two back-to-back runs.
 #   bench.sh EXE [THREADS] [LOG]
 # THREADS: OpenMP threads of the cpu backend (default: all cores). LOG: full output (default: bench.log).

@@ -144,6 +144,8 @@ contains
     case ('flow_channel_70-28');  n = 70;  km = 28
     case ('flow_channel_140-28'); n = 140; km = 28
     case ('flow_channel_140-56'); n = 140; km = 56
+    case ('flow_channel_560-56'); n = 560; km = 56
+    case ('flow_channel_1120-56'); n = 1120; km = 56
     case default; ok = .false.; n = 0; km = 0
     end select
   end function fc_grid_from_name
@@ -270,7 +272,7 @@ contains
   end subroutine fc_free
 
   ! River discharge (m3/s) at model time t: a half-cosine ramp over `ramp` seconds, because a sudden
-  ! start rings a seiche that the non-dissipative ADI and the reflecting open side keep for days.
+  ! start sends a surge through the channel (the open side's radiation condition lets it out).
   pure real(r8) function fc_river(t, ramp)
     real(r8), intent(in) :: t, ramp
     if (t >= ramp) then
@@ -357,7 +359,8 @@ contains
   end subroutine fc_step
 
   ! Halo cells: free slip along the walls (tangential velocity mirrored), no flow through them; zero
-  ! gradient of v, T and S across the open east side, where the elevation is held at 0. On ranks the
+  ! gradient of v, T and S across the open east side, whose elevation (i = im+1) is the x half step's
+  ! radiation condition (flather_row) and is left alone here. On ranks the
   ! rules of the south and north walls apply where those rows are this rank's; the i rules apply to the
   ! halo rows too, as the neighbour applies them to its own.
   subroutine fill_ghosts(st)
@@ -373,7 +376,6 @@ contains
     if (north) st%v(:, jm + 1, :) = 0
     st%v(0, :, :) = st%v(1, :, :)
     st%v(im + 1, :, :) = st%v(im, :, :)
-    st%eta(im + 1, :) = 0
     st%eta(0, :) = st%eta(1, :)
     if (south) st%eta(:, 0) = st%eta(:, 1)
     if (north) st%eta(:, jm + 1) = st%eta(:, jm)
@@ -381,7 +383,7 @@ contains
     st%s(im + 1, :, :) = st%s(im, :, :)
   end subroutine fill_ghosts
 
-  ! Depths at the u and v faces from the current elevation (the open side's halo elevation is 0). On
+  ! Depths at the u and v faces from the current elevation (past the open side: flather_row's). On
   ! ranks the v faces include the first one of the block above (transports and conductances there).
   subroutine face_depths(st)
     type(fc_state), intent(inout) :: st
@@ -580,6 +582,35 @@ contains
     source = merge(q / (st%jm * st%area), 0.0_r8, i == 1)
   end function source
 
+  ! Row im+1 of the elevation line of row j (E = 1, F = 0): Flather's (1976) radiation condition at the
+  ! open face. The barotropic transport through the face, as the x half step computes it from the
+  ! solved elevations, U = ua - g sig cc (eta(im+1) - eta(im)) / dx, must equal the external one plus a
+  ! long wave leaving the channel, U = U_ext + sqrt(g h) (eta_b - eta_ext), eta_b = (eta(im) +
+  ! eta(im+1)) / 2. External state: U_ext = q / width, the river's transport (the steady state the
+  ! channel tends to), and eta_ext the steric height of the last column against ambient water, so that
+  ! the river plume's own rise of the surface (a few cm, in balance with its lighter water: no bottom
+  ! pressure, no long wave) is let through instead of being driven out as if it were a wave.
+  ! Solved for eta(im+1): D eta(im) + eta(im+1) = Ti.
+  subroutine flather_row(st, j, q, d, ti)
+    type(fc_state), intent(in) :: st
+    integer, intent(in) :: j
+    real(r8), intent(in) :: q
+    real(r4), intent(out) :: d, ti
+    real(r8) :: gc, c0, uext, eta_ext
+    integer :: im, k
+    im = st%im
+    gc = grav * 0.5_r8 * st%dt * st%cc(im + 1, j) / st%dx
+    c0 = sqrt(grav * st%hu(im + 1, j))
+    uext = q / length
+    eta_ext = 0
+    do k = 1, st%km
+      eta_ext = eta_ext + st%pb(im + 1, j, k)
+    end do
+    eta_ext = -eta_ext / (st%km * grav)
+    d = real(-(gc - 0.5_r8 * c0) / (gc + 0.5_r8 * c0), r4)
+    ti = real((st%ua(im + 1, j) - uext + c0 * eta_ext) / (gc + 0.5_r8 * c0), r4)
+  end subroutine flather_row
+
   ! Continuity over a half step in double from the barotropic transports tx (u faces) and ty (v faces).
   subroutine continuity(st, q, tx, ty)
     type(fc_state), intent(inout) :: st
@@ -725,14 +756,16 @@ contains
     end do
     call vertical_coupled(st, 2, im + 1, j0, j1, st%hu)
 
-    ! ---- elevation: lines along I at j = 1..jm, unknowns 1..im+1; row im+1 holds eta = 0 ----
+    ! ---- elevation: lines along I at j = 1..jm, unknowns 1..im+1; row im+1, the elevation past the
+    !      open side, is Flather's radiation condition (README.md, "Open east side") ----
     alpha = grav * sig**2 / st%dx**2
     do j = j0, j1
       do i = 1, im
         st%d2(i, j) = real(-alpha * st%cc(i, j), r4)
         st%f2(i, j) = real(-alpha * st%cc(i + 1, j), r4)
       end do
-      st%d2(im + 1, j) = 0; st%f2(im + 1, j) = 0
+      call flather_row(st, j, q, st%d2(im + 1, j), st%ti2(im + 1, j))
+      st%f2(im + 1, j) = 0
     end do
     call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_D, st%d2)
     call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_F, st%f2)
@@ -742,9 +775,14 @@ contains
         st%ti2(i, j) = real(st%eta(i, j) - sig * (st%ua(i + 1, j) - st%ua(i, j)) / st%dx &
                             - sig * (st%tr(i, j + 1) - st%tr(i, j)) / st%dy + sig * source(st, i, q), r4)
       end do
-      st%e2(im + 1, j) = 1; st%ti2(im + 1, j) = 0
+      st%e2(im + 1, j) = 1
     end do
     call solver_thomas_2d(st%solver, 1, jm, 1, im, 1, 0, st%d2, st%e2, st%f2, st%ti2, st%x2)
+    ! The elevation past the open side stays until the next x half step: the y half step's face depth
+    ! and pressure gradient at the open face read it.
+    do j = j0, j1
+      st%eta(im + 1, j) = real(st%x2(im + 1, j), r8)
+    end do
 
     ! ---- u from the solved elevation; continuity in double from its transport ----
     st%tn = 0

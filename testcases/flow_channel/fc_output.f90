@@ -1,7 +1,14 @@
-! NetCDF output of flow_channel with CF-1.8 metadata: cell-centre coordinates x, y (m), the depth of
-! the layer centres at rest (m, positive down; sigma layers follow the free surface), time (s since the
-! start); elevation, velocities at cell centres, temperature and salinity per record. Values are
-! stored as float; fc_output_verify reads the last record back and compares it with the model state.
+! NetCDF output of flow_channel with CF-1.8 metadata, laid out as a modeller expects a MOHID-style grid:
+! the cells of the channel plus its closed walls as land cells (the west column i = 0 and the south and
+! north rows j = 0, jm+1: the halo cells behind the walls, land in MOHID's mask too), so x covers
+! i = 0..im and y covers j = 0..jm+1; the open east side has no land. Per file: cell-centre
+! coordinates x, y (m) with their cell bounds, the sigma coordinate z of the layer centres (layer 1 at
+! the bottom) with its bounds (layer interfaces) and the formula_terms that rebuild every layer's depth
+! from the elevation and the bathymetry (CF ocean_sigma_coordinate: z = eta + sigma (depth + eta)), the
+! bathymetry `depth` and the land-sea mask `mask`; per record the time (s), elevation, velocities at
+! cell centres, temperature and salinity. Fields are stored as float with _FillValue on land; the
+! global `history` records when and how the file was written. fc_output_verify reads the last record
+! back and compares it with the model state.
 module fc_output
   use netcdf
   use fc_model
@@ -9,7 +16,8 @@ module fc_output
   private
   public :: fc_output_t, fc_output_open, fc_output_write, fc_output_close, fc_output_verify
 
-  integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
+  integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0), i1 = selected_int_kind(2)
+  real(r4), parameter :: fill = 1.0e20_r4   ! _FillValue of every float field (land cells)
 
   type fc_output_t
     integer :: ncid = -1, nrec = 0
@@ -28,13 +36,36 @@ contains
     end if
   end subroutine nc
 
+  ! Land cells of the output grid (i = 0..im, j = 0..jm+1): the walls' cells.
+  pure logical function land(st, i, j)
+    type(fc_state), intent(in) :: st
+    integer, intent(in) :: i, j
+    land = i == 0 .or. j == 0 .or. j == st%jm + 1
+  end function land
+
+  ! "2026-11-25T15:30:00+00:00 flow_channel GRID --backend ...": when and by which command.
+  function history_line() result(line)
+    character(len=:), allocatable :: line
+    character(len=4096) :: cmd
+    character(len=40) :: stamp
+    integer :: v(8), n
+    call date_and_time(values=v)
+    write (stamp, '(i4.4, "-", i2.2, "-", i2.2, "T", i2.2, ":", i2.2, ":", i2.2, sp, i3.2, ss, ":", i2.2)') &
+      v(1), v(2), v(3), v(5), v(6), v(7), v(4) / 60, abs(mod(v(4), 60))
+    call get_command(cmd, n)
+    line = trim(stamp)//' '//trim(cmd)//': written by flow_channel (tridi, testcases/flow_channel)'
+  end function history_line
+
   subroutine fc_output_open(out, path, st, grid_name, backend)
     type(fc_output_t), intent(inout) :: out
     character(*), intent(in) :: path, grid_name, backend
     type(fc_state), intent(in) :: st
-    integer :: dx, dy, dz, dt, vx, vy, vz, i
-    real(r8), allocatable :: coord(:)
+    integer :: dx, dy, dz, dt, dnv, vx, vy, vz, vxb, vyb, vzb, vdep, vmask, i, j, km
+    real(r8), allocatable :: coord(:), bnds(:,:)
+    real(r4), allocatable :: dep(:,:)
+    integer(i1), allocatable :: mask(:,:)
 
+    km = st%km
     out%path = path
     out%nrec = 0
     call nc(nf90_create(path, ior(nf90_clobber, nf90_netcdf4), out%ncid), 'create '//path)
@@ -43,34 +74,53 @@ contains
     call nc(nf90_put_att(out%ncid, nf90_global, 'institution', 'tridi project'), 'att')
     call nc(nf90_put_att(out%ncid, nf90_global, 'source', 'flow_channel (testcases/flow_channel), backend '// &
             backend), 'att')
+    call nc(nf90_put_att(out%ncid, nf90_global, 'history', history_line()), 'att')
     call nc(nf90_put_att(out%ncid, nf90_global, 'comment', '7000 m x 7000 m x 20 m channel, 7000 m3/s river '// &
-            'at the west side, open east side with water level 0 (seed 004, section 4.2)'), 'att')
-    call nc(nf90_def_dim(out%ncid, 'x', st%im, dx), 'dim x')
-    call nc(nf90_def_dim(out%ncid, 'y', st%jm, dy), 'dim y')
-    call nc(nf90_def_dim(out%ncid, 'z', st%km, dz), 'dim z')
+            'at the west side, open east side with a radiation condition (Flather) (seed 004, section 4.2); '// &
+            'land: the closed west, south and north walls'), 'att')
+    call nc(nf90_def_dim(out%ncid, 'x', st%im + 1, dx), 'dim x')
+    call nc(nf90_def_dim(out%ncid, 'y', st%jm + 2, dy), 'dim y')
+    call nc(nf90_def_dim(out%ncid, 'z', km, dz), 'dim z')
     call nc(nf90_def_dim(out%ncid, 'time', nf90_unlimited, dt), 'dim time')
+    call nc(nf90_def_dim(out%ncid, 'nv', 2, dnv), 'dim nv')
     call nc(nf90_def_var(out%ncid, 'x', nf90_double, [dx], vx), 'var x')
     call nc(nf90_put_att(out%ncid, vx, 'standard_name', 'projection_x_coordinate'), 'att')
     call nc(nf90_put_att(out%ncid, vx, 'long_name', 'distance from the west wall (cell centre)'), 'att')
     call nc(nf90_put_att(out%ncid, vx, 'units', 'm'), 'att')
     call nc(nf90_put_att(out%ncid, vx, 'axis', 'X'), 'att')
+    call nc(nf90_put_att(out%ncid, vx, 'bounds', 'x_bnds'), 'att')
+    call nc(nf90_def_var(out%ncid, 'x_bnds', nf90_double, [dnv, dx], vxb), 'var x_bnds')
     call nc(nf90_def_var(out%ncid, 'y', nf90_double, [dy], vy), 'var y')
     call nc(nf90_put_att(out%ncid, vy, 'standard_name', 'projection_y_coordinate'), 'att')
     call nc(nf90_put_att(out%ncid, vy, 'long_name', 'distance from the south wall (cell centre)'), 'att')
     call nc(nf90_put_att(out%ncid, vy, 'units', 'm'), 'att')
     call nc(nf90_put_att(out%ncid, vy, 'axis', 'Y'), 'att')
+    call nc(nf90_put_att(out%ncid, vy, 'bounds', 'y_bnds'), 'att')
+    call nc(nf90_def_var(out%ncid, 'y_bnds', nf90_double, [dnv, dy], vyb), 'var y_bnds')
     call nc(nf90_def_var(out%ncid, 'z', nf90_double, [dz], vz), 'var z')
-    call nc(nf90_put_att(out%ncid, vz, 'standard_name', 'depth'), 'att')
-    call nc(nf90_put_att(out%ncid, vz, 'long_name', 'depth of the layer centre at rest (sigma layers, '// &
-            'layer 1 at the bottom)'), 'att')
-    call nc(nf90_put_att(out%ncid, vz, 'units', 'm'), 'att')
-    call nc(nf90_put_att(out%ncid, vz, 'positive', 'down'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'standard_name', 'ocean_sigma_coordinate'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'long_name', 'sigma of the layer centre (layer 1 at the bottom)'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'units', '1'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'positive', 'up'), 'att')
     call nc(nf90_put_att(out%ncid, vz, 'axis', 'Z'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'formula_terms', 'sigma: z eta: elevation depth: depth'), 'att')
+    call nc(nf90_put_att(out%ncid, vz, 'bounds', 'z_bnds'), 'att')
+    call nc(nf90_def_var(out%ncid, 'z_bnds', nf90_double, [dnv, dz], vzb), 'var z_bnds')
+    call nc(nf90_put_att(out%ncid, vzb, 'formula_terms', 'sigma: z_bnds eta: elevation depth: depth'), 'att')
     call nc(nf90_def_var(out%ncid, 'time', nf90_double, [dt], out%vid_time), 'var time')
     call nc(nf90_put_att(out%ncid, out%vid_time, 'standard_name', 'time'), 'att')
     call nc(nf90_put_att(out%ncid, out%vid_time, 'units', 'seconds since 2000-01-01 00:00:00'), 'att')
     call nc(nf90_put_att(out%ncid, out%vid_time, 'calendar', 'standard'), 'att')
     call nc(nf90_put_att(out%ncid, out%vid_time, 'axis', 'T'), 'att')
+    call def_field(out, 'depth', [dx, dy], 'sea_floor_depth_below_geoid', 'bathymetry: depth of the sea '// &
+                   'floor below the rest level', 'm', vdep)
+    call nc(nf90_put_att(out%ncid, vdep, 'positive', 'down'), 'att')
+    call nc(nf90_def_var(out%ncid, 'mask', nf90_byte, [dx, dy], vmask), 'var mask')
+    call nc(nf90_put_att(out%ncid, vmask, 'standard_name', 'sea_binary_mask'), 'att')
+    call nc(nf90_put_att(out%ncid, vmask, 'long_name', 'land-sea mask (MOHID WaterPoints): 1 water, 0 land'), 'att')
+    call nc(nf90_put_att(out%ncid, vmask, 'units', '1'), 'att')
+    call nc(nf90_put_att(out%ncid, vmask, 'flag_values', [0_i1, 1_i1]), 'att')
+    call nc(nf90_put_att(out%ncid, vmask, 'flag_meanings', 'land water'), 'att')
     call def_field(out, 'elevation', [dx, dy, dt], 'sea_surface_height_above_geoid', &
                    'water level above the rest level', 'm', out%vid_eta)
     call def_field(out, 'u', [dx, dy, dz, dt], 'sea_water_x_velocity', 'velocity along x (cell centre)', &
@@ -81,13 +131,28 @@ contains
                    out%vid_t)
     call def_field(out, 'salinity', [dx, dy, dz, dt], 'sea_water_salinity', 'salinity', '1e-3', out%vid_s)
     call nc(nf90_enddef(out%ncid), 'enddef')
-    coord = [((i - 0.5_r8) * st%dx, i = 1, st%im)]
+    coord = [((i - 0.5_r8) * st%dx, i = 0, st%im)]
     call nc(nf90_put_var(out%ncid, vx, coord), 'put x')
-    coord = [((i - 0.5_r8) * st%dy, i = 1, st%jm)]
+    bnds = reshape([((i - 1) * st%dx, i * st%dx, i = 0, st%im)], [2, st%im + 1])
+    call nc(nf90_put_var(out%ncid, vxb, bnds), 'put x_bnds')
+    coord = [((j - 0.5_r8) * st%dy, j = 0, st%jm + 1)]
     call nc(nf90_put_var(out%ncid, vy, coord), 'put y')
-    ! Layer 1 is the bottom one: its centre is the deepest.
-    coord = [(depth - (i - 0.5_r8) * depth / st%km, i = 1, st%km)]
+    bnds = reshape([((j - 1) * st%dy, j * st%dy, j = 0, st%jm + 1)], [2, st%jm + 2])
+    call nc(nf90_put_var(out%ncid, vyb, bnds), 'put y_bnds')
+    ! Sigma from -1 (sea floor) to 0 (surface); layer 1 is the bottom one.
+    coord = [(-1 + (i - 0.5_r8) / km, i = 1, km)]
     call nc(nf90_put_var(out%ncid, vz, coord), 'put z')
+    bnds = reshape([(-1 + real(i - 1, r8) / km, -1 + real(i, r8) / km, i = 1, km)], [2, km])
+    call nc(nf90_put_var(out%ncid, vzb, bnds), 'put z_bnds')
+    allocate(dep(0:st%im, 0:st%jm + 1), mask(0:st%im, 0:st%jm + 1))
+    do j = 0, st%jm + 1
+      do i = 0, st%im
+        mask(i, j) = merge(0_i1, 1_i1, land(st, i, j))
+        dep(i, j) = merge(fill, real(depth, r4), land(st, i, j))
+      end do
+    end do
+    call nc(nf90_put_var(out%ncid, vdep, dep), 'put depth')
+    call nc(nf90_put_var(out%ncid, vmask, mask), 'put mask')
   end subroutine fc_output_open
 
   subroutine def_field(out, name, dims, standard_name, long_name, units, vid)
@@ -99,14 +164,16 @@ contains
     call nc(nf90_put_att(out%ncid, vid, 'standard_name', standard_name), 'att')
     call nc(nf90_put_att(out%ncid, vid, 'long_name', long_name), 'att')
     call nc(nf90_put_att(out%ncid, vid, 'units', units), 'att')
+    call nc(nf90_put_att(out%ncid, vid, '_FillValue', fill), 'att')
   end subroutine def_field
 
-  ! Cell-centre fields of the state, as stored (float).
+  ! Cell-centre fields of the state over the output grid, as stored (float; _FillValue on land).
   subroutine centred(st, eta, u, v, t, s)
     type(fc_state), intent(in) :: st
-    real(r4), intent(out) :: eta(:,:), u(:,:,:), v(:,:,:), t(:,:,:), s(:,:,:)
+    real(r4), intent(out) :: eta(0:,0:), u(0:,0:,:), v(0:,0:,:), t(0:,0:,:), s(0:,0:,:)
     integer :: i, j, k
-    eta = real(st%eta(1:st%im, 1:st%jm), r4)
+    eta = fill; u = fill; v = fill; t = fill; s = fill
+    eta(1:st%im, 1:st%jm) = real(st%eta(1:st%im, 1:st%jm), r4)
     do k = 1, st%km
       do j = 1, st%jm
         do i = 1, st%im
@@ -115,8 +182,8 @@ contains
         end do
       end do
     end do
-    t = real(st%t(1:st%im, 1:st%jm, 1:st%km), r4)
-    s = real(st%s(1:st%im, 1:st%jm, 1:st%km), r4)
+    t(1:st%im, 1:st%jm, :) = real(st%t(1:st%im, 1:st%jm, 1:st%km), r4)
+    s(1:st%im, 1:st%jm, :) = real(st%s(1:st%im, 1:st%jm, 1:st%km), r4)
   end subroutine centred
 
   subroutine fc_output_write(out, st)
@@ -124,8 +191,8 @@ contains
     type(fc_state), intent(in) :: st
     real(r4), allocatable :: eta(:,:), u(:,:,:), v(:,:,:), t(:,:,:), s(:,:,:)
     integer :: n
-    allocate(eta(st%im, st%jm), u(st%im, st%jm, st%km), v(st%im, st%jm, st%km), t(st%im, st%jm, st%km), &
-             s(st%im, st%jm, st%km))
+    allocate(eta(0:st%im, 0:st%jm + 1), u(0:st%im, 0:st%jm + 1, st%km), v(0:st%im, 0:st%jm + 1, st%km), &
+             t(0:st%im, 0:st%jm + 1, st%km), s(0:st%im, 0:st%jm + 1, st%km))
     call centred(st, eta, u, v, t, s)
     out%nrec = out%nrec + 1
     n = out%nrec
@@ -153,8 +220,9 @@ contains
     real(r8) :: time(1)
     integer :: ncid, vid, dimid, n, nx, ny, nz
 
-    allocate(eta(st%im, st%jm), u(st%im, st%jm, st%km), v(st%im, st%jm, st%km), t(st%im, st%jm, st%km), &
-             s(st%im, st%jm, st%km), r2(st%im, st%jm), r3(st%im, st%jm, st%km))
+    allocate(eta(0:st%im, 0:st%jm + 1), u(0:st%im, 0:st%jm + 1, st%km), v(0:st%im, 0:st%jm + 1, st%km), &
+             t(0:st%im, 0:st%jm + 1, st%km), s(0:st%im, 0:st%jm + 1, st%km), r2(0:st%im, 0:st%jm + 1), &
+             r3(0:st%im, 0:st%jm + 1, st%km))
     call centred(st, eta, u, v, t, s)
     call nc(nf90_open(path, nf90_nowrite, ncid), 'open '//path)
     call nc(nf90_inq_dimid(ncid, 'time', dimid), 'dim time')
@@ -166,7 +234,7 @@ contains
     call nc(nf90_inq_dimid(ncid, 'z', dimid), 'dim z')
     call nc(nf90_inquire_dimension(ncid, dimid, len=nz), 'dim z')
     nbad = 0
-    if (nx /= st%im .or. ny /= st%jm .or. nz /= st%km .or. n < 1) then
+    if (nx /= st%im + 1 .or. ny /= st%jm + 2 .or. nz /= st%km .or. n < 1) then
       write (*, '(a, 4(1x, i0))') 'flow_channel: verify: unexpected dimensions x y z time', nx, ny, nz, n
       nbad = 1
       call nc(nf90_close(ncid), 'close')

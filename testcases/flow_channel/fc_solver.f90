@@ -101,8 +101,8 @@ contains
 
   ! The gpu backend page-locks the model's diagonal and answer arrays once, as a MOHID model would at start-up
   ! (tridi_mohid_register): every upload and solve then moves them by DMA, with no host copy through
-  ! tridi's pinned staging, whose packing measured 12-145 ms per step of 140-56 on the 16-core host
-  ! (2026-11-23) against 37 ms for the solves. release: unregister them instead (before they are freed).
+  ! tridi's pinned staging, whose packing cost more than the solves themselves (see docs/decisions/009 and
+  ! 012). release: unregister them instead (before they are freed).
   ! FLOW_CHANNEL_REGISTER=0 in the environment skips both: a model that only swapped its THOMAS calls.
   subroutine solver_register(s, release, D3, E3, F3, Ti3, X3, Ti3b, X3b, D2, E2, F2, Ti2, X2)
     type(fc_solver_t), intent(inout) :: s

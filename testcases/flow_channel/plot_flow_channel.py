@@ -35,7 +35,8 @@ def main():
         n = args.record
         x = nc["x"][:] / 1000.0  # km
         y = nc["y"][:] / 1000.0
-        z = nc["z"][:]  # depth of layer centres at rest, layer 1 at the bottom
+        # Depth of the layer centres at rest from the sigma coordinate (layer 1 at the bottom).
+        z = -nc["z"][:] * float(np.ma.max(nc["depth"][:]))
         hours = nc["time"][n] / 3600.0
         eta = nc["elevation"][n, :, :]  # (y, x)
         # Surface layer = last index of z (layer km).

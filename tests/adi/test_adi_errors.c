@@ -20,6 +20,17 @@ static void expect(const char *what, tridi_status got, tridi_status want, const 
     }
 }
 
+/* The message must begin with the entry point the caller called (not the solve it made inside). */
+static void expect_named(const char *what, const char *func)
+{
+    const char *msg = tridi_error_message();
+    const size_t len = strlen(func);
+    const int ok = !strncmp(msg, func, len) && msg[len] == ':' && !strstr(msg, "tridi_solve");
+    printf("%-58s begins with \"%s:\"%s\n", what, func, ok ? "" : "  <-- FAIL");
+    if (!ok)
+        failures++;
+}
+
 int main(void)
 {
     uint64_t rng = tu_seed("test_adi_errors");
@@ -157,6 +168,11 @@ int main(void)
     D[2 + 10 * (2 + 10 * 2)] = 0.0;
     s = tridi_adi_sweep(plan, TRIDI_AXIS_X, L, D, U, R, X, NULL);
     expect("sweep: zero pivot at (2, 0, 3)", s, TRIDI_ERROR_ZERO_PIVOT, "(2, 0, 3)");
+    expect_named("sweep: zero pivot", "tridi_adi_sweep");
+    if (tridi_error_cell(cell) != 3 || cell[0] != 2 || cell[1] != 0 || cell[2] != 3) {
+        printf("  tridi_error_cell does not give (2, 0, 3) after the renamed message  <-- FAIL\n");
+        failures++;
+    }
     if (memcmp(X, X0, sizeof(double) * cells)) {
         printf("  x changed although the sweep failed  <-- FAIL\n");
         failures++;
@@ -167,6 +183,13 @@ int main(void)
            "'upper'");
     expect("sweep: x overlaps diag", tridi_adi_sweep(plan, TRIDI_AXIS_Y, L, D, U, R, D, NULL), TRIDI_ERROR_ALIASING,
            "overlaps");
+    expect_named("sweep: x overlaps diag", "tridi_adi_sweep");
+    D[2 + 10 * (2 + 10 * 2)] = 2.0;
+    R[5 + 10 * (4 + 10 * 3)] = NAN;
+    expect("sweep: NaN rhs at (5, 2, 4)", tridi_adi_sweep(plan, TRIDI_AXIS_Z, L, D, U, R, X, NULL),
+           TRIDI_ERROR_NONFINITE, "(5, 2, 4)");
+    expect_named("sweep: NaN rhs", "tridi_adi_sweep");
+    R[5 + 10 * (4 + 10 * 3)] = 0.5;
     double ms[3];
     expect("timings without profile", tridi_adi_timings(plan, ms, NULL), TRIDI_ERROR_INVALID_VALUE, "profile");
     /* The context outlives its plans: destroying it first is refused, and both stay usable. */

@@ -112,7 +112,9 @@ contains
         call tridi_adi_operator_init(op)
         op%spacing = h
         op%kappa = 0.1d0
-        call tridi_adi_create(plan, ctx, lbound(u), ubound(u), [0, 0, 0], [n - 1, n - 1, n - 1], TRIDI_FLOAT32, op)
+        ! Bounds and box as integer(int64): the module takes either integer kind.
+        call tridi_adi_create(plan, ctx, lbound(u, kind=int64), ubound(u, kind=int64), [0_int64, 0_int64, 0_int64], &
+                              int([n - 1, n - 1, n - 1], int64), TRIDI_FLOAT32, op)
         steps = nint(0.5d0 / h)
         dt = 0.5d0 / steps
         do i = 1, steps
@@ -154,7 +156,7 @@ contains
         x0 = x
         call tridi_adi_operator_init(op)
         call tridi_adi_create(plan, ctx, lbound(x), ubound(x), lo, hi, TRIDI_FLOAT64, op)
-        do axis = 0, 2
+        do axis = TRIDI_AXIS_I, TRIDI_AXIS_K
             x = x0
             call tridi_adi_sweep(plan, axis, a, b, c, r, x, stat=stat)
             call check(stat == TRIDI_SUCCESS, 'sweep status')
@@ -166,31 +168,32 @@ contains
         end do
         ! In place: x is the rhs array itself, through the c_ptr form.
         x = r
-        call tridi_adi_sweep(plan, 1, c_loc(a), c_loc(b), c_loc(c), c_loc(x), c_loc(x), stat=stat)
+        call tridi_adi_sweep(plan, TRIDI_AXIS_J, c_loc(a), c_loc(b), c_loc(c), c_loc(x), c_loc(x), stat=stat)
         want = r
-        call thomas(1, lo, hi, a, b, c, r, want)
+        call thomas(TRIDI_AXIS_J, lo, hi, a, b, c, r, want)
         err = maxval(abs(x - want)) / maxval(abs(want))
-        print '(a,es10.2)', 'in-place sweep along y: max relative difference ', err
+        print '(a,es10.2)', 'in-place sweep along j: max relative difference ', err
         call check(stat == TRIDI_SUCCESS .and. err < 1d-12, 'in-place sweep')
         call tridi_adi_destroy(plan)
     end subroutine
 
-    ! The reference: Thomas along axis over the box, with the arrays' own bounds; writes the box of x.
+    ! The reference: Thomas along Fortran dimension axis (1 = i, 2 = j, 3 = k) over the box, with the
+    ! arrays' own bounds; writes the box of x.
     subroutine thomas(axis, lo, hi, a, b, c, r, x)
         integer, intent(in) :: axis, lo(3), hi(3)
         real(8), intent(in) :: a(-2:, 0:, 1:), b(-2:, 0:, 1:), c(-2:, 0:, 1:), r(-2:, 0:, 1:)
         real(8), intent(inout) :: x(-2:, 0:, 1:)
         real(8) :: w(0:7), g(0:7), den
         integer :: p(3), q1, q2, m, n, ax1, ax2
-        ax1 = merge(2, 1, axis == 0)
-        ax2 = merge(2, 3, axis == 2)
-        n = hi(axis + 1) - lo(axis + 1)
+        ax1 = merge(2, 1, axis == 1)
+        ax2 = merge(2, 3, axis == 3)
+        n = hi(axis) - lo(axis)
         do q2 = lo(ax2), hi(ax2)
             do q1 = lo(ax1), hi(ax1)
                 p(ax1) = q1
                 p(ax2) = q2
                 do m = 0, n
-                    p(axis + 1) = lo(axis + 1) + m
+                    p(axis) = lo(axis) + m
                     if (m == 0) then
                         den = b(p(1), p(2), p(3))
                         g(m) = r(p(1), p(2), p(3)) / den
@@ -201,7 +204,7 @@ contains
                     w(m) = c(p(1), p(2), p(3)) / den
                 end do
                 do m = n, 0, -1
-                    p(axis + 1) = lo(axis + 1) + m
+                    p(axis) = lo(axis) + m
                     if (m < n) g(m) = g(m) - w(m) * g(m + 1)
                     x(p(1), p(2), p(3)) = g(m)
                 end do
@@ -230,6 +233,14 @@ contains
         call tridi_adi_step(plan, u8, -1d0, stat=stat)
         print '(a,a)', 'dt = -1: ', tridi_error_message()
         call check(stat == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'dt') > 0, 'dt refused')
+        ! Axes are Fortran dimensions 1..3; 0 (C's i) and 4 are refused, naming the convention.
+        call tridi_adi_sweep(plan, 0, u8, u8, u8, u8, small, stat=stat)
+        print '(a,a)', 'sweep along axis 0: ', tridi_error_message()
+        call check(stat == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), '1 = i, 2 = j, 3 = k') > 0, &
+                   'axis 0 refused')
+        call tridi_adi_sweep(plan, 4, c_loc(u8), c_loc(u8), c_loc(u8), c_loc(u8), c_loc(u8), stat=stat)
+        call check(stat == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'axis = 4') > 0, &
+                   'axis 4 refused (c_ptr form)')
         call check(all(u8 == 1), 'field unchanged by the refused calls')
         call tridi_adi_destroy(plan)
         call tridi_adi_step(plan, u8, 0.1d0, stat=stat)

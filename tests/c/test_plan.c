@@ -377,6 +377,7 @@ static void argument_cases(uint64_t *rng, tridi_context ctx, int gpu)
     tridi_plan p1, p2;
     tu_expect("plan 1", tridi_plan_create(ctx, &g, TRIDI_AXIS_Z, lo, hi, t, NULL, &p1), TRIDI_SUCCESS, NULL);
     tu_expect("plan 2", tridi_plan_create(ctx, &g, TRIDI_AXIS_Z, lo, hi, t, NULL, &p2), TRIDI_SUCCESS, NULL);
+    tu_expect("tridi_destroy with live plans", tridi_destroy(ctx), TRIDI_ERROR_INVALID_VALUE, "2 solve plans");
     tu_expect("upload", tridi_upload_async(ctx, &g, TRIDI_AXIS_Z, lo, hi, TRIDI_ROLE_DIAG, s.a.diag, t[1]),
               TRIDI_SUCCESS, NULL);
     tu_expect("destroy with an upload in flight", tridi_plan_destroy(p1), TRIDI_SUCCESS, NULL);

@@ -2,8 +2,7 @@
 # On a machine with a GPU: builds tridi with the CUDA backend and the test-only fault hook, runs the GPU
 # tests (ctest -L cuda: with mpicc present, the MPI GPU tests too, whose ranks share the GPUs there are),
 # then compute-sanitizer memcheck, racecheck, initcheck and synccheck over them, and memcheck over the MPI
-# GPU tests at 2 ranks: everything docs/benchmarks.md records as "correctness runs on the device", in one
-# call. (bench/mpi/run_device.sh runs the multi-GPU benchmark.)
+# GPU tests at 2 ranks: every correctness run on the device, in one call. (bench/mpi/run_device.sh runs the multi-GPU benchmark.)
 # The Fortran tests need gfortran. Where the GPU machine has none, build them on another machine (with
 # -DTRIDI_ENABLE_FORTRAN=ON -DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90) and pass the folder that
 # holds test_adapter and test_fortran_module as FORTRAN_TESTS=dir: they then run on the CUDA backend, plain
@@ -76,8 +75,8 @@ done
 SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_register 300 "$T/c/test_register"
 [ -n "${FORTRAN_TESTS:-}" ] && SAN_ENV=TRIDI_BACKEND=cuda sanitize memcheck test_adapter 600 "$FORTRAN_TESTS/test_adapter"
 # initcheck (compute-sanitizer 2025.3.1) loses track of deep cudaMemcpy3DAsync copies: a copy of 489 planes
-# is taken as initializing only its first 236, with or without tridi (docs/benchmarks.md, "Correctness runs
-# on the device"). A seed that draws a deep z-line host-array box can then report reads of the later planes.
+# is taken as initializing only its first 236, with or without tridi (a probe of one such copy into fresh
+# memory, without tridi, is reported the same way). A seed that draws a deep z-line host-array box can then report reads of the later planes.
 for t in cuda/test_cuda adi/test_adi_cuda; do
   sanitize racecheck "${t#*/}" 600 "$T/$t"
   sanitize initcheck "${t#*/}" 600 "$T/$t"

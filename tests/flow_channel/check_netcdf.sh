@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Writes a NetCDF file with flow_channel, which reads it back itself (--verify-output: the last record
-# must equal the model state value for value), then checks its CF metadata with ncdump -h.
+# must equal the model state value for value), then checks its CF metadata with ncdump -h and the CF
+# rules the file claims with check_cf.py (land mask and _FillValue, bounds, the layer depths rebuilt
+# from formula_terms; python3 with netCDF4).
 #   check_netcdf.sh EXE FILE ARGS...
 set -uo pipefail
 exe="$1"; file="$2"; shift 2
@@ -20,9 +22,27 @@ for v in 'double x\(x\)' 'double y\(y\)' 'double z\(z\)' 'double time\(time\)' \
   expect "$v"
 done
 expect 'x:units = "m"'
-expect 'z:positive = "down"'
+expect 'x:bounds = "x_bnds"'
+expect 'double x_bnds\(x, nv\)'
+expect 'y:bounds = "y_bnds"'
+expect 'z:standard_name = "ocean_sigma_coordinate"'
+expect 'z:positive = "up"'
+expect 'z:formula_terms = "sigma: z eta: elevation depth: depth"'
+expect 'z_bnds:formula_terms = "sigma: z_bnds eta: elevation depth: depth"'
+expect 'float depth\(y, x\)'
+expect 'depth:standard_name = "sea_floor_depth_below_geoid"'
+expect 'byte mask\(y, x\)'
+expect 'mask:standard_name = "sea_binary_mask"'
+expect 'mask:flag_meanings = "land water"'
+for v in elevation u v temperature salinity depth; do
+  expect "$v:_FillValue = 1\.e\+20f"
+done
+expect ':history = ".*flow_channel'
 expect 'time:units = "seconds since'
 expect 'elevation:standard_name = "sea_surface_height_above_geoid"'
 expect 'salinity:standard_name = "sea_water_salinity"'
 expect 'temperature:units = "degree_C"'
+py=/usr/bin/python3
+[[ -x "$py" ]] || py=python3
+"$py" "$(dirname "$0")/check_cf.py" "$file" || fail "CF rules (check_cf.py)"
 echo "check_netcdf: passed"

@@ -32,6 +32,7 @@ program test_adapter
         stop 77
     end if
     call check(s == TRIDI_SUCCESS, 'tridi_mohid_init: '//tridi_error_message())
+    call test_thread_counts()
 
     do case = 1, 6
         call new_grid_3d()
@@ -97,6 +98,7 @@ program test_adapter
             call check(s == TRIDI_ERROR_ZERO_PIVOT .or. s == TRIDI_ERROR_NONFINITE, &
                        'land columns without WaterPoints should fail, stat = '//itoa(s))
             call check(all(same_bits4(X, poison4())), 'RES written by a failed tridi_thomasz')
+            call test_strided_z(KLB, KUB)
             deallocate (WP)
             call new_grid_3d()
         end do
@@ -237,10 +239,87 @@ contains
         bitwise_cells = bitwise_cells + count(solved .and. same_bits4(X2, Xr2))
     end subroutine
 
+    ! tridi_mohid_init(num_threads=...): a negative count is refused naming it, a huge one is capped at the
+    ! processors (libgomp used to stop the program at 40000 threads and crash at 100000) and solves right.
+    subroutine test_thread_counts()
+        integer :: IJmin, IJmax, JImin, JImax
+        call tridi_mohid_init(num_threads=-3, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'num_threads = -3') > 0, &
+                   'tridi_mohid_init(num_threads=-3): stat '//itoa(s)//' '//tridi_error_message())
+        call tridi_mohid_init(num_threads=100000, stat=s)
+        call check(s == TRIDI_SUCCESS, 'tridi_mohid_init(num_threads=100000): '//tridi_error_message())
+        call new_grid_3d()
+        call pick_3d(0, IJmin, IJmax, JImin, JImax)
+        call reset_x()
+        call ref_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 0, 1, D, E, F, Ti, Xr)
+        call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, lb(3) + 1, ub(3) - 1, 0, 1, D, E, F, Ti, X, stat=s)
+        call check(s == TRIDI_SUCCESS, 'tridi_thomas_3d with 100000 threads asked: '//tridi_error_message())
+        call compare_3d('tridi_thomas_3d with 100000 threads asked')
+        call free_3d()
+        call tridi_mohid_init(stat=s)
+        call check(s == TRIDI_SUCCESS, 'tridi_mohid_init again: '//tridi_error_message())
+    end subroutine
+
+    ! THOMASZ on a strided RES or BW (every other I of a larger array): not contiguous, so refused, with a
+    ! land column (the adapter then solves on copies) as without one; nothing written.
+    subroutine test_strided_z(KLB, KUB)
+        integer, intent(in) :: KLB, KUB
+        real(4), pointer :: bigX(:, :, :), sX(:, :, :)
+        real(8), pointer :: bigE(:, :, :), sE(:, :, :)
+        integer :: which, withland
+        character(len=:), allocatable :: label
+        allocate (bigX(lb(1):lb(1) + 2*(ub(1) - lb(1) + 1) - 1, lb(2):ub(2), lb(3):ub(3)))
+        allocate (bigE(lb(1):lb(1) + 2*(ub(1) - lb(1) + 1) - 1, lb(2):ub(2), lb(3):ub(3)))
+        bigX = poison4()
+        bigE = 0
+        sX(lb(1):, lb(2):, lb(3):) => bigX(lb(1)::2, :, :)
+        sE(lb(1):, lb(2):, lb(3):) => bigE(lb(1)::2, :, :)
+        sE = E
+        call reset_x()
+        do which = 1, 2
+            do withland = 0, 1
+                label = 'thomasz strided '//trim(merge('RES', 'BW ', which == 1))//' KLB='//itoa(KLB)// &
+                        ' land='//itoa(withland)
+                if (which == 1 .and. withland == 1) then
+                    call tridi_thomasz(lb(1) + 1, ub(1) - 1, lb(2) + 1, ub(2) - 1, KLB, KUB, D, E, F, Ti, sX, &
+                                       WaterPoints=WP, stat=s)
+                else if (which == 1) then
+                    call tridi_thomasz(lb(1) + 1, ub(1) - 1, lb(2) + 1, ub(2) - 1, KLB, KUB, D, E, F, Ti, sX, stat=s)
+                else if (withland == 1) then
+                    call tridi_thomasz(lb(1) + 1, ub(1) - 1, lb(2) + 1, ub(2) - 1, KLB, KUB, D, sE, F, Ti, X, &
+                                       WaterPoints=WP, stat=s)
+                else
+                    call tridi_thomasz(lb(1) + 1, ub(1) - 1, lb(2) + 1, ub(2) - 1, KLB, KUB, D, sE, F, Ti, X, stat=s)
+                end if
+                call check(s == TRIDI_ERROR_UNSUPPORTED .and. index(tridi_error_message(), 'not contiguous') > 0, &
+                           label//': stat '//itoa(s)//' '//tridi_error_message())
+                call check(all(same_bits4(bigX, poison4())) .and. all(same_bits4(X, poison4())), &
+                           label//': an answer was written')
+            end do
+        end do
+        deallocate (bigX, bigE)
+    end subroutine
+
+    ! THOMAS_2D on a strided E: refused whether or not E's first rows are copied (quirk).
+    subroutine test_strided_2d(IJmin, IJmax, JImin, JImax, di, dj, quirk, lb2, ub2)
+        integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, quirk, lb2(2), ub2(2)
+        real(8), pointer :: bigE(:, :), sE(:, :)
+        allocate (bigE(lb2(1):lb2(1) + 2*(ub2(1) - lb2(1) + 1) - 1, lb2(2):ub2(2)))
+        bigE = 0
+        sE(lb2(1):, lb2(2):) => bigE(lb2(1)::2, :)
+        sE = E2
+        X2 = poison4()
+        call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D2, sE, F2, T2, X2, stat=s)
+        call check(s == TRIDI_ERROR_UNSUPPORTED .and. index(tridi_error_message(), 'E is not contiguous') > 0, &
+                   'thomas_2d strided E quirk='//itoa(quirk)//': stat '//itoa(s)//' '//tridi_error_message())
+        call check(all(same_bits4(X2, poison4())), 'thomas_2d strided E wrote ANSWER')
+        deallocate (bigE)
+    end subroutine
+
     subroutine test_2d()
         integer :: lb2(2), ub2(2), di, dj, quirk, IJmin, IJmax, JImin, JImax, ij_dim, ji_dim
         real(8), allocatable :: d8(:, :), e8(:, :), f8(:, :), t8(:, :)
-        real(4), allocatable :: T20(:, :)
+        real(4), allocatable :: T20(:, :), F20(:, :)
         real(8), allocatable :: E20(:, :)
         lb2 = [-1, 0]
         ub2 = [rand_int(6, 14), rand_int(6, 14)]
@@ -279,6 +358,19 @@ contains
                 call check(s == TRIDI_SUCCESS, 'tridi_thomas_2d: '//tridi_error_message())
                 call compare_2d('tridi_thomas_2d di='//itoa(di)//' quirk='//itoa(quirk))
                 call check(all(same_bits4(T2, T20)) .and. all(same_bits8(E2, E20)), 'thomas_2d modified Ti or E')
+                ! ANSWER => F: refused whether or not the first rows are solved on copies (with copies the
+                ! adapter used to answer into F and return success).
+                F20 = F2
+                call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D2, E2, F2, T2, F2, stat=s)
+                call check(s == TRIDI_ERROR_ALIASING .and. index(tridi_error_message(), 'ANSWER overlaps F') > 0, &
+                           'thomas_2d ANSWER => F quirk='//itoa(quirk)//': stat '//itoa(s)//' '//tridi_error_message())
+                call check(all(same_bits4(F2, F20)), 'thomas_2d ANSWER => F wrote F, quirk='//itoa(quirk))
+                ! A strided E: not contiguous, whether or not the adapter copies E's first rows.
+                call test_strided_2d(IJmin, IJmax, JImin, JImax, di, dj, quirk, lb2, ub2)
+                ! ANSWER => Ti stays an in-place solve either way.
+                X2 = T2
+                call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D2, E2, F2, X2, X2, stat=s)
+                call check(s == TRIDI_SUCCESS, 'thomas_2d in place quirk='//itoa(quirk)//': '//tridi_error_message())
             end do
         end do
         ! Errors: (di, dj) = (1, 1); first-row cell outside the allocation.

@@ -3,11 +3,16 @@
 ! registered arrays (tridi_host_register),
 ! device memory when the backend is CUDA, the C struct mirrors, and the errors only the Fortran layer can
 ! see (non-contiguous arrays, unequal bounds, bad axis, unassociated arrays). Oracle: a real(8) Thomas per
-! line; X is poisoned before each call and every cell outside the box must keep its poison.
+! line; X is poisoned before each call and every cell outside the box must keep its poison. Also the
+! Fortran convention (axis constants 1/2/3, lo/hi as default or 64-bit integers) and the one error store
+! (a failure found in Fortran is in C's per-thread record).
 program test_fortran_module
     use, intrinsic :: iso_c_binding
     use, intrinsic :: iso_fortran_env, only: int64
     use tridi
+    ! The private module, only to check the struct sizes and that C's error record is the one store.
+    use tridi_c_bindings, only: tridi_config_init_c, tridi_adi_operator_init_c, tridi_error_message_c, &
+                                c_to_f_string
     use test_support
     implicit none
     type(tridi_context) :: ctx
@@ -30,7 +35,9 @@ program test_fortran_module
         end do
     end do
     call test_errors()
+    call test_convention()
     call test_register()
+    call test_pivoting()
     if (backend == TRIDI_BACKEND_CUDA) call test_device()
     call tridi_destroy(ctx, s)
     call check(s == TRIDI_SUCCESS, 'tridi_destroy')
@@ -45,6 +52,33 @@ contains
         write (buf, '(i0)') i
         t = trim(buf)
     end function
+
+    ! tridi_create(pivoting=): the nonsingular [[0, 1], [1, 1]] x = [1, 2] has a zero first pivot; plain Thomas
+    ! refuses it, the partial-pivoting fallback answers x = (1, 1), and CHECK refuses [[1e-17, 1], [1, 1]].
+    subroutine test_pivoting()
+        type(tridi_context) :: pctx
+        real(8), target :: d(2, 1), e(2, 1), f(2, 1), t(2, 1), x(2, 1)
+        integer :: st
+        d = 0; f = 0
+        d(2, 1) = 1d0
+        e(:, 1) = [0d0, 1d0]
+        f(1, 1) = 1d0
+        t(:, 1) = [1d0, 2d0]
+        x = -7d0
+        call tridi_solve(ctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_ERROR_ZERO_PIVOT .and. all(x == -7d0), 'no pivoting: zero pivot, x untouched')
+        call tridi_create(pctx, backend=TRIDI_BACKEND_CPU, pivoting=TRIDI_PIVOT_FALLBACK, stat=st)
+        call check(st == TRIDI_SUCCESS, 'tridi_create(pivoting=FALLBACK): '//tridi_error_message())
+        call tridi_solve(pctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_SUCCESS .and. all(abs(x(:, 1) - 1d0) < 1d-14), 'pivoting fallback answers (1, 1)')
+        call tridi_destroy(pctx)
+        e(1, 1) = 1d-17
+        x = -7d0
+        call tridi_create(pctx, backend=TRIDI_BACKEND_CPU, pivoting=TRIDI_PIVOT_CHECK, stat=st)
+        call tridi_solve(pctx, 1, [1, 1], [2, 1], d, e, f, t, x, stat=st)
+        call check(st == TRIDI_ERROR_UNSTABLE .and. all(x == -7d0), 'pivoting check: UNSTABLE, x untouched')
+        call tridi_destroy(pctx)
+    end subroutine
 
     ! The bind(c) mirrors must have the C sizes (the C init functions write sizeof into .size).
     subroutine check_structs()
@@ -389,6 +423,75 @@ contains
             end block
         end if
         deallocate (D, E, F, T, X, big)
+    end subroutine
+
+    ! The Fortran convention: named axes 1/2/3, lo/hi of either integer kind (same answer bitwise), other
+    ! kinds and axis numbers refused with a message naming the argument or the convention; every message,
+    ! whichever layer found the failure, is C's per-thread record.
+    subroutine test_convention()
+        integer :: lb(3), ub(3), lo(3), hi(3), axis
+        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
+        real(8), pointer :: D(:, :, :), E(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), X64(:, :, :)
+        character(len=:), allocatable :: msg
+        call check(TRIDI_AXIS_I == 1 .and. TRIDI_AXIS_J == 2 .and. TRIDI_AXIS_K == 3, 'TRIDI_AXIS_I/J/K = 1/2/3')
+        call check(TRIDI_AXIS_X == TRIDI_AXIS_I .and. TRIDI_AXIS_Y == TRIDI_AXIS_J .and. &
+                   TRIDI_AXIS_Z == TRIDI_AXIS_K, 'TRIDI_AXIS_X/Y/Z = TRIDI_AXIS_I/J/K')
+        call random_bounds(3, lb, ub, lo, hi)
+        call random_system_3d(lb, ub, d8, e8, f8, t8)
+        allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        allocate (E, F, T, X, X64, mold=D)
+        D = d8
+        E = e8
+        F = f8
+        T = t8
+        do axis = TRIDI_AXIS_I, TRIDI_AXIS_K
+            X = poison8()
+            X64 = poison8()
+            call tridi_solve(ctx, axis, lo, hi, D, E, F, T, X, stat=s)
+            call check(s == TRIDI_SUCCESS, 'default-integer lo/hi: '//tridi_error_message())
+            call tridi_upload_async(ctx, axis, int(lo, int64), int(hi, int64), E, TRIDI_ROLE_DIAG, stat=s)
+            call check(s == TRIDI_SUCCESS, 'int64 lo/hi upload: '//tridi_error_message())
+            call tridi_solve(ctx, axis, int(lo, int64), int(hi, int64), D, E, F, T, X64, stat=s)
+            call check(s == TRIDI_SUCCESS, 'int64 lo/hi: '//tridi_error_message())
+            call check(all(same_bits8(X, X64)), 'int64 lo/hi: answer differs from default-integer lo/hi')
+        end do
+        X = poison8()
+        call tridi_solve(ctx, TRIDI_AXIS_J, real(lo), real(hi), D, E, F, T, X, stat=s)
+        msg = tridi_error_message()
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(msg, 'tridi_solve: lo is not an integer') == 1, &
+                   'real lo: '//msg)
+        call tridi_solve(ctx, 0, lo, hi, D, E, F, T, X, stat=s)
+        msg = tridi_error_message()
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(msg, 'axis = 0') > 0 .and. &
+                   index(msg, '1 = i, 2 = j, 3 = k') > 0, 'axis 0 names the Fortran convention: '//msg)
+        call check(all(same_bits8(X, poison8())), 'X written by a refused call')
+        ! The arrays are assumed-rank dummies: ranks other than 2 and 3, and unequal ranks, are refused.
+        block
+            real(8), pointer :: E2(:, :), line(:)
+            allocate (E2(lb(1):ub(1), lb(2):ub(2)), line(lb(1):ub(1)))
+            E2 = 1
+            line = 1
+            call tridi_solve(ctx, TRIDI_AXIS_I, lo, hi, D, E2, F, T, X, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'E has rank 2 but D has rank 3') &
+                       > 0, 'unequal ranks: '//tridi_error_message())
+            call tridi_solve(ctx, TRIDI_AXIS_I, lo(1:1), hi(1:1), line, line, line, line, line, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'D has rank 1') > 0, &
+                       'rank 1: '//tridi_error_message())
+            call check(all(same_bits8(X, poison8())), 'X written by a refused call')
+            deallocate (E2, line)
+        end block
+        msg = tridi_error_message()
+        ! One store: the Fortran layer's message is what C's tridi_error_message returns, and the next
+        ! failure, found by C, replaces it.
+        call check(c_to_f_string(tridi_error_message_c()) == msg, 'a Fortran-layer failure is not in C''s record: '// &
+                   c_to_f_string(tridi_error_message_c()))
+        call tridi_set_error(TRIDI_ERROR_BOUNDS, 'layer above: cell (1, 2, 3)', s)
+        call check(s == TRIDI_ERROR_BOUNDS .and. c_to_f_string(tridi_error_message_c()) == 'layer above: cell (1, 2, 3)', &
+                   'tridi_set_error does not write C''s record')
+        call tridi_solve(ctx, TRIDI_AXIS_K, lo, [hi(1), hi(2), ub(3) + 1], D, E, F, T, X, stat=s)
+        call check(s == TRIDI_ERROR_BOUNDS .and. index(tridi_error_message(), 'layer above') == 0, &
+                   'a C failure after a Fortran one: '//tridi_error_message())
+        deallocate (D, E, F, T, X, X64)
     end subroutine
 
     ! Device-resident solve (CUDA only): copy in, solve, copy back, compare with the host solve.

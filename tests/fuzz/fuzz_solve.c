@@ -3,7 +3,8 @@
  * matrix values (including 0, Inf and NaN). Properties checked on every input:
  *   - no crash, no out-of-bounds access (AddressSanitizer), no undefined behaviour (UBSan);
  *   - a failing call leaves every cell of x unchanged and sets a non-empty message;
- *   - a successful call writes finite values in the box and leaves every other cell unchanged. */
+ *   - a successful call writes finite values in the box and leaves every other cell unchanged;
+ * under each tridi_pivoting (the fallback's own solves included); and the destroyed context is refused. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -97,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cfg.backend = TRIDI_BACKEND_CPU;
     /* 1 to 4 shares of the lines (run one after the other: the harness is built without OpenMP) */
     cfg.num_threads = 1 + (pb / 11) % 4;
+    cfg.pivoting = (pb / 44) % 3;
     tridi_context ctx;
     if (tridi_create(&ctx, &cfg) != TRIDI_SUCCESS)
         abort();
@@ -123,7 +125,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         abort();
                 }
     }
-    tridi_destroy(ctx);
+    if (tridi_destroy(ctx) != TRIDI_SUCCESS)
+        abort();
+    /* A destroyed context: refused without reading it (ASan), x untouched, a second destroy refused. */
+    memcpy(before, x, xbytes);
+    if (tridi_solve(ctx, &g, axis, lo, hi, &a) != TRIDI_ERROR_INVALID_HANDLE || memcmp(before, x, xbytes))
+        abort();
+    if (tridi_destroy(ctx) != TRIDI_ERROR_INVALID_HANDLE)
+        abort();
     free(before);
     for (int i = 0; i < 5; ++i)
         free(arr[i]);

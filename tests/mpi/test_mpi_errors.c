@@ -9,7 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef TRIDI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 static int rank, nranks;
+
+/* A disagreement is found by every rank together: its message names the ranks and their values, and
+ * does not start with "rank R:" as if rank R alone had failed. */
+static long names_ranks(const char *what, tridi_status s, const char *needle)
+{
+    long bad = 0;
+    const char *msg = tridi_error_message();
+    if (nranks > 1 && (s != TRIDI_ERROR_MISMATCH || !strncmp(msg, "rank ", 5) || !strstr(msg, needle))) {
+        printf("rank %d: %s: the message should name \"%s\" without a leading rank: %s\n", rank, what, needle, msg);
+        bad++;
+    }
+    return mt_total(bad);
+}
 
 int main(int argc, char **argv)
 {
@@ -27,6 +44,9 @@ int main(int argc, char **argv)
         c.hi[1] += 1;
     tridi_status s = tridi_decomp_create(&d, world, &c);
     bad += mt_expect("grid differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
+    char needle[160];
+    snprintf(needle, sizeof needle, "config->hi[1]: rank 0 passed 5, rank %d passed 6", nranks - 1);
+    bad += names_ranks("grid differs on the last rank", s, needle);
     tridi_decomp_destroy(d);
 
     mt_base_config(&c, nranks, 6);
@@ -60,6 +80,38 @@ int main(int argc, char **argv)
     bad += mt_expect("NULL config on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     tridi_decomp_destroy(d);
 
+    /* Issue 24 item 3: a NULL output argument on one rank returned at once there and left the others
+     * waiting in the agreement (ctest's TIMEOUT turns such a hang into a failure). */
+    mt_base_config(&c, nranks, 6);
+    d = NULL;
+    s = tridi_decomp_create(rank == nranks - 1 ? NULL : &d, world, &c);
+    bad += mt_expect("NULL 'decomp' on the last rank", s, TRIDI_ERROR_NULL_POINTER, "'decomp' is NULL");
+    if (d) {
+        printf("rank %d: a failed tridi_decomp_create left a decomposition\n", rank);
+        bad++;
+    }
+    /* A rank given MPI_COMM_NULL is outside the communicator the others pass (MPI_Comm_split with
+     * MPI_UNDEFINED): it fails alone and at once, and the others decompose among themselves. */
+    {
+        MPI_Comm sub;
+        MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, rank, &sub);
+        tridi_decomp_config cs;
+        mt_base_config(&cs, nranks > 1 ? nranks - 1 : 1, 6);
+        tridi_decomp ds = NULL;
+        s = tridi_decomp_create(&ds, MPI_Comm_c2f(sub), &cs);
+        tridi_status want = rank == 0 ? TRIDI_ERROR_INVALID_VALUE : TRIDI_SUCCESS;
+        long b = s != want || (rank == 0 && !strstr(tridi_error_message(), "MPI_COMM_NULL"));
+        if (b)
+            printf("rank %d: decomposition of a communicator without rank 0: %s (%s)\n", rank, tridi_status_name(s),
+                   tridi_error_message());
+        tridi_decomp_destroy(ds);
+        if (sub != MPI_COMM_NULL)
+            MPI_Comm_free(&sub);
+        if (rank == 0)
+            printf("MPI_COMM_NULL on rank 0 only, the others on a communicator without it: %s\n", b ? "wrong" : "ok");
+        bad += mt_total(b);
+    }
+
     mt_base_config(&c, nranks, 6);
     c.dims[0] = nranks + 1;
     s = tridi_decomp_create(&d, world, &c);
@@ -85,6 +137,48 @@ int main(int argc, char **argv)
                           TRIDI_TRANSPORT_AUTO);
     bad += mt_expect("NULL halo array on the last rank", s, TRIDI_ERROR_NULL_POINTER, NULL);
     h = NULL;
+    s = tridi_halo_create(rank == nranks - 1 ? NULL : &h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
+                          TRIDI_TRANSPORT_AUTO);
+    bad += mt_expect("NULL 'halo' on the last rank", s, TRIDI_ERROR_NULL_POINTER, "'halo' is NULL");
+    h = NULL;
+    /* Issue 24 item 8: the transport is ignored for host arrays (tridi_mpi.h), so 99 is no error. */
+    s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0, (tridi_transport)99);
+    bad += mt_expect("host halo with transport 99", s, TRIDI_SUCCESS, NULL);
+    if (!s) {
+        s = tridi_halo_exchange(h, NULL);
+        bad += mt_expect("exchange of that host halo", s, TRIDI_SUCCESS, NULL);
+        /* Errors of tridi_halo_exchange name it, and it does not end an exchange the caller began. */
+        tridi_halo_begin(h, NULL);
+        s = tridi_halo_exchange(h, NULL);
+        bad += mt_expect("tridi_halo_exchange during a begun exchange", s, TRIDI_ERROR_INVALID_VALUE,
+                         "tridi_halo_exchange: an exchange of this halo is already under way");
+        s = tridi_halo_end(h);
+        bad += mt_expect("tridi_halo_end of the exchange begun before", s, TRIDI_SUCCESS, NULL);
+        tridi_halo_destroy(h);
+    }
+    h = NULL;
+    s = tridi_halo_exchange(NULL, NULL);
+    bad += mt_expect("tridi_halo_exchange of NULL", s, TRIDI_ERROR_INVALID_HANDLE, "tridi_halo_exchange:");
+    /* A device halo where this rank sees no GPU says so (it said "CUDA driver version is insufficient"). */
+    {
+        int gpus = 0;
+        tridi_status want = TRIDI_ERROR_UNSUPPORTED; /* a build without CUDA */
+        const char *say = "built with CUDA";
+#ifdef TRIDI_TEST_CUDA
+        if (cudaGetDeviceCount(&gpus) != cudaSuccess)
+            gpus = 0;
+        want = TRIDI_ERROR_NO_DEVICE;
+        say = "sees no GPU";
+#endif
+        int all_gpus = 0;
+        MPI_Allreduce(&gpus, &all_gpus, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (!all_gpus) {
+            void *dev_array = arr; /* never dereferenced: refused before any use */
+            s = tridi_halo_create(&h, d, dev_array, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_AUTO);
+            bad += mt_expect("device halo without a GPU", s, want, say);
+            h = NULL;
+        }
+    }
     /* A host array passed as device memory: no build and no machine can accept it. */
     s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
     int code = (int)s, lo_code, hi_code;
@@ -114,6 +208,11 @@ int main(int argc, char **argv)
         hi[2] = 2;
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);
     bad += mt_expect("solve box differs on the last rank", s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, NULL);
+    snprintf(needle, sizeof needle, "hi[2]: rank %d passed 2, rank 0 passed 3", nranks - 1);
+    bad += names_ranks("solve box differs on the last rank", s, needle);
+    /* Every rank passing no decomposition: each fails at once, alone (there is no communicator). */
+    s = tridi_mpi_solve(ctx, NULL, TRIDI_AXIS_X, lo, hi, &a);
+    bad += mt_expect("NULL decomposition on every rank", s, TRIDI_ERROR_INVALID_HANDLE, "'decomp' is NULL");
     hi[2] = 3;
     hi[1] = 7; /* 5 cells + 1 halo */
     s = tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, &a);

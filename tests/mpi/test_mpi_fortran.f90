@@ -1,7 +1,9 @@
 ! Module tridi_mpi from Fortran: a 3D decomposition of MOHID-like arrays (lower bound 1, one halo cell),
 ! a halo exchange checked cell by cell against codes of the global indices, then distributed solves
-! along i and j of random diagonally dominant systems whose exact answer is known (rhs = A x_exact),
-! in real(8) and in MOHID's mix. The seed is drawn on rank 0, printed, and broadcast.
+! along i, j (cut by the ranks) and k of random diagonally dominant systems whose exact answer is known
+! (rhs = A x_exact), in real(8) and in MOHID's mix. Axes in the Fortran convention (TRIDI_AXIS_I/J/K =
+! 1/2/3), the box as integer(int64) for one solve and default integers for the other. The seed is drawn
+! on rank 0, printed, and broadcast.
 program test_mpi_fortran
     use mpi
     use tridi
@@ -81,7 +83,7 @@ program test_mpi_fortran
     call global_random(ff, -1d0, 1d0)
     call global_random(ee, 2.5d0, 4d0)
     call global_random(ex, -1d0, 1d0)
-    do axis = TRIDI_AXIS_X, TRIDI_AXIS_Y
+    do axis = TRIDI_AXIS_I, TRIDI_AXIS_K
         lo = 1
         hi = [int(ni, int64), int(nj, int64), int(nk, int64)]
         call make_rhs(axis)
@@ -90,9 +92,30 @@ program test_mpi_fortran
         call compare(axis, 'real(8)', st, xx, 1d-12)
         d4 = real(dd, 4); f4 = real(ff, 4); t4 = real(tt, 4); x4 = 7
         ! The mix: the exact answer of the real(4) coefficients is no longer ex; compare loosely.
-        call tridi_mpi_solve(ctx, d, axis, lo, hi, d4, ee, f4, t4, x4, stat=st)
+        call tridi_mpi_solve(ctx, d, axis, int(lo), int(hi), d4, ee, f4, t4, x4, stat=st)
         call compare(axis, 'mixed', st, real(x4, 8), 2d-5)
     end do
+    ! Refusals: axis 0 (C's i) on every rank, named in the Fortran convention; an answer array that is
+    ! not this rank's grid on rank 0 only: rank 0 names it, and every other rank fails too instead of
+    ! waiting for rank 0 in the solve.
+    call tridi_mpi_solve(ctx, d, 0, lo, hi, dd, ee, ff, tt, xx, stat=st)
+    if (st /= TRIDI_ERROR_INVALID_VALUE .or. index(tridi_error_message(), '1 = i, 2 = j, 3 = k') == 0) then
+        print '(a, i0, a, i0, 2a)', 'rank ', rank, ': axis 0 gave ', st, ': ', tridi_error_message()
+        bad = bad + 1
+    end if
+    if (rank == 0) then
+        call tridi_mpi_solve(ctx, d, TRIDI_AXIS_J, lo, hi, dd, ee, ff, tt, xx(:, :, 1:nk - 1), stat=st)
+        if (st /= TRIDI_ERROR_BOUNDS .or. index(tridi_error_message(), 'argument X has rank 3 and') == 0) then
+            print '(a, i0, 2a)', 'rank 0: a short X gave ', st, ': ', tridi_error_message()
+            bad = bad + 1
+        end if
+    else
+        call tridi_mpi_solve(ctx, d, TRIDI_AXIS_J, lo, hi, dd, ee, ff, tt, xx, stat=st)
+        if (st == TRIDI_SUCCESS) then
+            print '(a, i0, a)', 'rank ', rank, ': succeeded although rank 0 was refused'
+            bad = bad + 1
+        end if
+    end if
     call tridi_destroy(ctx)
     call tridi_decomp_destroy(d)
     ! Explicitly: the main program's allocatables are not freed at its end, and valgrind (which runs the
@@ -123,19 +146,20 @@ contains
     ! rhs = A ex over the owned cells, with the first row's lower and last row's upper left out.
     subroutine make_rhs(ax)
         integer, intent(in) :: ax
-        integer :: di, dj, n, m
+        integer :: di, dj, dk, n, m
         real(8) :: v
-        di = merge(1, 0, ax == TRIDI_AXIS_X)
-        dj = 1 - di
+        di = merge(1, 0, ax == TRIDI_AXIS_I)
+        dj = merge(1, 0, ax == TRIDI_AXIS_J)
+        dk = merge(1, 0, ax == TRIDI_AXIS_K)
         tt = 0
         do k = 1, nk
             do j = int(info%lo(2)), int(info%hi(2))
                 do i = int(info%lo(1)), int(info%hi(1))
-                    m = merge(i, j, ax == TRIDI_AXIS_X)
-                    n = merge(ni, nj, ax == TRIDI_AXIS_X)
+                    m = di * i + dj * j + dk * k
+                    n = di * ni + dj * nj + dk * nk
                     v = ee(i, j, k) * ex(i, j, k)
-                    if (m > 1) v = v + dd(i, j, k) * ex(i - di, j - dj, k)
-                    if (m < n) v = v + ff(i, j, k) * ex(i + di, j + dj, k)
+                    if (m > 1) v = v + dd(i, j, k) * ex(i - di, j - dj, k - dk)
+                    if (m < n) v = v + ff(i, j, k) * ex(i + di, j + dj, k + dk)
                     tt(i, j, k) = v
                 end do
             end do

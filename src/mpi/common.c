@@ -1,0 +1,208 @@
+/* What every part of the MPI layer shares, so that decomp.c, dsolve.c and halo.c call down into this file
+ * and never into each other in a circle: the agreement that gives every rank the same outcome, MPI
+ * failures and disagreements as statuses, the process-wide cache of CUDA IPC mappings, and the
+ * decomposition's scratch buffers of the device solves. */
+#include "mpi_internal.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TRIDI_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+const char *tridi_transport_name(tridi_transport t)
+{
+    switch (t) {
+    case TRIDI_TRANSPORT_AUTO: return "auto";
+    case TRIDI_TRANSPORT_IPC: return "ipc";
+    case TRIDI_TRANSPORT_CUDA_AWARE: return "cuda-aware";
+    case TRIDI_TRANSPORT_STAGED: return "staged";
+    case TRIDI_TRANSPORT_NCCL: return "nccl";
+    }
+    return "unknown";
+}
+
+tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        strcpy(text, "unknown MPI error");
+    return tridi_fail(TRIDI_ERROR_MPI, "%s: %s failed: %s", func, call, text);
+}
+
+/* FNV-1a of a failure's status and message, 0..2^62: equal on ranks that failed alike. */
+static int64_t failure_hash(tridi_status s, const char *msg)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)s;
+    for (const unsigned char *c = (const unsigned char *)msg; *c; ++c)
+        h = (h ^ *c) * 1099511628211ull;
+    return (int64_t)(h >> 2);
+}
+
+tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int mine = local ? rank : INT_MAX, first = INT_MAX;
+    if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (first == INT_MAX)
+        return TRIDI_SUCCESS;
+    /* Every rank failed with the same status and message (a disagreement between ranks, found by all of
+     * them from one all-reduce): no rank failed more than another, so the message names none. */
+    int64_t same[2];
+    same[0] = local ? failure_hash(local, tridi_error_message()) : -1;
+    same[1] = -same[0];
+    if (MPI_Allreduce(MPI_IN_PLACE, same, 2, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (local && same[0] == -same[1])
+        return local;
+    /* status, cell rank, cell[3], then the message: one broadcast carries the whole outcome. */
+    struct {
+        int64_t status, ndim, cell[3];
+        char msg[960];
+    } out;
+    memset(&out, 0, sizeof out);
+    if (rank == first) {
+        out.status = local;
+        out.ndim = tridi_error_cell(out.cell);
+        strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
+    }
+    if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
+    int64_t cell[3] = {out.cell[0], out.cell[1], out.cell[2]};
+    /* A message relayed once already carries its rank. */
+    tridi_status s = strncmp(out.msg, "rank ", 5) ? tridi_fail((tridi_status)out.status, "rank %d: %s", first, out.msg)
+                                                  : tridi_fail((tridi_status)out.status, "%s", out.msg);
+    if (out.ndim)
+        tridi_set_error_cell((int)out.ndim, cell);
+    return s;
+}
+
+tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine)
+{
+    struct {
+        long value;
+        int rank;
+    } in, lo, hi;
+    in.value = (long)mine;
+    MPI_Comm_rank(comm, &in.rank);
+    int e = MPI_Allreduce(&in, &lo, 1, MPI_LONG_INT, MPI_MINLOC, comm);
+    if (e == MPI_SUCCESS)
+        e = MPI_Allreduce(&in, &hi, 1, MPI_LONG_INT, MPI_MAXLOC, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(func, "MPI_Allreduce", e);
+    return tridi_fail(TRIDI_ERROR_MISMATCH, "%s: ranks disagree on %s: rank %d passed %lld, rank %d passed %lld", func,
+                      what, lo.rank, (long long)lo.value, hi.rank, (long long)hi.value);
+}
+
+#ifdef TRIDI_HAVE_CUDA
+/* One mapping per (exporting allocation) per process: CUDA refuses to open the same handle twice. */
+typedef struct ipc_entry {
+    cudaIpcMemHandle_t handle;
+    void *base;
+    int refs;
+} ipc_entry;
+static ipc_entry ipc_cache[64];
+
+tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
+{
+    const cudaIpcMemHandle_t *hd = handle;
+    int free_slot = -1;
+    for (int i = 0; i < 64; ++i) {
+        if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
+            ipc_cache[i].refs++;
+            *base = ipc_cache[i].base;
+            return TRIDI_SUCCESS;
+        }
+        if (!ipc_cache[i].refs && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot < 0)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi MPI layer: more than 64 CUDA IPC mappings open at once");
+    cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
+    if (e != cudaSuccess)
+        return tridi_fail(TRIDI_ERROR_CUDA, "tridi MPI layer: cudaIpcOpenMemHandle failed: %s", cudaGetErrorString(e));
+    ipc_cache[free_slot].handle = *hd;
+    ipc_cache[free_slot].base = *base;
+    ipc_cache[free_slot].refs = 1;
+    return TRIDI_SUCCESS;
+}
+
+void tridi_mpi_ipc_close(void *base)
+{
+    for (int i = 0; i < 64; ++i)
+        if (ipc_cache[i].refs && ipc_cache[i].base == base) {
+            if (--ipc_cache[i].refs == 0)
+                cudaIpcCloseMemHandle(base);
+            return;
+        }
+}
+
+#endif
+
+static void buffer_free(tridi_mpi_buffer *b, tridi_mpi_memory kind)
+{
+    if (b->p) {
+        if (kind == TRIDI_MPI_MEM_HOST)
+            free(b->p);
+#ifdef TRIDI_HAVE_CUDA
+        else if (kind == TRIDI_MPI_MEM_DEVICE)
+            cudaFree(b->p);
+        else
+            cudaFreeHost(b->p);
+#endif
+    }
+    b->p = NULL;
+    b->bytes = 0;
+}
+
+void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, tridi_mpi_memory kind, size_t bytes)
+{
+    if (b->p && b->bytes >= bytes)
+        return b->p;
+    buffer_free(b, kind);
+    if (kind == TRIDI_MPI_MEM_HOST) {
+        b->p = malloc(bytes);
+    } else {
+#ifdef TRIDI_HAVE_CUDA
+        cudaError_t e = kind == TRIDI_MPI_MEM_DEVICE ? cudaMalloc(&b->p, bytes) : cudaMallocHost(&b->p, bytes);
+        if (e != cudaSuccess) {
+            cudaGetLastError();
+            b->p = NULL;
+        }
+#endif
+    }
+    b->bytes = b->p ? bytes : 0;
+    return b->p;
+}
+
+void tridi_mpi_scratch_free(tridi_decomp d)
+{
+#ifdef TRIDI_HAVE_CUDA
+    /* Every rank unmaps the others' reduced-system buffers before any rank frees its own. */
+    for (int a = 0; a < 2; ++a)
+        for (int r = 0; r < TRIDI_MPI_MAX_LINE; ++r)
+            if (d->red[a].opened[r]) {
+                tridi_mpi_ipc_close(d->red[a].opened[r]);
+                d->red[a].opened[r] = NULL;
+            }
+    if (d->comm != MPI_COMM_NULL)
+        MPI_Barrier(d->comm);
+    for (int a = 0; a < 2; ++a) {
+        if (d->red[a].buf)
+            cudaFree(d->red[a].buf);
+        memset(&d->red[a], 0, sizeof d->red[a]);
+    }
+#endif
+    tridi_mpi_scratch *sc = &d->scratch;
+    buffer_free(&sc->dev_work, TRIDI_MPI_MEM_DEVICE);
+    buffer_free(&sc->dev_small, TRIDI_MPI_MEM_DEVICE);
+    buffer_free(&sc->pinned_coef, TRIDI_MPI_MEM_PINNED);
+    buffer_free(&sc->pinned_ends, TRIDI_MPI_MEM_PINNED);
+    buffer_free(&sc->host_gather, TRIDI_MPI_MEM_HOST);
+}
