@@ -48,7 +48,6 @@ constexpr int64_t SLAB_CELLS = 1 << 19;
 // tridi_upload_async sends a box of at most this many slabs as one copy with one event (each copy and
 // event costs the host several us of CUDA calls, which the model waits for); larger boxes go slab by slab,
 // so that the solve starts on the first slabs of the last array while the rest still moves.
-// TRIDI_UPLOAD_WHOLE_MAX_SLABS overrides it (0: always slab by slab), for measurements.
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
@@ -63,17 +62,9 @@ int64_t host_slab_cells()
 
 // The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
 // makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
-// TRIDI_HOST_X_PATH=eager / verdict forces one way (for measurements; default: the rule).
+// TRIDI_HOST_X_PATH=eager / verdict forces one way (the tests take both; default: the rule).
 constexpr size_t EAGER_UPLOAD_RATIO = 4;
 enum class x_path_choice { rule, eager, verdict };
-
-int upload_whole_max_slabs()
-{
-    const char *env = std::getenv("TRIDI_UPLOAD_WHOLE_MAX_SLABS");
-    char *end = nullptr;
-    const long v = env && *env ? std::strtol(env, &end, 10) : -1;
-    return v >= 0 && end && *end == '\0' ? (int)v : UPLOAD_WHOLE_MAX_SLABS;
-}
 
 x_path_choice host_x_path_choice()
 {
@@ -473,6 +464,8 @@ bool same_box(const upload_key &k, const tridi_problem *p)
 struct pending_solve {
     bool active = false;
     tridi_problem p{};
+    unsigned long long call = 0; // the context's device solve number (messages of deferred verdicts)
+    bool plan = false;           // made by tridi_plan_solve (else tridi_solve_device)
 };
 
 // The plan of the context's latest device-mode solve and what it was made from: a model repeats the same
@@ -492,7 +485,6 @@ struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
     int64_t slab_cells = SLAB_CELLS;
-    int upload_whole_max = UPLOAD_WHOLE_MAX_SLABS;
     x_path_choice x_choice = x_path_choice::rule;
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
     cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
@@ -503,8 +495,9 @@ struct tridi_cuda_state {
     cudaEvent_t ev_last = nullptr;         // the context's latest queued work
     bool have_last = false;
     cudaStream_t last_stream = nullptr;    // the stream ev_last was recorded on
-    unsigned long long *d_err = nullptr;   // NSLOT + 1 slots; the last one is host mode's
-    unsigned long long *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts
+    tk_slot *d_slots = nullptr;            // NSLOT + 1 verdict slots; the last one is host mode's
+    tk_verdict *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts of the slots
+    unsigned long long calls = 0;          // device solves queued so far
     unsigned long long *h_verdict = nullptr; // pinned: host mode's verdict, read without a pageable copy
     int next_slot = 0;
     pending_solve pending[NSLOT];
@@ -522,6 +515,9 @@ struct tridi_cuda_state {
 };
 
 namespace {
+
+// The lowest failing line of a slot (every kernel's atomicMin target).
+unsigned long long *err_word(tridi_cuda_state *st, int slot) { return &st->d_slots[slot].first; }
 
 tridi_status ensure(dbuf &b, size_t bytes, const char *purpose)
 {
@@ -653,6 +649,88 @@ void locate_host_typed(const tridi_problem *p, int64_t off, tk_fail *out, double
                           (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, s, p->n, W, G, out);
 }
 
+// ON_ERROR_LINES after a host-array solve in which a line failed (the rare path): every line is solved
+// again on the host (MOHID's recurrence with true divisions, tk_locate), so that each failing line keeps
+// x's old values (put back from `undo`, x's old box, when the answers already went into x) and every other
+// line gets its answer. The device's answers of failing lines were never written, so they cannot be used.
+template <class TL, class TD, class TX>
+void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const char *undo, int64_t *first,
+                         tk_fail *first_fail, int64_t *nfailed)
+{
+    const int64_t str = p->stride[p->axis], n = p->n;
+    const size_t xs = sizeof(TX);
+    int64_t lowest = INT64_MAX, count = 0;
+    tk_fail lowest_fail{};
+#pragma omp parallel
+    {
+        std::vector<double> W((size_t)n), G((size_t)n);
+        int64_t my_lowest = INT64_MAX, my_count = 0;
+        tk_fail my_fail{};
+#pragma omp for schedule(static) nowait
+        for (int64_t l = 0; l < p->nlines; ++l) {
+            const int64_t off = tridi_line_offset(p, l);
+            tk_fail f{};
+            tk_locate<TL, TD, TX>((const TL *)p->arrays.lower + off, (const TD *)p->arrays.diag + off,
+                                  (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, str, n, W.data(),
+                                  G.data(), &f);
+            TX *X = (TX *)p->arrays.x + off;
+            if (f.code) {
+                ++my_count;
+                if (l < my_lowest) {
+                    my_lowest = l;
+                    my_fail = f;
+                }
+                if (undo) {
+                    int64_t pos[3];
+                    pos[p->a1] = l % p->n1;
+                    pos[p->a2] = l / p->n1;
+                    for (int64_t m = 0; m < n; ++m) {
+                        pos[p->axis] = m;
+                        std::memcpy(X + m * str, undo + (pos[0] + box_n[0] * (pos[1] + box_n[1] * pos[2])) * xs, xs);
+                    }
+                }
+                continue;
+            }
+            TX x = (TX)G[n - 1];
+            X[(n - 1) * str] = x;
+            for (int64_t m = n - 2; m >= 0; --m) {
+                x = (TX)(W[m] * (double)x + G[m]);
+                X[m * str] = x;
+            }
+        }
+#pragma omp critical
+        {
+            count += my_count;
+            if (my_lowest < lowest) {
+                lowest = my_lowest;
+                lowest_fail = my_fail;
+            }
+        }
+    }
+    *first = lowest;
+    *first_fail = lowest_fail;
+    *nfailed = count;
+}
+
+tridi_status lines_on_host(const char *func, const tridi_problem *p, const box_plan &b, const char *undo)
+{
+    int64_t first = 0, nfailed = 0;
+    tk_fail f{};
+    try {
+        switch (p->combo) {
+        case TRIDI_COMBO_F32: lines_on_host_typed<float, float, float>(p, b.n, undo, &first, &f, &nfailed); break;
+        case TRIDI_COMBO_F64: lines_on_host_typed<double, double, double>(p, b.n, undo, &first, &f, &nfailed); break;
+        case TRIDI_COMBO_MIXED: lines_on_host_typed<float, double, float>(p, b.n, undo, &first, &f, &nfailed); break;
+        }
+    } catch (const std::bad_alloc &) {
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: a line failed and its diagnosis ran out of memory", func);
+    }
+    if (nfailed == 0) // only the float transfer of double inputs failed: every line is answered from the doubles
+        return TRIDI_SUCCESS;
+    return tridi_fail_numeric_lines(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, first, f.m,
+                                    fail_what((int)f.code), nfailed);
+}
+
 tridi_status locate_on_host(const char *func, const tridi_problem *p, int64_t line, bool f32)
 {
     std::vector<double> wg;
@@ -672,9 +750,11 @@ tridi_status locate_on_host(const char *func, const tridi_problem *p, int64_t li
     return report_failure(func, p, line, f, f32);
 }
 
-tridi_status locate_on_device(tridi_cuda_state *st, const tridi_problem *p, int64_t line)
+// Diagnoses failing line `line` of a device solve (its inputs are still on the device: a failing line's
+// own cells are never written, in place or not) and reports it; under ON_ERROR_LINES with the count.
+tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const tridi_problem *p, int64_t line,
+                              int64_t nfailed)
 {
-    const char *func = "tridi_solve_device";
     void *wg = nullptr;
     tk_fail *df = nullptr;
     tridi_status s = device_alloc((size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail), &wg, "diagnosing a failed line");
@@ -709,6 +789,18 @@ tridi_status locate_on_device(tridi_cuda_state *st, const tridi_problem *p, int6
     device_release(wg, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail));
     if (e != cudaSuccess)
         return cuda_fail("diagnosing a failed line", e);
+    if (f.code == 0 && p->verdict == TRIDI_VERDICT_DEFERRED) {
+        // The line failed when it was solved, but its inputs were changed before this deferred verdict
+        // was asked for: the line is known, its cell no longer.
+        const char *what = "a zero pivot or non-finite value (the inputs changed before the deferred verdict "
+                           "was asked for: the cell shown is the line's first, not the failing one)";
+        return p->on_error == TRIDI_ON_ERROR_LINES
+                   ? tridi_fail_numeric_lines(func, p, TRIDI_ERROR_NONFINITE, line, 0, what, nfailed)
+                   : tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, line, 0, what);
+    }
+    if (p->on_error == TRIDI_ON_ERROR_LINES && f.code != 0)
+        return tridi_fail_numeric_lines(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, line,
+                                        f.m, fail_what((int)f.code), nfailed);
     return report_failure(func, p, line, f, false);
 }
 
@@ -720,10 +812,18 @@ tridi_status retire_slot(tridi_cuda_state *st, int slot)
         return TRIDI_SUCCESS;
     ps.active = false;
     CK(cudaEventSynchronize(st->ev_slot[slot]), "waiting for a device solve");
-    const unsigned long long verdict = st->h_mirror[slot];
-    if (verdict == ULLONG_MAX)
+    const tk_verdict v = st->h_mirror[slot];
+    if (v.first == ULLONG_MAX)
         return TRIDI_SUCCESS;
-    return locate_on_device(st, &ps.p, (int64_t)verdict);
+    char func[96];
+    if (!ps.plan)
+        std::snprintf(func, sizeof func, "tridi_solve_device");
+    else if (ps.p.verdict == TRIDI_VERDICT_DEFERRED)
+        std::snprintf(func, sizeof func, "tridi_plan_solve (device solve call %llu of the context, deferred)",
+                      ps.call);
+    else
+        std::snprintf(func, sizeof func, "tridi_plan_solve");
+    return locate_on_device(st, func, &ps.p, (int64_t)v.first, (int64_t)v.nfailed);
 }
 
 void free_state(tridi_cuda_state *st)
@@ -738,7 +838,7 @@ void free_state(tridi_cuda_state *st)
     device_release(st->scratch.p, st->scratch.bytes);
     if (st->hout.p)
         cudaFreeHost(st->hout.p);
-    device_release(st->d_err, (NSLOT + 1) * sizeof(unsigned long long));
+    device_release(st->d_slots, (NSLOT + 1) * sizeof(tk_slot));
     if (st->h_mirror)
         cudaFreeHost(st->h_mirror);
     if (st->h_verdict)
@@ -790,12 +890,13 @@ tridi_status create_state(tridi_cuda_state *st)
         CK(cudaEventCreateWithFlags(&st->ev_slot[s], fl), "cudaEventCreate");
     CK(cudaEventCreateWithFlags(&st->ev_last, fl), "cudaEventCreate");
     void *p = nullptr;
-    tridi_status s = device_alloc((NSLOT + 1) * sizeof(unsigned long long), &p, "error slots");
+    tridi_status s = device_alloc((NSLOT + 1) * sizeof(tk_slot), &p, "error slots");
     if (s)
         return s;
-    st->d_err = (unsigned long long *)p;
-    CK(cudaMemset(st->d_err, 0xff, (NSLOT + 1) * sizeof(unsigned long long)), "cudaMemset");
-    CK(cudaHostAlloc((void **)&st->h_mirror, NSLOT * sizeof(unsigned long long), cudaHostAllocMapped),
+    st->d_slots = (tk_slot *)p;
+    std::vector<tk_slot> armed(NSLOT + 1, tk_slot{ULLONG_MAX, 0, 0, 0});
+    CK(cudaMemcpy(st->d_slots, armed.data(), (NSLOT + 1) * sizeof(tk_slot), cudaMemcpyHostToDevice), "cudaMemcpy");
+    CK(cudaHostAlloc((void **)&st->h_mirror, NSLOT * sizeof(tk_verdict), cudaHostAllocMapped),
        "cudaHostAlloc (mapped)");
     CK(cudaHostGetDevicePointer((void **)&st->h_mirror_dev, st->h_mirror, 0), "cudaHostGetDevicePointer");
     CK(cudaHostAlloc((void **)&st->h_verdict, sizeof(unsigned long long), cudaHostAllocDefault), "cudaHostAlloc");
@@ -815,8 +916,8 @@ tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 
 // copy = false: only the verdict is handed on (to the host's mirror, and the next slot re-armed), as a
 // held solve needs before its answers may go into x (tridi_cuda_commit_held).
-tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slot, cudaStream_t stream,
-                           bool copy = true)
+tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, const void *src, int slot,
+                           cudaStream_t stream, bool copy = true)
 {
     const rows_geo g = geometry(p);
     const int64_t rows = copy ? g.R * p->n2 : 0, total = g.len * rows;
@@ -830,10 +931,9 @@ tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, int slo
     const int64_t bx = copy ? std::min<int64_t>((g.len + tx * per - 1) / (tx * per), 65535) : 1;
     const int64_t by = std::max<int64_t>(1, std::min<int64_t>((rows + ty - 1) / ty, std::max<int64_t>(1, 16384 / bx)));
     const dim3 blocks((unsigned)bx, (unsigned)by), threads((unsigned)tx, (unsigned)ty);
-    unsigned long long *err = st->d_err + slot, *mirror = st->h_mirror_dev + slot,
-                       *next = st->d_err + (slot + 1) % NSLOT;
+    unsigned long long *err = err_word(st, slot), *mirror = &st->h_mirror_dev[slot].first,
+                       *next = err_word(st, (slot + 1) % NSLOT);
     const bool small = total < (int64_t)INT32_MAX / 2; // 32-bit indices are cheaper; margin for q0 + k * tx
-    const void *src = st->dbox.p;
     void *dst = p->arrays.x;
     CK(injected_launch(stream), "launching the commit kernel");
     if (p->arrays.x_type == TRIDI_FLOAT64) {
@@ -943,7 +1043,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
     const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
     const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
     const size_t xs = tridi_dtype_size(p->arrays.x_type);
-    unsigned long long *err = st->d_err + HOST_SLOT;
+    unsigned long long *err = err_word(st, HOST_SLOT);
     CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
     CK(cudaEventRecord(st->ev_armed, st->compute), "cudaEventRecord");
     tk_args a{};
@@ -1063,7 +1163,6 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
     st->slab_cells = host_slab_cells();
-    st->upload_whole_max = upload_whole_max_slabs();
     st->x_choice = host_x_path_choice();
     tridi_status s = create_state(st);
     if (s) {
@@ -1157,7 +1256,7 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         return s;
     // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
     // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
-    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= st->upload_whole_max ? 1 : S_solve;
+    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
     const slab_rows sr = plan_slab_rows(b, S);
     s = pack_pipeline(
         direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },
@@ -1267,6 +1366,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         for (int r = 0; r < 4 + MAX_SLABS; ++r)
             cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
     const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
+    if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES)
+        return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);
     if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
         region xh, xb;
         box_slab(b, 0, b.n[b.a2], xh, xb);
@@ -1298,23 +1399,16 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
 
 namespace {
 
-// Device-mode solve. hold: the answers stay in the context's box (never the one-wave variant, which
-// writes x itself) and only the verdict is handed on; tridi_cuda_commit_held copies them into x later.
-tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream, bool hold)
+// A device plan's own state: the kernel chosen once for its shape and contract, and the buffers its solves
+// need (the answer box of an ON_ERROR_CALL solve too large for one wave, the W/G scratch of long lines).
+struct cuda_plan {
+    tk_plan plan{};
+    dbuf box, scratch;
+};
+
+// The kernel arguments of a device solve of p, without its verdict slot.
+tk_args device_args(const tridi_problem *p)
 {
-    CK(cudaSetDevice(st->device), "cudaSetDevice");
-    st->held = false; // this solve reuses the box
-    tridi_status s = check_device_arrays(st->device, p);
-    if (s)
-        return s;
-    cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
-    const int slot = st->next_slot;
-    s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
-    if (s)
-        return s;
-    const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
-    const kernel_types kt = types_of(p, false);
-    const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
     const tk_view user = {p->origin, p->stride[p->a1], p->stride[p->a2], p->stride[p->axis]};
     tk_args a{};
     a.D = p->arrays.lower;
@@ -1326,57 +1420,100 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
     a.n1 = p->n1;
     a.l_begin = 0;
     a.l_count = p->nlines;
-    a.err = st->d_err + slot;
-    a.out = user; // x's view in the one-wave variant; the box's is alike along x (unit stride), which the plan reads
-    // When every line fits on the GPU at once the solve guards x itself (grid barrier before writing);
-    // otherwise it solves into the context's box and a commit kernel copies the box into x.
-    plan_memo &mm = st->memo;
-    const bool known = mm.valid && mm.l == kt.l && mm.d == kt.d && mm.x == kt.x && mm.n == a.n && mm.n1 == a.n1 &&
-                       mm.lines == a.l_count && mm.contig == contiguous && mm.coop_wanted == !hold &&
-                       mm.view.off == user.off && mm.view.s1 == user.s1 && mm.view.s2 == user.s2 &&
-                       mm.view.sm == user.sm;
-    if (!known) {
-        tk_plan made;
-        s = plan_solve(kt, a, contiguous, !hold, &made);
-        if (s)
-            return s;
-        mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, !hold, made};
+    a.out = user; // x's view when x is written in place; the box's is alike along x (unit stride), which the plan reads
+    return a;
+}
+
+// Device-mode solve. hold: the answers stay in the context's box (never the one-wave variant, which
+// writes x itself) and only the verdict is handed on; tridi_cuda_commit_held copies them into x later.
+// cp: a plan's state (its kernel and buffers, p's contract honoured), or NULL for tridi_solve_device
+// (ON_ERROR_CALL, deferred: the context's one-entry memo of the latest kernel choice and its buffers).
+tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream, bool hold, cuda_plan *cp)
+{
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    st->held = false; // this solve reuses the box
+    tridi_status s = check_device_arrays(st->device, p);
+    if (s)
+        return s;
+    cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
+    const int slot = st->next_slot;
+    s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
+    if (s)
+        return s;
+    const bool lines = cp && p->on_error == TRIDI_ON_ERROR_LINES;
+    const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
+    const kernel_types kt = types_of(p, false);
+    const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
+    tk_args a = device_args(p);
+    const tk_view user = a.in;
+    a.err = err_word(st, slot);
+    tk_plan plan;
+    dbuf *box = &st->dbox, *scr = &st->scratch;
+    if (cp) {
+        plan = cp->plan;
+        box = &cp->box;
+        scr = &cp->scratch;
+    } else {
+        // When every line fits on the GPU at once the solve guards x itself (grid barrier before writing);
+        // otherwise it solves into the context's box and a commit kernel copies the box into x.
+        plan_memo &mm = st->memo;
+        const bool known = mm.valid && mm.l == kt.l && mm.d == kt.d && mm.x == kt.x && mm.n == a.n &&
+                           mm.n1 == a.n1 && mm.lines == a.l_count && mm.contig == contiguous &&
+                           mm.coop_wanted == !hold && mm.view.off == user.off && mm.view.s1 == user.s1 &&
+                           mm.view.s2 == user.s2 && mm.view.sm == user.sm;
+        if (!known) {
+            tk_plan made;
+            s = plan_solve(kt, a, contiguous, !hold, &made);
+            if (s)
+                return s;
+            mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, !hold, made};
+        }
+        plan = mm.plan;
     }
-    const tk_plan plan = mm.plan;
     const bool scratch = !plan.split && tk_needs_scratch(p->n); // split lines keep W/G in registers
-    const size_t need_box = plan.coop ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
-    if (st->dbox.bytes < need_box || st->scratch.bytes < need_scratch) {
+    const size_t need_box = plan.coop || lines ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
+    if (box->bytes < need_box || scr->bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.
         if (st->have_last)
             CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
         if (need_box)
-            s = ensure(st->dbox, need_box, "the device answer box");
+            s = ensure(*box, need_box, "the device answer box");
         if (!s && need_scratch)
-            s = ensure(st->scratch, need_scratch, "the W/G scratch of long lines");
+            s = ensure(*scr, need_scratch, "the W/G scratch of long lines");
         if (s)
             return s;
     }
     s = after_last(st, cs);
     if (s)
         return s;
-    a.scratch = scratch ? (double *)st->scratch.p : nullptr;
-    if (plan.coop) {
+    a.scratch = scratch ? (double *)scr->p : nullptr;
+    if (lines) {
+        // Each line writes its answers into x only once it has succeeded; the grid's last block hands the
+        // verdict (first failing line, count) to the host's mirror and re-arms the slot.
         a.X = p->arrays.x;
         a.out = user;
-        a.mirror = st->h_mirror_dev + slot;
-        a.next_err = st->d_err + (slot + 1) % NSLOT;
+        a.nfail = &st->d_slots[slot].nfailed;
+        a.slot = &st->d_slots[slot];
+        a.verdict = &st->h_mirror_dev[slot];
+        a.next_err = err_word(st, (slot + 1) % NSLOT);
+        s = run_solve(kt, a, plan, cs);
+    } else if (plan.coop) {
+        a.X = p->arrays.x;
+        a.out = user;
+        a.mirror = &st->h_mirror_dev[slot].first;
+        a.next_err = err_word(st, (slot + 1) % NSLOT);
         s = run_solve(kt, a, plan, cs);
     } else {
-        a.X = st->dbox.p;
+        a.X = box->p;
         a.out = compact_view(p);
         s = run_solve(kt, a, plan, cs);
         if (!s)
-            s = launch_commit(st, p, slot, cs, !hold);
+            s = launch_commit(st, p, box->p, slot, cs, !hold);
     }
     if (s) {
         // A launch was refused, perhaps after the solve was queued: later work must wait for that solve,
         // and the failing line it may record must not become the verdict of this slot's next solve.
-        cudaMemsetAsync(st->d_err + slot, 0xff, sizeof *st->d_err, cs);
+        cudaMemsetAsync(err_word(st, slot), 0xff, sizeof(unsigned long long), cs);
         if (cudaEventRecord(st->ev_last, cs) == cudaSuccess) {
             st->have_last = true;
             st->last_stream = cs;
@@ -1388,14 +1525,20 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
     CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");
     st->have_last = true;
     st->last_stream = cs;
-    st->pending[slot].active = true;
-    st->pending[slot].p = *p;
+    pending_solve &ps = st->pending[slot];
+    ps.active = true;
+    ps.p = *p;
+    ps.call = ++st->calls;
+    ps.plan = cp != nullptr;
     st->next_slot = (slot + 1) % NSLOT;
     if (hold) {
         st->held = true;
         st->held_slot = slot;
         st->held_p = *p;
     }
+    // A plan's SYNC verdict: wait for this solve and report it (deferred ones wait for the next status).
+    if (cp && p->verdict == TRIDI_VERDICT_SYNC)
+        return retire_slot(st, slot);
     return TRIDI_SUCCESS;
 }
 
@@ -1405,12 +1548,50 @@ extern "C" {
 
 tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream)
 {
-    return solve_device(st, p, stream, false);
+    return solve_device(st, p, stream, false, nullptr);
 }
 
 tridi_status tridi_cuda_solve_device_held(tridi_cuda_state *st, const tridi_problem *p, void *stream)
 {
-    return solve_device(st, p, stream, true);
+    return solve_device(st, p, stream, true, nullptr);
+}
+
+tridi_status tridi_cuda_plan_create(tridi_cuda_state *st, const tridi_problem *p, void **state)
+{
+    *state = nullptr;
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    cuda_plan *cp = new (std::nothrow) cuda_plan;
+    if (!cp)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_plan_create: out of host memory");
+    // ON_ERROR_CALL keeps x unchanged on a failure: by a grid barrier when every line fits in one wave,
+    // else through the plan's answer box and a commit kernel. ON_ERROR_LINES needs neither.
+    tridi_status s = plan_solve(types_of(p, false), device_args(p), p->axis == TRIDI_AXIS_X && p->stride[0] == 1,
+                                p->on_error == TRIDI_ON_ERROR_CALL, &cp->plan);
+    if (s) {
+        delete cp;
+        return s;
+    }
+    *state = cp;
+    return TRIDI_SUCCESS;
+}
+
+void tridi_cuda_plan_destroy(tridi_cuda_state *st, void *state)
+{
+    cuda_plan *cp = (cuda_plan *)state;
+    if (!cp)
+        return;
+    cudaSetDevice(st->device);
+    // Solves queued with the plan's buffers may still run.
+    if (st->have_last)
+        cudaEventSynchronize(st->ev_last);
+    device_release(cp->box.p, cp->box.bytes);
+    device_release(cp->scratch.p, cp->scratch.bytes);
+    delete cp;
+}
+
+tridi_status tridi_cuda_solve_device_plan(tridi_cuda_state *st, const tridi_problem *p, void *state, void *stream)
+{
+    return solve_device(st, p, stream, false, (cuda_plan *)state);
 }
 
 tridi_status tridi_cuda_commit_held(tridi_cuda_state *st, void *stream)
@@ -1425,7 +1606,7 @@ tridi_status tridi_cuda_commit_held(tridi_cuda_state *st, void *stream)
     st->held = false;
     // The held slot's error word still holds the verdict (no solve has run since): the commit copies the
     // box only if it is clear, as for any multi-wave solve.
-    s = launch_commit(st, &st->held_p, st->held_slot, cs);
+    s = launch_commit(st, &st->held_p, st->dbox.p, st->held_slot, cs);
     if (s)
         return s;
     CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");

@@ -47,6 +47,18 @@ struct tk_view {
     int64_t off, s1, s2, sm;
 };
 
+// The verdict of one device solve under ON_ERROR_LINES, on the device: the lowest failing line, how many
+// lines failed, and how many blocks have finished (the last one hands the verdict to the host and re-arms
+// the slot, so a solve needs no second kernel, memset or copy).
+struct tk_slot {
+    unsigned long long first, nfailed;
+    unsigned int done, pad;
+};
+// What the host reads of a slot (mapped pinned memory).
+struct tk_verdict {
+    unsigned long long first, nfailed;
+};
+
 struct tk_args {
     const void *D, *E, *F, *R; // lower, diag, upper, rhs (MOHID D, E, F, Ti)
     void *X;                   // answer
@@ -58,7 +70,35 @@ struct tk_args {
     // COOP only: the verdict is copied here for the host (mapped pinned memory) and next_err is re-armed
     // for the context's next call, after the grid barrier.
     unsigned long long *mirror, *next_err;
+    unsigned long long *nfail; // lines that failed (atomicAdd), or NULL when only the first is wanted
+    // ON_ERROR_LINES device solves: the slot whose verdict the last block hands to `verdict` (host) before
+    // re-arming the slot and the next slot's first word (next_err); NULL otherwise.
+    tk_slot *slot;
+    tk_verdict *verdict;
 };
+
+// Each failing line writes nothing of its own answer (ON_ERROR_LINES: a failing line is left untouched);
+// the block's failures are recorded here, and with a.slot the grid's last block hands the verdict on.
+__device__ __forceinline__ void tk_finish(const tk_args &a)
+{
+    if (!a.slot)
+        return;
+    __syncthreads(); // every thread of the block has made its atomics
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&a.slot->done, 1u) == gridDim.x - 1) {
+            __threadfence();
+            volatile tk_slot *v = a.slot;
+            a.verdict->first = v->first;
+            a.verdict->nfailed = v->nfailed;
+            v->first = ULLONG_MAX;
+            v->nfailed = 0;
+            v->done = 0;
+            if (a.next_err)
+                *a.next_err = ULLONG_MAX;
+        }
+    }
+}
 
 constexpr int TK_T = 32;               // lines per block: one warp
 constexpr int TK_K = 8;                // unknowns per stage
@@ -162,8 +202,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     const int t = threadIdx.x;
     const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
     const int nl = (int)min((int64_t)T, a.l_count - li0);
-    if (t >= nl && !COOP && !CONTIG)
-        return;
+    // Lanes past the last line stay (inactive) to the end: tk_finish meets the whole block.
     const bool active = t < nl;
 
     // This lane's line (other lanes take the block's first line, so their offsets stay valid).
@@ -398,11 +437,10 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     // from finite W and G the first non-finite answer can only be an infinity (fma and rounding of finite
     // values never give NaN), and the max keeps it.
     if (active && !bad) {
+        // The answers replace Wp in W/G (shared memory or the scratch) and reach x only once the whole
+        // line is known to have succeeded.
         TX x = (TX)g, mx = tk_abs(x);
-        if (WGS)
-            tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
-        else
-            X[oo + (I)(n - 1) * so] = x;
+        tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
         for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;
@@ -419,12 +457,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                     xs[k] = x;
                 }
 #pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    if (WGS)
-                        tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
-                    else
-                        X[oo + (I)(c0 + k) * so] = xs[k];
-                }
+                for (int k = 0; k < K; ++k)
+                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
                 continue;
             }
 #pragma unroll
@@ -440,19 +474,28 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 }
 #pragma unroll
             for (int k = 0; k < K; ++k)
-                if (c0 + k <= n - 2) {
-                    if (WGS)
-                        tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
-                    else
-                        X[oo + (I)(c0 + k) * so] = xs[k];
-                }
+                if (c0 + k <= n - 2)
+                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
         }
         bad = !tk_finite_x(mx);
     }
-    if (active && bad)
+    if (active && bad) {
         atomicMin(a.err, (unsigned long long)l);
-    if (!WGS)
+        if (a.nfail)
+            atomicAdd(a.nfail, 1ull);
+    }
+    if (!WGS) {
+        if (active && !bad) {
+            const double2 *pw = WG;
+            TX *px = X + oo;
+            for (int64_t m = 0; m < n; ++m)
+                px[(I)m * so] = tk_kept_x<TX>(pw[m * ws]);
+        }
+        tk_finish(a);
         return;
+    }
+    // Lines of this warp that failed: their answers stay out of x.
+    const unsigned failed = __ballot_sync(0xffffffffu, active && bad);
     if (COOP) {
         cooperative_groups::this_grid().sync();
         const unsigned long long verdict = *(volatile unsigned long long *)a.err;
@@ -475,11 +518,13 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                     const int lt = t / K + j * (T / K);
                     if (nl < T && lt >= nl)
                         break;
+                    if ((failed >> lt) & 1u)
+                        continue;
                     X[lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
                 }
             }
         }
-    } else if (active) {
+    } else if (active && !bad) {
         const double2 *pw = xs + t;
         TX *px = X + oo;
         int64_t m = 0;
@@ -496,6 +541,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             pw += T;
         }
     }
+    tk_finish(a);
 }
 
 // ---- Split lines: several threads per line ----------------------------------------------------------
@@ -606,6 +652,7 @@ __device__ __forceinline__ void ts_group_sync(int gib, int WL)
 struct ts_xchg_cell {
     ts_map fw;
     double al, be;
+    int bad; // the warp's segments of the line failed
 };
 
 __host__ __device__ inline size_t ts_xchg_bytes(const ts_geom &g)
@@ -841,19 +888,37 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
             }
         }
         bad |= !tk_finite_x(mx);
+        // Whether the line failed in any of its segments: over the line's lanes of this warp, then over
+        // its warps. A failing line writes none of its answers.
+        const unsigned ballot = __ballot_sync(0xffffffffu, bad && active);
+        unsigned mine = 0;
+        for (int j = 0; j < SW; ++j)
+            mine |= 1u << (QF ? t * SW + j : t + j * LW);
+        bool line_bad = (ballot & mine) != 0;
+        if (xw) {
+            if (qi == 0)
+                cells[wg * LW + t].bad = line_bad;
+            ts_group_sync(gib, WL);
+            for (int w = 0; w < WL; ++w)
+                line_bad |= cells[w * LW + t].bad != 0;
+        }
         if (bad && active)
             atomicMin(a.err, (unsigned long long)l);
+        if (line_bad && active && qi == 0 && wg == 0 && a.nfail)
+            atomicAdd(a.nfail, 1ull);
 #pragma unroll
         for (int k = 0; k < L; ++k)
-            if (k < my) {
+            if (k < my && (COOP || !line_bad)) {
                 if (COOP)
                     stash[((size_t)it * LW + t) * n + s + k] = xs[k];
                 else
                     X[oo + (I)(s + k) * so] = xs[k];
             }
     }
-    if (!COOP)
+    if (!COOP) {
+        tk_finish(a);
         return;
+    }
     cooperative_groups::this_grid().sync();
     const unsigned long long verdict = *(volatile unsigned long long *)a.err;
     if (blockIdx.x == 0 && threadIdx.x == 0) {

@@ -15,7 +15,9 @@
  *  - Only the cells of the box are read from the inputs and only they are written in x; every other
  *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
  *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
- *  - On any error x is left unchanged: no partial answer is ever written.
+ *  - On any error x is left unchanged: no partial answer is ever written (tridi_solve, tridi_solve_device;
+ *    a plan chooses, see tridi_solve_options: by default a failing line is left untouched and every other
+ *    line is answered).
  *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
  *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
  */
@@ -280,6 +282,54 @@ TRIDI_API tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst,
 TRIDI_API tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, const void *device_src, size_t bytes);
 /* Waits for all work queued on the context; reports any deferred error. SUCCESS on the CPU backend. */
 TRIDI_API tridi_status tridi_synchronize(tridi_context ctx);
+
+/* ---------------------------------------------------------------------------------------------------
+ * Plans: a solve made once for one grid, axis, box and type combination, then run many times.
+ *
+ * A plan validates its geometry and types once and owns what its solves need on its backend (on the
+ * CUDA backend: the kernel choice for that shape). tridi_solve and tridi_solve_device are convenience
+ * calls with the contract of the first lines of this header (ON_ERROR_CALL, MOHID arithmetic; device
+ * solves deferred); a plan lets the caller choose it (tridi_solve_options).
+ * ------------------------------------------------------------------------------------------------- */
+typedef struct tridi_plan_s *tridi_plan;
+
+/* Where arrays live (tridi_plan_solve's, and the MPI layer's halos in tridi_mpi.h). */
+typedef enum tridi_memory {
+    TRIDI_MEMORY_HOST = 0,  /* host arrays (tridi_solve's; the CPU backend takes only these) */
+    TRIDI_MEMORY_DEVICE = 1 /* device pointers (tridi_solve_device's; CUDA backend only) */
+} tridi_memory;
+
+typedef struct tridi_solve_options {
+    size_t size;             /* sizeof(tridi_solve_options); set by tridi_solve_options_init */
+    tridi_on_error on_error; /* (default: TRIDI_ON_ERROR_LINES) */
+    tridi_arith arith;       /* (default: TRIDI_ARITH_DEFAULT: MOHID for the mixed type, FAST otherwise) */
+    tridi_verdict verdict;   /* device plans only; host plans always return the numerical status
+                                (default: TRIDI_VERDICT_SYNC) */
+    tridi_memory memory;     /* (default: TRIDI_MEMORY_HOST) */
+    void *stream;            /* device plans: cudaStream_t as void*, NULL = the context's own stream
+                                (default: NULL) */
+} tridi_solve_options;
+
+TRIDI_API void tridi_solve_options_init(tridi_solve_options *options);
+
+/* types: the storage types of lower, diag, upper, rhs and x (in that order; a combination tridi_arrays
+ * accepts). options may be NULL (defaults). The context must outlive the plan: tridi_destroy refuses
+ * while a plan made with it is alive. On failure *plan is set to NULL. A box empty along a used axis
+ * gives a plan whose solves are no-op successes. */
+TRIDI_API tridi_status tridi_plan_create(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
+                                         const int64_t lo[3], const int64_t hi[3], const tridi_dtype types[5],
+                                         const tridi_solve_options *options, tridi_plan *plan);
+/* Solves the plan's box on arrays of the plan's grid and types (host or device pointers as the plan's
+ * memory says; TRIDI_ERROR_INVALID_VALUE naming the array whose type differs from the plan's). Argument
+ * errors are always returned at once; numerical ones as the plan's verdict says. */
+TRIDI_API tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays);
+/* Waits for the plan's queued device solves and reports the first numerical failure among the context's
+ * deferred solves (naming the call, line and cell; the cell is found from the inputs, so keep the failing
+ * call's inputs unchanged until then, or the line alone is named). SUCCESS on host plans. */
+TRIDI_API tridi_status tridi_plan_status(tridi_plan plan);
+/* Waits for the plan's queued work, then frees it. NULL is accepted and ignored; a destroyed plan gives
+ * TRIDI_ERROR_INVALID_HANDLE. */
+TRIDI_API tridi_status tridi_plan_destroy(tridi_plan plan);
 
 /* ===================================================================================================
  * ADI steps (src/adi.c, cuda/adi_*.cu; docs/adi.md).

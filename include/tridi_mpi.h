@@ -98,10 +98,8 @@ TRIDI_API tridi_status tridi_decomp_get_info(tridi_decomp decomp, tridi_decomp_i
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_halo_s *tridi_halo;
 
-typedef enum tridi_memory {
-    TRIDI_MEMORY_HOST = 0,   /* an ordinary host array */
-    TRIDI_MEMORY_DEVICE = 1  /* a device pointer on the current CUDA device (each rank its own GPU) */
-} tridi_memory;
+/* tridi_memory (tridi.h): TRIDI_MEMORY_DEVICE is a device pointer on the current CUDA device (each rank its
+ * own GPU). */
 
 /* Collective. dtype, memory, corners and transport must agree on every rank (TRIDI_ERROR_MISMATCH);
  * a transport some rank cannot use gives TRIDI_ERROR_UNSUPPORTED on every rank. transport is ignored

@@ -296,6 +296,12 @@ tridi_status tridi_destroy(tridi_context ctx)
                           "(tridi_adi_destroy)",
                           ctx->adi_plans, ctx->adi_plans > 1 ? "s" : "", ctx->adi_plans > 1 ? "are" : "is",
                           ctx->adi_plans > 1 ? "them" : "it");
+    if (ctx->plans > 0) /* the same for solve plans (tridi_plan_create) */
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "tridi_destroy: %d solve plan%s made with this context %s still alive: destroy %s first "
+                          "(tridi_plan_destroy)",
+                          ctx->plans, ctx->plans > 1 ? "s" : "", ctx->plans > 1 ? "are" : "is",
+                          ctx->plans > 1 ? "them" : "it");
     /* From here the handle is dead to every caller; of two destroys racing, one frees. */
     if (!tridi_handle_retire(TRIDI_HANDLE_CONTEXT, ctx))
         return tridi_check_context("tridi_destroy", ctx);

@@ -1,22 +1,11 @@
-/* Public entry points for solves, uploads and device memory: validate, then dispatch to a backend. */
-#include "tridi_internal.h"
+/* Public entry points for solves, uploads and device memory: validate, then dispatch through the
+ * context's backend table (backend.h). */
+#include "backend.h"
 
-/* The backend's solve of a validated host-array problem. */
-static tridi_status solve_host(tridi_context ctx, const tridi_problem *p)
+/* The backend's solve of a validated host-array problem (also the pivot pass's solve of the lines it keeps). */
+tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p)
 {
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA) {
-        const tridi_arrays *arrays = &p->arrays;
-        const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
-        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
-                                     arrays->x_type};
-        int registered[5];
-        for (int r = 0; r < 5; ++r)
-            registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
-        return tridi_cuda_solve_host(ctx->cuda, p, registered);
-    }
-#endif
-    return tridi_cpu_solve(ctx, p);
+    return tridi_backend_of(ctx)->solve_host(ctx, p);
 }
 
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -33,8 +22,8 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
         return s;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
     if (p.pivoting != TRIDI_PIVOT_NONE)
-        return tridi_pivot_solve(f, ctx, &p, solve_host);
-    return solve_host(ctx, &p);
+        return tridi_pivot_solve(f, ctx, &p, tridi_solve_host_problem);
+    return tridi_solve_host_problem(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -56,13 +45,7 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, &one, 0, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_upload_async(ctx->cuda, &p, role, host, type,
-                                       tridi_host_is_registered(ctx, host,
-                                                                (size_t)p.total_cells * tridi_dtype_size(type)));
-#endif
-    return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
+    return tridi_backend_of(ctx)->upload(ctx, &p, role, host, type);
 }
 
 static tridi_status need_cuda(const char *f, tridi_context ctx)
@@ -93,12 +76,9 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_solve_device(ctx->cuda, &p, stream);
-#else
-    (void)stream;
-    return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: CUDA context without CUDA support", f);
-#endif
+    /* Today's contract of this call: all or nothing, failures reported by tridi_synchronize. */
+    p.verdict = TRIDI_VERDICT_DEFERRED;
+    return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
 }
 
 tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr)
@@ -109,12 +89,7 @@ tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_p
     if (!device_ptr)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_device_alloc: argument 'device_ptr' is NULL");
     *device_ptr = NULL;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_alloc(ctx->cuda, bytes, device_ptr);
-#else
-    (void)bytes;
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->alloc(ctx, bytes, device_ptr);
 }
 
 tridi_status tridi_device_free(tridi_context ctx, void *device_ptr)
@@ -122,11 +97,7 @@ tridi_status tridi_device_free(tridi_context ctx, void *device_ptr)
     tridi_status s = need_cuda("tridi_device_free", ctx);
     if (s || !device_ptr)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_free(ctx->cuda, device_ptr);
-#else
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->free(ctx, device_ptr);
 }
 
 static tridi_status copy(const char *f, tridi_context ctx, void *dst, const void *src, size_t bytes, int to_device)
@@ -140,12 +111,7 @@ static tridi_status copy(const char *f, tridi_context ctx, void *dst, const void
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the destination pointer is NULL", f);
     if (!src)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: the source pointer is NULL", f);
-#ifdef TRIDI_HAVE_CUDA
-    return tridi_cuda_copy(ctx->cuda, dst, src, bytes, to_device);
-#else
-    (void)to_device;
-    return TRIDI_ERROR_INTERNAL;
-#endif
+    return tridi_backend_of(ctx)->copy(ctx, dst, src, bytes, to_device);
 }
 
 tridi_status tridi_copy_to_device(tridi_context ctx, void *device_dst, const void *host_src, size_t bytes)
@@ -163,9 +129,5 @@ tridi_status tridi_synchronize(tridi_context ctx)
     tridi_status s = tridi_check_context("tridi_synchronize", ctx);
     if (s)
         return s;
-#ifdef TRIDI_HAVE_CUDA
-    if (ctx->backend == TRIDI_BACKEND_CUDA)
-        return tridi_cuda_synchronize(ctx->cuda);
-#endif
-    return TRIDI_SUCCESS;
+    return tridi_backend_of(ctx)->synchronize(ctx);
 }

@@ -85,6 +85,17 @@ tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis
                             const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *out,
                             int *empty);
 
+/* The geometry and types of a plan (no arrays yet: p->arrays holds only the five types). */
+tridi_status tridi_validate_geometry(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                     const int64_t hi[3], const tridi_dtype types[5], tridi_problem *out, int *empty);
+/* The arrays of one solve of a validated problem: pointers, types equal to p's (the message names the
+ * array that differs), aliasing; sets p->arrays. */
+tridi_status tridi_validate_arrays(const char *func, tridi_problem *p, const tridi_arrays *arrays, int need_x,
+                                   int empty);
+/* p's contract from a caller's options: checks the enums, resolves TRIDI_ARITH_DEFAULT (MOHID for the mixed
+ * type, FAST otherwise); host solves always return their verdict (SYNC). */
+tridi_status tridi_resolve_contract(const char *func, tridi_problem *p, const tridi_solve_options *options);
+
 /* Bytes of one element of a dtype. */
 static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
 
@@ -111,6 +122,7 @@ struct tridi_context_s {
     /* A held CPU solve (tridi_cpu_solve_held): x written, its undo log still in cpu_scratch. */
     int cpu_held, cpu_held_threads;
     tridi_problem cpu_held_p;
+    int plans;                /* live solve plans made with it (tridi_plan_create) */
     int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
                                  tridi_destroy refuses while any is alive */
 };
@@ -127,7 +139,8 @@ tridi_status tridi_check_context(const char *func, tridi_context ctx);
 #define TRIDI_HANDLE_BURIED_MAX 4096
 typedef enum tridi_handle_kind {
     TRIDI_HANDLE_CONTEXT = 1,
-    TRIDI_HANDLE_ADI = 2
+    TRIDI_HANDLE_ADI = 2,
+    TRIDI_HANDLE_PLAN = 3
 } tridi_handle_kind;
 /* Makes h live. 0, or -1 when out of memory (h is then not live). */
 int tridi_handle_add(tridi_handle_kind kind, const void *h);
@@ -139,6 +152,17 @@ int tridi_handle_retire(tridi_handle_kind kind, const void *h);
 /* Takes a retired handle's memory (malloc'd, `bytes` long) instead of free(): it is freed later, oldest
  * first (in the ASan build it is poisoned meanwhile, so a read of it is reported). */
 void tridi_handle_bury(void *h, size_t bytes);
+
+/* A solve plan (plan.c): the validated problem (p.arrays set per call), the caller's memory and stream, and
+ * the backend's own state for it. */
+struct tridi_plan_s {
+    tridi_context ctx;
+    tridi_problem p;
+    int empty;            /* the box is empty along a used axis: every solve is a no-op success */
+    tridi_memory memory;
+    void *stream;
+    void *backend_state;  /* owned by the backend (plan_create / plan_destroy of its table) */
+};
 
 /* 1 when [ptr, ptr + bytes) lies wholly inside one registered range of ctx (register.c). */
 int tridi_host_is_registered(tridi_context ctx, const void *ptr, size_t bytes);
@@ -179,6 +203,12 @@ tridi_status tridi_cuda_host_register(struct tridi_cuda_state *st, const void *p
 /* Waits for the context's transfers, then unlocks the range if pinned. */
 tridi_status tridi_cuda_host_unregister(struct tridi_cuda_state *st, const void *ptr, int pinned);
 tridi_status tridi_cuda_solve_device(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+/* A device plan's state (the kernel chosen for its shape and contract), and its solves. The solve honours
+ * p->on_error and p->verdict (DEFERRED: failures reported by tridi_cuda_synchronize, naming the call). */
+tridi_status tridi_cuda_plan_create(struct tridi_cuda_state *st, const tridi_problem *p, void **state);
+void tridi_cuda_plan_destroy(struct tridi_cuda_state *st, void *state);
+tridi_status tridi_cuda_solve_device_plan(struct tridi_cuda_state *st, const tridi_problem *p, void *state,
+                                          void *stream);
 /* The MPI layer's uncut solves: a device solve whose answers wait in the context's box (the verdict is
  * collected by tridi_cuda_synchronize as usual) until tridi_cuda_commit_held copies them into x, once
  * every rank has succeeded. Any other device solve on the context in between drops the hold (commit then

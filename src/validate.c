@@ -71,9 +71,9 @@ static int overlaps(const void *a, size_t abytes, const void *b, size_t bbytes)
     return pa < pb + bbytes && pb < pa + abytes;
 }
 
-tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                            const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *p,
-                            int *empty)
+/* The grid, axis and box limits of a solve; the box itself is checked by validate_box. */
+static tridi_status validate_geometry(const char *f, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                      const int64_t hi[3], tridi_problem *p, int *empty)
 {
     tridi_status s = check_grid(f, grid);
     if (s)
@@ -85,8 +85,6 @@ tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis ax
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'lo' is NULL", f);
     if (!hi)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'hi' is NULL", f);
-    if (!arrays)
-        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'arrays' is NULL", f);
 
     memset(p, 0, sizeof *p);
     p->grid = *grid;
@@ -109,23 +107,19 @@ tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis ax
         }
     }
     p->grid.ndim = grid->ndim;
-
-    static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};
-    const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
-    for (int i = 0; i < (need_x ? 5 : 4); ++i)
-        if (!ptr[i])
-            return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: arrays->%s is NULL", f, role[i]);
-    s = check_types(f, arrays, &p->combo);
-    if (s)
-        return s;
-    p->arrays = *arrays;
-    /* Today's behaviour until plans choose otherwise: all or nothing, MOHID arithmetic, synchronous. */
+    /* Today's behaviour for the convenience calls: all or nothing, MOHID arithmetic, synchronous. Plans
+     * set their own (tridi_resolve_contract). */
     p->on_error = TRIDI_ON_ERROR_CALL;
     p->arith = TRIDI_ARITH_MOHID;
     p->verdict = TRIDI_VERDICT_SYNC;
-    if (*empty)
-        return TRIDI_SUCCESS;
+    return TRIDI_SUCCESS;
+}
 
+/* The box inside the grid, and the derived geometry (a non-empty box). */
+static tridi_status validate_box(const char *f, const tridi_grid *grid, const int64_t lo[3], const int64_t hi[3],
+                                 tridi_problem *p)
+{
+    const tridi_axis axis = p->axis;
     for (int a = 0; a < grid->ndim; ++a) {
         if (lo[a] < grid->lbound[a])
             return tridi_fail(TRIDI_ERROR_BOUNDS, "%s: lo[%d] = %lld is below the allocated lower bound %lld of axis %c",
@@ -150,21 +144,107 @@ tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis ax
     p->origin = 0;
     for (int a = 0; a < 3; ++a)
         p->origin += (p->lo[a] - p->grid.lbound[a]) * p->stride[a];
+    return TRIDI_SUCCESS;
+}
 
-    if (need_x) {
-        const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
-                                     arrays->x_type};
-        size_t xbytes = (size_t)p->total_cells * tridi_dtype_size(type[4]);
-        for (int i = 0; i < 4; ++i) {
-            size_t ibytes = (size_t)p->total_cells * tridi_dtype_size(type[i]);
-            if (i == 3 && ptr[i] == ptr[4] && type[i] == type[4])
-                continue; /* x == rhs: an in-place solve, allowed */
-            if (overlaps(ptr[4], xbytes, ptr[i], ibytes))
-                return tridi_fail(TRIDI_ERROR_ALIASING,
-                                  "%s: arrays->x overlaps arrays->%s; x may only be the rhs array itself (same "
-                                  "pointer and type) or separate memory",
-                                  f, role[i]);
-        }
+tridi_status tridi_validate_geometry(const char *f, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                     const int64_t hi[3], const tridi_dtype types[5], tridi_problem *p, int *empty)
+{
+    if (!types)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'types' is NULL", f);
+    tridi_status s = validate_geometry(f, grid, axis, lo, hi, p, empty);
+    if (!s && !*empty)
+        s = validate_box(f, grid, lo, hi, p);
+    if (s)
+        return s;
+    tridi_arrays t = {NULL, types[0], NULL, types[1], NULL, types[2], NULL, types[3], NULL, types[4]};
+    s = check_types(f, &t, &p->combo);
+    if (s)
+        return s;
+    p->arrays = t;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_validate_arrays(const char *f, tridi_problem *p, const tridi_arrays *arrays, int need_x, int empty)
+{
+    if (!arrays)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'arrays' is NULL", f);
+    static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};
+    const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
+    const tridi_dtype type[5] = {arrays->lower_type, arrays->diag_type, arrays->upper_type, arrays->rhs_type,
+                                 arrays->x_type};
+    const tridi_dtype want[5] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type,
+                                 p->arrays.rhs_type, p->arrays.x_type};
+    for (int i = 0; i < (need_x ? 5 : 4); ++i)
+        if (!ptr[i])
+            return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: arrays->%s is NULL", f, role[i]);
+    for (int i = 0; i < 5; ++i)
+        if (type[i] != want[i])
+            return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                              "%s: arrays->%s_type = %s but the plan was made for %s (the types given to "
+                              "tridi_plan_create)",
+                              f, role[i], type[i] == TRIDI_FLOAT32 ? "TRIDI_FLOAT32" : type[i] == TRIDI_FLOAT64
+                                                                                      ? "TRIDI_FLOAT64" : "invalid",
+                              want[i] == TRIDI_FLOAT32 ? "TRIDI_FLOAT32" : "TRIDI_FLOAT64");
+    p->arrays = *arrays;
+    if (empty || !need_x)
+        return TRIDI_SUCCESS;
+    size_t xbytes = (size_t)p->total_cells * tridi_dtype_size(type[4]);
+    for (int i = 0; i < 4; ++i) {
+        size_t ibytes = (size_t)p->total_cells * tridi_dtype_size(type[i]);
+        if (i == 3 && ptr[i] == ptr[4] && type[i] == type[4])
+            continue; /* x == rhs: an in-place solve, allowed */
+        if (overlaps(ptr[4], xbytes, ptr[i], ibytes))
+            return tridi_fail(TRIDI_ERROR_ALIASING,
+                              "%s: arrays->x overlaps arrays->%s; x may only be the rhs array itself (same "
+                              "pointer and type) or separate memory",
+                              f, role[i]);
     }
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_validate(const char *f, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *p,
+                            int *empty)
+{
+    tridi_status s = validate_geometry(f, grid, axis, lo, hi, p, empty);
+    if (s)
+        return s;
+    if (!arrays)
+        return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'arrays' is NULL", f);
+    static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};
+    const void *ptr[5] = {arrays->lower, arrays->diag, arrays->upper, arrays->rhs, arrays->x};
+    for (int i = 0; i < (need_x ? 5 : 4); ++i)
+        if (!ptr[i])
+            return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: arrays->%s is NULL", f, role[i]);
+    s = check_types(f, arrays, &p->combo);
+    if (s)
+        return s;
+    if (!*empty && (s = validate_box(f, grid, lo, hi, p)))
+        return s;
+    p->arrays = *arrays;
+    return tridi_validate_arrays(f, p, arrays, need_x, *empty);
+}
+
+tridi_status tridi_resolve_contract(const char *f, tridi_problem *p, const tridi_solve_options *o)
+{
+    if ((int)o->on_error != TRIDI_ON_ERROR_LINES && (int)o->on_error != TRIDI_ON_ERROR_CALL)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: options->on_error = %d is neither TRIDI_ON_ERROR_LINES (0) nor TRIDI_ON_ERROR_CALL (1)",
+                          f, (int)o->on_error);
+    if ((int)o->arith < TRIDI_ARITH_DEFAULT || (int)o->arith > TRIDI_ARITH_FAST)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: options->arith = %d is not TRIDI_ARITH_DEFAULT (0), _MOHID (1) or _FAST (2)", f,
+                          (int)o->arith);
+    if ((int)o->verdict != TRIDI_VERDICT_SYNC && (int)o->verdict != TRIDI_VERDICT_DEFERRED)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: options->verdict = %d is neither TRIDI_VERDICT_SYNC (0) nor TRIDI_VERDICT_DEFERRED (1)",
+                          f, (int)o->verdict);
+    p->on_error = o->on_error;
+    p->arith = o->arith != TRIDI_ARITH_DEFAULT ? o->arith
+               : p->combo == TRIDI_COMBO_MIXED ? TRIDI_ARITH_MOHID
+                                               : TRIDI_ARITH_FAST;
+    /* Host solves always return their numerical status: their answers are on the host when they return. */
+    p->verdict = o->memory == TRIDI_MEMORY_DEVICE ? o->verdict : TRIDI_VERDICT_SYNC;
     return TRIDI_SUCCESS;
 }

@@ -10,8 +10,10 @@
 //  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
 //    soon as it is filled, against assembling everything and then solving (the plain call right after the
 //    assembly loop, OpenMP threads asleep as in a model, not back to back).
-// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host]
-// [--grid=NXxNYxNZ]... (default 2e7, both parts, the five grids).
+//  - device plans (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
+//    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
+// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
+// --plans] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -349,6 +351,68 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
     cudaFree(scratch);
 }
 
+// Device plans (tridi_plan_solve, calls back to back on device arrays): the cost of each contract, same data,
+// same run: ON_ERROR_CALL (x unchanged on a failure: grid barrier in one wave, else answer box + commit
+// kernel) against ON_ERROR_LINES (each line written once it succeeded: no box, no commit), each with a
+// DEFERRED verdict (the call only enqueues; one tridi_plan_status after the batch) and a SYNC one (every call
+// waits for its verdict).
+static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
+    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
+    void *p[5];
+    for (int r = 0; r < 5; ++r) {
+        const size_t es = r == 1 ? sd : sl;
+        TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
+        if (es == 8)
+            fill_kernel<<<2048, 256>>>((double *)p[r], r, cells);
+        else
+            fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
+    }
+    CUDA_OK(cudaDeviceSynchronize());
+    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
+    tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const int reps = box < 2000000 ? 200 : box < 50000000 ? 10 : 5;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (only_axis >= 0 && axis != only_axis)
+            continue;
+        double us[2][2]; // [on_error][verdict]
+        for (int oe = 0; oe < 2; ++oe)
+            for (int v = 0; v < 2; ++v) {
+                tridi_solve_options o;
+                tridi_solve_options_init(&o);
+                o.memory = TRIDI_MEMORY_DEVICE;
+                o.on_error = oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
+                o.verdict = v ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
+                tridi_plan plan;
+                TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
+                for (int w = 0; w < 3; ++w)
+                    TRIDI_OK(tridi_plan_solve(plan, &a));
+                TRIDI_OK(tridi_plan_status(plan));
+                std::vector<double> t;
+                for (int rep = 0; rep < 5; ++rep) {
+                    double t0 = now();
+                    for (int k = 0; k < reps; ++k)
+                        TRIDI_OK(tridi_plan_solve(plan, &a));
+                    TRIDI_OK(tridi_plan_status(plan));
+                    t.push_back((now() - t0) / reps);
+                }
+                us[oe][v] = median(t) * 1e6;
+                TRIDI_OK(tridi_plan_destroy(plan));
+            }
+        const double bytes = (double)floor_bytes(combo) * box, floor_us = bytes / B.d2d * 1e6;
+        std::printf("| %4dx%4dx%3d | %c | %-5s | %8.1f | %8.1f | %5.2f | %8.1f | %8.1f | %5.2f | %6.1f | %5.2f | %5.2f |\n",
+                    G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), us[1][1], us[0][1], us[1][1] / us[0][1], us[0][0],
+                    us[0][1], us[0][0] / us[0][1], floor_us, us[0][1] / floor_us, us[1][1] / floor_us);
+        std::fflush(stdout);
+    }
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, p[r]));
+}
+
 // MOHID-like assembly of one diagonal: a sequential host loop over the box writing each cell from a few
 // flops of its indices (the model's own work the upload should hide behind).
 template <class T>
@@ -559,6 +623,7 @@ static void usage()
 {
     std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
                          "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
+                         "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
                          "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
                          "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
     std::exit(2);
@@ -567,7 +632,7 @@ static void usage()
 int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
-    bool do_resident = true, do_host = true;
+    bool do_resident = true, do_host = true, do_plans = false;
     std::vector<grid3> grids;
     int only_type = -1;
     for (int i = 1; i < argc; ++i) {
@@ -581,6 +646,8 @@ int main(int argc, char **argv)
             do_host = false;
         else if (!std::strcmp(argv[i], "--host"))
             do_resident = false;
+        else if (!std::strcmp(argv[i], "--plans"))
+            do_plans = true, do_resident = do_host = false;
         else if (std::sscanf(argv[i], "--grid=%dx%dx%d", &G.nx, &G.ny, &G.nz) == 3 && G.nx > 0 && G.ny > 0 && G.nz > 0)
             grids.push_back(G);
         else if (argv[i][0] >= '0' && argv[i][0] <= '9') // 0: no sequential reference at all
@@ -622,6 +689,18 @@ int main(int argc, char **argv)
             for (int combo = 0; combo < 3; ++combo)
                 if (only_type < 0 || combo == only_type)
                     resident(gpu, sp, G, B, combo);
+    }
+    if (do_plans) {
+        std::printf("Device plans (tridi_plan_solve on device arrays, calls back to back; LINES = ON_ERROR_LINES, CALL = "
+                    "ON_ERROR_CALL; DEFERRED = one tridi_plan_status per batch, SYNC = every call waits for its verdict; "
+                    "floor = floor traffic at the device copy bandwidth)\n");
+        std::printf("| grid | axis | type | us CALL deferred | us LINES deferred | CALL / LINES | us LINES sync "
+                    "| us LINES deferred | SYNC / DEFERRED | us floor | LINES deferred / floor | CALL deferred / floor |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (const grid3 &G : grids)
+            for (int combo = 0; combo < 3; ++combo)
+                if (only_type < 0 || combo == only_type)
+                    plans(gpu, G, B, combo);
     }
     if (do_host) {
         std::printf("\nCopy shapes, registered host array <-> device, float box with a one-cell halo (GB/s of box "

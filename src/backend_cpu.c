@@ -1,0 +1,78 @@
+/* The CPU backend's table: solves on host arrays by cpu_solve.c; no device memory, nothing queued. */
+#include "backend.h"
+
+static tridi_status cpu_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
+{
+    (void)ctx;
+    if (plan->memory == TRIDI_MEMORY_DEVICE)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "tridi_plan_create: options->memory = TRIDI_MEMORY_DEVICE needs the CUDA backend; this "
+                          "context uses the cpu backend");
+    plan->backend_state = NULL; /* the CPU keeps its scratch in the context, sized by the largest call */
+    return TRIDI_SUCCESS;
+}
+
+static void cpu_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan) { (void)ctx, (void)plan; }
+
+static tridi_status cpu_solve_host(tridi_context ctx, const tridi_problem *p) { return tridi_cpu_solve(ctx, p); }
+
+static tridi_status no_device(const char *what)
+{
+    return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device-resident data needs the CUDA backend; this context uses "
+                      "the cpu backend", what);
+}
+
+static tridi_status cpu_solve_device(tridi_context ctx, const tridi_problem *p, void *state, void *stream)
+{
+    (void)ctx, (void)p, (void)state, (void)stream;
+    return no_device("tridi_solve_device");
+}
+
+static tridi_status cpu_upload(tridi_context ctx, const tridi_problem *p, tridi_array_role role, const void *host,
+                               tridi_dtype type)
+{
+    (void)ctx, (void)p, (void)role, (void)host, (void)type;
+    return TRIDI_SUCCESS; /* the CPU backend reads the caller's arrays in place */
+}
+
+static tridi_status cpu_host_register(tridi_context ctx, const void *ptr, size_t bytes, int *pinned)
+{
+    (void)ctx, (void)ptr, (void)bytes;
+    *pinned = 0; /* recorded by register.c, pins nothing */
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status cpu_host_unregister(tridi_context ctx, const void *ptr, int pinned)
+{
+    (void)ctx, (void)ptr, (void)pinned;
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status cpu_alloc(tridi_context ctx, size_t bytes, void **ptr)
+{
+    (void)ctx, (void)bytes, (void)ptr;
+    return no_device("tridi_device_alloc");
+}
+
+static tridi_status cpu_free(tridi_context ctx, void *ptr)
+{
+    (void)ctx, (void)ptr;
+    return no_device("tridi_device_free");
+}
+
+static tridi_status cpu_copy(tridi_context ctx, void *dst, const void *src, size_t bytes, int to_device)
+{
+    (void)ctx, (void)dst, (void)src, (void)bytes;
+    return no_device(to_device ? "tridi_copy_to_device" : "tridi_copy_to_host");
+}
+
+static tridi_status cpu_synchronize(tridi_context ctx)
+{
+    (void)ctx;
+    return TRIDI_SUCCESS; /* every CPU solve returned its status */
+}
+
+const tridi_backend_ops tridi_backend_cpu_ops = {
+    "cpu",       cpu_plan_create, cpu_plan_destroy, cpu_solve_host, cpu_solve_device, cpu_upload, cpu_host_register,
+    cpu_host_unregister, cpu_alloc, cpu_free,    cpu_copy,         cpu_synchronize,
+};

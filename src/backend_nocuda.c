@@ -1,0 +1,50 @@
+/* A build without CUDA: the CUDA table's stubs. No context holds the CUDA backend in such a build
+ * (tridi_create refuses it), so reaching one is a bug. */
+#include "backend.h"
+
+static tridi_status absent(void)
+{
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: a CUDA call in a build without CUDA (please report)");
+}
+
+static tridi_status nc_plan_create(tridi_context c, struct tridi_plan_s *p) { (void)c, (void)p; return absent(); }
+static void nc_plan_destroy(tridi_context c, struct tridi_plan_s *p) { (void)c, (void)p; }
+static tridi_status nc_solve_host(tridi_context c, const tridi_problem *p)
+{
+    (void)c, (void)p;
+    return absent();
+}
+static tridi_status nc_solve_device(tridi_context c, const tridi_problem *p, void *st, void *s)
+{
+    (void)c, (void)p, (void)st, (void)s;
+    return absent();
+}
+static tridi_status nc_upload(tridi_context c, const tridi_problem *p, tridi_array_role r, const void *h, tridi_dtype t)
+{
+    (void)c, (void)p, (void)r, (void)h, (void)t;
+    return absent();
+}
+static tridi_status nc_register(tridi_context c, const void *p, size_t b, int *pinned)
+{
+    (void)c, (void)p, (void)b;
+    *pinned = 0;
+    return absent();
+}
+static tridi_status nc_unregister(tridi_context c, const void *p, int pinned)
+{
+    (void)c, (void)p, (void)pinned;
+    return absent();
+}
+static tridi_status nc_alloc(tridi_context c, size_t b, void **p) { (void)c, (void)b, (void)p; return absent(); }
+static tridi_status nc_free(tridi_context c, void *p) { (void)c, (void)p; return absent(); }
+static tridi_status nc_copy(tridi_context c, void *d, const void *s, size_t b, int to)
+{
+    (void)c, (void)d, (void)s, (void)b, (void)to;
+    return absent();
+}
+static tridi_status nc_synchronize(tridi_context c) { (void)c; return absent(); }
+
+const tridi_backend_ops tridi_backend_cuda_ops = {
+    "cuda (not built)", nc_plan_create, nc_plan_destroy, nc_solve_host, nc_solve_device, nc_upload, nc_register,
+    nc_unregister,      nc_alloc,       nc_free,         nc_copy,       nc_synchronize,
+};
