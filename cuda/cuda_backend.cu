@@ -614,31 +614,14 @@ tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguo
     return st ? st : run_solve(k, a, plan, s);
 }
 
-const char *fail_what(int code)
-{
-    switch (code) {
-    case 1: return "non-finite diag value";
-    case 2: return "non-finite lower value";
-    case 3: return "non-finite upper value";
-    case 4: return "non-finite rhs value";
-    case 5: return "zero pivot (diag + lower*w = 0)";
-    case 6: return "overflow in the elimination (pivot too small)";
-    case 7: return "the answer overflows its storage type";
-    default: return "";
-    }
-}
-
+// A failure record with no failing unknown found: the float transfer of double inputs overflowed
+// (allow_f32_transfer), or a kernel flagged what the diagnosis cannot find.
 tridi_status report_failure(const char *func, const tridi_problem *p, int64_t line, const tk_fail &f, bool f32)
 {
-    if (f.code == 0) {
-        if (f32)
-            return tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, line, 0,
-                                      "a double input overflows float in the float transfer (allow_f32_transfer)");
-        return tridi_fail_numeric(func, p, TRIDI_ERROR_INTERNAL, line, 0,
-                                  "a failure flag without a failing value (please report)");
-    }
-    return tridi_fail_numeric(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, line, f.m,
-                              fail_what(f.code));
+    tk_fail g = f;
+    if (g.kind == TRIDI_FAIL_NONE)
+        g = tk_fail{0, f32 ? TRIDI_FAIL_F32_TRANSFER : TRIDI_FAIL_UNLOCATED};
+    return tridi_thomas_report(func, p, line, g);
 }
 
 template <class TL, class TD, class TX>
@@ -674,7 +657,7 @@ void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const c
                                   (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, str, n, W.data(),
                                   G.data(), &f);
             TX *X = (TX *)p->arrays.x + off;
-            if (f.code) {
+            if (f.kind) {
                 ++my_count;
                 if (l < my_lowest) {
                     my_lowest = l;
@@ -727,8 +710,7 @@ tridi_status lines_on_host(const char *func, const tridi_problem *p, const box_p
     }
     if (nfailed == 0) // only the float transfer of double inputs failed: every line is answered from the doubles
         return TRIDI_SUCCESS;
-    return tridi_fail_numeric_lines(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, first, f.m,
-                                    fail_what((int)f.code), nfailed);
+    return tridi_thomas_report_lines(func, p, first, f, nfailed);
 }
 
 tridi_status locate_on_host(const char *func, const tridi_problem *p, int64_t line, bool f32)
@@ -789,7 +771,7 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
     device_release(wg, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail));
     if (e != cudaSuccess)
         return cuda_fail("diagnosing a failed line", e);
-    if (f.code == 0 && p->verdict == TRIDI_VERDICT_DEFERRED) {
+    if (f.kind == TRIDI_FAIL_NONE && p->verdict == TRIDI_VERDICT_DEFERRED) {
         // The line failed when it was solved, but its inputs were changed before this deferred verdict
         // was asked for: the line is known, its cell no longer.
         const char *what = "a zero pivot or non-finite value (the inputs changed before the deferred verdict "
@@ -798,9 +780,8 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
                    ? tridi_fail_numeric_lines(func, p, TRIDI_ERROR_NONFINITE, line, 0, what, nfailed)
                    : tridi_fail_numeric(func, p, TRIDI_ERROR_NONFINITE, line, 0, what);
     }
-    if (p->on_error == TRIDI_ON_ERROR_LINES && f.code != 0)
-        return tridi_fail_numeric_lines(func, p, f.code == 5 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE, line,
-                                        f.m, fail_what((int)f.code), nfailed);
+    if (p->on_error == TRIDI_ON_ERROR_LINES && f.kind != TRIDI_FAIL_NONE)
+        return tridi_thomas_report_lines(func, p, line, f, nfailed);
     return report_failure(func, p, line, f, false);
 }
 

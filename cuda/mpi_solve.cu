@@ -11,6 +11,7 @@
 // joining or reduced system loses diagonal dominance is marked with NaN (coefficients, then x_L, x_R)
 // and left to the host's pipelined Thomas (src/mpi/dsolve.c explains the rule).
 #include "mpi_internal.h"
+#include "thomas_core.h" // the cut solve's pivot, partition and reduced-row checks
 
 #include <cuda_runtime.h>
 #include <math_constants.h>
@@ -49,8 +50,6 @@ __device__ __forceinline__ void sub_range(int64_t n, int ns, int s, int64_t &m0,
     m1 = n * (s + 1) / ns;
 }
 
-// Slack over 1 in |W| + |S| and in the reduced rows' dominance (TRIDI_MPI_GROWTH_SLACK on the host).
-constexpr double GROWTH_SLACK = 1e-8;
 
 __device__ __forceinline__ void mark_unsafe(double *cf)
 {
@@ -109,7 +108,7 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
             if (m >= me)
                 break;
             const double den = m == mb ? b[u] : fma(a[u], Wp, b[u]);
-            if (den == 0.0 || !isfinite(den)) {
+            if (!tridi_thomas_pivot_ok(den)) {
                 mark_unsafe(sc + 6 * t);
                 return;
             }
@@ -117,7 +116,7 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
             Sp = (m == mb ? -a[u] : -a[u] * Sp) * inv;
             Gp = (m == mb ? r[u] : fma(-a[u], Gp, r[u])) * inv;
             Wp = -c[u] * inv;
-            if (!isfinite(Wp) || !isfinite(Gp) || !isfinite(Sp) || !(fabs(Wp) + fabs(Sp) <= 1.0 + GROWTH_SLACK)) {
+            if (!tridi_partition_step_ok(Wp, Gp, Sp)) {
                 mark_unsafe(sc + 6 * t);
                 return;
             }
@@ -193,7 +192,7 @@ __device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, 
         double off = 0.0;
         for (int c = r + 1; c <= r + 2 && c < N; ++c)
             off += fabs(B(r, c));
-        if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + GROWTH_SLACK) >= off))
+        if (!tridi_reduced_pivot_ok(piv, off))
             return false;
         for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
             const double fac = B(rr, r) / piv;
@@ -258,7 +257,7 @@ __global__ void join_backward(const double *sc, int ns, int64_t L, const double 
 }
 
 __device__ __forceinline__ bool finite_in(float v) { return fabsf(v) <= FLT_MAX; }
-__device__ __forceinline__ bool finite_in(double v) { return fabs(v) <= DBL_MAX; }
+__device__ __forceinline__ bool finite_in(double v) { return tridi_thomas_finite(v); }
 
 // Writes each answer rounded to x's type over the old value, which goes to undo first; a line whose answer
 // overflows that type reports its highest failing unknown (the first met going down), as the host does:
@@ -375,7 +374,7 @@ __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t
         double off = 0.0;
         for (int c = r + 1; c <= r + 2 && c < N; ++c)
             off += fabs(B(r, c));
-        if (piv == 0.0 || !isfinite(piv) || !(fabs(piv) * (1.0 + GROWTH_SLACK) >= off)) {
+        if (!tridi_reduced_pivot_ok(piv, off)) {
             unsafe = true;
             break;
         }

@@ -37,6 +37,8 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "thomas_core.h" // the one Thomas core: failure kinds, their texts and the diagnosis steps
+
 // Everything here has internal linkage: the library and the GPU benchmark both include this header, and
 // two translation units registering the same kernel template would leave the runtime free to launch one
 // copy with the attributes (shared-memory opt-in, carveout) set on the other.
@@ -1330,41 +1332,36 @@ __global__ void __launch_bounds__(256) tk_commit(const TX *__restrict__ src, TX 
 }
 
 // Why a line failed: the first unknown that breaks, scanning as the CPU backend does (forward sweep
-// first, then the answer's rounding in back-substitution order). Runs on the host (host-array mode)
-// or in a one-thread kernel (device mode); W and G hold n doubles each.
-struct tk_fail {
-    long long m;
-    long long code; // (no padding: the struct is copied back whole) 0 none, 1 non-finite diag, 2 lower, 3 upper, 4 rhs, 5 zero pivot, 6 overflow, 7 answer
-};
+// first, then the answer's rounding in back-substitution order), with the one Thomas core's steps and
+// failure kinds (src/thomas_core.h). Runs on the host (host-array mode) or in a one-thread kernel (device
+// mode); W and G hold n doubles each.
+using tk_fail = tridi_thomas_fail;
 
 template <class TL, class TD, class TX>
 __host__ __device__ void tk_locate(const TL *D, const TD *E, const TL *F, const TL *R, int64_t s, int64_t n,
                                    double *W, double *G, tk_fail *out)
 {
     double w = 0.0, g = 0.0;
-    out->code = 0;
     out->m = 0;
+    out->kind = TRIDI_FAIL_NONE;
     for (int64_t m = 0; m < n; ++m) {
         const double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];
         const double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];
-        const double den = e + d * w;
-        const double nw = m < n - 1 ? -f / den : 0.0, ng = (r - d * g) / den;
-        out->m = m;
-        if (!(fabs(e) <= DBL_MAX)) { out->code = 1; return; }
-        if (!(fabs(d) <= DBL_MAX)) { out->code = 2; return; }
-        if (!(fabs(f) <= DBL_MAX)) { out->code = 3; return; }
-        if (!(fabs(r) <= DBL_MAX)) { out->code = 4; return; }
-        if (den == 0.0) { out->code = 5; return; }
-        if (!(fabs(nw) <= DBL_MAX) || !(fabs(ng) <= DBL_MAX)) { out->code = 6; return; }
-        w = W[m] = nw;
-        g = G[m] = ng;
-    }
-    TX x = (TX)0;
-    for (int64_t m = n - 1; m >= 0; --m) {
-        x = m == n - 1 ? (TX)G[m] : (TX)(W[m] * (double)x + G[m]);
-        if (!(fabs((double)x) <= DBL_MAX)) {
+        const int k = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);
+        if (k) {
             out->m = m;
-            out->code = 7;
+            out->kind = k;
+            return;
+        }
+        W[m] = w;
+        G[m] = g;
+    }
+    double x = 0.0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        x = tridi_thomas_back(W[m], G[m], x, m == n - 1, sizeof(TX) == 8);
+        if (!tridi_thomas_finite(x)) {
+            out->m = m;
+            out->kind = TRIDI_FAIL_ANSWER_OVERFLOW;
             return;
         }
     }
