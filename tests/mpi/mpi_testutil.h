@@ -73,8 +73,16 @@ static inline long mt_expect(const char *what, tridi_status got, tridi_status wa
     return mt_total(bad);
 }
 
-/* Whether the test was asked to solve on GPUs ("--device" as the first argument). */
-static inline int mt_device_asked(int argc, char **argv) { return argc > 1 && !strcmp(argv[1], "--device"); }
+/* Starts an MPI test: MPI_Init, then *device: whether "--device" (the first argument) asks for GPUs.
+ * Returns the name the test prints: `test`, followed by " (device)" in device mode. */
+static inline const char *mt_start(int *argc, char ***argv, const char *test, int *device)
+{
+    static char name[128];
+    MPI_Init(argc, argv);
+    *device = *argc > 1 && !strcmp((*argv)[1], "--device");
+    snprintf(name, sizeof name, "%s%s", test, *device ? " (device)" : "");
+    return name;
+}
 
 /* Creates the context the test solves with: the CPU backend, or with device the CUDA backend on GPU
  * rank % (GPU count). Returns 0; 77 (skip) when device is asked and there is no GPU or no CUDA in this

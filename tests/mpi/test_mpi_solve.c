@@ -200,12 +200,9 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *name = mt_start(&argc, &argv, "test_mpi_solve", &device_mode);
+    int nranks;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    device_mode = mt_device_asked(argc, argv);
-    const char *name = device_mode ? "test_mpi_solve (device)" : "test_mpi_solve";
     int made = mt_create_context(device_mode, name, &ctx);
     if (made)
         return mt_finish(name, made == 1, made == 77);

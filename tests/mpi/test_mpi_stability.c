@@ -259,12 +259,9 @@ static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int6
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *name = mt_start(&argc, &argv, "test_mpi_stability", &device_mode);
+    int nranks;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    device_mode = mt_device_asked(argc, argv);
-    const char *name = device_mode ? "test_mpi_stability (device)" : "test_mpi_stability";
     if (mt_create_context(0, name, &cpu)) /* the one-rank solves' */
         return mt_finish(name, 1, 0);
     int made = mt_create_context(device_mode, name, &ctx);
