@@ -13,19 +13,8 @@
 #include <string.h>
 
 #include "mohid_reference.h"
+#include "bench_util.h"
 #include "tridi.h"
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp);
-    return t[n / 2];
-}
 
 /* Host copy bandwidth with all threads, counting bytes read + written: two buffers of 512 MiB, far
  * beyond any cache, allocated and first-touched once by the threads that copy them. */
@@ -67,7 +56,7 @@ static double copy_bandwidth(const copy_bench *cb, int threads, int reps)
         }
         t[r] = omp_get_wtime() - t0;
     }
-    return 2.0 * (double)(cb->n * sizeof *cb->a) / median(t, reps);
+    return 2.0 * (double)(cb->n * sizeof *cb->a) / bench_median(t, reps);
 }
 
 int main(int argc, char **argv)
@@ -102,15 +91,9 @@ int main(int argc, char **argv)
     printf("(copy_GB/s: sampled right before each row's tridi timing; %%copy is tridi's GB/s over it)\n");
     printf("%-12s %-4s %10s %10s %10s %9s %9s %9s %10s %8s %9s\n", "grid", "axis", "seq_ms", "omp_ms", "tridi_ms",
            "vs_seq", "vs_omp", "GB/s", "copy_GB/s", "%copy", "differ");
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    cfg.num_threads = threads;
     tridi_context ctx;
-    if (tridi_create(&ctx, &cfg)) {
-        fprintf(stderr, "%s\n", tridi_error_message());
+    if (bench_cpu_context(&ctx, threads))
         return 1;
-    }
     for (size_t gi = 0; gi < ngrids; ++gi) {
         const int *N = grids[gi];
         tridi_grid g = {3, {0, 0, 0}, {N[0] + 1, N[1] + 1, N[2] + 1}};
@@ -156,7 +139,7 @@ int main(int argc, char **argv)
                     if (r >= 0)
                         t[r] = dt;
                 }
-                tm[variant] = median(t, greps);
+                tm[variant] = bench_median(t, greps);
             }
             /* The answer must match the reference, or the timing means nothing. */
             double maxerr = 0.0;

@@ -15,24 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "tridi.h"
 
 enum { KINDS = 5, MODES = 3 };
 static const char *kind_name[KINDS] = {"THOMAS_3D x", "THOMAS_3D y", "THOMASZ", "THOMAS_2D x", "THOMAS_2D y"};
 static const int kind_calls[KINDS] = {4, 4, 8, 1, 1}; /* per model step */
 static const char *mode_name[MODES] = {"back-to-back", "after serial", "after parallel"};
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof *t, cmp);
-    return t[n / 2];
-}
 
 /* The model's other work: one read-modify-write pass over buf, by one thread or by `threads`. */
 static double stream_sink;
@@ -109,15 +98,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nbuf; ++i)
         buf[i] = (float)(i & 1023);
 
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    cfg.num_threads = threads;
     tridi_context ctx;
-    if (tridi_create(&ctx, &cfg)) {
-        fprintf(stderr, "%s\n", tridi_error_message());
+    if (bench_cpu_context(&ctx, threads))
         return 1;
-    }
     /* Boxes: 3D x/y lines over 1..N, THOMASZ over k = 1..NZ+1, 2D over 1..N. */
     const int64_t lo[3] = {1, 1, 1}, hi3[3] = {N[0], N[1], N[2]}, hiz[3] = {N[0], N[1], N[2] + 1},
                   hi2[3] = {N[0], N[1], 1};
@@ -158,7 +141,7 @@ int main(int argc, char **argv)
             if (r >= 0)
                 tw[r] = omp_get_wtime() - t0;
         }
-        wake[mode] = median(tw, steps);
+        wake[mode] = bench_median(tw, steps);
     }
     printf("tridi %s model-pattern benchmark: %d threads, grid %dx%dx%d, %d steps, %zu MiB streamed between calls, "
            "MOHID mixed precision\n",
@@ -170,7 +153,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < KINDS; ++k) {
         double med[MODES];
         for (int m = 0; m < MODES; ++m) {
-            med[m] = median(t[m][k], steps * kind_calls[k]);
+            med[m] = bench_median(t[m][k], steps * kind_calls[k]);
             step[m] += med[m] * kind_calls[k];
         }
         char name[40];

@@ -22,17 +22,6 @@ static tridi_context new_cpu_context(void)
     return c;
 }
 
-static void expect_true(const char *what, int ok)
-{
-    tu_checks++;
-    if (!ok) {
-        tu_failures++;
-        printf("FAILED %s\n", what);
-    } else {
-        printf("ok %s\n", what);
-    }
-}
-
 /* Two threads destroying the same context at once: one frees it, the other is refused. */
 typedef struct racer {
     pthread_barrier_t *start;
@@ -75,7 +64,7 @@ static void racing_destroys(int rounds)
     }
     printf("  %d rounds of two threads destroying one context: %d rounds without exactly one success\n", rounds,
            wrong);
-    expect_true("racing destroys: exactly one succeeds", wrong == 0);
+    tu_expect_true("racing destroys: exactly one succeeds", wrong == 0);
 }
 
 int main(void)
@@ -145,8 +134,8 @@ int main(void)
             stale_accepted++;
     printf("  %d context cycles: %d new context(s) at a destroyed address, %d stale handle(s) accepted\n", NCYCLES,
            aliased, stale_accepted);
-    expect_true("no new context at a destroyed context's address", aliased == 0);
-    expect_true("every stale context refused, every fresh one accepted", stale_accepted == 0);
+    tu_expect_true("no new context at a destroyed context's address", aliased == 0);
+    tu_expect_true("every stale context refused, every fresh one accepted", stale_accepted == 0);
 
     /* ADI plans: the same. */
     tridi_context ctx = new_cpu_context();
@@ -197,8 +186,8 @@ int main(void)
     }
     printf("  %d plan cycles: %d new plan(s) at a destroyed address, %d stale handle(s) accepted\n", NCYCLES,
            aliased, stale_accepted);
-    expect_true("no new plan at a destroyed plan's address", aliased == 0);
-    expect_true("every stale plan refused", stale_accepted == 0);
+    tu_expect_true("no new plan at a destroyed plan's address", aliased == 0);
+    tu_expect_true("every stale plan refused", stale_accepted == 0);
     tu_expect("destroy after the plan cycles", tridi_destroy(ctx), TRIDI_SUCCESS, NULL);
 
     racing_destroys(100);

@@ -16,17 +16,6 @@
 
 static const int64_t LO[3] = {1, 1, 1}, HI[3] = {NX, NY, NZ};
 
-/* Offset of unknown m of line l (lines numbered as tridi numbers them) along axis. */
-static int64_t cell_of(const tridi_grid *g, tridi_axis axis, int64_t l, int64_t m, int64_t c[3])
-{
-    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
-    const int64_t n1 = HI[a1] - LO[a1] + 1;
-    c[axis] = LO[axis] + m;
-    c[a1] = LO[a1] + l % n1;
-    c[a2] = LO[a2] + l / n1;
-    return tu_index(g, c[0], c[1], c[2]);
-}
-
 static int64_t line_count(tridi_axis axis)
 {
     int64_t k = 1;
@@ -36,36 +25,18 @@ static int64_t line_count(tridi_axis axis)
     return k;
 }
 
-/* Thomas in long double (x87 extended: 1e-310 is a normal number there), the oracle. */
-static void oracle_line(const tu_system *s, tridi_axis axis, int64_t l, long double *xo)
-{
-    const double *D = (const double *)s->a.lower, *E = (const double *)s->a.diag, *F = (const double *)s->a.upper,
-                 *R = (const double *)s->a.rhs;
-    const int64_t n = HI[axis] - LO[axis] + 1;
-    long double w[64], g[64];
-    int64_t c[3];
-    for (int64_t m = 0; m < n; ++m) {
-        const int64_t i = cell_of(&s->grid, axis, l, m, c);
-        const long double d = m ? D[i] : 0.0L, f = m < n - 1 ? F[i] : 0.0L;
-        const long double den = E[i] + d * (m ? w[m - 1] : 0.0L);
-        w[m] = -f / den;
-        g[m] = (R[i] - d * (m ? g[m - 1] : 0.0L)) / den;
-    }
-    for (int64_t m = n - 1; m >= 0; --m)
-        xo[m] = m == n - 1 ? g[m] : w[m] * xo[m + 1] + g[m];
-}
-
-/* Every line's answers within tol (relative, max norm over the line) of the oracle. */
+/* Every line's answers within tol (relative, max norm over the line) of the long double oracle (x87
+ * extended: 1e-310 is a normal number there). */
 static int64_t compare_oracle(const char *label, const tu_system *s, tridi_axis axis, double tol)
 {
     const int64_t n = HI[axis] - LO[axis] + 1, nl = line_count(axis);
     int64_t bad = 0;
     for (int64_t l = 0; l < nl; ++l) {
         long double xo[64], scale = 0.0L, err = 0.0L;
-        oracle_line(s, axis, l, xo);
+        tu_oracle_line(s, LO, HI, axis, l, xo);
         int64_t c[3];
         for (int64_t m = 0; m < n; ++m) {
-            const double v = ((const double *)s->a.x)[cell_of(&s->grid, axis, l, m, c)];
+            const double v = ((const double *)s->a.x)[tu_line_cell(&s->grid, LO, HI, axis, l, m, c)];
             scale = fmaxl(scale, fabsl(xo[m]));
             err = isfinite(v) ? fmaxl(err, fabsl((long double)v - xo[m])) : INFINITY;
         }
@@ -85,14 +56,14 @@ static void isolate_subnormal(tu_system *s, tridi_axis axis, int64_t l, int64_t 
 {
     const int64_t n = HI[axis] - LO[axis] + 1;
     int64_t c[3];
-    const int64_t i = cell_of(&s->grid, axis, l, m, c);
+    const int64_t i = tu_line_cell(&s->grid, LO, HI, axis, l, m, c);
     double *D = (double *)s->a.lower, *E = (double *)s->a.diag, *F = (double *)s->a.upper, *R = (double *)s->a.rhs;
     E[i] = R[i] = 1e-310;
     D[i] = F[i] = 0.0;
     if (m > 0)
-        F[cell_of(&s->grid, axis, l, m - 1, c)] = 0.0;
+        F[tu_line_cell(&s->grid, LO, HI, axis, l, m - 1, c)] = 0.0;
     if (m < n - 1)
-        D[cell_of(&s->grid, axis, l, m + 1, c)] = 0.0;
+        D[tu_line_cell(&s->grid, LO, HI, axis, l, m + 1, c)] = 0.0;
 }
 
 static tridi_status solve(tridi_context ctx, tu_system *s, tridi_axis axis)
@@ -213,7 +184,7 @@ int main(void)
             int64_t cell[3];
             const int64_t fl = 11 < nl ? 11 : nl - 1, fm = n / 2 + 1;
             isolate_subnormal(&s, axis, 3, 2);
-            const int64_t fi = cell_of(&grid, axis, fl, fm, cell);
+            const int64_t fi = tu_line_cell(&grid, LO, HI, axis, fl, fm, cell);
             D[fi] = 0.0;
             E[fi] = 0.0; /* den = 0 + 0*w */
             expect_failure("a zero pivot after a subnormal one", ctx, &s, axis, &rng, TRIDI_ERROR_ZERO_PIVOT, cell);

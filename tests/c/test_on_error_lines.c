@@ -21,37 +21,6 @@
 
 static const int64_t LO[3] = {1, 1, 1}, HI[3] = {NX, NY, NZ};
 
-static int64_t cell_of(const tridi_grid *g, tridi_axis axis, int64_t l, int64_t m, int64_t c[3])
-{
-    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
-    const int64_t n1 = HI[a1] - LO[a1] + 1;
-    c[axis] = LO[axis] + m;
-    c[a1] = LO[a1] + l % n1;
-    c[a2] = LO[a2] + l / n1;
-    return tu_index(g, c[0], c[1], c[2]);
-}
-
-/* Oracle of one line: Thomas in long double, each answer rounded to x's type before it feeds the next. */
-static void oracle_line(const tu_system *s, tridi_axis axis, int64_t l, long double *xo)
-{
-    const int64_t n = HI[axis] - LO[axis] + 1;
-    long double w[64], g[64];
-    int64_t c[3];
-    for (int64_t m = 0; m < n; ++m) {
-        const int64_t i = cell_of(&s->grid, axis, l, m, c);
-        const long double d = m ? tu_get(s->a.lower, s->a.lower_type, i) : 0.0L;
-        const long double f = m < n - 1 ? tu_get(s->a.upper, s->a.upper_type, i) : 0.0L;
-        const long double den = tu_get(s->a.diag, s->a.diag_type, i) + d * (m ? w[m - 1] : 0.0L);
-        w[m] = -f / den;
-        g[m] = (tu_get(s->a.rhs, s->a.rhs_type, i) - d * (m ? g[m - 1] : 0.0L)) / den;
-    }
-    for (int64_t m = n - 1; m >= 0; --m) {
-        xo[m] = m == n - 1 ? g[m] : w[m] * xo[m + 1] + g[m];
-        if (s->a.x_type == TRIDI_FLOAT32)
-            xo[m] = (float)xo[m];
-    }
-}
-
 /* Line l: untouched (bitwise x_before) when `failing`, else within tol of the oracle. Returns 1 if not. */
 static int check_line(const char *what, const tu_system *s, tridi_axis axis, int64_t l, int failing, double tol)
 {
@@ -59,10 +28,10 @@ static int check_line(const char *what, const tu_system *s, tridi_axis axis, int
     const size_t es = tu_esize(s->a.x_type);
     long double xo[64], scale = 0.0L, err = 0.0L;
     if (!failing)
-        oracle_line(s, axis, l, xo);
+        tu_oracle_line(s, LO, HI, axis, l, xo);
     int64_t c[3];
     for (int64_t m = 0; m < n; ++m) {
-        const int64_t i = cell_of(&s->grid, axis, l, m, c);
+        const int64_t i = tu_line_cell(&s->grid, LO, HI, axis, l, m, c);
         if (failing) {
             if (memcmp((const char *)s->a.x + i * es, (const char *)s->x_before + i * es, es) != 0) {
                 printf("  %s: failing line %lld was written at unknown %lld\n", what, (long long)l, (long long)m);
@@ -129,14 +98,15 @@ int main(void)
                 const int64_t fl[NFAIL] = {2, 17, 29 % nl, nl - 1};
                 int64_t c[3], want_cell[3];
                 const int64_t zm = n / 2;
-                const int64_t iz = cell_of(&grid, axis, fl[0], zm, want_cell);
+                const int64_t iz = tu_line_cell(&grid, LO, HI, axis, fl[0], zm, want_cell);
                 tu_set((void *)s.a.lower, s.a.lower_type, iz, 0.0);
                 tu_set((void *)s.a.diag, s.a.diag_type, iz, 0.0); /* zero pivot */
-                tu_set((void *)s.a.rhs, s.a.rhs_type, cell_of(&grid, axis, fl[1], 0, c), NAN);
+                tu_set((void *)s.a.rhs, s.a.rhs_type, tu_line_cell(&grid, LO, HI, axis, fl[1], 0, c), NAN);
                 /* Overflow in the back substitution: x(n-1) = 1e200 (1e30 in float: 1e60 after the
                  * multiplication below), x(n-2) = -f * x(n-1) = -1e400, with every pivot 1. */
                 {
-                    const int64_t ia = cell_of(&grid, axis, fl[2], n - 1, c), ib = cell_of(&grid, axis, fl[2], n - 2, c);
+                    const int64_t ia = tu_line_cell(&grid, LO, HI, axis, fl[2], n - 1, c);
+                    const int64_t ib = tu_line_cell(&grid, LO, HI, axis, fl[2], n - 2, c);
                     const double big = mixed ? 1e30 : 1e200;
                     tu_set((void *)s.a.lower, s.a.lower_type, ia, 0.0);
                     tu_set((void *)s.a.diag, s.a.diag_type, ia, 1.0);
@@ -145,7 +115,7 @@ int main(void)
                     tu_set((void *)s.a.lower, s.a.lower_type, ib, 0.0);
                     tu_set((void *)s.a.upper, s.a.upper_type, ib, -big);
                 }
-                tu_set((void *)s.a.diag, s.a.diag_type, cell_of(&grid, axis, fl[3], n - 1, c), INFINITY);
+                tu_set((void *)s.a.diag, s.a.diag_type, tu_line_cell(&grid, LO, HI, axis, fl[3], n - 1, c), INFINITY);
                 tridi_problem p;
                 int empty = 0;
                 tu_expect("validate", tridi_validate("test", &grid, axis, LO, HI, &s.a, 1, &p, &empty), TRIDI_SUCCESS,

@@ -9,17 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void expect_true(const char *what, int ok)
-{
-    tu_checks++;
-    if (!ok) {
-        tu_failures++;
-        printf("FAILED %s\n", what);
-    } else {
-        printf("ok %s\n", what);
-    }
-}
-
 /* Solves the system along every axis and compares with the reference. */
 static void solve_all_axes(const char *label, tridi_context ctx, tu_system *s, const int64_t lo[3],
                            const int64_t hi[3], uint64_t *rng)
@@ -77,7 +66,7 @@ int main(void)
     tridi_context ctx = NULL;
     cfg.num_threads = -1;
     tu_expect("num_threads -1", tridi_create(&ctx, &cfg), TRIDI_ERROR_INVALID_VALUE, "config->num_threads = -1");
-    expect_true("no context on failure", ctx == NULL);
+    tu_expect_true("no context on failure", ctx == NULL);
     cfg.num_threads = INT_MIN;
     tu_expect("num_threads INT_MIN", tridi_create(&ctx, &cfg), TRIDI_ERROR_INVALID_VALUE, "config->num_threads");
 
@@ -106,8 +95,8 @@ int main(void)
     printf("  verbose said: %s", text);
     static const char *needle = "config->num_threads = 100000 capped at";
     const char *at = strstr(text, needle);
-    expect_true("verbose states the cap", at != NULL);
-    expect_true("verbose states it once", at && !strstr(at + strlen(needle), "capped"));
+    tu_expect_true("verbose states the cap", at != NULL);
+    tu_expect_true("verbose states it once", at && !strstr(at + strlen(needle), "capped"));
     tridi_destroy(ctx);
 
     tu_system_free(&s);

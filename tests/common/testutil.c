@@ -267,6 +267,50 @@ void tu_expect(const char *what, tridi_status got, tridi_status want, const char
     }
 }
 
+void tu_expect_true(const char *what, int ok)
+{
+    tu_checks++;
+    if (!ok) {
+        tu_failures++;
+        printf("FAILED %s\n", what);
+    } else {
+        printf("ok %s\n", what);
+    }
+}
+
+int64_t tu_line_cell(const tridi_grid *g, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int64_t l,
+                     int64_t m, int64_t c[3])
+{
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n1 = hi[a1] - lo[a1] + 1;
+    c[axis] = lo[axis] + m;
+    c[a1] = lo[a1] + l % n1;
+    c[a2] = lo[a2] + l / n1;
+    return tu_index(g, c[0], c[1], c[2]);
+}
+
+void tu_oracle_line(const tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int64_t l,
+                    long double *xo)
+{
+    const int64_t n = hi[axis] - lo[axis] + 1;
+    long double *w = malloc(2 * (size_t)n * sizeof *w), *g = w + n;
+    int64_t c[3];
+    for (int64_t m = 0; m < n; ++m) {
+        const int64_t i = tu_line_cell(&s->grid, lo, hi, axis, l, m, c);
+        const long double d = m ? tu_get(s->a.lower, s->a.lower_type, i) : 0.0L;
+        const long double f = m < n - 1 ? tu_get(s->a.upper, s->a.upper_type, i) : 0.0L;
+        const long double den = tu_get(s->a.diag, s->a.diag_type, i) + d * (m ? w[m - 1] : 0.0L);
+        w[m] = -f / den;
+        g[m] = (tu_get(s->a.rhs, s->a.rhs_type, i) - d * (m ? g[m - 1] : 0.0L)) / den;
+    }
+    for (int64_t m = n - 1; m >= 0; --m) {
+        xo[m] = m == n - 1 ? g[m] : w[m] * xo[m + 1] + g[m];
+        if (s->a.x_type == TRIDI_FLOAT32)
+            xo[m] = (float)xo[m];
+    }
+    free(w);
+}
+
 int tu_dev_upload(tridi_context ctx, const tu_system *s, tu_dev_set *d)
 {
     const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};

@@ -76,6 +76,18 @@ int64_t tu_check_unchanged(const char *label, const tu_system *s);
  * may count in too): `got` must be `want` and, when needle is not NULL, the message must contain it. */
 extern int tu_checks, tu_failures;
 void tu_expect(const char *what, tridi_status got, tridi_status want, const char *needle);
+/* A yes/no check counted the same way: prints "ok what" or "FAILED what". */
+void tu_expect_true(const char *what, int ok);
+
+/* Unknown m of line l of the box lo..hi along axis (lines numbered as tridi numbers them: the first
+ * other axis fastest): sets c to its Fortran indices and returns its offset in g. */
+int64_t tu_line_cell(const tridi_grid *g, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int64_t l,
+                     int64_t m, int64_t c[3]);
+/* Oracle of line l of the box lo..hi along axis: Thomas in long double (x87 extended on x86, where a
+ * double's subnormal pivot is a normal number), each answer rounded to x's type before it feeds the next;
+ * xo gets the line's hi[axis] - lo[axis] + 1 answers. */
+void tu_oracle_line(const tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int64_t l,
+                    long double *xo);
 
 /* Tolerance for the answer type: float answers 2e-5, double 1e-11 (diagonally dominant systems). */
 double tu_tolerance(tridi_dtype x_type);

@@ -1,4 +1,5 @@
-/* Helpers shared by the MPI tests: a seed agreed by all ranks, a verdict agreed by all ranks. */
+/* Helpers shared by the MPI tests: a seed agreed by all ranks, a verdict agreed by all ranks, the context
+ * of a test's "--device" mode and the distributed solve through device copies. */
 #ifndef TRIDI_MPI_TESTUTIL_H
 #define TRIDI_MPI_TESTUTIL_H
 
@@ -9,6 +10,10 @@
 
 #include "testutil.h"
 #include "tridi_mpi.h"
+
+#ifdef TRIDI_TEST_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 /* Rank 0 draws (and prints) the seed; every rank gets it. */
 static inline uint64_t mt_seed(const char *name)
@@ -66,6 +71,88 @@ static inline long mt_expect(const char *what, tridi_status got, tridi_status wa
     if (rank == 0)
         printf("%s: %s%s%s\n", what, tridi_status_name(got), want ? " - " : "", want ? msg : "");
     return mt_total(bad);
+}
+
+/* Starts an MPI test: MPI_Init, then *device: whether "--device" (the first argument) asks for GPUs.
+ * Returns the name the test prints: `test`, followed by " (device)" in device mode. */
+static inline const char *mt_start(int *argc, char ***argv, const char *test, int *device)
+{
+    static char name[128];
+    MPI_Init(argc, argv);
+    *device = *argc > 1 && !strcmp((*argv)[1], "--device");
+    snprintf(name, sizeof name, "%s%s", test, *device ? " (device)" : "");
+    return name;
+}
+
+/* Creates the context the test solves with: the CPU backend, or with device the CUDA backend on GPU
+ * rank % (GPU count). Returns 0; 77 (skip) when device is asked and there is no GPU or no CUDA in this
+ * build, after rank 0 says so; 1 when tridi_create fails, its message printed. */
+static inline int mt_create_context(int device, const char *name, tridi_context *ctx)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    if (device) {
+#ifdef TRIDI_TEST_CUDA
+        int ndev = 0;
+        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+            if (rank == 0)
+                printf("%s: no GPU\n", name);
+            return 77;
+        }
+        cudaSetDevice(rank % ndev);
+        cfg.backend = TRIDI_BACKEND_CUDA;
+        cfg.device = rank % ndev;
+#else
+        (void)name;
+        return 77;
+#endif
+    }
+    if (tridi_create(ctx, &cfg)) {
+        printf("rank %d: tridi_create: %s\n", rank, tridi_error_message());
+        return 1;
+    }
+    return 0;
+}
+
+/* The distributed solve of the local arrays a (cells: the local grid's cells): with device, through
+ * device copies of the five arrays (one for rhs and x when x is rhs), x copied back. */
+static inline tridi_status mt_solve(tridi_context ctx, int device, tridi_decomp d, int64_t cells, tridi_axis axis,
+                                    const int64_t lo[3], const int64_t hi[3], tridi_arrays *a)
+{
+    if (!device)
+        return tridi_mpi_solve(ctx, d, axis, lo, hi, a);
+#ifdef TRIDI_TEST_CUDA
+    tridi_arrays dv = *a;
+    const void *hp[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
+    tridi_dtype ht[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
+    void *dp[5] = {0};
+    for (int r = 0; r < 5; ++r) {
+        if (r == 4 && a->x == a->rhs) {
+            dp[4] = dp[3];
+            continue;
+        }
+        cudaMalloc(&dp[r], cells * tu_esize(ht[r]));
+        cudaMemcpy(dp[r], hp[r], cells * tu_esize(ht[r]), cudaMemcpyHostToDevice);
+    }
+    cudaDeviceSynchronize(); /* a pageable upload may return before its DMA lands */
+    dv.lower = dp[0];
+    dv.diag = dp[1];
+    dv.upper = dp[2];
+    dv.rhs = dp[3];
+    dv.x = dp[4];
+    tridi_status s = tridi_mpi_solve_device(ctx, d, axis, lo, hi, &dv, NULL);
+    cudaMemcpy(a->x, dp[4], cells * tu_esize(a->x_type), cudaMemcpyDeviceToHost);
+    for (int r = 0; r < 5; ++r)
+        if (!(r == 4 && a->x == a->rhs))
+            cudaFree(dp[r]);
+    return s;
+#else
+    (void)ctx; (void)d; (void)cells; (void)axis; (void)lo; (void)hi;
+    return TRIDI_ERROR_UNSUPPORTED;
+#endif
 }
 
 /* Ends the test: 0 when no rank failed, 1 otherwise, 77 (skip) when skip is set on every rank. */

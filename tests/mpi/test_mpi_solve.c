@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef TRIDI_TEST_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 static int device_mode;
 static tridi_context ctx;
 
@@ -34,44 +30,6 @@ static void scatter(const tridi_grid *gg, const void *gsrc, const tridi_grid *lg
         for (int64_t j = lg->lbound[1]; j <= lg->ubound[1]; ++j)
             for (int64_t i = lg->lbound[0]; i <= lg->ubound[0]; ++i)
                 tu_set(ldst, t, tu_index(lg, i, j, k), tu_get(gsrc, t, tu_index(gg, i, j, k)));
-}
-
-/* The distributed solve on the local arrays, on the host or through device copies. */
-static tridi_status solve(tridi_decomp d, const tridi_grid *lg, int64_t cells, tridi_axis axis, const int64_t lo[3],
-                          const int64_t hi[3], tridi_arrays *a)
-{
-    if (!device_mode)
-        return tridi_mpi_solve(ctx, d, axis, lo, hi, a);
-#ifdef TRIDI_TEST_CUDA
-    tridi_arrays dv = *a;
-    const void *hp[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
-    tridi_dtype ht[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
-    void *dp[5] = {0};
-    for (int r = 0; r < 5; ++r) {
-        if (r == 4 && a->x == a->rhs) {
-            dp[4] = dp[3];
-            continue;
-        }
-        cudaMalloc(&dp[r], cells * tu_esize(ht[r]));
-        cudaMemcpy(dp[r], hp[r], cells * tu_esize(ht[r]), cudaMemcpyHostToDevice);
-    }
-    cudaDeviceSynchronize(); /* a pageable upload may return before its DMA lands */
-    dv.lower = dp[0];
-    dv.diag = dp[1];
-    dv.upper = dp[2];
-    dv.rhs = dp[3];
-    dv.x = dp[4];
-    tridi_status s = tridi_mpi_solve_device(ctx, d, axis, lo, hi, &dv, NULL);
-    cudaMemcpy(a->x, dp[4], cells * tu_esize(a->x_type), cudaMemcpyDeviceToHost);
-    for (int r = 0; r < 5; ++r)
-        if (!(r == 4 && a->x == a->rhs))
-            cudaFree(dp[r]);
-    (void)lg;
-    return s;
-#else
-    (void)d; (void)lg; (void)cells; (void)axis; (void)lo; (void)hi;
-    return TRIDI_ERROR_UNSUPPORTED;
-#endif
 }
 
 typedef struct trial {
@@ -163,7 +121,7 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
         ls.a.x = (void *)ls.a.rhs;
         memcpy(ls.x_before, ls.a.rhs, ls.cells * tu_esize(ty[3]));
     }
-    s = solve(d, &in.grid, ls.cells, t->axis, t->lo, t->hi, &ls.a);
+    s = mt_solve(ctx, device_mode, d, ls.cells, t->axis, t->lo, t->hi, &ls.a);
     char label[160];
     snprintf(label, sizeof label, "rank %d trial %d (%dD dims %dx%d axis %d %s%s)", rank, ti, t->ndim, in.dims[0],
              in.dims[1], t->axis, combo_name[t->combo], t->inplace ? " in place" : "");
@@ -242,35 +200,12 @@ static long run_trial(const trial *t, int ti, uint64_t *rng)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *name = mt_start(&argc, &argv, "test_mpi_solve", &device_mode);
+    int nranks;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *name = "test_mpi_solve";
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    if (argc > 1 && !strcmp(argv[1], "--device")) {
-        device_mode = 1;
-        name = "test_mpi_solve (device)";
-#ifdef TRIDI_TEST_CUDA
-        int ndev = 0;
-        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-            if (rank == 0)
-                printf("%s: no GPU\n", name);
-            return mt_finish(name, 0, 1);
-        }
-        cudaSetDevice(rank % ndev);
-        cfg.backend = TRIDI_BACKEND_CUDA;
-        cfg.device = rank % ndev;
-#else
-        return mt_finish(name, 0, 1);
-#endif
-    }
-    if (tridi_create(&ctx, &cfg)) {
-        printf("rank %d: tridi_create: %s\n", rank, tridi_error_message());
-        return mt_finish(name, 1, 0);
-    }
+    int made = mt_create_context(device_mode, name, &ctx);
+    if (made)
+        return mt_finish(name, made == 1, made == 77);
     uint64_t rng = mt_seed(name);
     long bad = 0;
     const int trials = 43;

@@ -14,10 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef TRIDI_TEST_CUDA
-#include <cuda_runtime_api.h>
-#endif
-
 static int device_mode;
 static tridi_context ctx, cpu;
 
@@ -133,37 +129,6 @@ static int oracle(int64_t L, const double *a, const double *b, const double *c, 
     return bad ? -1 : 0;
 }
 
-/* The distributed solve on the local arrays, on the host or through device copies. */
-static tridi_status mpi_solve(tridi_decomp d, int64_t cells, const int64_t lo[3], const int64_t hi[3], tridi_arrays *a)
-{
-    if (!device_mode)
-        return tridi_mpi_solve(ctx, d, TRIDI_AXIS_X, lo, hi, a);
-#ifdef TRIDI_TEST_CUDA
-    tridi_arrays dv = *a;
-    const void *hp[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
-    tridi_dtype ht[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
-    void *dp[5] = {0};
-    for (int r = 0; r < 5; ++r) {
-        cudaMalloc(&dp[r], cells * tu_esize(ht[r]));
-        cudaMemcpy(dp[r], hp[r], cells * tu_esize(ht[r]), cudaMemcpyHostToDevice);
-    }
-    cudaDeviceSynchronize();
-    dv.lower = dp[0];
-    dv.diag = dp[1];
-    dv.upper = dp[2];
-    dv.rhs = dp[3];
-    dv.x = dp[4];
-    tridi_status s = tridi_mpi_solve_device(ctx, d, TRIDI_AXIS_X, lo, hi, &dv, NULL);
-    cudaMemcpy(a->x, dp[4], cells * tu_esize(a->x_type), cudaMemcpyDeviceToHost);
-    for (int r = 0; r < 5; ++r)
-        cudaFree(dp[r]);
-    return s;
-#else
-    (void)d; (void)cells; (void)lo; (void)hi;
-    return TRIDI_ERROR_UNSUPPORTED;
-#endif
-}
-
 /* One call: N cells along i (cut over all ranks), ny lines along j, box lo0..hi0 along i; line j gets
  * kinds[j - 1] with its hard spot at spot[j - 1] (relative to the box); bitwise: the answers must also be
  * the one-rank CPU ones bit for bit (lines the partition must not take; on one rank with --device the
@@ -221,7 +186,7 @@ static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int6
     tridi_status s1 = tridi_solve(cpu, &gg, TRIDI_AXIS_X, lo, hi, &gs.a);
     char msg1[512];
     snprintf(msg1, sizeof msg1, "%s", tridi_error_message());
-    tridi_status sm = mpi_solve(d, ls.cells, lo, hi, &ls.a);
+    tridi_status sm = mt_solve(ctx, device_mode, d, ls.cells, TRIDI_AXIS_X, lo, hi, &ls.a);
     long bad = 0;
     if (sm != s1) {
         printf("rank %d %s: tridi_mpi_solve gave %s (%s), the one-rank solve %s (%s)\n", rank, title,
@@ -294,40 +259,15 @@ static long run_call(const char *title, int64_t N, int64_t ny, int64_t lo0, int6
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    const char *name = mt_start(&argc, &argv, "test_mpi_stability", &device_mode);
+    int nranks;
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    const char *name = "test_mpi_stability";
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    if (tridi_create(&cpu, &cfg)) {
-        printf("rank %d: tridi_create: %s\n", rank, tridi_error_message());
+    if (mt_create_context(0, name, &cpu)) /* the one-rank solves' */
         return mt_finish(name, 1, 0);
-    }
-    if (argc > 1 && !strcmp(argv[1], "--device")) {
-        device_mode = 1;
-        name = "test_mpi_stability (device)";
-#ifdef TRIDI_TEST_CUDA
-        int ndev = 0;
-        if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-            if (rank == 0)
-                printf("%s: no GPU\n", name);
-            tridi_destroy(cpu);
-            return mt_finish(name, 0, 1);
-        }
-        cudaSetDevice(rank % ndev);
-        cfg.backend = TRIDI_BACKEND_CUDA;
-        cfg.device = rank % ndev;
-#else
+    int made = mt_create_context(device_mode, name, &ctx);
+    if (made) {
         tridi_destroy(cpu);
-        return mt_finish(name, 0, 1);
-#endif
-    }
-    if (tridi_create(&ctx, &cfg)) {
-        printf("rank %d: tridi_create: %s\n", rank, tridi_error_message());
-        return mt_finish(name, 1, 0);
+        return mt_finish(name, made == 1, made == 77);
     }
     uint64_t rng = mt_seed(name);
     long bad = 0;
