@@ -257,32 +257,34 @@ contains
         deallocate (D, E, F, T, X, E4, W, X2)
     end subroutine
 
-    ! The adapter keeps a few plans: 20 shapes (more than it holds), each solved twice in turn, with fresh
-    ! values; every answer equals tridi_solve's bit for bit (the adapter's own tests compare it with MOHID).
+    ! The adapter keeps a few plans: 20 sweeps on 4 grids with 5 boxes each (19 distinct, more than it keeps),
+    ! all met twice in turn, with fresh values; every answer equals tridi_solve's bit for bit (the adapter's
+    ! own tests compare it with MOHID), so a plan is never reused for another grid or box.
     subroutine test_adapter_cache()
         integer, parameter :: nshapes = 20
         type(tridi_context) :: actx
         real(8), allocatable :: md(:, :, :), me(:, :, :), mf(:, :, :), mt(:, :, :)
         real(4), pointer :: D(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), Y(:, :, :)
         real(8), pointer :: E(:, :, :)
-        integer :: round, n, ni, nj, st
+        integer :: round, n, ni, nj, ijmax, st
         call tridi_mohid_context(actx, stat=st)
         call check(st == TRIDI_SUCCESS, 'tridi_mohid_context: '//tridi_error_message())
         do round = 1, 2
             do n = 1, nshapes
-                ni = 2 + mod(n, 5)
-                nj = 3 + n / 5
+                ni = 6 + mod(n, 4)
+                nj = 4 + mod(n, 4)
+                ijmax = ni - mod(n / 4, 5)
                 call random_system_3d([0, 0, 1], [ni + 1, nj + 1, 3], md, me, mf, mt)
                 allocate (D(0:ni + 1, 0:nj + 1, 3), E(0:ni + 1, 0:nj + 1, 3), F(0:ni + 1, 0:nj + 1, 3), &
                           T(0:ni + 1, 0:nj + 1, 3), X(0:ni + 1, 0:nj + 1, 3), Y(0:ni + 1, 0:nj + 1, 3))
                 D = real(md, 4); E = me; F = real(mf, 4); T = real(mt, 4)
                 X = poison4(); Y = poison4()
-                ! Lines along J over I = 1..ni, unknowns J = 1..nj (MOHID's JImax + 1 = nj).
-                call tridi_thomas_3d(1, ni, 1, nj - 1, 1, 3, 0, 1, D, E, F, T, X, stat=st)
-                call check(st == TRIDI_SUCCESS, 'adapter shape '//itoa(n)//': '//tridi_error_message())
-                call tridi_solve(actx, TRIDI_AXIS_J, [1, 1, 1], [ni, nj, 3], D, E, F, T, Y, stat=st)
-                call check(st == TRIDI_SUCCESS, 'tridi_solve shape '//itoa(n)//': '//tridi_error_message())
-                call check(all(same_bits4(X, Y)), 'adapter shape '//itoa(n)//' round '//itoa(round)// &
+                ! Lines along J over I = 1..ijmax, unknowns J = 1..nj (MOHID's JImax + 1 = nj).
+                call tridi_thomas_3d(1, ijmax, 1, nj - 1, 1, 3, 0, 1, D, E, F, T, X, stat=st)
+                call check(st == TRIDI_SUCCESS, 'adapter sweep '//itoa(n)//': '//tridi_error_message())
+                call tridi_solve(actx, TRIDI_AXIS_J, [1, 1, 1], [ijmax, nj, 3], D, E, F, T, Y, stat=st)
+                call check(st == TRIDI_SUCCESS, 'tridi_solve sweep '//itoa(n)//': '//tridi_error_message())
+                call check(all(same_bits4(X, Y)), 'adapter sweep '//itoa(n)//' round '//itoa(round)// &
                            ': differs from tridi_solve')
                 deallocate (D, E, F, T, X, Y)
             end do
