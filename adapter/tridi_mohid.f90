@@ -24,6 +24,8 @@ module tridi_mohid
     use, intrinsic :: iso_fortran_env, only: int64
     use tridi, only: tridi_context, tridi_create, tridi_destroy, tridi_solve, tridi_upload_async, &
                      tridi_host_register, tridi_host_unregister, &
+                     tridi_plan, tridi_plan_create, tridi_plan_solve, tridi_plan_destroy, &
+                     TRIDI_ON_ERROR_CALL, TRIDI_ARITH_MOHID, &
                      tridi_error_message, tridi_set_error, tridi_finish, tridi_status_name, &
                      TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, &
                      TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ALIASING, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, &
@@ -72,6 +74,21 @@ module tridi_mohid
     type(c_ptr), allocatable, save :: registered(:)
     integer, save :: nregistered = 0
 
+    ! The adapter's plans (issue 26, decision 1): a model calls the same few sweeps every time step, so
+    ! each (grid bounds, box, axis) it solves gets a plan, validated once and reused; when all max_plans
+    ! are taken the least recently used one makes room. Every plan is ON_ERROR_CALL with MOHID's
+    ! arithmetic, tridi_solve's contract: MOHID's answers bit for bit, and the answer array unchanged
+    ! when a call fails. The kind combination is always MOHID's (E real(8), the others real(4)). They
+    ! belong to the adapter's context and go before it (tridi_mohid_init, tridi_mohid_finalize).
+    integer, parameter :: max_plans = 16
+    type :: kept_plan
+        type(tridi_plan) :: plan
+        integer :: rank = 0, axis = 0, lb(3) = 0, ub(3) = 0, lo(3) = 0, hi(3) = 0
+        integer(int64) :: last_use = 0
+    end type
+    type(kept_plan), save :: kept(max_plans)
+    integer(int64), save :: uses = 0
+
 contains
 
     ! Creates (or re-creates) the adapter's context. backend: TRIDI_BACKEND_AUTO/CPU/CUDA (default: the
@@ -81,6 +98,7 @@ contains
         logical, intent(in), optional :: verbose
         integer, intent(out), optional :: stat
         integer :: s
+        call drop_plans()
         if (ready) call tridi_destroy(ctx, s)
         ready = .false.
         nregistered = 0 ! tridi_destroy unregistered them
@@ -93,6 +111,7 @@ contains
         integer, intent(out), optional :: stat
         integer :: s
         s = TRIDI_SUCCESS
+        call drop_plans()
         if (ready) call tridi_destroy(ctx, s)
         ready = .false.
         nregistered = 0
@@ -248,6 +267,104 @@ contains
         ok = .true.
     end subroutine
 
+    ! ---- the adapter's plans ----
+
+    ! Destroys every kept plan (before the context goes: tridi_destroy refuses while plans live).
+    subroutine drop_plans()
+        integer :: n, s
+        do n = 1, max_plans
+            if (c_associated(kept(n)%plan%handle)) call tridi_plan_destroy(kept(n)%plan, s)
+            kept(n) = kept_plan()
+        end do
+    end subroutine
+
+    ! The slot of the kept plan for this grid, axis and box (found = .true.), or the slot to make it in:
+    ! a free one, else the least recently used, whose plan is destroyed and whose key is cleared.
+    subroutine find_plan(rank, axis, lb, ub, lo, hi, slot, found)
+        integer, intent(in) :: rank, axis, lb(:), ub(:), lo(:), hi(:)
+        integer, intent(out) :: slot
+        logical, intent(out) :: found
+        integer :: n, s
+        uses = uses + 1
+        found = .false.
+        do n = 1, max_plans
+            if (.not. c_associated(kept(n)%plan%handle)) cycle
+            if (kept(n)%rank /= rank .or. kept(n)%axis /= axis) cycle
+            if (any(kept(n)%lb(1:rank) /= lb) .or. any(kept(n)%ub(1:rank) /= ub) .or. &
+                any(kept(n)%lo(1:rank) /= lo) .or. any(kept(n)%hi(1:rank) /= hi)) cycle
+            slot = n
+            found = .true.
+            kept(n)%last_use = uses
+            return
+        end do
+        slot = 1
+        do n = 1, max_plans
+            if (.not. c_associated(kept(n)%plan%handle)) then
+                slot = n
+                exit
+            end if
+            if (kept(n)%last_use < kept(slot)%last_use) slot = n
+        end do
+        if (c_associated(kept(slot)%plan%handle)) call tridi_plan_destroy(kept(slot)%plan, s)
+        kept(slot) = kept_plan()
+    end subroutine
+
+    ! Records the key of a plan just made in slot.
+    subroutine keep(slot, rank, axis, lb, ub, lo, hi)
+        integer, intent(in) :: slot, rank, axis, lb(:), ub(:), lo(:), hi(:)
+        kept(slot)%rank = rank
+        kept(slot)%axis = axis
+        kept(slot)%lb(1:rank) = lb
+        kept(slot)%ub(1:rank) = ub
+        kept(slot)%lo(1:rank) = lo
+        kept(slot)%hi(1:rank) = hi
+        kept(slot)%last_use = uses
+    end subroutine
+
+    ! The adapter's solves of checked arrays: through the kept plan of their grid, axis and box. An empty
+    ! box is left to tridi_solve (a no-op success without a plan).
+    subroutine solve_3d(axis, lo, hi, D, E, F, Ti, X, s)
+        integer, intent(in) :: axis, lo(3), hi(3)
+        real(4), dimension(:, :, :), pointer, intent(in) :: D, F, Ti, X
+        real(8), dimension(:, :, :), pointer, intent(in) :: E
+        integer, intent(out) :: s
+        integer :: slot
+        logical :: found
+        if (any(hi < lo)) then
+            call tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, X, stat=s)
+            return
+        end if
+        call find_plan(3, axis, lbound(X), ubound(X), lo, hi, slot, found)
+        if (.not. found) then
+            call tridi_plan_create(kept(slot)%plan, ctx, axis, lo, hi, D, E, F, Ti, X, &
+                                   on_error=TRIDI_ON_ERROR_CALL, arith=TRIDI_ARITH_MOHID, stat=s)
+            if (s /= TRIDI_SUCCESS) return
+            call keep(slot, 3, axis, lbound(X), ubound(X), lo, hi)
+        end if
+        call tridi_plan_solve(kept(slot)%plan, D, E, F, Ti, X, stat=s)
+    end subroutine
+
+    subroutine solve_2d(axis, lo, hi, D, E, F, Ti, X, s)
+        integer, intent(in) :: axis, lo(2), hi(2)
+        real(4), dimension(:, :), pointer, intent(in) :: D, F, Ti, X
+        real(8), dimension(:, :), pointer, intent(in) :: E
+        integer, intent(out) :: s
+        integer :: slot
+        logical :: found
+        if (any(hi < lo)) then
+            call tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, X, stat=s)
+            return
+        end if
+        call find_plan(2, axis, lbound(X), ubound(X), lo, hi, slot, found)
+        if (.not. found) then
+            call tridi_plan_create(kept(slot)%plan, ctx, axis, lo, hi, D, E, F, Ti, X, &
+                                   on_error=TRIDI_ON_ERROR_CALL, arith=TRIDI_ARITH_MOHID, stat=s)
+            if (s /= TRIDI_SUCCESS) return
+            call keep(slot, 2, axis, lbound(X), ubound(X), lo, hi)
+        end if
+        call tridi_plan_solve(kept(slot)%plan, D, E, F, Ti, X, stat=s)
+    end subroutine
+
     ! ---------------------------------------------------------------------------------------------
     ! THOMAS_3D(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, VECG, VECW)
     ! ---------------------------------------------------------------------------------------------
@@ -277,7 +394,7 @@ contains
         if (.not. ok) return
         call ensure_ready(func, ok, stat)
         if (.not. ok) return
-        call tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, ANSWER, stat=s)
+        call solve_3d(axis, lo, hi, D, E, F, Ti, ANSWER, s)
         call pass_on(func, s, stat)
     end subroutine
 
@@ -419,7 +536,7 @@ contains
                 pX => tX
             end if
         end if
-        call tridi_solve(ctx, 3, lo, hi, pA, pB, pC, pT, pX, stat=s)
+        call solve_3d(3, lo, hi, pA, pB, pC, pT, pX, s)
         if (s == TRIDI_SUCCESS .and. land) then
             do k = KLB, KUB + 1
                 do j = JLB, JUB
@@ -496,7 +613,7 @@ contains
             pF => tF
             pT => tT
         end if
-        call tridi_solve(ctx, axis, lo, hi, D, pE, pF, pT, ANSWER, stat=s)
+        call solve_2d(axis, lo, hi, D, pE, pF, pT, ANSWER, s)
         call pass_on(func, s, stat)
     contains
         ! q: the cell MOHID reads the first row of line ij from; c: the line's first cell.

@@ -37,6 +37,15 @@ module tridi_c_bindings
                       TRIDI_ROLE_X = 4
     end enum
     enum, bind(c)
+        enumerator :: TRIDI_ON_ERROR_LINES = 0, TRIDI_ON_ERROR_CALL = 1
+    end enum
+    enum, bind(c)
+        enumerator :: TRIDI_ARITH_DEFAULT = 0, TRIDI_ARITH_MOHID = 1, TRIDI_ARITH_FAST = 2
+    end enum
+    enum, bind(c)
+        enumerator :: TRIDI_VERDICT_SYNC = 0, TRIDI_VERDICT_DEFERRED = 1
+    end enum
+    enum, bind(c)
         enumerator :: TRIDI_ADI_DOUGLAS = 0, TRIDI_ADI_PEACEMAN_RACHFORD = 1
     end enum
     enum, bind(c)
@@ -65,6 +74,12 @@ module tridi_c_bindings
         integer(c_int) :: rhs_type
         type(c_ptr) :: x
         integer(c_int) :: x_type
+    end type
+    ! memory: TRIDI_MEMORY_HOST / _DEVICE (enum below, with tridi_mpi.h's); stream: cudaStream_t as c_ptr.
+    type, bind(c) :: tridi_solve_options_t
+        integer(c_size_t) :: size
+        integer(c_int) :: on_error, arith, verdict, memory
+        type(c_ptr) :: stream
     end type
     type, bind(c) :: tridi_adi_operator_t
         integer(c_size_t) :: size
@@ -220,6 +235,38 @@ module tridi_c_bindings
         function tridi_synchronize_c(ctx) bind(c, name='tridi_synchronize') result(s)
             import :: c_int, c_ptr
             type(c_ptr), value :: ctx
+            integer(c_int) :: s
+        end function
+        subroutine tridi_solve_options_init_c(options) bind(c, name='tridi_solve_options_init')
+            import :: tridi_solve_options_t
+            type(tridi_solve_options_t), intent(out) :: options
+        end subroutine
+        function tridi_plan_create_c(ctx, grid, axis, lo, hi, types, options, plan) &
+                bind(c, name='tridi_plan_create') result(s)
+            import :: c_int, c_ptr, c_int64_t, tridi_grid_t, tridi_solve_options_t
+            type(c_ptr), value :: ctx
+            type(tridi_grid_t), intent(in) :: grid
+            integer(c_int), value :: axis
+            integer(c_int64_t), intent(in) :: lo(3), hi(3)
+            integer(c_int), intent(in) :: types(5)
+            type(tridi_solve_options_t), intent(in) :: options
+            type(c_ptr), intent(out) :: plan
+            integer(c_int) :: s
+        end function
+        function tridi_plan_solve_c(plan, arrays) bind(c, name='tridi_plan_solve') result(s)
+            import :: c_int, c_ptr, tridi_arrays_t
+            type(c_ptr), value :: plan
+            type(tridi_arrays_t), intent(in) :: arrays
+            integer(c_int) :: s
+        end function
+        function tridi_plan_status_c(plan) bind(c, name='tridi_plan_status') result(s)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: plan
+            integer(c_int) :: s
+        end function
+        function tridi_plan_destroy_c(plan) bind(c, name='tridi_plan_destroy') result(s)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: plan
             integer(c_int) :: s
         end function
         subroutine tridi_adi_operator_init_c(op) bind(c, name='tridi_adi_operator_init')
