@@ -23,8 +23,13 @@ const tridi_backend_ops *tridi_backend_of(tridi_context ctx)
  * - the host: 85.7 GB/s, the 16-thread copy bandwidth (read + write) of the model-pattern run ("Inside a
  *   model loop"; 64-110 GB/s across runs);
  * - one thread: in that run 4 threads took 3.14x the 16-thread time back to back (14.49 against 4.61 ms
- *   per step), about 27 GB/s for 4 threads, 6.8 GB/s each. */
-const tridi_auto_machine tridi_auto_h100_host = {55e9, 55e9, 50e-6, 6.8e9, 85.7e9};
+ *   per step), about 27 GB/s for 4 threads, 6.8 GB/s each;
+ * - waking the threads: a library called between a model's serial loops finds its OpenMP threads asleep;
+ *   in the same run an empty parallel region after a serial pass took about 3 ms on 16 threads and 0.07 ms
+ *   on 4 (docs/decisions/017): 13.3 us * (t - 1)^2 gives 3 ms and 0.12 ms. Counted on every call, since
+ *   tridi cannot tell whether the caller's threads are awake: a drop-in in a model loop is the case AUTO
+ *   serves (issue 29), and back to back the model then favours the GPU a little. */
+const tridi_auto_machine tridi_auto_h100_host = {55e9, 55e9, 50e-6, 6.8e9, 85.7e9, 13.3e-6};
 
 /* One thread per 512 KiB of a call's traffic: the CPU backend's rule (docs/decisions/017) and the GPU
  * path's host copies' (docs/decisions/012, at most 8 threads). */
@@ -53,7 +58,8 @@ tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const 
     /* The CPU reads the inputs and writes x, and its undo log reads the old x and writes it again
      * (docs/decisions/007): 32 B/cell for MOHID's types. */
     e.cpu_threads = threads_for(cells * c->host_bytes, threads);
-    e.cpu_s = cells * (c->host_bytes + 2.0 * c->x_bytes) / bandwidth(m, e.cpu_threads);
+    e.cpu_s = cells * (c->host_bytes + 2.0 * c->x_bytes) / bandwidth(m, e.cpu_threads) +
+              m->wake_s * (e.cpu_threads - 1.0) * (e.cpu_threads - 1.0);
     /* The GPU path: the inputs up, x down, and arrays not registered read into (or written from) pinned
      * staging on the host first. */
     e.gpu_s = m->gpu_call_s + cells * c->pcie_in_bytes / m->h2d_bytes_per_s + cells * c->x_bytes / m->d2h_bytes_per_s;

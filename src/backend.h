@@ -40,6 +40,8 @@ typedef struct tridi_auto_machine {
     double gpu_call_s;                       /* a host-array GPU call beyond its transfers */
     double thread_bytes_per_s;               /* host bandwidth (read + write) one thread draws */
     double host_bytes_per_s;                 /* host bandwidth (read + write) of all threads together */
+    double wake_s;                           /* waking t threads that slept through a model's serial work:
+                                                wake_s * (t - 1)^2 seconds */
 } tridi_auto_machine;
 
 /* The H100 machine's host and link, from docs/performance.md (backend.c says which figure is which). */
