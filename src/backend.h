@@ -29,10 +29,47 @@ typedef struct tridi_backend_ops {
 extern const tridi_backend_ops tridi_backend_cpu_ops;
 extern const tridi_backend_ops tridi_backend_cuda_ops;
 
-/* A validated host-array solve of ctx through its backend, pivoting aside (solve.c). */
-tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p);
-
 /* The table of the backend ctx uses. */
 const tridi_backend_ops *tridi_backend_of(tridi_context ctx);
+
+/* ---- AUTO for host arrays (backend.c, docs/decisions/018) ----
+ * A context made with TRIDI_BACKEND_AUTO that resolved to CUDA solves host arrays on whichever of the GPU
+ * path and the CPU backend a model of PCIe and host bandwidth says is faster. */
+typedef struct tridi_auto_machine {
+    double h2d_bytes_per_s, d2h_bytes_per_s; /* pinned PCIe copies */
+    double gpu_call_s;                       /* a host-array GPU call beyond its transfers */
+    double thread_bytes_per_s;               /* host bandwidth (read + write) one thread draws */
+    double host_bytes_per_s;                 /* host bandwidth (read + write) of all threads together */
+    double wake_s;                           /* waking t threads that slept through a model's serial work:
+                                                wake_s * (t - 1)^2 seconds */
+} tridi_auto_machine;
+
+/* The H100 machine's host and link, from docs/performance.md (backend.c says which figure is which). */
+extern const tridi_auto_machine tridi_auto_h100_host;
+
+/* One host-array solve as the model sees it; bytes are per box cell. */
+typedef struct tridi_auto_call {
+    int64_t cells;    /* cells of the box */
+    int host_bytes;   /* the five arrays in the caller's types (what the CPU reads and writes) */
+    int x_bytes;      /* x */
+    int pcie_in_bytes; /* the four inputs as they cross PCIe (narrowed by allow_f32_transfer); x comes back */
+    int staged_bytes; /* the arrays the GPU path copies through pinned staging (not registered, or narrowed) */
+    int threads;      /* the threads the context offers a CPU call */
+} tridi_auto_call;
+
+typedef struct tridi_auto_estimate {
+    double gpu_s, cpu_s; /* modelled time of the call on each path */
+    int cpu_threads;     /* the threads the CPU call would take (docs/decisions/017) */
+    int use_cpu;         /* 1: the CPU backend (also on a tie: it moves nothing over PCIe) */
+} tridi_auto_estimate;
+
+/* The model itself: a pure function of its arguments. */
+tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const tridi_auto_call *c);
+
+/* The table a host-array solve of p goes through: the context's, except on an AUTO context that resolved to
+ * CUDA, where the CPU backend takes the calls the model gives it. memo: a plan's choices, one per set of
+ * registered arrays (decided and, with verbose, stated once each); NULL for tridi_solve (decided per call,
+ * each backend stated once per context). */
+const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *p, signed char memo[32]);
 
 #endif

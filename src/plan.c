@@ -105,9 +105,10 @@ tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays)
     if (plan->memory == TRIDI_MEMORY_DEVICE)
         return tridi_backend_of(ctx)->solve_device(ctx, &p, plan->backend_state, plan->stream);
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+    const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, plan->auto_host);
     if (p.pivoting != TRIDI_PIVOT_NONE)
-        return tridi_pivot_solve(f, ctx, &p, tridi_solve_host_problem);
-    return tridi_solve_host_problem(ctx, &p);
+        return tridi_pivot_solve(f, ctx, &p, ops->solve_host);
+    return ops->solve_host(ctx, &p);
 }
 
 tridi_status tridi_plan_status(tridi_plan plan)

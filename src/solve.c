@@ -2,12 +2,6 @@
  * context's backend table (backend.h). */
 #include "backend.h"
 
-/* The backend's solve of a validated host-array problem (also the pivot pass's solve of the lines it keeps). */
-tridi_status tridi_solve_host_problem(tridi_context ctx, const tridi_problem *p)
-{
-    return tridi_backend_of(ctx)->solve_host(ctx, p);
-}
-
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -21,9 +15,10 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     if (s || empty)
         return s;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+    const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
     if (p.pivoting != TRIDI_PIVOT_NONE)
-        return tridi_pivot_solve(f, ctx, &p, tridi_solve_host_problem);
-    return tridi_solve_host_problem(ctx, &p);
+        return tridi_pivot_solve(f, ctx, &p, ops->solve_host);
+    return ops->solve_host(ctx, &p);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -45,7 +40,10 @@ tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, &one, 0, &p, &empty);
     if (s || empty)
         return s;
-    return tridi_backend_of(ctx)->upload(ctx, &p, role, host, type);
+    s = tridi_backend_of(ctx)->upload(ctx, &p, role, host, type);
+    if (!s && ctx->backend == TRIDI_BACKEND_CUDA)
+        ctx->auto_uploads_queued = 1; /* the next host solve runs on the GPU, which holds them (backend.h) */
+    return s;
 }
 
 static tridi_status need_cuda(const char *f, tridi_context ctx)

@@ -123,6 +123,11 @@ struct tridi_context_s {
     int cpu_held, cpu_held_threads;
     tridi_problem cpu_held_p;
     int plans;                /* live solve plans made with it (tridi_plan_create) */
+    /* AUTO for host arrays (backend.c): inputs queued by tridi_upload_async since the last host solve on the
+     * GPU (the next host solve goes to the GPU, which holds them), and the choices of tridi_solve already
+     * stated with verbose (1: cpu, 2: gpu). */
+    int auto_uploads_queued;
+    int auto_said;
     int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
                                  tridi_destroy refuses while any is alive */
 };
@@ -162,6 +167,9 @@ struct tridi_plan_s {
     tridi_memory memory;
     void *stream;
     void *backend_state;  /* owned by the backend (plan_create / plan_destroy of its table) */
+    /* Host plans of an AUTO context on the GPU: 0 undecided, 1 the GPU, 2 the CPU backend, per set of
+     * registered arrays (bit r: array r of lower, diag, upper, rhs, x); see tridi_host_ops (backend.h). */
+    signed char auto_host[32];
 };
 
 /* 1 when [ptr, ptr + bytes) lies wholly inside one registered range of ctx (register.c). */

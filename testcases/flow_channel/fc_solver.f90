@@ -15,7 +15,7 @@ module fc_solver
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
-  public :: solver_register
+  public :: solver_register, solver_reset_times, solver_report_per_call
   public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
   public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT, ROLE_D, ROLE_E, ROLE_F
 
@@ -24,12 +24,31 @@ module fc_solver
   integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2, BACKEND_GPU_RESIDENT = 3
   integer, parameter :: ROLE_D = 0, ROLE_E = 1, ROLE_F = 2
 
+  ! The arguments of the latest solve of one kind, so that solver_report_per_call can call it again.
+  type fc_last_call_t
+    integer :: b(8) = 0   ! the bounds and di, dj as the model passed them (THOMASZ: ILB..KUB in 1:6)
+    real(r4), dimension(:,:,:), pointer :: d => null(), f => null(), ti => null(), x => null()
+    real(r8), dimension(:,:,:), pointer :: e => null()
+    integer, dimension(:,:,:), pointer :: wp => null()
+    real(r4), dimension(:,:), pointer :: d2 => null(), f2 => null(), ti2 => null(), x2 => null()
+    real(r8), dimension(:,:), pointer :: e2 => null()
+  end type fc_last_call_t
+
+  ! Kinds of solve of the per-call report: THOMAS_3D along x and along y, THOMASZ, THOMAS_2D.
+  integer, parameter :: NKIND = 4
+  character(len=11), parameter :: KIND_NAME(NKIND) = [character(len=11) :: 'THOMAS_3D x', 'THOMAS_3D y', &
+                                                      'THOMASZ', 'THOMAS_2D']
+
   type fc_solver_t
     integer :: backend = BACKEND_REFERENCE
     real(r8) :: seconds = 0        ! wall time inside the solver calls
     integer(8) :: calls = 0        ! number of solves
     ! The same time by kind: THOMAS_3D, THOMASZ, THOMAS_2D solves and the gpu backend's uploads.
     real(r8) :: part(4) = 0
+    ! Time and number of the solves of each kind (KIND_NAME), and each kind's latest call.
+    real(r8) :: kind_seconds(NKIND) = 0
+    integer(8) :: kind_calls(NKIND) = 0
+    type(fc_last_call_t) :: last(NKIND)
     real(r8), pointer :: vecg(:) => null(), vecw(:) => null()
     type(c_ptr) :: par = c_null_ptr   ! the model's decomposition over ranks (fc_parallel); null: one rank
   end type fc_solver_t
@@ -129,16 +148,86 @@ contains
     end if
   end subroutine solver_register
 
-  ! Time since t0 into the solver time and its share of kind k (1 THOMAS_3D, 2 THOMASZ, 3 THOMAS_2D, 4 uploads).
-  subroutine account(s, k, t0)
+  ! Time since t0 into the solver time and its share of kind k (1 THOMAS_3D, 2 THOMASZ, 3 THOMAS_2D, 4 uploads),
+  ! and into the per-call kind (KIND_NAME; 0 for uploads).
+  subroutine account(s, k, t0, kind)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: k
+    integer, intent(in) :: k, kind
     real(r8), intent(in) :: t0
     real(r8) :: dt
     dt = now() - t0
     s%part(k) = s%part(k) + dt
     s%seconds = s%seconds + dt
+    if (kind > 0) then
+      s%kind_seconds(kind) = s%kind_seconds(kind) + dt
+      s%kind_calls(kind) = s%kind_calls(kind) + 1
+    end if
   end subroutine account
+
+  ! The warm-up step is not timed: its solves leave the per-kind times too.
+  subroutine solver_reset_times(s)
+    type(fc_solver_t), intent(inout) :: s
+    s%seconds = 0; s%part = 0
+    s%kind_seconds = 0; s%kind_calls = 0
+  end subroutine solver_reset_times
+
+  ! Per kind of solve: its time per call inside the model and, right after the run, the same call (the kind's
+  ! latest, on the same arrays) repeated back to back as a benchmark would time it: runs of n calls (n from
+  ! the in-model time, about 10 ms a run), up to REPS runs within about 50 ms per kind, the median run. The replay writes the answer arrays again, so
+  ! it comes after everything that reads the model's state. A model cut over ranks is not replayed (its solves
+  ! are collective); nor is gpu-resident (its solves are not made here).
+  subroutine solver_report_per_call(s)
+    type(fc_solver_t), intent(inout) :: s
+    integer, parameter :: REPS = 5
+    real(r8) :: inside, runs(REPS), t0, tmp
+    integer :: k, r, i, j, n, nrep
+    if (c_associated(s%par)) return
+    do k = 1, NKIND
+      if (s%kind_calls(k) == 0) cycle
+      inside = s%kind_seconds(k) / real(s%kind_calls(k), r8)
+      n = max(1, min(50, nint(0.01_r8 / max(inside, 1.0e-7_r8))))
+      nrep = max(1, min(REPS, int(0.05_r8 / max(inside * n, 1.0e-7_r8))))
+      do r = 1, nrep
+        t0 = now()
+        do i = 1, n
+          call replay(s, k)
+        end do
+        runs(r) = (now() - t0) / n
+      end do
+      do i = 2, nrep
+        tmp = runs(i)
+        j = i - 1
+        do while (j >= 1)
+          if (runs(j) <= tmp) exit
+          runs(j + 1) = runs(j)
+          j = j - 1
+        end do
+        runs(j + 1) = tmp
+      end do
+      write (*, '(a, a, a, a, a, f0.4, a, i0, a, f0.4, a, i0, a, i0, a, f0.2)') 'per call (ms), ', &
+        backend_name(s%backend), ', ', trim(KIND_NAME(k)), ': in the model ', 1000 * inside, ' (', &
+        s%kind_calls(k), ' calls), back to back ', 1000 * runs((nrep + 1) / 2), ' (median of ', nrep, &
+        ' runs of ', n, '), ratio ', inside / runs((nrep + 1) / 2)
+    end do
+  end subroutine solver_report_per_call
+
+  subroutine replay(s, k)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: k
+    integer :: b(8)
+    b = s%last(k)%b
+    select case (k)
+    case (1, 2)
+      call run_3d(s, b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), s%last(k)%d, s%last(k)%e, s%last(k)%f, &
+                  s%last(k)%ti, s%last(k)%x)
+    case (3)
+      call run_z(s, b(1), b(2), b(3), b(4), b(5), b(6), s%last(k)%d, s%last(k)%e, s%last(k)%f, s%last(k)%ti, &
+                 s%last(k)%x, s%last(k)%wp)
+    case (4)
+      call run_2d(s, b(1), b(2), b(3), b(4), b(7), b(8), s%last(k)%d2, s%last(k)%e2, s%last(k)%f2, &
+                  s%last(k)%ti2, s%last(k)%x2)
+    end select
+  end subroutine replay
 
   real(r8) function now()
     integer(8) :: count, rate
@@ -159,9 +248,23 @@ contains
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
     real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:,:), pointer :: E
-    integer :: stat
     real(r8) :: t0
+    integer :: k
+    k = merge(2, 1, dj == 1)
+    s%last(k)%b = [IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj]
+    s%last(k)%d => D; s%last(k)%e => E; s%last(k)%f => F; s%last(k)%ti => Ti; s%last(k)%x => ANSWER
     t0 = now()
+    call run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
+    call account(s, 1, t0, k)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_3d
+
+  subroutine run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
+    real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
+    real(r8), dimension(:,:,:), pointer :: E
+    integer :: stat
     if (c_associated(s%par)) then
       ! MOHID's box: unknowns JImin..JImax+1 along the lines, lines IJmin..IJmax.
       if (dj == 1) then
@@ -177,9 +280,7 @@ contains
       call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_3d')
     end if
-    call account(s, 1, t0)
-    s%calls = s%calls + 1
-  end subroutine solver_thomas_3d
+  end subroutine run_3d
 
   subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
     type(fc_solver_t), intent(inout) :: s
@@ -187,9 +288,23 @@ contains
     real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
     real(r8), dimension(:,:,:), pointer :: BW
     integer, dimension(:,:,:), pointer :: WaterPoints
-    integer :: stat
     real(r8) :: t0
+    s%last(3)%b = [ILB, IUB, JLB, JUB, KLB, KUB, 0, 0]
+    s%last(3)%d => AW; s%last(3)%e => BW; s%last(3)%f => CW; s%last(3)%ti => TIW; s%last(3)%x => RES
+    s%last(3)%wp => WaterPoints
     t0 = now()
+    call run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
+    call account(s, 2, t0, 3)
+    s%calls = s%calls + 1
+  end subroutine solver_thomasz
+
+  subroutine run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
+    real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
+    real(r8), dimension(:,:,:), pointer :: BW
+    integer, dimension(:,:,:), pointer :: WaterPoints
+    integer :: stat
     if (c_associated(s%par)) then
       ! The model calls THOMASZ with KLB = 1 on all-water columns: the plain box of unknowns 1..KUB+1.
       if (KLB /= 1 .or. any(WaterPoints(ILB:IUB, JLB:JUB, KUB) /= 1)) &
@@ -202,18 +317,28 @@ contains
       call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
       call check(stat, 'tridi_thomasz')
     end if
-    call account(s, 2, t0)
-    s%calls = s%calls + 1
-  end subroutine solver_thomasz
+  end subroutine run_z
 
   subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
     real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:), pointer :: E
-    integer :: stat
     real(r8) :: t0
+    s%last(4)%b = [IJmin, IJmax, JImin, JImax, 0, 0, di, dj]
+    s%last(4)%d2 => D; s%last(4)%e2 => E; s%last(4)%f2 => F; s%last(4)%ti2 => Ti; s%last(4)%x2 => ANSWER
     t0 = now()
+    call run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
+    call account(s, 3, t0, 4)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_2d
+
+  subroutine run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
+    type(fc_solver_t), intent(inout) :: s
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
+    real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
+    real(r8), dimension(:,:), pointer :: E
+    integer :: stat
     if (c_associated(s%par)) then
       ! The model calls THOMAS_2D with IJmin = JImin = 1, where MOHID reads each line's first row at
       ! its first cell: the plain box (the adapter's first-row rule would misplace it for the rows of
@@ -231,9 +356,7 @@ contains
       call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_2d')
     end if
-    call account(s, 3, t0)
-    s%calls = s%calls + 1
-  end subroutine solver_thomas_2d
+  end subroutine run_2d
 
   ! A sweep of the decomposed model on the adapter's context (the cpu backend: flow_channel refuses the
   ! others on ranks). c_loc of a pointer array is its first allocated element.
@@ -260,7 +383,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_3d')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_3d_r4
 
   subroutine upload_3d_r8(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
@@ -273,7 +396,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_3d')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_3d_r8
 
   subroutine upload_z_r4(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
@@ -286,7 +409,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_z')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_z_r4
 
   subroutine upload_z_r8(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
@@ -299,7 +422,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_z')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_z_r8
 
   subroutine upload_2d_r4(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
@@ -312,7 +435,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_2d_r4
 
   subroutine upload_2d_r8(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
@@ -325,7 +448,7 @@ contains
     t0 = now()
     call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
     call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0)
+    call account(s, 4, t0, 0)
   end subroutine upload_2d_r8
 
   integer function mohid_role(role)
