@@ -1533,8 +1533,9 @@ tridi_status tridi_cuda_plan_create(tridi_cuda_state *st, const tridi_problem *p
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_plan_create: out of host memory");
     // ON_ERROR_CALL keeps x unchanged on a failure: by a grid barrier when every line fits in one wave,
     // else through the plan's answer box and a commit kernel. ON_ERROR_LINES needs neither.
-    tridi_status s = plan_solve(st->kernel, types_of(p, false), device_args(p), p->axis == TRIDI_AXIS_X && p->stride[0] == 1,
-                                p->on_error == TRIDI_ON_ERROR_CALL, &cp->plan);
+    tridi_status s = plan_solve(st->kernel, types_of(p, false), device_args(p),
+                                p->axis == TRIDI_AXIS_X && p->stride[0] == 1, p->on_error == TRIDI_ON_ERROR_CALL,
+                                &cp->plan);
     if (s) {
         delete cp;
         return s;

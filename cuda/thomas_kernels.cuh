@@ -1263,10 +1263,11 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
 // Plain (not cooperative) solve of a.l_count lines into a.X through a.out (a.scratch set by the caller
 // when tk_needs_scratch). contiguous: unknowns of a line adjacent in the inputs and the output.
 template <class TL, class TD, class TX>
-cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
+cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream,
+                      const tk_choice &choice = tk_choice{0, 0})
 {
     tk_plan p;
-    cudaError_t e = tk_make_plan<TL, TD, TX>(a, contiguous, false, &p);
+    cudaError_t e = tk_make_plan<TL, TD, TX>(a, contiguous, false, &p, choice);
     return e == cudaSuccess ? tk_run<TL, TD, TX>(a, p, stream) : e;
 }
 

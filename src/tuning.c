@@ -101,8 +101,8 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
     t.cpu_generic = (int)n;
     n = 0;
     if (!s)
-        s = read_int(func, "TRIDI_CPU_WG_BUDGET", TRIDI_TUNING_WG_BUDGET_MIN, TiB, "a number of bytes from 65536 to 2^40",
-                     &n);
+        s = read_int(func, "TRIDI_CPU_WG_BUDGET", TRIDI_TUNING_WG_BUDGET_MIN, TiB,
+                     "a number of bytes from 65536 to 2^40", &n);
     t.cpu_wg_budget = n;
     n = 0;
     if (!s)
