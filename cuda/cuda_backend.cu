@@ -40,7 +40,7 @@ namespace {
 constexpr int NSLOT = 256;    // device-mode solves that may be in flight before the oldest is checked
 constexpr int HOST_SLOT = NSLOT;
 constexpr int MAX_SLABS = 8;
-// Host-array pipeline: one slab per this many box cells (TRIDI_HOST_SLAB_CELLS overrides it). Fewer, larger
+// Host-array pipeline: one slab per this many box cells (TRIDI_HOST_SLAB_CELLS overrides it: tuning.c). Fewer, larger
 // slabs spend less on per-copy overhead; more, smaller ones leave a shorter tail (the last slab's solve and
 // answers) after the last upload.
 constexpr int64_t SLAB_CELLS = 1 << 19;
@@ -52,39 +52,17 @@ constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
 
-int64_t host_slab_cells()
-{
-    const char *env = std::getenv("TRIDI_HOST_SLAB_CELLS");
-    char *end = nullptr;
-    const long long v = env && *env ? std::strtoll(env, &end, 10) : 0;
-    return v > 0 && end && *end == '\0' ? (int64_t)v : SLAB_CELLS;
-}
+// One context's device allocations and its TRIDI_DEVICE_MEMORY_LIMIT (bytes; 0: none), read at
+// tridi_create: allocations that would take the context past it fail with TRIDI_ERROR_OUT_OF_MEMORY.
+struct device_budget {
+    size_t limit = 0;
+    size_t used = 0;
+};
 
 // The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
 // makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
-// TRIDI_HOST_X_PATH=eager / verdict forces one way (the tests take both; default: the rule).
+// TRIDI_HOST_X_PATH=eager / verdict (tridi_tuning::host_x) forces one way (the tests take both).
 constexpr size_t EAGER_UPLOAD_RATIO = 4;
-enum class x_path_choice { rule, eager, verdict };
-
-x_path_choice host_x_path_choice()
-{
-    const char *env = std::getenv("TRIDI_HOST_X_PATH");
-    if (env && std::strcmp(env, "eager") == 0)
-        return x_path_choice::eager;
-    if (env && std::strcmp(env, "verdict") == 0)
-        return x_path_choice::verdict;
-    return x_path_choice::rule;
-}
-
-size_t device_memory_limit()
-{
-    const char *env = std::getenv("TRIDI_DEVICE_MEMORY_LIMIT");
-    if (!env || !*env)
-        return 0;
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(env, &end, 10);
-    return end && *end == '\0' ? (size_t)v : 0;
-}
 
 tridi_status cuda_fail(const char *what, cudaError_t e)
 {
@@ -103,33 +81,31 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
             return cuda_fail(what, ck_e);                                                                \
     } while (0)
 
-tridi_status device_alloc(size_t bytes, void **p, const char *purpose)
+tridi_status device_alloc(device_budget &m, size_t bytes, void **p, const char *purpose)
 {
     *p = nullptr;
-    size_t limit = device_memory_limit();
-    size_t used = g_device_bytes.fetch_add(bytes) + bytes;
-    if (limit && used > limit) {
-        g_device_bytes.fetch_sub(bytes);
+    if (m.limit && bytes > m.limit - std::min(m.used, m.limit))
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
                           "tridi (CUDA): %zu bytes of device memory for %s would pass "
-                          "TRIDI_DEVICE_MEMORY_LIMIT = %zu (%zu already in use)",
-                          bytes, purpose, limit, used - bytes);
-    }
+                          "TRIDI_DEVICE_MEMORY_LIMIT = %zu (%zu already in use by this context)",
+                          bytes, purpose, m.limit, m.used);
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
     if (e != cudaSuccess) {
-        g_device_bytes.fetch_sub(bytes);
         *p = nullptr;
         char what[160];
         std::snprintf(what, sizeof what, "cudaMalloc of %zu bytes for %s", bytes, purpose);
         return cuda_fail(what, e);
     }
+    m.used += bytes;
+    g_device_bytes.fetch_add(bytes);
     return TRIDI_SUCCESS;
 }
 
-void device_release(void *p, size_t bytes)
+void device_release(device_budget &m, void *p, size_t bytes)
 {
     if (p) {
         cudaFree(p);
+        m.used -= bytes;
         g_device_bytes.fetch_sub(bytes);
     }
 }
@@ -485,7 +461,9 @@ struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
     int64_t slab_cells = SLAB_CELLS;
-    x_path_choice x_choice = x_path_choice::rule;
+    tridi_host_x_choice x_choice = TRIDI_HOST_X_RULE;
+    device_budget mem;                        // device allocations and TRIDI_DEVICE_MEMORY_LIMIT
+    tk_choice kernel{0, 0};                   // TRIDI_CUDA_KERNEL (family 0: the planner's rule)
     cudaStream_t compute = nullptr, down = nullptr, up[4] = {};
     cudaStream_t slab[MAX_SLABS] = {};     // host mode: slab s is solved on slab[s] (slabs solve concurrently)
     cudaEvent_t ev_in[4][MAX_SLABS] = {};  // slab s of a role has arrived (by the solve or upload_async)
@@ -519,14 +497,14 @@ namespace {
 // The lowest failing line of a slot (every kernel's atomicMin target).
 unsigned long long *err_word(tridi_cuda_state *st, int slot) { return &st->d_slots[slot].first; }
 
-tridi_status ensure(dbuf &b, size_t bytes, const char *purpose)
+tridi_status ensure(tridi_cuda_state *st, dbuf &b, size_t bytes, const char *purpose)
 {
     if (b.bytes >= bytes && b.p)
         return TRIDI_SUCCESS;
-    device_release(b.p, b.bytes);
+    device_release(st->mem, b.p, b.bytes);
     b.p = nullptr;
     b.bytes = 0;
-    tridi_status s = device_alloc(bytes, &b.p, purpose);
+    tridi_status s = device_alloc(st->mem, bytes, &b.p, purpose);
     if (s == TRIDI_SUCCESS)
         b.bytes = bytes;
     return s;
@@ -583,13 +561,14 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
     return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
 }
 
-tridi_status plan_solve(const kernel_types &k, const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan)
+tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                        bool want_coop, tk_plan *plan)
 {
     return with_types(k, [&](auto *l, auto *d, auto *x) {
         using TL = std::remove_pointer_t<decltype(l)>;
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
-        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan)), "planning the Thomas kernel");
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, choice)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });
 }
@@ -607,10 +586,11 @@ tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &p
 }
 
 // A plain (not cooperative) solve: the host-array pipeline's.
-tridi_status launch_solve(const kernel_types &k, const tk_args &a, bool contiguous, cudaStream_t s)
+tridi_status launch_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                          cudaStream_t s)
 {
     tk_plan plan;
-    tridi_status st = plan_solve(k, a, contiguous, false, &plan);
+    tridi_status st = plan_solve(choice, k, a, contiguous, false, &plan);
     return st ? st : run_solve(k, a, plan, s);
 }
 
@@ -739,7 +719,8 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
 {
     void *wg = nullptr;
     tk_fail *df = nullptr;
-    tridi_status s = device_alloc((size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail), &wg, "diagnosing a failed line");
+    tridi_status s = device_alloc(st->mem, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail), &wg,
+                                  "diagnosing a failed line");
     if (s)
         return s;
     df = (tk_fail *)((double *)wg + 2 * p->n);
@@ -768,7 +749,7 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
         e = cudaMemcpyAsync(&f, df, sizeof f, cudaMemcpyDeviceToHost, st->compute);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(st->compute);
-    device_release(wg, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail));
+    device_release(st->mem, wg, (size_t)p->n * 2 * sizeof(double) + sizeof(tk_fail));
     if (e != cudaSuccess)
         return cuda_fail("diagnosing a failed line", e);
     if (f.kind == TRIDI_FAIL_NONE && p->verdict == TRIDI_VERDICT_DEFERRED) {
@@ -810,22 +791,22 @@ tridi_status retire_slot(tridi_cuda_state *st, int slot)
 void free_state(tridi_cuda_state *st)
 {
     for (int r = 0; r < 4; ++r) {
-        device_release(st->din[r].p, st->din[r].bytes);
+        device_release(st->mem, st->din[r].p, st->din[r].bytes);
         if (st->hin[r].p)
             cudaFreeHost(st->hin[r].p);
     }
-    device_release(st->dout.p, st->dout.bytes);
-    device_release(st->dbox.p, st->dbox.bytes);
-    device_release(st->scratch.p, st->scratch.bytes);
+    device_release(st->mem, st->dout.p, st->dout.bytes);
+    device_release(st->mem, st->dbox.p, st->dbox.bytes);
+    device_release(st->mem, st->scratch.p, st->scratch.bytes);
     if (st->hout.p)
         cudaFreeHost(st->hout.p);
-    device_release(st->d_slots, (NSLOT + 1) * sizeof(tk_slot));
+    device_release(st->mem, st->d_slots, (NSLOT + 1) * sizeof(tk_slot));
     if (st->h_mirror)
         cudaFreeHost(st->h_mirror);
     if (st->h_verdict)
         cudaFreeHost(st->h_verdict);
     for (auto &kv : st->user_allocs)
-        device_release(kv.first, kv.second);
+        device_release(st->mem, kv.first, kv.second);
     auto dest_ev = [](cudaEvent_t e) {
         if (e)
             cudaEventDestroy(e);
@@ -871,7 +852,7 @@ tridi_status create_state(tridi_cuda_state *st)
         CK(cudaEventCreateWithFlags(&st->ev_slot[s], fl), "cudaEventCreate");
     CK(cudaEventCreateWithFlags(&st->ev_last, fl), "cudaEventCreate");
     void *p = nullptr;
-    tridi_status s = device_alloc((NSLOT + 1) * sizeof(tk_slot), &p, "error slots");
+    tridi_status s = device_alloc(st->mem, (NSLOT + 1) * sizeof(tk_slot), &p, "error slots");
     if (s)
         return s;
     st->d_slots = (tk_slot *)p;
@@ -1003,7 +984,8 @@ enum class x_path {
 // may have reached x (eager).
 // Whether the host-array solve of box b keeps W/G of long lines in the global scratch: the plan of the whole
 // box decides (a slab's plan, of fewer lines, never needs the scratch where the whole box's does not).
-tridi_status host_needs_scratch(const tridi_problem *p, const box_plan &b, const kernel_types &kt, bool *scratch)
+tridi_status host_needs_scratch(const tridi_cuda_state *st, const tridi_problem *p, const box_plan &b,
+                                const kernel_types &kt, bool *scratch)
 {
     tk_args a{};
     a.in = b.in;
@@ -1012,7 +994,7 @@ tridi_status host_needs_scratch(const tridi_problem *p, const box_plan &b, const
     a.n1 = p->n1;
     a.l_count = p->n1 * b.n[b.a2];
     tk_plan plan;
-    tridi_status s = plan_solve(kt, a, p->axis == TRIDI_AXIS_X, false, &plan);
+    tridi_status s = plan_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, false, &plan);
     *scratch = !s && !plan.split && tk_needs_scratch(p->n);
     return s;
 }
@@ -1071,7 +1053,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         a.l_count = (e2 - b2) * p->n1;
         // Slabs run concurrently: each its own part of the W/G scratch of long lines.
         a.scratch = scratch ? (double *)st->scratch.p + 2 * p->n * a.l_begin : nullptr;
-        tridi_status s = launch_solve(kt, a, p->axis == TRIDI_AXIS_X, cs);
+        tridi_status s = launch_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, cs);
         if (s)
             return s;
         CK(cudaEventRecord(st->ev_solved[sl], cs), "cudaEventRecord");
@@ -1132,7 +1114,8 @@ int tridi_cuda_device_count(void)
     return n;
 }
 
-tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cuda_state **out)
+tridi_status tridi_cuda_create(int device, const tridi_config *config, const tridi_tuning *tuning,
+                               tridi_cuda_state **out)
 {
     *out = nullptr;
     cudaError_t e = cudaSetDevice(device);
@@ -1143,8 +1126,12 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, tridi_cud
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_create: could not allocate the CUDA state");
     st->device = device;
     st->allow_f32 = config ? config->allow_f32_transfer : 0;
-    st->slab_cells = host_slab_cells();
-    st->x_choice = host_x_path_choice();
+    if (tuning) {
+        st->slab_cells = tuning->host_slab_cells ? tuning->host_slab_cells : SLAB_CELLS;
+        st->x_choice = tuning->host_x;
+        st->mem.limit = (size_t)tuning->device_memory_limit;
+        st->kernel = tk_choice{tuning->cuda_kernel, tuning->cuda_split_lanes};
+    }
     tridi_status s = create_state(st);
     if (s) {
         free_state(st);
@@ -1230,7 +1217,7 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     // still be written by it. A direct copy into a large enough buffer just queues behind it.
     if (!direct || st->din[r].bytes < bytes)
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
-    tridi_status s = ensure(st->din[r], bytes, "a device input box");
+    tridi_status s = ensure(st, st->din[r], bytes, "a device input box");
     if (!s && !direct)
         s = ensure_pinned(st->hin[r], bytes);
     if (s)
@@ -1292,8 +1279,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     for (int r = 0; r < 4; ++r)
         if (!have[r])
             up_bytes += b.wcells * tridi_dtype_size(xfer_t[r]);
-    const bool eager = st->x_choice == x_path_choice::rule ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
-                                                            : st->x_choice == x_path_choice::eager;
+    const bool eager = st->x_choice == TRIDI_HOST_X_RULE ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
+                                                            : st->x_choice == TRIDI_HOST_X_EAGER;
     const x_path xp = !registered[4] ? x_path::staged : eager ? x_path::eager : x_path::verdict;
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
@@ -1306,19 +1293,19 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         const size_t bytes = b.wcells * tridi_dtype_size(xfer_t[r]);
         // An upload of this role for another box may still be running into these buffers.
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
-        s = ensure(st->din[r], bytes, "a device input box");
+        s = ensure(st, st->din[r], bytes, "a device input box");
         if (!s && !direct[r])
             s = ensure_pinned(st->hin[r], bytes);
     }
     if (!s)
-        s = ensure(st->dout, b.bcells * xs, "the device answer box");
+        s = ensure(st, st->dout, b.bcells * xs, "the device answer box");
     if (!s && xp == x_path::staged)
         s = ensure_pinned(st->hout, b.bcells * xs);
     bool scratch = false;
     if (!s)
-        s = host_needs_scratch(p, b, kt, &scratch);
+        s = host_needs_scratch(st, p, b, kt, &scratch);
     if (!s && scratch)
-        s = ensure(st->scratch, b.bcells * 2 * sizeof(double), "the W/G scratch of long lines");
+        s = ensure(st, st->scratch, b.bcells * 2 * sizeof(double), "the W/G scratch of long lines");
     if (!s && xp == x_path::eager) {
         try {
             if (st->undo.size() < b.bcells * xs)
@@ -1444,7 +1431,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
                            mm.view.s2 == user.s2 && mm.view.sm == user.sm;
         if (!known) {
             tk_plan made;
-            s = plan_solve(kt, a, contiguous, !hold, &made);
+            s = plan_solve(st->kernel, kt, a, contiguous, !hold, &made);
             if (s)
                 return s;
             mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, !hold, made};
@@ -1458,9 +1445,9 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         if (st->have_last)
             CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
         if (need_box)
-            s = ensure(*box, need_box, "the device answer box");
+            s = ensure(st, *box, need_box, "the device answer box");
         if (!s && need_scratch)
-            s = ensure(*scr, need_scratch, "the W/G scratch of long lines");
+            s = ensure(st, *scr, need_scratch, "the W/G scratch of long lines");
         if (s)
             return s;
     }
@@ -1546,8 +1533,9 @@ tridi_status tridi_cuda_plan_create(tridi_cuda_state *st, const tridi_problem *p
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_plan_create: out of host memory");
     // ON_ERROR_CALL keeps x unchanged on a failure: by a grid barrier when every line fits in one wave,
     // else through the plan's answer box and a commit kernel. ON_ERROR_LINES needs neither.
-    tridi_status s = plan_solve(types_of(p, false), device_args(p), p->axis == TRIDI_AXIS_X && p->stride[0] == 1,
-                                p->on_error == TRIDI_ON_ERROR_CALL, &cp->plan);
+    tridi_status s = plan_solve(st->kernel, types_of(p, false), device_args(p),
+                                p->axis == TRIDI_AXIS_X && p->stride[0] == 1, p->on_error == TRIDI_ON_ERROR_CALL,
+                                &cp->plan);
     if (s) {
         delete cp;
         return s;
@@ -1565,8 +1553,8 @@ void tridi_cuda_plan_destroy(tridi_cuda_state *st, void *state)
     // Solves queued with the plan's buffers may still run.
     if (st->have_last)
         cudaEventSynchronize(st->ev_last);
-    device_release(cp->box.p, cp->box.bytes);
-    device_release(cp->scratch.p, cp->scratch.bytes);
+    device_release(st->mem, cp->box.p, cp->box.bytes);
+    device_release(st->mem, cp->scratch.p, cp->scratch.bytes);
     delete cp;
 }
 
@@ -1599,13 +1587,13 @@ tridi_status tridi_cuda_commit_held(tridi_cuda_state *st, void *stream)
 tridi_status tridi_cuda_alloc(tridi_cuda_state *st, size_t bytes, void **ptr)
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
-    tridi_status s = device_alloc(bytes, ptr, "tridi_device_alloc");
+    tridi_status s = device_alloc(st->mem, bytes, ptr, "tridi_device_alloc");
     if (s)
         return s;
     try {
         st->user_allocs[*ptr] = bytes;
     } catch (const std::bad_alloc &) {
-        device_release(*ptr, bytes);
+        device_release(st->mem, *ptr, bytes);
         *ptr = nullptr;
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_device_alloc: out of host memory");
     }
@@ -1622,7 +1610,7 @@ tridi_status tridi_cuda_free(tridi_cuda_state *st, void *ptr)
     // Queued solves may still read it.
     if (st->have_last)
         CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
-    device_release(it->first, it->second);
+    device_release(st->mem, it->first, it->second);
     st->user_allocs.erase(it);
     return TRIDI_SUCCESS;
 }

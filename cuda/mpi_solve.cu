@@ -445,13 +445,13 @@ tridi_status launched(const char *what)
 
 } // namespace
 
-extern "C" int tridi_mpi_cuda_subblocks(const tridi_problem *p)
+static_assert(MAX_SUB == TRIDI_TUNING_MPI_SUBBLOCKS_MAX, "TRIDI_MPI_SUBBLOCKS's range (src/tuning.c) is MAX_SUB");
+
+extern "C" int tridi_mpi_cuda_subblocks(const tridi_problem *p, int fixed)
 {
     int ns = 1;
-    const char *env = getenv("TRIDI_MPI_SUBBLOCKS"); // a fixed count: tests and tuning
-    if (env && *env) {
-        ns = atoi(env);
-        ns = ns < 1 ? 1 : ns > MAX_SUB ? MAX_SUB : ns;
+    if (fixed > 0) { // TRIDI_MPI_SUBBLOCKS, read by tridi_create (1..MAX_SUB): tests and tuning
+        ns = fixed;
     } else {
         // Enough threads to fill about half the GPU's thread slots (the chains are latency-bound, the
         // work arrays take the bandwidth beyond that), sub-blocks of at least 32 unknowns.

@@ -968,31 +968,11 @@ struct tk_plan {
 // Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
 // run both), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
 // where a lane would hold more than TS_L unknowns). Otherwise (ts_wins) split lines only where they
-// measured faster. Read once.
+// measured faster. The context reads the variable once, at tridi_create (src/tuning.c).
 struct tk_choice {
     int family; // 0 auto, 1 line, 2 split
     int lanes;  // forced lanes per split line; 0: the planner's
 };
-
-inline tk_choice tk_kernel_choice()
-{
-    static const tk_choice c = [] {
-        tk_choice r{0, 0};
-        const char *v = std::getenv("TRIDI_CUDA_KERNEL");
-        if (v && !std::strcmp(v, "line"))
-            r.family = 1;
-        else if (v && !std::strncmp(v, "split", 5)) {
-            r.family = 2;
-            if (v[5] == ':') {
-                const int p = std::atoi(v + 6);
-                if (p >= 1 && p <= 32 && !(p & (p - 1)))
-                    r.lanes = p;
-            }
-        }
-        return r;
-    }();
-    return c;
-}
 
 // The split shape for lines of n unknowns, at most TS_L per lane; false where a line would need more than
 // TS_WL_MAX warps.
@@ -1001,7 +981,7 @@ inline tk_choice tk_kernel_choice()
 //  - y/z lines: 8 lines per warp (a run of 8 float is one 32-byte sector) of SW = 4 segments each, and as
 //    many warps as the line needs (fewer lines per warp where that passes TS_WL_MAX); short lines fit in
 //    one warp of 32 / P lines.
-inline bool ts_shape(int64_t n, bool contig, ts_geom *g)
+inline bool ts_shape(int64_t n, bool contig, int forced_lanes, ts_geom *g)
 {
     auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
     const int64_t need = ceil_div(n, TS_L); // segments
@@ -1009,9 +989,8 @@ inline bool ts_shape(int64_t n, bool contig, ts_geom *g)
     while (sw < need && sw < 32)
         sw *= 2;
     if (contig && need <= 32) {
-        const int forced = tk_kernel_choice().lanes;
-        if (forced && ceil_div(n, forced) <= TS_L)
-            sw = forced;
+        if (forced_lanes && ceil_div(n, forced_lanes) <= TS_L)
+            sw = forced_lanes;
     } else if (!contig) {
         sw = std::min(sw, 4);
     }
@@ -1153,9 +1132,11 @@ inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, in
 }
 
 // Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
-// one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does).
+// one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does). choice: the
+// context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
 template <class TL, class TD, class TX>
-cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan)
+cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan,
+                         const tk_choice &choice = tk_choice{0, 0})
 {
     tk_plan p{};
     p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
@@ -1165,9 +1146,9 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
     p.ns = TK_STAGES_MAX;
     p.threads = TK_T;
-    const int family = tk_kernel_choice().family;
+    const int family = choice.family;
     if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 &&
-        ts_shape(a.n, p.contig, &p.geom)) {
+        ts_shape(a.n, p.contig, choice.lanes, &p.geom)) {
         p.split = true;
         p.wgs = true; // no scratch
         const ts_geom &g = p.geom;
@@ -1282,10 +1263,11 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
 // Plain (not cooperative) solve of a.l_count lines into a.X through a.out (a.scratch set by the caller
 // when tk_needs_scratch). contiguous: unknowns of a line adjacent in the inputs and the output.
 template <class TL, class TD, class TX>
-cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream)
+cudaError_t tk_launch(const tk_args &a, bool contiguous, cudaStream_t stream,
+                      const tk_choice &choice = tk_choice{0, 0})
 {
     tk_plan p;
-    cudaError_t e = tk_make_plan<TL, TD, TX>(a, contiguous, false, &p);
+    cudaError_t e = tk_make_plan<TL, TD, TX>(a, contiguous, false, &p, choice);
     return e == cudaSuccess ? tk_run<TL, TD, TX>(a, p, stream) : e;
 }
 

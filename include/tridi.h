@@ -179,7 +179,9 @@ typedef struct tridi_config {
 
 TRIDI_API void tridi_config_init(tridi_config *config);
 
-/* config may be NULL (defaults). On failure *ctx is set to NULL. */
+/* config may be NULL (defaults). The environment knobs (docs/tuning.md) are read here, once, into the
+ * context: a value a knob does not take gives TRIDI_ERROR_INVALID_VALUE naming the variable. On failure
+ * *ctx is set to NULL. */
 TRIDI_API tridi_status tridi_create(tridi_context *ctx, const tridi_config *config);
 /* Releases every buffer; NULL is accepted and ignored. */
 TRIDI_API tridi_status tridi_destroy(tridi_context ctx);

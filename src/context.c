@@ -25,7 +25,6 @@ static inline int omp_get_thread_limit(void) { return 1; }
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #define TRIDI_STR2(x) #x
 #define TRIDI_STR(x) TRIDI_STR2(x)
@@ -52,18 +51,17 @@ const char *tridi_backend_name(tridi_backend backend)
     return "unknown";
 }
 
-void tridi_config_init(tridi_config *config)
+static void config_defaults(tridi_config *config, tridi_backend backend)
 {
-    if (!config)
-        return;
     memset(config, 0, sizeof *config);
     config->size = sizeof *config;
-    config->backend = TRIDI_BACKEND_AUTO;
-    const char *env = getenv("TRIDI_BACKEND");
-    if (env) {
-        if (!strcasecmp(env, "cpu")) config->backend = TRIDI_BACKEND_CPU;
-        else if (!strcasecmp(env, "cuda") || !strcasecmp(env, "gpu")) config->backend = TRIDI_BACKEND_CUDA;
-    }
+    config->backend = backend;
+}
+
+void tridi_config_init(tridi_config *config)
+{
+    if (config)
+        config_defaults(config, tridi_tuning_backend());
 }
 
 /* The registry of live handles (tridi_internal.h says what it guarantees). A marker inside the handle's
@@ -177,8 +175,13 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
     if (!ctx)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'ctx' is NULL", f);
     *ctx = NULL;
+    /* The environment is read here and only here (docs/tuning.md): a malformed knob refuses the create. */
+    tridi_tuning tuning;
+    tridi_status ts = tridi_tuning_read(f, &tuning);
+    if (ts)
+        return ts;
     tridi_config cfg;
-    tridi_config_init(&cfg);
+    config_defaults(&cfg, tuning.backend);
     if (config) {
         if (config->size < offsetof(tridi_config, allow_f32_transfer) + sizeof(int) || config->size > 4096)
             return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
@@ -213,6 +216,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
     if (!c)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the context", f);
     c->config = cfg;
+    c->tuning = tuning;
     c->backend = TRIDI_BACKEND_CPU;
     const char *why_cpu = "the CPU backend was asked for";
 
@@ -220,7 +224,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
 #ifdef TRIDI_HAVE_CUDA
         int ndev = tridi_cuda_device_count();
         if (ndev > cfg.device) {
-            tridi_status s = tridi_cuda_create(cfg.device, &c->config, &c->cuda);
+            tridi_status s = tridi_cuda_create(cfg.device, &c->config, &c->tuning, &c->cuda);
             if (s == TRIDI_SUCCESS) {
                 c->backend = TRIDI_BACKEND_CUDA;
             } else if (cfg.backend == TRIDI_BACKEND_CUDA) {

@@ -636,32 +636,26 @@ static void transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t ro
     transpose_in_scalar(src, t, off, row, m0, n, Lb, dst);
 }
 
-/* Set TRIDI_CPU_GENERIC to a non-zero value to run x sweeps through the portable kernels even where
- * AVX-512 is available (the tests run both). */
-static int x_avx512_usable(void)
+/* TRIDI_CPU_GENERIC=1 (tuning->cpu_generic) runs x sweeps through the portable kernels even where AVX-512
+ * is available (the tests run both). */
+static int x_avx512_usable(const tridi_tuning *tuning)
 {
 #ifdef TRIDI_HAVE_AVX512_X
-    const char *g = getenv("TRIDI_CPU_GENERIC");
-    if (g && *g && strcmp(g, "0") != 0)
+    if (tuning->cpu_generic)
         return 0;
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq");
 #else
+    (void)tuning;
     return 0;
 #endif
 }
 
-/* The y/z blocks' W/G budget in bytes: TRIDI_CPU_WG_BUDGET from the environment when it is a positive
- * number (a tuning knob: one benchmark run per value on the target host, no rebuild), else the compiled
- * value above. Values under 64 KiB are raised to it. */
-static int64_t wg_budget(void)
+/* The y/z blocks' W/G budget in bytes: TRIDI_CPU_WG_BUDGET as the context read it (a tuning knob: one
+ * benchmark run per value on the target host, no rebuild), else the compiled value above. */
+static int64_t wg_budget(const tridi_tuning *tuning)
 {
-    const char *env = getenv("TRIDI_CPU_WG_BUDGET");
-    char *end = NULL;
-    const long long v = env && *env ? strtoll(env, &end, 10) : 0;
-    if (v <= 0 || !end || *end != '\0')
-        return TRIDI_CPU_WG_BUDGET;
-    return v < 65536 ? 65536 : (int64_t)v;
+    return tuning->cpu_wg_budget ? tuning->cpu_wg_budget : TRIDI_CPU_WG_BUDGET;
 }
 
 /* How a call is cut into blocks, and the undo log's shape. Each thread takes an equal share of the
@@ -687,16 +681,16 @@ typedef struct cpu_plan {
     int64_t npad;        /* unknowns per line rounded up to 8 (rows of W and G) */
 } cpu_plan;
 
-static cpu_plan make_plan(const tridi_problem *p, int nthreads)
+static cpu_plan make_plan(const tridi_tuning *tuning, const tridi_problem *p, int nthreads)
 {
     cpu_plan c;
-    c.x512 = p->axis == TRIDI_AXIS_X && x_avx512_usable();
+    c.x512 = p->axis == TRIDI_AXIS_X && x_avx512_usable(tuning);
     c.row_cut = !c.x512;
     c.nthreads = nthreads;
     if (p->axis == TRIDI_AXIS_X) { /* 16 lines: two AVX-512 vectors per step; other widths measured slower */
         c.L = TRIDI_CPU_BLOCK_X;
     } else { /* long contiguous rows while W and G stay within their budget, cut into even pieces */
-        int64_t L = wg_budget() / (16 * p->n);
+        int64_t L = wg_budget(tuning) / (16 * p->n);
         L = L < TRIDI_CPU_BLOCK ? TRIDI_CPU_BLOCK : L > 1024 ? 1024 : L;
         const int64_t pieces = (p->n1 + L - 1) / L;
         c.L = (p->n1 + pieces - 1) / pieces;
@@ -964,26 +958,20 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
 
-/* TRIDI_CPU_BYTES_PER_THREAD from the environment when it is a positive number (the measurement that
- * sets the constant runs one value per run; tests use 1 to exercise every thread on small grids), else
- * the compiled value. */
-static int64_t bytes_per_thread(void)
+/* TRIDI_CPU_BYTES_PER_THREAD as the context read it (tests use 1 to exercise every thread on small
+ * grids), else the compiled value. */
+static int64_t bytes_per_thread(const tridi_tuning *tuning)
 {
-    const char *env = getenv("TRIDI_CPU_BYTES_PER_THREAD");
-    char *end = NULL;
-    const long long v = env && *env ? strtoll(env, &end, 10) : 0;
-    if (v <= 0 || !end || *end != '\0')
-        return TRIDI_CPU_BYTES_PER_THREAD;
-    return (int64_t)v;
+    return tuning->cpu_bytes_per_thread ? tuning->cpu_bytes_per_thread : TRIDI_CPU_BYTES_PER_THREAD;
 }
 
-static int threads_that_pay(const tridi_problem *p, int requested)
+static int threads_that_pay(const tridi_tuning *tuning, const tridi_problem *p, int requested)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t cell_bytes = (int64_t)(tridi_dtype_size(a->lower_type) + tridi_dtype_size(a->diag_type) +
                                          tridi_dtype_size(a->upper_type) + tridi_dtype_size(a->rhs_type) +
                                          tridi_dtype_size(a->x_type));
-    const int64_t per = bytes_per_thread();
+    const int64_t per = bytes_per_thread(tuning);
     const int64_t cells = p->nlines * p->n; /* validated: the box fits the arrays, so no overflow */
     /* cells / (per / cell_bytes) rounded up, without forming cells * cell_bytes */
     const int64_t cells_per_thread = per / cell_bytes > 0 ? per / cell_bytes : 1;
@@ -1003,10 +991,10 @@ typedef struct cpu_layout {
     unsigned char *written; /* set by place() */
 } cpu_layout;
 
-static cpu_layout layout_of(const tridi_problem *p, int nthreads, int lines)
+static cpu_layout layout_of(const tridi_tuning *tuning, const tridi_problem *p, int nthreads, int lines)
 {
     cpu_layout y;
-    y.c = make_plan(p, nthreads);
+    y.c = make_plan(tuning, p, nthreads);
     for (int t = 0; t < nthreads; ++t)
         y.c.nblocks += thread_blocks(p, &y.c, t, NULL);
     y.lines = lines;
@@ -1045,10 +1033,10 @@ static void restore_written(const tridi_problem *p, cpu_layout *y)
 static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hold)
 {
     const int requested = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
-    const int nthreads = threads_that_pay(p, requested);
+    const int nthreads = threads_that_pay(&ctx->tuning, p, requested);
     const int lines = !hold && p->on_error == TRIDI_ON_ERROR_LINES;
     ctx->cpu_held = 0; /* this call reuses the scratch that a held solve's log lives in */
-    cpu_layout y = layout_of(p, nthreads, lines);
+    cpu_layout y = layout_of(&ctx->tuning, p, nthreads, lines);
     if (y.need > ctx->cpu_scratch_bytes) {
         void *mem = aligned_alloc(64, y.need);
         if (!mem)
@@ -1136,7 +1124,7 @@ tridi_status tridi_cpu_undo_held(tridi_context ctx)
     if (!ctx->cpu_held)
         return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held CPU solve to undo (please report)");
     ctx->cpu_held = 0;
-    cpu_layout y = layout_of(&ctx->cpu_held_p, ctx->cpu_held_threads, 0);
+    cpu_layout y = layout_of(&ctx->tuning, &ctx->cpu_held_p, ctx->cpu_held_threads, 0);
     place(&y, ctx->cpu_scratch);
     restore_written(&ctx->cpu_held_p, &y);
     return TRIDI_SUCCESS;

@@ -99,6 +99,39 @@ tridi_status tridi_resolve_contract(const char *func, tridi_problem *p, const tr
 /* Bytes of one element of a dtype. */
 static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
 
+/* ---- tuning (tuning.c; every knob in docs/tuning.md) ----
+ * The environment knobs, read once by tridi_create into its context, which hands them to its backend: a
+ * variable changed afterwards does not change a live context. A field of 0 means the variable was not set
+ * (or empty): the backend then takes its compiled value or its rule. */
+typedef enum tridi_host_x_choice {
+    TRIDI_HOST_X_RULE = 0,    /* the rule of cuda_backend.cu */
+    TRIDI_HOST_X_EAGER = 1,   /* TRIDI_HOST_X_PATH=eager */
+    TRIDI_HOST_X_VERDICT = 2  /* TRIDI_HOST_X_PATH=verdict */
+} tridi_host_x_choice;
+
+typedef struct tridi_tuning {
+    tridi_backend backend;         /* TRIDI_BACKEND: the backend when the caller gave no config (AUTO) */
+    int cpu_generic;               /* TRIDI_CPU_GENERIC=1: CPU x sweeps through the portable kernels */
+    int64_t cpu_wg_budget;         /* TRIDI_CPU_WG_BUDGET: bytes of W/G per y/z block */
+    int64_t cpu_bytes_per_thread;  /* TRIDI_CPU_BYTES_PER_THREAD: bytes a call moves per thread it pays for */
+    int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split */
+    int cuda_split_lanes;          /* TRIDI_CUDA_KERNEL=split:P: lanes per x line (0: the planner's) */
+    int64_t host_slab_cells;       /* TRIDI_HOST_SLAB_CELLS: box cells per slab of the host-array pipeline */
+    tridi_host_x_choice host_x;    /* TRIDI_HOST_X_PATH */
+    uint64_t device_memory_limit;  /* TRIDI_DEVICE_MEMORY_LIMIT: bytes of device memory allocations may take */
+    int mpi_subblocks;             /* TRIDI_MPI_SUBBLOCKS: sub-blocks per line of the device cut solve */
+} tridi_tuning;
+
+#define TRIDI_TUNING_WG_BUDGET_MIN 65536   /* the smallest TRIDI_CPU_WG_BUDGET: W/G of one block of short lines */
+#define TRIDI_TUNING_MPI_SUBBLOCKS_MAX 16  /* the most sub-blocks per line (cuda/mpi_solve.cu's MAX_SUB) */
+
+/* Reads every knob into *out. A value that is not one the knob takes gives TRIDI_ERROR_INVALID_VALUE
+ * with a message naming the variable, its value and what it takes (func is the caller's name). */
+tridi_status tridi_tuning_read(const char *func, tridi_tuning *out);
+/* TRIDI_BACKEND alone, for tridi_config_init's default: AUTO when unset or not a backend's name
+ * (tridi_create then refuses it). Records no error. */
+tridi_backend tridi_tuning_backend(void);
+
 /* ---- context ---- */
 struct tridi_cuda_state;
 
@@ -111,6 +144,7 @@ typedef struct tridi_host_range {
 
 struct tridi_context_s {
     tridi_config config;
+    tridi_tuning tuning;      /* the environment knobs, read once by tridi_create */
     tridi_backend backend;    /* resolved: CPU or CUDA */
     struct tridi_cuda_state *cuda;
     /* CPU backend scratch, kept between calls: per-thread workspaces (W, G, x-sweep tiles) and the undo
@@ -199,7 +233,8 @@ tridi_status tridi_cpu_undo_held(tridi_context ctx);
 #ifdef TRIDI_HAVE_CUDA
 /* Number of usable CUDA devices (0 when the driver or device is missing; never an error). */
 int tridi_cuda_device_count(void);
-tridi_status tridi_cuda_create(int device, const tridi_config *config, struct tridi_cuda_state **out);
+tridi_status tridi_cuda_create(int device, const tridi_config *config, const tridi_tuning *tuning,
+                               struct tridi_cuda_state **out);
 void tridi_cuda_destroy(struct tridi_cuda_state *st);
 /* registered[r]: array r (lower, diag, upper, rhs, x) lies in registered host memory: moved by DMA
  * straight from/to the caller's array instead of through pinned staging. */

@@ -19,6 +19,7 @@ extern "C" {
 }
 #include "thomas_kernels.cuh"
 #include "tridi.h"
+#include "tridi_internal.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -149,6 +150,9 @@ struct grid3 {
 static const char *tname(int combo) { return combo == 0 ? "f32" : combo == 1 ? "f64" : "mixed"; }
 static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 24; }
 
+// The kernel family of the bare kernel's plans: the GPU context's TRIDI_CUDA_KERNEL, as its solves have it.
+static tk_choice bare_choice{0, 0};
+
 // The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
 template <class TL, class TD, class TX>
 static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, const void *E, const void *F,
@@ -178,7 +182,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     const bool contiguous = axis == 0;
     a.scratch = tk_needs_scratch(n) ? scratch : nullptr;
     tk_plan plan;
-    CUDA_OK((tk_make_plan<TL, TD, TX>(a, contiguous, true, &plan)));
+    CUDA_OK((tk_make_plan<TL, TD, TX>(a, contiguous, true, &plan, bare_choice)));
     *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
     *kernel = plan.split ? "split" : plan.wgs ? "line" : "line+scr";
     cudaEvent_t e0, e1;
@@ -187,7 +191,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     std::vector<double> t;
     for (int rep = 0; rep < reps + 2; ++rep) {
         cudaEventRecord(e0);
-        CUDA_OK((tk_launch<TL, TD, TX>(a, contiguous, 0)));
+        CUDA_OK((tk_launch<TL, TD, TX>(a, contiguous, 0, bare_choice)));
         cudaEventRecord(e1);
         CUDA_OK(cudaEventSynchronize(e1));
         float ms;
@@ -672,6 +676,7 @@ int main(int argc, char **argv)
     c.backend = TRIDI_BACKEND_CUDA;
     tridi_context gpu, cpu;
     TRIDI_OK(tridi_create(&gpu, &c));
+    bare_choice = tk_choice{gpu->tuning.cuda_kernel, gpu->tuning.cuda_split_lanes};
     c.backend = TRIDI_BACKEND_CPU;
     c.num_threads = 16;
     TRIDI_OK(tridi_create(&cpu, &c));

@@ -1179,7 +1179,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     s = reduced_decide(f, d, axis);
     if (s)
         return s;
-    dp.ns = work_here ? tridi_mpi_cuda_subblocks(&dp.p) : 1;
+    dp.ns = work_here ? tridi_mpi_cuda_subblocks(&dp.p, ctx->tuning.mpi_subblocks) : 1;
     if (d->red[axis].state > 0)
         return solve_cut_ipc(f, d, &dp, stream);
     size_t nl = (size_t)dp.nlines;

@@ -122,14 +122,15 @@ tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions
 
 /* Device half of the distributed solve (cuda/mpi_solve.cu), one thread per line and sub-block.
  * subblocks: how many sub-blocks each line of the rank's block is cut into (a function of the problem
- * and the GPU, or TRIDI_MPI_SUBBLOCKS); the same ns goes to every call below for one solve.
+ * and the GPU, or `fixed` when > 0: the context's TRIDI_MPI_SUBBLOCKS); the same ns goes to every call
+ * below for one solve.
  * work_bytes: the device work array forward/backward need: G, W, S (3 n nlines of x's type), the undo
  * copy of x (n nlines), then the sub-blocks' coefficients.
  * forward: eliminates every line of the block locally, keeps G, W, S in work and writes the six reduced
  * coefficients of each line to coef[6 * line], NaN for a line whose elimination is not safe there (it
  * goes to the pipelined Thomas: src/mpi/dsolve.c). first/last: 1 when the block holds the first / last
  * unknown of the global line (lower / upper are then not read there). */
-int tridi_mpi_cuda_subblocks(const tridi_problem *p);
+int tridi_mpi_cuda_subblocks(const tridi_problem *p, int fixed);
 size_t tridi_mpi_cuda_work_bytes(const tridi_problem *p, int ns);
 tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work, double *coef,
                                     void *stream);

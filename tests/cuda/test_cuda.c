@@ -725,8 +725,8 @@ static int many_lines_case(uint64_t *rng, int axis, int combo, int long_lines)
     return bad;
 }
 
-/* TRIDI_DEVICE_MEMORY_LIMIT makes allocations fail: OUT_OF_MEMORY, x untouched, and the next call
- * (limit lifted) works. */
+/* TRIDI_DEVICE_MEMORY_LIMIT (read at tridi_create) makes a context's allocations fail: OUT_OF_MEMORY, x
+ * untouched, and the next call on a context without the limit works. */
 static int oom_case(uint64_t *rng)
 {
     tridi_grid g = {3, {1, 1, 1}, {64, 64, 32}};
@@ -737,7 +737,9 @@ static int oom_case(uint64_t *rng)
     int bad = 0;
     tridi_context c = make_ctx(TRIDI_BACKEND_CUDA, 0);
     setenv("TRIDI_DEVICE_MEMORY_LIMIT", "65536", 1);
-    tridi_status st = tridi_solve(c, &g, TRIDI_AXIS_Y, lo, hi, &s.a);
+    tridi_context limited = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    unsetenv("TRIDI_DEVICE_MEMORY_LIMIT");
+    tridi_status st = tridi_solve(limited, &g, TRIDI_AXIS_Y, lo, hi, &s.a);
     if (st != TRIDI_ERROR_OUT_OF_MEMORY || tu_check_unchanged("oom host", &s)) {
         printf("  oom: host solve gave %s (%s)\n", tridi_status_name(st), tridi_error_message());
         bad++;
@@ -745,12 +747,12 @@ static int oom_case(uint64_t *rng)
         printf("  oom message: %s\n", tridi_error_message());
     }
     void *p = NULL;
-    st = tridi_device_alloc(c, 1 << 20, &p);
+    st = tridi_device_alloc(limited, 1 << 20, &p);
     if (st != TRIDI_ERROR_OUT_OF_MEMORY || p) {
         printf("  oom: device_alloc gave %s\n", tridi_status_name(st));
         bad++;
     }
-    unsetenv("TRIDI_DEVICE_MEMORY_LIMIT");
+    tridi_destroy(limited);
     void *xref = malloc((size_t)s.cells * 8);
     memcpy(xref, s.x_before, (size_t)s.cells * 8);
     tu_reference_solve(&g, TRIDI_AXIS_Y, lo, hi,
