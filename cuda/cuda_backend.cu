@@ -1254,7 +1254,7 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
 
 tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p, const int registered[5])
 {
-    static const char *f = "tridi_solve";
+    const char *f = p->func;
     CK(cudaSetDevice(st->device), "cudaSetDevice");
     const bool f32 = st->allow_f32 && (p->combo != TRIDI_COMBO_F32);
     const kernel_types kt = types_of(p, f32);

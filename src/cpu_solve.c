@@ -1041,7 +1041,7 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
         void *mem = aligned_alloc(64, y.need);
         if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
-                              "tridi_solve: could not allocate %zu bytes for the CPU workspace%s", y.need,
+                              "%s: could not allocate %zu bytes for the CPU workspace%s", p->func, y.need,
                               lines ? "" : " and undo log");
         free(ctx->cpu_scratch);
         ctx->cpu_scratch = mem;
@@ -1109,10 +1109,10 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
         return TRIDI_SUCCESS;
     }
     if (lines)
-        return tridi_thomas_report_lines("tridi_solve", p, best_line, best.f, nfailed);
+        return tridi_thomas_report_lines(p->func, p, best_line, best.f, nfailed);
     /* Some line failed: put back the old x of every block already written. */
     restore_written(p, &y);
-    return tridi_thomas_report("tridi_solve", p, best_line, best.f);
+    return tridi_thomas_report(p->func, p, best_line, best.f);
 }
 
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 0); }

@@ -39,6 +39,7 @@ typedef struct tridi_problem {
     tridi_on_error on_error;
     tridi_arith arith;
     tridi_verdict verdict;
+    const char *func;       /* the entry point the caller called: backends' messages name it */
     /* Set by the caller of tridi_validate from the context (validation leaves TRIDI_PIVOT_NONE): host
      * solves with another value go through tridi_pivot_solve. */
     tridi_pivoting pivoting;

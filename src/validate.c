@@ -167,6 +167,7 @@ tridi_status tridi_validate_geometry(const char *f, const tridi_grid *grid, trid
 
 tridi_status tridi_validate_arrays(const char *f, tridi_problem *p, const tridi_arrays *arrays, int need_x, int empty)
 {
+    p->func = f;
     if (!arrays)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'arrays' is NULL", f);
     static const char *role[5] = {"lower", "diag", "upper", "rhs", "x"};

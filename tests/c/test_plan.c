@@ -213,6 +213,8 @@ static void failure_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, i
         }
         if (w.verdict == TRIDI_VERDICT_DEFERRED && !strstr(tridi_error_message(), "call"))
             FAIL("%s: a deferred failure's message does not name the call: %s", label, tridi_error_message());
+        if (strncmp(tridi_error_message(), "tridi_plan_", 11) != 0)
+            FAIL("%s: the message does not name the plan call the caller made: %s", label, tridi_error_message());
     }
     if (oe == TRIDI_ON_ERROR_CALL) {
         if (tu_check_unchanged(label, &s))
