@@ -132,14 +132,6 @@ program test_adapter
 
 contains
 
-    function itoa(i) result(t)
-        integer, intent(in) :: i
-        character(len=:), allocatable :: t
-        character(len=16) :: buf
-        write (buf, '(i0)') i
-        t = trim(buf)
-    end function
-
     subroutine new_grid_3d()
         real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
         if (associated(D)) call free_3d()

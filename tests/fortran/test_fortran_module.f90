@@ -45,14 +45,6 @@ program test_fortran_module
 
 contains
 
-    function itoa(i) result(t)
-        integer, intent(in) :: i
-        character(len=:), allocatable :: t
-        character(len=16) :: buf
-        write (buf, '(i0)') i
-        t = trim(buf)
-    end function
-
     ! tridi_create(pivoting=): the nonsingular [[0, 1], [1, 1]] x = [1, 2] has a zero first pivot; plain Thomas
     ! refuses it, the partial-pivoting fallback answers x = (1, 1), and CHECK refuses [[1e-17, 1], [1, 1]].
     subroutine test_pivoting()

@@ -43,14 +43,6 @@ program test_fortran_plan
 
 contains
 
-    function itoa(i) result(t)
-        integer, intent(in) :: i
-        character(len=:), allocatable :: t
-        character(len=16) :: buf
-        write (buf, '(i0)') i
-        t = trim(buf)
-    end function
-
     ! tridi_solve_options: size_t size; int on_error, arith, verdict, memory; void *stream.
     subroutine check_options()
         type(tridi_solve_options_t) :: o

@@ -7,7 +7,7 @@ module test_support
     implicit none
     private
     public :: init_seed, rand_int, random_system_3d, random_system_2d, thomas_line, poison4, poison8, &
-              check, failures, finish_test, same_bits4, same_bits8, open_context, rel_err
+              check, failures, finish_test, same_bits4, same_bits8, open_context, rel_err, itoa
 
     integer, save :: failures = 0
     ! Poison: a NaN with a payload no arithmetic produces, so an unwritten cell is recognised bitwise.
@@ -15,6 +15,15 @@ module test_support
     integer(int64), parameter :: poison_bits8 = int(z'7FF8DEADBEEF0001', int64)
 
 contains
+
+    ! An integer as text, for labels.
+    function itoa(i) result(t)
+        integer, intent(in) :: i
+        character(len=:), allocatable :: t
+        character(len=16) :: buf
+        write (buf, '(i0)') i
+        t = trim(buf)
+    end function
 
     subroutine init_seed(name)
         character(*), intent(in) :: name
