@@ -24,31 +24,47 @@ namespace {
 
 constexpr int FP_MAX_THREADS = 512; // per block: 128 registers per thread
 constexpr int64_t FP_N_MAX = 2048;  // longer lines keep today's kernels (their W/G for the fallback: 32 KiB)
+constexpr int FP_MAX_LINES = 128;   // per block (short lines: up to 128 one-chunk lines)
+
+// How a block's threads meet their lines.
+enum fp_mode {
+    FP_STRIDED = 0, // y/z lines: lane = line, loads straight into registers (coalesced across lines)
+    FP_CONTIG = 1,  // x lines: a line's chunks on neighbouring threads, loads straight into registers
+    FP_STAGED = 2   // x lines: the block's lines copied through shared memory, in and out (coalesced)
+};
 
 struct fp_geom {
     int P;     // chunks (threads) per line
     int lines; // lines per block
 };
 
-// Shared memory of a block: a flag per line, then the reduced rows (a, c, d of 2P rows per line), whose
-// space the fallback reuses for the (W, G) of one line once the reduction is done.
-__host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((size_t)g.lines * sizeof(int) + 15) / 16 * 16; }
+// Shared memory of a block: a flag per line, the lines' offsets (staged), then one area used in turn by
+// the staged inputs, the reduced rows (a, c, d of 2P rows per line), the staged answers and the fallback's
+// (W, G) of one line. A staged line has n + n / 32 + 1 elements (a pad every 32: the threads' chunks
+// then fall in different banks).
+__host__ __device__ inline size_t fp_round16(size_t b) { return (b + 15) / 16 * 16; }
+__host__ __device__ inline int fp_pitch(int64_t n) { return (int)(n + n / 32 + 1); }
 template <class T>
-__host__ __device__ inline size_t fp_smem_bytes(int64_t n, const fp_geom &g)
+__host__ __device__ inline size_t fp_smem_bytes(int64_t n, const fp_geom &g, int mode)
 {
-    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
-    return fp_flag_bytes(g) + (red > wg ? red : wg);
+    const size_t head = fp_round16((size_t)g.lines * sizeof(int)) +
+                        (mode == FP_STAGED ? fp_round16((size_t)g.lines * 2 * sizeof(int)) : 0);
+    size_t area = (size_t)3 * 2 * g.P * g.lines * sizeof(T);
+    area = std::max(area, (size_t)n * 2 * sizeof(double));
+    if (mode == FP_STAGED)
+        area = std::max(area, (size_t)4 * g.lines * fp_pitch(n) * sizeof(T));
+    return head + area;
 }
 
 // MOHID's recurrence on one line (one thread), W/G in `wg`: the same steps and checks as tk_locate, the
 // answers rounded to T as MOHID's are; writes them only if every step succeeded. Returns the failure kind.
-template <class T, class I>
-__device__ int fp_careful_line(const T *D, const T *E, const T *F, const T *R, T *X, I si, I so, int64_t n,
+template <class T>
+__device__ int fp_careful_line(const T *D, const T *E, const T *F, const T *R, T *X, int si, int so, int64_t n,
                                double2 *wg)
 {
     double w = 0.0, g = 0.0;
     for (int64_t m = 0; m < n; ++m) {
-        const I o = (I)m * si;
+        const int o = (int)m * si;
         const double d = m ? (double)D[o] : 0.0, e = (double)E[o];
         const double f = m < n - 1 ? (double)F[o] : 0.0, r = (double)R[o];
         const int k = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);
@@ -64,50 +80,91 @@ __device__ int fp_careful_line(const T *D, const T *E, const T *F, const T *R, T
         wg[m].x = x; // kept until the line is known to succeed
     }
     for (int64_t m = 0; m < n; ++m)
-        X[(I)m * so] = (T)wg[m].x;
+        X[(int)m * so] = (T)wg[m].x;
     return TRIDI_FAIL_NONE;
 }
 
-template <class T, int L, bool STRIDED, class I>
+// Offsets are int: the plan takes a call only when every offset it touches fits.
+template <class T, int L, int MODE>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    const int P = geo.P, TL = geo.lines, R2 = 2 * P;
+    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL;
     const int tid = threadIdx.x;
-    const int t = STRIDED ? tid % TL : tid / P, q = STRIDED ? tid / TL : tid % P;
-    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * TL;
+    const int t = MODE == FP_STRIDED ? tid % TL : tid / P, q = MODE == FP_STRIDED ? tid / TL : tid % P;
+    const int n = (int)a.n;
+    const int64_t li0 = (int64_t)blockIdx.x * TL;
     const int nl = (int)min((int64_t)TL, a.l_count - li0);
     const bool active = t < nl;
     const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
-    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    const I si = (I)a.in.sm, so = (I)a.out.sm;
-    long long s0;
+    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    const int si = (int)a.in.sm, so = (int)a.out.sm;
+    long long s0l;
     int len;
-    fp_chunk_range(n, P, q, &s0, &len);
+    fp_chunk_range(n, P, q, &s0l, &len);
+    const int s0 = (int)s0l;
     if (!active)
         len = 1; // a zero line's one row: keeps the reduction's arithmetic finite
 
-    const T *E = (const T *)a.E + io, *D = (const T *)a.D + io, *F = (const T *)a.F + io, *Rh = (const T *)a.R + io;
+    int *lflag = (int *)fp_dyn;
+    int *loff = (int *)(fp_dyn + fp_round16((size_t)TL * sizeof(int))); // STAGED: in, out offsets per line
+    unsigned char *area = fp_dyn + fp_round16((size_t)TL * sizeof(int)) +
+                          (MODE == FP_STAGED ? fp_round16((size_t)TL * 2 * sizeof(int)) : 0);
+    const int pitch = fp_pitch(n);
+    auto spos = [&](int tl, int m) { return tl * pitch + m + (m >> 5); };
+    if (q == 0)
+        lflag[t] = 0;
+
+    const T *E = (const T *)a.E, *D = (const T *)a.D, *F = (const T *)a.F, *Rh = (const T *)a.R;
     T av[L], bv[L], cv[L], dv[L];
-    // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
-#pragma unroll
-    for (int k = 0; k < L; ++k) {
-        const int64_t m = s0 + k;
-        const I o = (I)m * si;
-        const bool in = active && k < len;
-        bv[k] = in ? __ldg(E + o) : T(1);
-        dv[k] = in ? __ldg(Rh + o) : T(0);
-        av[k] = in && m > 0 ? __ldg(D + o) : T(0);
-        cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
+    if (MODE == FP_STAGED) {
+        // The block's lines through shared memory: consecutive threads copy consecutive unknowns.
+        if (q == 0) {
+            loff[2 * t] = io;
+            loff[2 * t + 1] = oo;
+        }
+        __syncthreads();
+        T *sE = (T *)area, *sR = sE + TL * pitch, *sD = sR + TL * pitch, *sF = sD + TL * pitch;
+        const int tot = nl * n;
+        FP_UNROLL
+        for (int j = 0; j < L; ++j) { // TL * n <= NT * L
+            const int idx = tid + j * NT;
+            if (idx < tot) {
+                const int tl = idx / n, m = idx - tl * n, o = loff[2 * tl] + m, p = spos(tl, m);
+                sE[p] = __ldg(E + o);
+                sR[p] = __ldg(Rh + o);
+                sD[p] = m > 0 ? __ldg(D + o) : T(0);
+                sF[p] = m < n - 1 ? __ldg(F + o) : T(0);
+            }
+        }
+        __syncthreads();
+        FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            const bool in = active && k < len;
+            const int p = spos(t, s0 + k);
+            bv[k] = in ? sE[p] : T(1);
+            dv[k] = in ? sR[p] : T(0);
+            av[k] = in ? sD[p] : T(0);
+            cv[k] = in ? sF[p] : T(0);
+        }
+        __syncthreads(); // the area becomes the reduced rows
+    } else {
+        // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
+        FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            const int m = s0 + k, o = io + m * si;
+            const bool in = active && k < len;
+            bv[k] = in ? __ldg(E + o) : T(1);
+            dv[k] = in ? __ldg(Rh + o) : T(0);
+            av[k] = in && m > 0 ? __ldg(D + o) : T(0);
+            cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
+        }
     }
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
 
     // The reduced rows: row i of line t at i * TL + t.
-    int *lflag = (int *)fp_dyn;
-    T *ra = (T *)(fp_dyn + fp_flag_bytes(geo)), *rc = ra + R2 * TL, *rd = rc + R2 * TL;
-    if (q == 0)
-        lflag[t] = 0;
+    T *ra = (T *)area, *rc = ra + R2 * TL, *rd = rc + R2 * TL;
     const int i0 = 2 * q, i1 = 2 * q + 1;
     auto put = [&](int i, const fp_row<T> &r) {
         ra[i * TL + t] = r.a;
@@ -129,24 +186,43 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
     if (!ok && active)
         lflag[t] = 1;
-    __syncthreads();
-    const bool flagged = lflag[t] != 0;
-    if (active && !flagged) {
-        T *X = (T *)a.X + oo;
-#pragma unroll
+    if (MODE == FP_STAGED) {
+        // The answers leave through shared memory too, a flagged line's not at all.
+        T *sX = (T *)area;
+        FP_UNROLL
         for (int k = 0; k < L; ++k)
-            if (k < len)
-                X[(I)(s0 + k) * so] = dv[k];
+            if (active && k < len)
+                sX[spos(t, s0 + k)] = dv[k];
+        __syncthreads();
+        const int tot = nl * n;
+        T *X = (T *)a.X;
+        FP_UNROLL
+        for (int j = 0; j < L; ++j) {
+            const int idx = tid + j * NT;
+            if (idx < tot) {
+                const int tl = idx / n, m = idx - tl * n;
+                if (!lflag[tl])
+                    X[loff[2 * tl + 1] + m] = sX[spos(tl, m)];
+            }
+        }
+    } else {
+        __syncthreads();
+        if (active && !lflag[t]) {
+            T *X = (T *)a.X + oo;
+            FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                if (k < len)
+                    X[(s0 + k) * so] = dv[k];
+        }
     }
     // Lines the partitioned solve could not answer: MOHID's recurrence, one line at a time (they share the
     // W/G area). Rare: no cost when no line of the block is flagged.
-    if (__syncthreads_or(active && flagged)) {
-        double2 *wg = (double2 *)(fp_dyn + fp_flag_bytes(geo)); // the reduced rows are no longer read
+    if (__syncthreads_or(active && lflag[t] != 0)) {
+        double2 *wg = (double2 *)area;
         for (int u = 0; u < nl; ++u) {
             __syncthreads();
             if (t == u && q == 0 && lflag[u]) {
-                const int kind = fp_careful_line<T, I>((const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io,
-                                                       (const T *)a.R + io, (T *)a.X + oo, si, so, n, wg);
+                const int kind = fp_careful_line<T>(D + io, E + io, F + io, Rh + io, (T *)a.X + oo, si, so, n, wg);
                 if (kind != TRIDI_FAIL_NONE) {
                     atomicMin(a.err, (unsigned long long)l);
                     if (a.nfail)
@@ -160,10 +236,9 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
 
 // How a FAST call is launched.
 struct fp_plan {
-    bool use;    // false: the line is too long (or an offset too large): today's kernels take it
-    bool strided;
-    bool i32;
-    int L;       // unknowns per chunk, at most
+    bool use; // false: lines too long, offsets past int, or too much shared memory: today's kernels take it
+    int mode; // fp_mode
+    int L;    // unknowns per chunk, at most
     fp_geom geom;
     size_t smem;
     unsigned blocks, threads;
@@ -174,11 +249,11 @@ template <class T>
 constexpr int fp_min_lines() { return 32 / (int)sizeof(T); }
 
 template <class T, int L>
-void *fp_kernel_of(bool strided, bool i32)
+void *fp_kernel_of(int mode)
 {
-    if (strided)
-        return i32 ? (void *)fp_line<T, L, true, int32_t> : (void *)fp_line<T, L, true, int64_t>;
-    return i32 ? (void *)fp_line<T, L, false, int32_t> : (void *)fp_line<T, L, false, int64_t>;
+    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED>
+           : mode == FP_CONTIG ? (void *)fp_line<T, L, FP_CONTIG>
+                               : (void *)fp_line<T, L, FP_STAGED>;
 }
 
 template <class T>
@@ -186,12 +261,17 @@ void *fp_kernel(const fp_plan &p)
 {
     if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
         if (p.L == 16)
-            return fp_kernel_of<T, 16>(p.strided, p.i32);
-    return p.L == 4 ? fp_kernel_of<T, 4>(p.strided, p.i32) : fp_kernel_of<T, 8>(p.strided, p.i32);
+            return fp_kernel_of<T, 16>(p.mode);
+    return p.L == 4 ? fp_kernel_of<T, 4>(p.mode) : fp_kernel_of<T, 8>(p.mode);
 }
 
+// Measurement overrides of the plan's rule (0: the rule).
+struct fp_force {
+    int L, threads, mode; // mode: 0 rule, 1 + fp_mode
+};
+
 // The chunk length for lines of n unknowns: 8; 16 for float lines long enough that 8 would give more than
-// 64 chunks (fewer reduction steps, fewer threads per line). `force_L` (0: this rule) is for measurements.
+// 64 chunks (fewer reduction steps, fewer threads per line).
 template <class T>
 int fp_chunk_len(int64_t n, int force_L)
 {
@@ -200,44 +280,45 @@ int fp_chunk_len(int64_t n, int force_L)
     return sizeof(T) == 4 && n > 512 ? 16 : 8;
 }
 
-// The FAST plan for a.l_count lines of a.n unknowns; p->use false when the FAST kernel does not take them.
+// The FAST plan for a.l_count lines of a.n unknowns; out->use false when the FAST kernel does not take them.
 template <class T>
-cudaError_t fp_make_plan(const tk_args &a, bool contiguous, fp_plan *out, int force_L = 0, int threads_goal = 256)
+cudaError_t fp_make_plan(const tk_args &a, bool contiguous, fp_plan *out, fp_force force = fp_force{0, 0, 0})
 {
     fp_plan p{};
-    p.strided = !(contiguous && a.in.sm == 1 && a.out.sm == 1);
-    p.i32 = tk_max_offset(a.in, a) < INT32_MAX && tk_max_offset(a.out, a) < INT32_MAX;
-    p.L = fp_chunk_len<T>(a.n, force_L);
-    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1) {
-        *out = p;
+    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.mode = force.mode ? force.mode - 1 : contig ? FP_STAGED : FP_STRIDED;
+    if (!contig)
+        p.mode = FP_STRIDED;
+    p.L = fp_chunk_len<T>(a.n, force.L);
+    const int threads_goal = force.threads ? force.threads : 256;
+    *out = p;
+    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
+        tk_max_offset(a.out, a) >= INT32_MAX)
         return cudaSuccess;
-    }
     const int P = fp_chunks(a.n, p.L);
-    int lines = std::max(1, threads_goal / P);
-    if (p.strided)
-        lines = std::max(lines, fp_min_lines<T>());
-    lines = std::min(lines, 32);
+    // threads_goal threads per block; y/z lines in whole 32-byte runs
+    int lines = std::min(std::max(1, threads_goal / P), FP_MAX_LINES);
+    if (p.mode == FP_STRIDED)
+        lines = std::max(fp_min_lines<T>(), lines / fp_min_lines<T>() * fp_min_lines<T>());
     while (lines > 1 && lines * P > FP_MAX_THREADS)
         lines /= 2;
-    if (lines * P > FP_MAX_THREADS) {
-        *out = p;
+    if (lines * P > FP_MAX_THREADS)
         return cudaSuccess;
-    }
     p.geom = {P, lines};
     p.threads = (unsigned)(P * lines);
     p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.geom);
+    p.smem = fp_smem_bytes<T>(a.n, p.geom, p.mode);
     int dev = 0, optin = 0;
     cudaError_t e = cudaGetDevice(&dev);
     if (e == cudaSuccess)
         e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    if (e == cudaSuccess && p.smem > 48 * 1024)
+    if (e == cudaSuccess && p.smem > 48 * 1024 && p.smem <= (size_t)optin)
         e = cudaFuncSetAttribute(fp_kernel<T>(p), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin);
-    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
-    // driver takes more shared memory where a block needs it).
+    // Only FP_CONTIG reads through L1 (its chunks' neighbouring runs): half of the SM's memory left to it
+    // (the driver takes more shared memory where a block needs it).
     if (e == cudaSuccess)
         e = cudaFuncSetAttribute(fp_kernel<T>(p), cudaFuncAttributePreferredSharedMemoryCarveout,
-                                 p.strided ? (int)cudaSharedmemCarveoutMaxShared : 50);
+                                 p.mode == FP_CONTIG ? 50 : (int)cudaSharedmemCarveoutMaxShared);
     if (e != cudaSuccess)
         return e;
     p.use = p.smem <= (size_t)optin;
