@@ -8,7 +8,8 @@
  *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
  *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
  *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered.
- * Outputs are poisoned before every solve; the seed is printed (TRIDI_SEED replays it). Exits 77 without a GPU. */
+ * Outputs are poisoned before every solve; the seed is printed (TRIDI_SEED replays it). Exits 77 without a GPU.
+ * --quick: fewer line lengths (one per kernel variant), for the sanitizers (tests/cuda/run_device.sh). */
 #include "fast_oracle.h"
 #include "testutil.h"
 
@@ -20,6 +21,7 @@
 int tridi_cuda_device_count(void); /* internal, in libtridi: lets the test skip without a GPU */
 
 static tridi_context ctx;
+static int quick;
 static const char *kind_name[3] = {"dominant", "weakly dominant", "rows scaled 1e-30..1e30"};
 
 /* Fills the box's lines of s with systems of the given kind (the halo keeps tu_system_alloc's values). */
@@ -143,8 +145,10 @@ static void geometry(tridi_axis axis, int64_t n, int64_t n1, int64_t n2, tridi_g
 
 static void accuracy(tridi_dtype t, uint64_t *rng)
 {
-    static const int64_t lens[] = {2, 3, 5, 8, 16, 17, 56, 100, 128, 257, 513, 1000, 2048, 2049, 16384};
-    const int nlens = (int)(sizeof lens / sizeof lens[0]);
+    static const int64_t all[] = {2, 3, 5, 8, 16, 17, 56, 100, 128, 257, 513, 1000, 2048, 2049, 16384};
+    static const int64_t few[] = {2, 17, 56, 513, 2049};
+    const int64_t *lens = quick ? few : all;
+    const int nlens = quick ? (int)(sizeof few / sizeof few[0]) : (int)(sizeof all / sizeof all[0]);
     const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
     for (int ax = 0; ax < 3; ++ax) {
         const tridi_axis axis = (tridi_axis)ax;
@@ -318,8 +322,9 @@ static void failures(tridi_dtype t, uint64_t *rng)
         }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    quick = argc > 1 && !strcmp(argv[1], "--quick");
     uint64_t rng = tu_seed("test_fast_gpu");
     if (tridi_cuda_device_count() <= 0) {
         printf("test_fast_gpu: no GPU, skipped\n");
