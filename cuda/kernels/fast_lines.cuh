@@ -125,17 +125,21 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
         }
         __syncthreads();
         T *sE = (T *)area, *sR = sE + TL * pitch, *sD = sR + TL * pitch, *sF = sD + TL * pitch;
-        const int tot = nl * n;
+        // Unknown m of line tl, stepped by NT cells without a division per cell.
+        const int tot = nl * n, dq = NT / n, dr = NT - dq * n;
+        int tl = tid / n, m = tid - tl * n;
         FP_UNROLL
         for (int j = 0; j < L; ++j) { // TL * n <= NT * L
-            const int idx = tid + j * NT;
-            if (idx < tot) {
-                const int tl = idx / n, m = idx - tl * n, o = loff[2 * tl] + m, p = spos(tl, m);
+            if (tid + j * NT < tot) {
+                const int o = loff[2 * tl] + m, p = spos(tl, m);
                 sE[p] = __ldg(E + o);
                 sR[p] = __ldg(Rh + o);
                 sD[p] = m > 0 ? __ldg(D + o) : T(0);
                 sF[p] = m < n - 1 ? __ldg(F + o) : T(0);
             }
+            tl += dq, m += dr;
+            if (m >= n)
+                m -= n, ++tl;
         }
         __syncthreads();
         FP_UNROLL
@@ -163,16 +167,26 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
 
-    // The reduced rows: row i of line t at i * TL + t.
+    // The reduced rows: even rows (the chunks' first) and odd rows (their last) apart, each in the order of
+    // the block's threads (chunk-major for y/z lines, line-major for x lines), so that the threads of a warp
+    // read and write neighbouring words at every step (a stride of 2 for the even rows alone, as with rows
+    // in their natural order, would put two threads on each bank).
     T *ra = (T *)area, *rc = ra + R2 * TL, *rd = rc + R2 * TL;
     const int i0 = 2 * q, i1 = 2 * q + 1;
+    auto rpos = [&](int i) {
+        return (i & 1) * NT + (MODE == FP_STRIDED ? (i >> 1) * TL + t : t * P + (i >> 1));
+    };
     auto put = [&](int i, const fp_row<T> &r) {
-        ra[i * TL + t] = r.a;
-        rc[i * TL + t] = r.c;
-        rd[i * TL + t] = r.d;
+        const int o = rpos(i);
+        ra[o] = r.a;
+        rc[o] = r.c;
+        rd[o] = r.d;
     };
     auto get = [&](int i) {
-        return i >= 0 && i < R2 ? fp_row<T>{ra[i * TL + t], rc[i * TL + t], rd[i * TL + t]} : fp_row<T>{T(0), T(0), T(0)};
+        if (i < 0 || i >= R2)
+            return fp_row<T>{T(0), T(0), T(0)};
+        const int o = rpos(i);
+        return fp_row<T>{ra[o], rc[o], rd[o]};
     };
     for (int s = 1; s < R2; s <<= 1) {
         put(i0, ru);
@@ -194,16 +208,16 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
             if (active && k < len)
                 sX[spos(t, s0 + k)] = dv[k];
         __syncthreads();
-        const int tot = nl * n;
+        const int tot = nl * n, dq = NT / n, dr = NT - dq * n;
+        int tl = tid / n, m = tid - tl * n;
         T *X = (T *)a.X;
         FP_UNROLL
         for (int j = 0; j < L; ++j) {
-            const int idx = tid + j * NT;
-            if (idx < tot) {
-                const int tl = idx / n, m = idx - tl * n;
-                if (!lflag[tl])
-                    X[loff[2 * tl + 1] + m] = sX[spos(tl, m)];
-            }
+            if (tid + j * NT < tot && !lflag[tl])
+                X[loff[2 * tl + 1] + m] = sX[spos(tl, m)];
+            tl += dq, m += dr;
+            if (m >= n)
+                m -= n, ++tl;
         }
     } else {
         __syncthreads();
