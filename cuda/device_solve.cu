@@ -10,6 +10,7 @@
 #include "planner.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <new>
 

@@ -4,6 +4,7 @@
 
 #include "kernels/locate.cuh"
 
+#include <cstdint>
 #include <cstring>
 #include <new>
 #include <vector>

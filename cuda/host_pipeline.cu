@@ -24,6 +24,7 @@
 #include "planner.h"
 
 #include <algorithm>
+#include <climits>
 #include <new>
 
 namespace {

@@ -8,7 +8,6 @@
 #include "kernels/split.cuh"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <mutex>
 #include <type_traits>

@@ -2,6 +2,7 @@
 // events, verdict slots and buffers).
 #include "cuda_internal.h"
 
+#include <climits>
 #include <new>
 #include <vector>
 
