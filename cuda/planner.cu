@@ -4,6 +4,7 @@
 #include "planner.h"
 
 #include "cuda_status.h"
+#include "kernels/fast_lines.cuh"
 #include "kernels/line.cuh"
 #include "kernels/split.cuh"
 
@@ -295,11 +296,88 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     return e;
 }
 
+// ---- FAST lines (TRIDI_ARITH_FAST on all-float or all-double arrays, docs/decisions/021) ----------------
+
+template <class T, int L>
+void *fp_kernel_of(int mode)
+{
+    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_STAGED>;
+}
+
+template <class T>
+void *fp_kernel(const tk_plan &p)
+{
+    if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
+        if (p.fL == 16)
+            return fp_kernel_of<T, 16>(p.fmode);
+    return fp_kernel_of<T, 8>(p.fmode);
+}
+
+// Least lines per block on y/z lines: a warp load then reads at least a 32-byte sector per row.
+template <class T>
+constexpr int fp_min_lines() { return 32 / (int)sizeof(T); }
+
+// The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
+// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory): today's
+// kernels then do, in MOHID's arithmetic, which meets the FAST bound too.
+//  - chunks of 8 unknowns; 16 for float lines past 512 unknowns (fewer reduction steps, and y/z lines of
+//    1024 unknowns then fit 8 neighbouring lines, a 32-byte run, in a block of 512 threads);
+//  - about 256 threads per block, y/z lines in whole 32-byte runs (8 float or 4 double lines at least);
+//  - x lines staged through shared memory (FP_STAGED), y/z lines straight into registers (FP_STRIDED).
+template <class T>
+cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
+{
+    tk_plan p{};
+    p.fast = false;
+    *plan = p;
+    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
+        tk_max_offset(a.out, a) >= INT32_MAX)
+        return cudaSuccess;
+    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.fmode = contig ? FP_STAGED : FP_STRIDED;
+    p.fL = sizeof(T) == 4 && a.n > 512 ? 16 : 8;
+    const int P = fp_chunks(a.n, p.fL);
+    int lines = std::min(std::max(1, 256 / P), FP_MAX_LINES);
+    if (p.fmode == FP_STRIDED)
+        lines = std::max(fp_min_lines<T>(), lines / fp_min_lines<T>() * fp_min_lines<T>());
+    while (lines > 1 && lines * P > FP_MAX_THREADS)
+        lines /= 2;
+    if (lines * P > FP_MAX_THREADS)
+        return cudaSuccess;
+    p.fgeom = {P, lines};
+    p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom, p.fmode);
+    p.contig = contig;
+    p.wgs = true; // no scratch
+    p.i32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const cudaError_t e = tk_prepare(fp_kernel<T>(p), &sms, &optin);
+    if (e != cudaSuccess)
+        return e;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
+template <class T>
+cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    fp_geom g = p.fgeom;
+    void *params[] = {(void *)&a, (void *)&g};
+    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+}
+
 template <class TL, class TD, class TX>
 cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
 {
     if (p.blocks == 0)
         return cudaSuccess;
+    if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
+        if (p.fast)
+            return fp_run<TL>(a, p, stream);
     void *k = tk_kernel_of<TL, TD, TX>(p);
     int ns = p.ns;
     ts_geom geom = p.geom;
@@ -330,9 +408,13 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
 
 bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
+bool plan_needs_scratch(const tk_plan &plan, int64_t n) { return !plan.split && !plan.fast && tk_needs_scratch(n); }
+
 kernel_types types_of(const tridi_problem *p, bool f32_transfer)
 {
     kernel_types k{p->arrays.lower_type, p->arrays.diag_type, p->arrays.x_type};
+    // FAST arithmetic on the arrays' own type: all float or all double (decision 021)
+    k.fast = p->arith == TRIDI_ARITH_FAST && k.l == k.d && k.d == k.x;
     if (f32_transfer) {
         k.l = TRIDI_FLOAT32;
         k.d = TRIDI_FLOAT32;
@@ -347,6 +429,13 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         using TL = std::remove_pointer_t<decltype(l)>;
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
+        // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021)
+        if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
+            if (k.fast && choice.family == 0) {
+                CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
+                if (plan->fast)
+                    return TRIDI_SUCCESS;
+            }
         CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, choice)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });

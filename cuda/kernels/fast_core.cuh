@@ -24,9 +24,12 @@
 
 #if defined(__CUDACC__)
 #define FP_HD __host__ __device__ __forceinline__
-#define FP_UNROLL _Pragma("unroll")
 #else
 #define FP_HD inline
+#endif
+#if defined(__CUDA_ARCH__) // the device pass (the host compiler does not know the pragma)
+#define FP_UNROLL _Pragma("unroll")
+#else
 #define FP_UNROLL
 #endif
 

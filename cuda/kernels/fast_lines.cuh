@@ -6,10 +6,12 @@
 // its two reduced rows to shared memory; the block solves the reduced systems by cyclic reduction, and each
 // thread writes its chunk's answers. Traffic is the floor (read four inputs, write x once): nothing spills to
 // global memory, whatever the length of the line.
-//  - y/z lines (neighbouring lines neighbouring in memory, STRIDED): thread = chunk-major, lane = line, so
+//  - y/z lines (neighbouring lines neighbouring in memory, FP_STRIDED): thread = chunk-major, lane = line, so
 //    each warp load reads runs of `lines` consecutive cells (at least a 32-byte sector).
-//  - x lines (unknowns contiguous): the P threads of a line are neighbours, and their chunks are neighbouring
-//    runs of one line (a warp load touches a line's 32 chunks, whose sectors the next loads reuse in L1).
+//  - x lines (unknowns contiguous, FP_STAGED): the block's lines are copied through shared memory in and
+//    out, consecutive threads on consecutive unknowns; FP_CONTIG reads them straight into registers instead
+//    (a warp load touches a line's 32 chunks, whose sectors the next loads reuse in L1).
+// The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode.
 // Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
 // normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
 // (src/thomas_core.h, as the diagnosis tk_locate does); only a line that fails there too is a failing line
@@ -18,7 +20,11 @@
 #ifndef TRIDI_FAST_LINES_CUH
 #define TRIDI_FAST_LINES_CUH
 
-#include "kernels/fast_core.cuh"
+#include "common.cuh"
+#include "fast_core.cuh"
+#include "thomas_core.h" // MOHID's recurrence and its checks, for the fallback
+
+#include <algorithm>
 
 namespace {
 
@@ -33,11 +39,6 @@ enum fp_mode {
     FP_STAGED = 2   // x lines: the block's lines copied through shared memory, in and out (coalesced)
 };
 
-struct fp_geom {
-    int P;     // chunks (threads) per line
-    int lines; // lines per block
-};
-
 // Shared memory of a block: a flag per line, the lines' offsets (staged), then one area used in turn by
 // the staged inputs, the reduced rows (a, c, d of 2P rows per line), the staged answers and the fallback's
 // (W, G) of one line. A staged line has n + n / 32 + 1 elements (a pad every 32: the threads' chunks
@@ -45,7 +46,7 @@ struct fp_geom {
 __host__ __device__ inline size_t fp_round16(size_t b) { return (b + 15) / 16 * 16; }
 __host__ __device__ inline int fp_pitch(int64_t n) { return (int)(n + n / 32 + 1); }
 template <class T>
-__host__ __device__ inline size_t fp_smem_bytes(int64_t n, const fp_geom &g, int mode)
+inline size_t fp_smem_bytes(int64_t n, const fp_geom &g, int mode)
 {
     const size_t head = fp_round16((size_t)g.lines * sizeof(int)) +
                         (mode == FP_STAGED ? fp_round16((size_t)g.lines * 2 * sizeof(int)) : 0);
@@ -246,108 +247,6 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
         }
     }
     tk_finish(a);
-}
-
-// How a FAST call is launched.
-struct fp_plan {
-    bool use; // false: lines too long, offsets past int, or too much shared memory: today's kernels take it
-    int mode; // fp_mode
-    int L;    // unknowns per chunk, at most
-    fp_geom geom;
-    size_t smem;
-    unsigned blocks, threads;
-};
-
-// Least lines per block on y/z lines: a warp load then reads at least a 32-byte sector per row.
-template <class T>
-constexpr int fp_min_lines() { return 32 / (int)sizeof(T); }
-
-template <class T, int L>
-void *fp_kernel_of(int mode)
-{
-    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED>
-           : mode == FP_CONTIG ? (void *)fp_line<T, L, FP_CONTIG>
-                               : (void *)fp_line<T, L, FP_STAGED>;
-}
-
-template <class T>
-void *fp_kernel(const fp_plan &p)
-{
-    if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
-        if (p.L == 16)
-            return fp_kernel_of<T, 16>(p.mode);
-    return p.L == 4 ? fp_kernel_of<T, 4>(p.mode) : fp_kernel_of<T, 8>(p.mode);
-}
-
-// Measurement overrides of the plan's rule (0: the rule).
-struct fp_force {
-    int L, threads, mode; // mode: 0 rule, 1 + fp_mode
-};
-
-// The chunk length for lines of n unknowns: 8; 16 for float lines long enough that 8 would give more than
-// 64 chunks (fewer reduction steps, fewer threads per line).
-template <class T>
-int fp_chunk_len(int64_t n, int force_L)
-{
-    if (force_L == 4 || force_L == 8 || (force_L == 16 && sizeof(T) == 4))
-        return force_L;
-    return sizeof(T) == 4 && n > 512 ? 16 : 8;
-}
-
-// The FAST plan for a.l_count lines of a.n unknowns; out->use false when the FAST kernel does not take them.
-template <class T>
-cudaError_t fp_make_plan(const tk_args &a, bool contiguous, fp_plan *out, fp_force force = fp_force{0, 0, 0})
-{
-    fp_plan p{};
-    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
-    p.mode = force.mode ? force.mode - 1 : contig ? FP_STAGED : FP_STRIDED;
-    if (!contig)
-        p.mode = FP_STRIDED;
-    p.L = fp_chunk_len<T>(a.n, force.L);
-    const int threads_goal = force.threads ? force.threads : 256;
-    *out = p;
-    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
-        tk_max_offset(a.out, a) >= INT32_MAX)
-        return cudaSuccess;
-    const int P = fp_chunks(a.n, p.L);
-    // threads_goal threads per block; y/z lines in whole 32-byte runs
-    int lines = std::min(std::max(1, threads_goal / P), FP_MAX_LINES);
-    if (p.mode == FP_STRIDED)
-        lines = std::max(fp_min_lines<T>(), lines / fp_min_lines<T>() * fp_min_lines<T>());
-    while (lines > 1 && lines * P > FP_MAX_THREADS)
-        lines /= 2;
-    if (lines * P > FP_MAX_THREADS)
-        return cudaSuccess;
-    p.geom = {P, lines};
-    p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.geom, p.mode);
-    int dev = 0, optin = 0;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e == cudaSuccess)
-        e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-    if (e == cudaSuccess && p.smem > 48 * 1024 && p.smem <= (size_t)optin)
-        e = cudaFuncSetAttribute(fp_kernel<T>(p), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin);
-    // Only FP_CONTIG reads through L1 (its chunks' neighbouring runs): half of the SM's memory left to it
-    // (the driver takes more shared memory where a block needs it).
-    if (e == cudaSuccess)
-        e = cudaFuncSetAttribute(fp_kernel<T>(p), cudaFuncAttributePreferredSharedMemoryCarveout,
-                                 p.mode == FP_CONTIG ? 50 : (int)cudaSharedmemCarveoutMaxShared);
-    if (e != cudaSuccess)
-        return e;
-    p.use = p.smem <= (size_t)optin;
-    *out = p;
-    return cudaSuccess;
-}
-
-template <class T>
-cudaError_t fp_run(const tk_args &a, const fp_plan &p, cudaStream_t stream)
-{
-    if (p.blocks == 0)
-        return cudaSuccess;
-    fp_geom g = p.geom;
-    void *params[] = {(void *)&a, (void *)&g};
-    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
 }
 
 } // namespace
