@@ -15,8 +15,8 @@
 // Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
 // normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
 // (src/thomas_core.h, as the diagnosis tk_locate does); only a line that fails there too is a failing line
-// (its answers not written, its index to a.err and a.nfail as tk_line reports it). So FAST changes the
-// arithmetic of the lines it answers, never which lines fail nor the failure's line, cell and kind.
+// (its answers not written, its index to a.err and a.nfail as tk_line reports it). So a line fails under
+// FAST only where MOHID's recurrence fails, with MOHID's report (docs/decisions/022).
 #ifndef TRIDI_FAST_LINES_CUH
 #define TRIDI_FAST_LINES_CUH
 
