@@ -776,6 +776,8 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
                              G.nz, tname(combo), "xyz"[axis], pass, kfn, combo != 2 ? kf.back() * 1e6 : 0.0,
                              combo != 2 ? cf.back() * 1e6 : 0.0, kmn, km.back() * 1e6, cm.back() * 1e6, ts * 1e6,
                              B.d2d * 1e-9, floor_bytes(combo));
+            if (g_csv)
+                std::fflush(g_csv);
         }
         const double mcm = median(cm), mkm = median(km);
         auto pct = [&](double t) { return 100.0 * bytes / t / B.d2d; };
