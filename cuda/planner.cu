@@ -301,7 +301,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
 template <class T, int L>
 void *fp_kernel_of(int mode)
 {
-    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_STAGED>;
+    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_CONTIG>;
 }
 
 template <class T>
@@ -313,17 +313,18 @@ void *fp_kernel(const tk_plan &p)
     return fp_kernel_of<T, 8>(p.fmode);
 }
 
-// Least lines per block on y/z lines: a warp load then reads at least a 32-byte sector per row.
-template <class T>
-constexpr int fp_min_lines() { return 32 / (int)sizeof(T); }
-
 // The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
-// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory): today's
-// kernels then do, in MOHID's arithmetic, which meets the FAST bound too.
-//  - chunks of 8 unknowns; 16 for float lines past 512 unknowns (fewer reduction steps, and y/z lines of
-//    1024 unknowns then fit 8 neighbouring lines, a 32-byte run, in a block of 512 threads);
-//  - about 256 threads per block, y/z lines in whole 32-byte runs (8 float or 4 double lines at least);
-//  - x lines staged through shared memory (FP_STAGED), y/z lines straight into registers (FP_STRIDED).
+// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
+// y/z lines past 1024 unknowns): MOHID's kernels then do (plan_solve), which meet the FAST bound too.
+// The shapes, from the kernel-only measurements of decision 021 (H100, 2026-11-25):
+//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
+//    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
+//    copy bandwidth with 128 threads, 67% with 256, 55% with 512; staged through shared memory, 52%);
+//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 64 unknowns or more, else 8; 256 threads a
+//    block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring lines (the length of
+//    those runs is what bounds these lines: 1024x1024x128 z f32 55% with 64-byte runs, 65% with 128).
+//    Double lines past 1024 unknowns would get 16-byte runs: today's kernel was faster there
+//    (2048x2048x32 y f64 6568 against 7489 us).
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
 {
@@ -334,26 +335,38 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
         tk_max_offset(a.out, a) >= INT32_MAX)
         return cudaSuccess;
     const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
-    p.fmode = contig ? FP_STAGED : FP_STRIDED;
-    p.fL = sizeof(T) == 4 && a.n > 512 ? 16 : 8;
+    p.fmode = contig ? FP_CONTIG : FP_STRIDED;
+    p.fL = !contig && sizeof(T) == 4 && a.n >= 64 ? 16 : 8;
     const int P = fp_chunks(a.n, p.fL);
-    int lines = std::min(std::max(1, 256 / P), FP_MAX_LINES);
-    if (p.fmode == FP_STRIDED)
-        lines = std::max(fp_min_lines<T>(), lines / fp_min_lines<T>() * fp_min_lines<T>());
-    while (lines > 1 && lines * P > FP_MAX_THREADS)
-        lines /= 2;
+    int lines;
+    if (contig) {
+        lines = std::max(1, 128 / P);
+    } else {
+        const int run = 128 / (int)sizeof(T); // neighbouring lines in 128 bytes
+        lines = std::max(1, 256 / P);
+        if (lines < run)
+            lines = std::min(run, std::max(1, FP_MAX_THREADS / P));
+        if (sizeof(T) == 8 && lines < 4)
+            return cudaSuccess;
+    }
+    lines = std::min(lines, FP_MAX_LINES);
     if (lines * P > FP_MAX_THREADS)
         return cudaSuccess;
     p.fgeom = {P, lines};
     p.threads = (unsigned)(P * lines);
     p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.fgeom, p.fmode);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
     p.contig = contig;
     p.wgs = true; // no scratch
     p.i32 = true;
     int sms = 0;
     size_t optin = 0;
-    const cudaError_t e = tk_prepare(fp_kernel<T>(p), &sms, &optin);
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
+    // driver takes more shared memory where a block needs it); y/z lines use none.
+    if (e == cudaSuccess && contig)
+        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
     if (e != cudaSuccess)
         return e;
     p.fast = p.smem <= optin;
@@ -429,14 +442,18 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         using TL = std::remove_pointer_t<decltype(l)>;
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
-        // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021)
+        // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021). Lines
+        // the FAST kernel does not take go to one thread per line: split lines of more than 2048 unknowns
+        // with rows scaled over 10^-30..10^30 measured outside the FAST bound (test_fast_gpu).
+        tk_choice c = choice;
         if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
             if (k.fast && choice.family == 0) {
                 CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
                 if (plan->fast)
                     return TRIDI_SUCCESS;
+                c = tk_choice{1, 0};
             }
-        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, choice)), "planning the Thomas kernel");
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });
 }

@@ -34,6 +34,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #define CUDA_OK(x)                                                                                       \
@@ -648,6 +649,22 @@ static void transfer_shapes(const grid3 &G)
 // box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in three passes; the
 // table shows the median of the three (range of the per-call %), the CSV (--csv=FILE) every pass.
 static FILE *g_csv;
+static std::string g_csv_head; // device,date,commit, (bench/results/README.md's schema)
+
+// One row of bench/results/README.md's schema: the range of a figure over the passes (value_max empty when
+// there is one figure).
+static void csv_row(const grid3 &G, const char *type, char axis, const char *metric, double lo, double hi,
+                    const char *unit)
+{
+    if (!g_csv)
+        return;
+    char range[64] = "";
+    if (hi != lo)
+        std::snprintf(range, sizeof range, "%.4g", hi);
+    std::fprintf(g_csv, "%s%dx%dx%d,%s,%c,%s,%.4g,%s,%s\n", g_csv_head.c_str(), G.nx, G.ny, G.nz, type, axis, metric, lo,
+                 range, unit);
+    std::fflush(g_csv);
+}
 
 // Seconds per call of a device plan on arrays a, calls back to back.
 static double time_plan(tridi_context ctx, const tridi_grid &g, int axis, const tridi_arrays &a, tridi_arith arith,
@@ -731,7 +748,7 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
     return median(t);
 }
 
-static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo, const char *device)
+static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
@@ -771,16 +788,26 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
             }
             cm.push_back(time_plan(ctx, g, axis, a, TRIDI_ARITH_MOHID, reps));
             km.push_back(time_kernel(g, axis, a, false, scratch, reps, &kmn));
-            if (g_csv)
-                std::fprintf(g_csv, "%s,%dx%dx%d,%s,%c,%d,%s,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.1f,%d\n", device, G.nx, G.ny,
-                             G.nz, tname(combo), "xyz"[axis], pass, kfn, combo != 2 ? kf.back() * 1e6 : 0.0,
-                             combo != 2 ? cf.back() * 1e6 : 0.0, kmn, km.back() * 1e6, cm.back() * 1e6, ts * 1e6,
-                             B.d2d * 1e-9, floor_bytes(combo));
-            if (g_csv)
-                std::fflush(g_csv);
         }
         const double mcm = median(cm), mkm = median(km);
         auto pct = [&](double t) { return 100.0 * bytes / t / B.d2d; };
+        // every pass's figures as a range: times in us, shares of the copy bandwidth
+        auto rows = [&](const char *metric, const std::vector<double> &t) {
+            const double lo = *std::min_element(t.begin(), t.end()), hi = *std::max_element(t.begin(), t.end());
+            char m[64];
+            std::snprintf(m, sizeof m, "%s_us", metric);
+            csv_row(G, tname(combo), "xyz"[axis], m, lo * 1e6, hi * 1e6, "us");
+            std::snprintf(m, sizeof m, "%s_pct_copy", metric);
+            csv_row(G, tname(combo), "xyz"[axis], m, pct(hi), pct(lo), "%");
+        };
+        if (combo != 2) {
+            rows("fast_kernel", kf);
+            rows("fast_call", cf);
+            csv_row(G, tname(combo), "xyz"[axis], "cusparse_us", ts * 1e6, ts * 1e6, "us");
+            csv_row(G, tname(combo), "xyz"[axis], "cusparse_over_fast_call", ts / median(cf), ts / median(cf), "ratio");
+        }
+        rows("mohid_kernel", km);
+        rows("mohid_call", cm);
         if (combo == 2) {
             std::printf("| %dx%dx%d | %s | %c | - | - | - | - | %.1f (%s %.1f) | %.0f%% | - | - |\n", G.nx, G.ny, G.nz,
                         tname(combo), "xyz"[axis], mcm * 1e6, kmn, mkm * 1e6, pct(mcm));
@@ -805,7 +832,8 @@ static void usage()
                          "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
                          "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
                          "  --fast: only the FAST arithmetic table (FAST / MOHID / cuSPARSE; default grids: issue 27's)\n"
-                         "  --csv=FILE: the FAST table's raw rows (every pass) to FILE\n"
+                         "  --csv=FILE: the FAST table's rows in bench/results/README.md's schema (ranges over the\n"
+                         "    three passes); --commit=HASH fills its commit column\n"
                          "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
                          "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
     std::exit(2);
@@ -815,7 +843,7 @@ int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
     bool do_resident = true, do_host = true, do_plans = false, do_fast = false;
-    const char *csv_path = nullptr;
+    const char *csv_path = nullptr, *commit = "-";
     std::vector<grid3> grids;
     int only_type = -1;
     for (int i = 1; i < argc; ++i) {
@@ -835,6 +863,8 @@ int main(int argc, char **argv)
             do_fast = true, do_resident = do_host = false;
         else if (!std::strncmp(argv[i], "--csv=", 6) && argv[i][6])
             csv_path = argv[i] + 6;
+        else if (!std::strncmp(argv[i], "--commit=", 9) && argv[i][9])
+            commit = argv[i] + 9;
         else if (std::sscanf(argv[i], "--grid=%dx%dx%d", &G.nx, &G.ny, &G.nz) == 3 && G.nx > 0 && G.ny > 0 && G.nz > 0)
             grids.push_back(G);
         else if (argv[i][0] >= '0' && argv[i][0] <= '9') // 0: no sequential reference at all
@@ -897,9 +927,14 @@ int main(int argc, char **argv)
             std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
             return 2;
         }
-        if (g_csv)
-            std::fprintf(g_csv, "device,grid,type,axis,pass,fast_kernel,fast_kernel_us,fast_call_us,mohid_kernel,"
-                                "mohid_kernel_us,mohid_call_us,cusparse_us,copy_GBps,floor_B_per_cell\n");
+        if (g_csv) {
+            char iso[32];
+            std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%MZ", std::gmtime(&tt));
+            const char *dev = std::strstr(prop.name, "H100") ? "H100" : std::strstr(prop.name, "H200") ? "H200" : prop.name;
+            g_csv_head = std::string(dev) + "," + iso + "," + commit + ",";
+            std::fprintf(g_csv, "device,date,commit,grid,type,axis,metric,value,value_max,unit\n");
+            std::fprintf(g_csv, "%s-,-,-,device_copy_bw,%.4g,,GB/s\n", g_csv_head.c_str(), B.d2d * 1e-9);
+        }
         std::printf("FAST arithmetic (device plans, ON_ERROR_LINES, DEFERRED verdicts, calls back to back; FAST / "
                     "MOHID call = us per tridi_plan_solve; kernel = the planner's kernel alone, into x; %% = floor "
                     "traffic at the device copy bandwidth of this run, median of three passes (range of the "
@@ -911,7 +946,7 @@ int main(int argc, char **argv)
         for (const grid3 &G : grids)
             for (int combo = 0; combo < 3; ++combo)
                 if (only_type < 0 || combo == only_type)
-                    fast_rows(gpu, sp, G, B, combo, prop.name);
+                    fast_rows(gpu, sp, G, B, combo);
         if (g_csv)
             std::fclose(g_csv);
     }

@@ -8,9 +8,9 @@
 // global memory, whatever the length of the line.
 //  - y/z lines (neighbouring lines neighbouring in memory, FP_STRIDED): thread = chunk-major, lane = line, so
 //    each warp load reads runs of `lines` consecutive cells (at least a 32-byte sector).
-//  - x lines (unknowns contiguous, FP_STAGED): the block's lines are copied through shared memory in and
-//    out, consecutive threads on consecutive unknowns; FP_CONTIG reads them straight into registers instead
-//    (a warp load touches a line's 32 chunks, whose sectors the next loads reuse in L1).
+//  - x lines (unknowns contiguous, FP_CONTIG): the P threads of a line are neighbours, and their chunks are
+//    neighbouring runs of one line (a warp load touches a line's 32 chunks, whose sectors the next loads
+//    reuse in L1: faster than staging the lines through shared memory, decision 021).
 // The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode.
 // Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
 // normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
@@ -24,7 +24,6 @@
 #include "fast_core.cuh"
 #include "thomas_core.h" // MOHID's recurrence and its checks, for the fallback
 
-#include <algorithm>
 
 namespace {
 
@@ -34,27 +33,18 @@ constexpr int FP_MAX_LINES = 128;   // per block (short lines: up to 128 one-chu
 
 // How a block's threads meet their lines.
 enum fp_mode {
-    FP_STRIDED = 0, // y/z lines: lane = line, loads straight into registers (coalesced across lines)
-    FP_CONTIG = 1,  // x lines: a line's chunks on neighbouring threads, loads straight into registers
-    FP_STAGED = 2   // x lines: the block's lines copied through shared memory, in and out (coalesced)
+    FP_STRIDED = 0, // y/z lines: lane = line (coalesced across neighbouring lines)
+    FP_CONTIG = 1   // x lines: a line's chunks on neighbouring threads
 };
 
-// Shared memory of a block: a flag per line, the lines' offsets (staged), then one area used in turn by
-// the staged inputs, the reduced rows (a, c, d of 2P rows per line), the staged answers and the fallback's
-// (W, G) of one line. A staged line has n + n / 32 + 1 elements (a pad every 32: the threads' chunks
-// then fall in different banks).
-__host__ __device__ inline size_t fp_round16(size_t b) { return (b + 15) / 16 * 16; }
-__host__ __device__ inline int fp_pitch(int64_t n) { return (int)(n + n / 32 + 1); }
+// Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of 2P
+// rows per line) and the fallback's (W, G) of one line.
+__host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((size_t)g.lines * sizeof(int) + 15) / 16 * 16; }
 template <class T>
-inline size_t fp_smem_bytes(int64_t n, const fp_geom &g, int mode)
+inline size_t fp_smem_bytes(int64_t n, const fp_geom &g)
 {
-    const size_t head = fp_round16((size_t)g.lines * sizeof(int)) +
-                        (mode == FP_STAGED ? fp_round16((size_t)g.lines * 2 * sizeof(int)) : 0);
-    size_t area = (size_t)3 * 2 * g.P * g.lines * sizeof(T);
-    area = std::max(area, (size_t)n * 2 * sizeof(double));
-    if (mode == FP_STAGED)
-        area = std::max(area, (size_t)4 * g.lines * fp_pitch(n) * sizeof(T));
-    return head + area;
+    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    return fp_flag_bytes(g) + (red > wg ? red : wg);
 }
 
 // MOHID's recurrence on one line (one thread), W/G in `wg`: the same steps and checks as tk_locate, the
@@ -108,62 +98,21 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
         len = 1; // a zero line's one row: keeps the reduction's arithmetic finite
 
     int *lflag = (int *)fp_dyn;
-    int *loff = (int *)(fp_dyn + fp_round16((size_t)TL * sizeof(int))); // STAGED: in, out offsets per line
-    unsigned char *area = fp_dyn + fp_round16((size_t)TL * sizeof(int)) +
-                          (MODE == FP_STAGED ? fp_round16((size_t)TL * 2 * sizeof(int)) : 0);
-    const int pitch = fp_pitch(n);
-    auto spos = [&](int tl, int m) { return tl * pitch + m + (m >> 5); };
+    unsigned char *area = fp_dyn + fp_flag_bytes(geo);
     if (q == 0)
         lflag[t] = 0;
 
     const T *E = (const T *)a.E, *D = (const T *)a.D, *F = (const T *)a.F, *Rh = (const T *)a.R;
     T av[L], bv[L], cv[L], dv[L];
-    if (MODE == FP_STAGED) {
-        // The block's lines through shared memory: consecutive threads copy consecutive unknowns.
-        if (q == 0) {
-            loff[2 * t] = io;
-            loff[2 * t + 1] = oo;
-        }
-        __syncthreads();
-        T *sE = (T *)area, *sR = sE + TL * pitch, *sD = sR + TL * pitch, *sF = sD + TL * pitch;
-        // Unknown m of line tl, stepped by NT cells without a division per cell.
-        const int tot = nl * n, dq = NT / n, dr = NT - dq * n;
-        int tl = tid / n, m = tid - tl * n;
-        FP_UNROLL
-        for (int j = 0; j < L; ++j) { // TL * n <= NT * L
-            if (tid + j * NT < tot) {
-                const int o = loff[2 * tl] + m, p = spos(tl, m);
-                sE[p] = __ldg(E + o);
-                sR[p] = __ldg(Rh + o);
-                sD[p] = m > 0 ? __ldg(D + o) : T(0);
-                sF[p] = m < n - 1 ? __ldg(F + o) : T(0);
-            }
-            tl += dq, m += dr;
-            if (m >= n)
-                m -= n, ++tl;
-        }
-        __syncthreads();
-        FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            const bool in = active && k < len;
-            const int p = spos(t, s0 + k);
-            bv[k] = in ? sE[p] : T(1);
-            dv[k] = in ? sR[p] : T(0);
-            av[k] = in ? sD[p] : T(0);
-            cv[k] = in ? sF[p] : T(0);
-        }
-        __syncthreads(); // the area becomes the reduced rows
-    } else {
-        // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
-        FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            const int m = s0 + k, o = io + m * si;
-            const bool in = active && k < len;
-            bv[k] = in ? __ldg(E + o) : T(1);
-            dv[k] = in ? __ldg(Rh + o) : T(0);
-            av[k] = in && m > 0 ? __ldg(D + o) : T(0);
-            cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
-        }
+    // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
+    FP_UNROLL
+    for (int k = 0; k < L; ++k) {
+        const int m = s0 + k, o = io + m * si;
+        const bool in = active && k < len;
+        bv[k] = in ? __ldg(E + o) : T(1);
+        dv[k] = in ? __ldg(Rh + o) : T(0);
+        av[k] = in && m > 0 ? __ldg(D + o) : T(0);
+        cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
     }
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
@@ -201,34 +150,13 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
     if (!ok && active)
         lflag[t] = 1;
-    if (MODE == FP_STAGED) {
-        // The answers leave through shared memory too, a flagged line's not at all.
-        T *sX = (T *)area;
+    __syncthreads();
+    if (active && !lflag[t]) {
+        T *X = (T *)a.X + oo;
         FP_UNROLL
         for (int k = 0; k < L; ++k)
-            if (active && k < len)
-                sX[spos(t, s0 + k)] = dv[k];
-        __syncthreads();
-        const int tot = nl * n, dq = NT / n, dr = NT - dq * n;
-        int tl = tid / n, m = tid - tl * n;
-        T *X = (T *)a.X;
-        FP_UNROLL
-        for (int j = 0; j < L; ++j) {
-            if (tid + j * NT < tot && !lflag[tl])
-                X[loff[2 * tl + 1] + m] = sX[spos(tl, m)];
-            tl += dq, m += dr;
-            if (m >= n)
-                m -= n, ++tl;
-        }
-    } else {
-        __syncthreads();
-        if (active && !lflag[t]) {
-            T *X = (T *)a.X + oo;
-            FP_UNROLL
-            for (int k = 0; k < L; ++k)
-                if (k < len)
-                    X[(s0 + k) * so] = dv[k];
-        }
+            if (k < len)
+                X[(s0 + k) * so] = dv[k];
     }
     // Lines the partitioned solve could not answer: MOHID's recurrence, one line at a time (they share the
     // W/G area). Rare: no cost when no line of the block is flagged.

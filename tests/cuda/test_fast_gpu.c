@@ -40,10 +40,10 @@ static void fill(tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_a
             if (kind == 1)
                 e = sign * 1.001 * (fabs(d) + fabs(f));
             const double k = kind == 2 ? pow(10.0, -30.0 + 60.0 * tu_uniform(rng)) : 1.0;
-            tu_set(s->a.lower, t, i, d * k);
-            tu_set(s->a.diag, t, i, e * k);
-            tu_set(s->a.upper, t, i, f * k);
-            tu_set(s->a.rhs, t, i, (2.0 * tu_uniform(rng) - 1.0) * k);
+            tu_set((void *)s->a.lower, t, i, d * k);
+            tu_set((void *)s->a.diag, t, i, e * k);
+            tu_set((void *)s->a.upper, t, i, f * k);
+            tu_set((void *)s->a.rhs, t, i, (2.0 * tu_uniform(rng) - 1.0) * k);
         }
 }
 
@@ -153,7 +153,7 @@ static void accuracy(tridi_dtype t, uint64_t *rng)
     for (int ax = 0; ax < 3; ++ax) {
         const tridi_axis axis = (tridi_axis)ax;
         int64_t differs = 0, cells_fast = 0;
-        double worst = 0.0;
+        double worst = 0.0, worst_kept = 0.0; /* lines of the FAST kernel, lines past 2048 (MOHID's kernels) */
         for (int li = 0; li < nlens; ++li)
             for (int kind = 0; kind < 3; ++kind) {
                 const int64_t n = lens[li];
@@ -190,7 +190,7 @@ static void accuracy(tridi_dtype t, uint64_t *rng)
                 fetch(&s, &dev);
                 tridi_plan_destroy(pf);
                 ++tu_checks;
-                if (check_bound(what, &s, s.a.x, lo, hi, axis, -1, &worst)) {
+                if (check_bound(what, &s, s.a.x, lo, hi, axis, -1, n <= 2048 ? &worst : &worst_kept)) {
                     ++tu_failures;
                     printf("FAILED %s: answers outside the stated bound\n", what);
                 }
@@ -225,9 +225,11 @@ static void accuracy(tridi_dtype t, uint64_t *rng)
                 tu_dev_free(ctx, &dev);
                 tu_system_free(&s);
             }
-        char what[128];
-        snprintf(what, sizeof what, "FAST %s, axis %c: worst error %.3g of the bound; %lld of %lld answers differ from MOHID's arithmetic",
-                 tn, "xyz"[ax], worst, (long long)differs, (long long)cells_fast);
+        char what[256];
+        snprintf(what, sizeof what,
+                 "FAST %s, axis %c: worst error %.3g of the bound (lines past 2048: %.3g); %lld of %lld answers of "
+                 "the FAST kernel differ from MOHID's arithmetic",
+                 tn, "xyz"[ax], worst, worst_kept, (long long)differs, (long long)cells_fast);
         tu_expect_true(what, differs > 0);
     }
 }
@@ -252,12 +254,12 @@ static void failures(tridi_dtype t, uint64_t *rng)
                 exit(1);
             fill(&s, lo, hi, axis, 0, rng);
             int64_t c[3], cbad[3];
-            tu_set(s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad), NAN);
+            tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad), NAN);
             /* chunks of 8 over 40 unknowns: 5 chunks, the second from unknown 8 */
             const int64_t i9 = tu_line_cell(&g, lo, hi, axis, fixable, 9, c);
-            tu_set(s.a.diag, t, i9, 0.0);
-            tu_set(s.a.lower, t, i9, 0.7);
-            tu_set(s.a.upper, t, i9, 0.6);
+            tu_set((void *)s.a.diag, t, i9, 0.0);
+            tu_set((void *)s.a.lower, t, i9, 0.7);
+            tu_set((void *)s.a.upper, t, i9, 0.6);
             if (tu_dev_upload(ctx, &s, &dev))
                 exit(1);
             const tridi_arrays da = tu_dev_arrays(&s, &dev);
@@ -300,7 +302,7 @@ static void failures(tridi_dtype t, uint64_t *rng)
             }
             tridi_plan_destroy(plan);
             /* the same plan kind without the NaN: every line answered, the zero-pivot one by the fallback */
-            tu_set(s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, c), 3.0);
+            tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, c), 3.0);
             tu_dev_free(ctx, &dev);
             if (tu_dev_upload(ctx, &s, &dev))
                 exit(1);
