@@ -1,0 +1,270 @@
+// Fused ADI sweeps on the GPU (docs/decisions/025): one kernel per sweep, one thread per line. Each thread
+// forms the rows of its line from the field and the coefficients with the cell arithmetic shared with the
+// CPU (src/adi_cell.inc, ADI_COEF), runs the Thomas recurrence of src/thomas_core.h on them at once, and
+// writes only the sweep's output; no diagonal or right-hand side goes to memory. The rows are rounded to
+// the storage type as the staged path stores them, so both paths solve the same systems.
+//
+// Failures are deferred (docs/decisions/026): the first is kept in the plan's status word (ADI_KEY) and
+// every later sweep of the plan does nothing until tridi_adi_synchronize has reported it.
+#include "adi_internal.h"
+#include "thomas_core.h"
+
+#include <cuda_runtime.h>
+
+#define ADI_QUAL static __device__ __forceinline__
+#define ADI_UNROLL _Pragma("unroll")
+#define ADI_LOAD(p) __ldg(p)
+#define ADI_CELL adi_cell_f32
+#define ADI_COEF adi_coef_f32
+#define ADI_T float
+#include "adi_cell.inc"
+#undef ADI_CELL
+#undef ADI_COEF
+#undef ADI_T
+#define ADI_CELL adi_cell_f64
+#define ADI_COEF adi_coef_f64
+#define ADI_T double
+#include "adi_cell.inc"
+#undef ADI_CELL
+#undef ADI_COEF
+#undef ADI_T
+#undef ADI_QUAL
+#undef ADI_UNROLL
+#undef ADI_LOAD
+
+namespace {
+
+constexpr int LINES_PER_BLOCK = 128;
+constexpr unsigned MAX_BLOCKS = 1u << 20; // a grid-stride loop covers the rest
+
+template <typename T>
+__device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j, int64_t k, double *lo, double *di,
+                                       double *up)
+{
+    if (sizeof(T) == 8)
+        return adi_coef_f64(s, i, j, k, lo, di, up);
+    return adi_coef_f32(s, i, j, k, lo, di, up);
+}
+
+// The row of unknown m as the staged path stores it (in T), with the lower coefficient of the first
+// unknown and the upper one of the last set to 0: they fall outside the line and are never read.
+template <typename T, int AXIS>
+__device__ __forceinline__ double row(const adi_stage *s, int64_t l1, int64_t l2, int64_t m, int64_t n, double *d,
+                                      double *e, double *f)
+{
+    constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
+    int64_t idx[3];
+    idx[AXIS] = m;
+    idx[A1] = l1;
+    idx[A2] = l2;
+    double lo = 0.0, di = 1.0, up = 0.0;
+    const double r = (double)(T)coef<T>(s, idx[0], idx[1], idx[2], &lo, &di, &up);
+    *d = m > 0 ? (double)(T)lo : 0.0;
+    *e = (double)(T)di;
+    *f = m < n - 1 ? (double)(T)up : 0.0;
+    return r;
+}
+
+// TABLE: every line of the sweep has the same rows, whose W is fz.table (made by tables_kernel with the
+// same arithmetic); otherwise each line keeps its own W in fz.w.
+template <typename T, int AXIS, bool TABLE>
+__global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_constant__ adi_stage s,
+                                                               const __grid_constant__ adi_fused fz, int64_t nlines)
+{
+    constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
+    if (*fz.status != ADI_STATUS_CLEAR)
+        return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
+    const int64_t n = s.n[AXIS], n1 = s.n[A1];
+    T *out = (T *)s.out;
+    double *__restrict__ G = fz.g;
+    double *__restrict__ W = fz.w;
+    const double *__restrict__ tab = fz.table;
+    for (int64_t line = (int64_t)blockIdx.x * LINES_PER_BLOCK + threadIdx.x; line < nlines;
+         line += (int64_t)gridDim.x * LINES_PER_BLOCK) {
+        const int64_t l1 = line % n1, l2 = line / n1;
+        double w = 0.0, g = 0.0;
+        int kind = TRIDI_FAIL_NONE;
+        int64_t m = 0;
+        for (; m < n; ++m) {
+            double d, e, f;
+            const double r = row<T, AXIS>(&s, l1, l2, m, n, &d, &e, &f);
+            if (TABLE)
+                w = m > 0 ? tab[m - 1] : 0.0;
+            kind = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);
+            if (kind)
+                break;
+            if (!TABLE)
+                W[m * nlines + line] = w;
+            G[m * nlines + line] = g;
+        }
+        if (!kind) {
+            int64_t c = s.origin + l1 * s.stride[A1] + l2 * s.stride[A2] + (n - 1) * s.stride[AXIS];
+            double x = 0.0;
+            for (m = n - 1; m >= 0; --m, c -= s.stride[AXIS]) {
+                const double wm = TABLE ? tab[m] : W[m * nlines + line];
+                x = tridi_thomas_back(wm, G[m * nlines + line], x, m == n - 1, sizeof(T) == 8);
+                if (!tridi_thomas_finite(x)) {
+                    kind = TRIDI_FAIL_ANSWER_OVERFLOW;
+                    break;
+                }
+                out[c] = (T)x;
+            }
+        }
+        if (kind)
+            atomicMin(fz.status, ADI_KEY(AXIS, line, m, kind));
+    }
+}
+
+// One thread per axis: the W of the rows every line of that axis shares (line 0's), remade only when the
+// implicit weight changed since the table was made (aux[1 + a] holds it; the bits of NaN at first).
+template <typename T>
+__global__ void tables_kernel(const __grid_constant__ adi_stage base, double *aux, int use0, int use1, int use2,
+                              double tdt0, double tdt1, double tdt2)
+{
+    const int a = threadIdx.x;
+    const int use[3] = {use0, use1, use2};
+    const double tdt[3] = {tdt0, tdt1, tdt2};
+    if (a >= 3 || !use[a] || aux[1 + a] == tdt[a])
+        return;
+    adi_stage s = base;
+    s.axis = a;
+    s.tdt = tdt[a];
+    s.x0 = s.y = s.field;
+    for (int b = 0; b < 3; ++b)
+        s.alpha[b] = 0.0;
+    double *tab = aux + ADI_AUX_TABLES;
+    for (int b = 0; b < a; ++b)
+        tab += base.n[b];
+    const int64_t n = s.n[a];
+    double w = 0.0;
+    for (int64_t m = 0; m < n; ++m) {
+        double d, e, f;
+        switch (a) {
+        case 0: row<T, 0>(&s, 0, 0, m, n, &d, &e, &f); break;
+        case 1: row<T, 1>(&s, 0, 0, m, n, &d, &e, &f); break;
+        default: row<T, 2>(&s, 0, 0, m, n, &d, &e, &f); break;
+        }
+        // Only W matters here; a failure shows again, with its line and cell, in the sweep itself.
+        const double den = e + d * w;
+        w = m == n - 1 ? 0.0 : -f / den;
+        tab[m] = w;
+    }
+    aux[1 + a] = tdt[a];
+}
+
+tridi_status cuda_fail(const char *what, cudaError_t e)
+{
+    return tridi_fail(TRIDI_ERROR_CUDA, "tridi_adi (GPU): %s: %s (%s)", what, cudaGetErrorString(e),
+                      cudaGetErrorName(e));
+}
+
+template <typename T, int AXIS>
+void launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+{
+    const int64_t want = (nlines + LINES_PER_BLOCK - 1) / LINES_PER_BLOCK;
+    const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
+    if (fz->table)
+        fused_sweep<T, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
+    else
+        fused_sweep<T, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
+}
+
+template <typename T>
+void launch(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+{
+    switch (s->axis) {
+    case 0: launch_axis<T, 0>(s, fz, nlines, st); break;
+    case 1: launch_axis<T, 1>(s, fz, nlines, st); break;
+    default: launch_axis<T, 2>(s, fz, nlines, st); break;
+    }
+}
+
+} // namespace
+
+extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz,
+                                                   void *stream)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaSetDevice", e);
+    const int64_t nlines = s->n[0] * s->n[1] * s->n[2] / s->n[s->axis];
+    if (f64)
+        launch<double>(s, fz, nlines, (cudaStream_t)stream);
+    else
+        launch<float>(s, fz, nlines, (cudaStream_t)stream);
+    e = cudaGetLastError();
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("fused sweep launch", e);
+}
+
+extern "C" tridi_status tridi_adi_cuda_tables(int device, const adi_stage *s, int f64, double *aux, const int use[3],
+                                              const double tdt[3], void *stream)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaSetDevice", e);
+    cudaStream_t st = (cudaStream_t)stream;
+    if (f64)
+        tables_kernel<double><<<1, 3, 0, st>>>(*s, aux, use[0], use[1], use[2], tdt[0], tdt[1], tdt[2]);
+    else
+        tables_kernel<float><<<1, 3, 0, st>>>(*s, aux, use[0], use[1], use[2], tdt[0], tdt[1], tdt[2]);
+    e = cudaGetLastError();
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("table kernel launch", e);
+}
+
+extern "C" tridi_status tridi_adi_cuda_aux_reset(int device, double *aux, size_t bytes)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = cudaMemset(aux, 0xff, bytes); // status ADI_STATUS_CLEAR, table dts NaN (never equal to a dt)
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("clearing the plan's status", e);
+}
+
+extern "C" tridi_status tridi_adi_cuda_status_take(int device, double *aux, unsigned long long *key)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(key, aux, sizeof *key, cudaMemcpyDeviceToHost);
+    if (e == cudaSuccess && *key != ADI_STATUS_CLEAR) { // rare: the clear must land before any later step
+        e = cudaMemset(aux, 0xff, sizeof *key);
+        if (e == cudaSuccess)
+            e = cudaDeviceSynchronize();
+    }
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("reading the plan's status", e);
+}
+
+extern "C" tridi_status tridi_adi_cuda_event_create(int device, void **event)
+{
+    *event = nullptr;
+    cudaError_t e = cudaSetDevice(device);
+    cudaEvent_t ev;
+    if (e == cudaSuccess)
+        e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaEventCreate", e);
+    *event = ev;
+    return TRIDI_SUCCESS;
+}
+
+extern "C" void tridi_adi_cuda_event_destroy(int device, void *event)
+{
+    if (cudaSetDevice(device) == cudaSuccess)
+        cudaEventDestroy((cudaEvent_t)event);
+}
+
+extern "C" tridi_status tridi_adi_cuda_event_record(void *event, void *stream)
+{
+    // A stream being captured into a graph gets no record: the graph's replays are the caller's to wait for.
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
+    if (e == cudaSuccess && cs == cudaStreamCaptureStatusNone)
+        e = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventRecord", e);
+}
+
+extern "C" tridi_status tridi_adi_cuda_event_sync(void *event)
+{
+    cudaError_t e = cudaEventSynchronize((cudaEvent_t)event);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventSynchronize", e);
+}
