@@ -401,6 +401,8 @@ tridi_status tridi_adi_destroy(tridi_adi plan)
     /* Queued work may still use the work arrays. */
     if (plan->cuda && plan->stream)
         tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
+    if (plan->done)
+        tridi_adi_cuda_event_sync(plan->done);
 #endif
     plan->ctx->adi_plans--;
     release_contents(plan);

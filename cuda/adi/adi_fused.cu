@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 #define ADI_QUAL static __device__ __forceinline__
 #define ADI_UNROLL _Pragma("unroll")
 #define ADI_LOAD(p) __ldg(p)
@@ -115,6 +117,114 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
     }
 }
 
+// x lines, whose cells are contiguous: a block takes XT_LINES lines a chunk of XT_CHUNK cells at a time.
+// Its warps form the chunk's rows together, each warp along one line (coalesced), into shared memory; one
+// thread per line then runs the recurrence over the chunk; W and G go out (and come back for the back
+// substitution) the same coalesced way, indexed line * n + m. Failures as in fused_sweep.
+constexpr int XT_LINES = 32, XT_CHUNK = 32, XT_THREADS = 256, XT_WARPS = XT_THREADS / 32;
+
+template <typename T, bool TABLE>
+__global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constant__ adi_stage s,
+                                                            const __grid_constant__ adi_fused fz, int64_t nlines)
+{
+    __shared__ double sd[XT_LINES][XT_CHUNK + 1], se[XT_LINES][XT_CHUNK + 1], sf[XT_LINES][XT_CHUNK + 1],
+        sr[XT_LINES][XT_CHUNK + 1];
+    __shared__ int failed[XT_LINES];
+    __shared__ int skip;
+    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    if (t == 0)
+        skip = *fz.status != ADI_STATUS_CLEAR; // read once per block: every thread must take the same path
+    __syncthreads();
+    if (skip)
+        return;
+    const int64_t n = s.n[0], n1 = s.n[1];
+    T *out = (T *)s.out;
+    double *__restrict__ G = fz.g;
+    double *__restrict__ W = fz.w;
+    const double *__restrict__ tab = fz.table;
+    for (int64_t base = (int64_t)blockIdx.x * XT_LINES; base < nlines; base += (int64_t)gridDim.x * XT_LINES) {
+        const int64_t myline = base + t;
+        const bool mine = t < XT_LINES && myline < nlines;
+        if (t < XT_LINES)
+            failed[t] = 0;
+        double w = 0.0, g = 0.0;
+        for (int64_t i0 = 0; i0 < n; i0 += XT_CHUNK) {
+            const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
+            __syncthreads(); // the last chunk's shared values are used up
+            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+                const int64_t line = base + q;
+                if (line < nlines && lane < cn) {
+                    double d, e, f;
+                    const double r = row<T, 0>(&s, line % n1, line / n1, i0 + lane, n, &d, &e, &f);
+                    sd[q][lane] = d;
+                    se[q][lane] = e;
+                    sf[q][lane] = f;
+                    sr[q][lane] = r;
+                }
+            }
+            __syncthreads();
+            if (mine && !failed[t]) {
+                for (int ii = 0; ii < cn; ++ii) {
+                    const int64_t m = i0 + ii;
+                    if (TABLE)
+                        w = m > 0 ? tab[m - 1] : 0.0;
+                    const int kind = tridi_thomas_forward(sd[t][ii], se[t][ii], sf[t][ii], sr[t][ii], m == n - 1, &w, &g);
+                    if (kind) {
+                        failed[t] = 1;
+                        atomicMin(fz.status, ADI_KEY(0, myline, m, kind));
+                        break;
+                    }
+                    sd[t][ii] = w;
+                    sr[t][ii] = g;
+                }
+            }
+            __syncthreads();
+            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+                const int64_t line = base + q;
+                if (line < nlines && lane < cn && !failed[q]) {
+                    const int64_t at = line * n + i0 + lane;
+                    if (!TABLE)
+                        W[at] = sd[q][lane];
+                    G[at] = sr[q][lane];
+                }
+            }
+        }
+        double x = 0.0;
+        for (int64_t i0 = ((n - 1) / XT_CHUNK) * XT_CHUNK; i0 >= 0; i0 -= XT_CHUNK) {
+            const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
+            __syncthreads();
+            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+                const int64_t line = base + q;
+                if (line < nlines && lane < cn && !failed[q]) {
+                    const int64_t at = line * n + i0 + lane;
+                    sd[q][lane] = TABLE ? tab[i0 + lane] : W[at];
+                    sr[q][lane] = G[at];
+                }
+            }
+            __syncthreads();
+            if (mine && !failed[t]) {
+                for (int ii = cn - 1; ii >= 0; --ii) {
+                    const int64_t m = i0 + ii;
+                    x = tridi_thomas_back(sd[t][ii], sr[t][ii], x, m == n - 1, sizeof(T) == 8);
+                    if (!tridi_thomas_finite(x)) {
+                        failed[t] = 1;
+                        atomicMin(fz.status, ADI_KEY(0, myline, m, TRIDI_FAIL_ANSWER_OVERFLOW));
+                        break;
+                    }
+                    se[t][ii] = x;
+                }
+            }
+            __syncthreads();
+            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+                const int64_t line = base + q;
+                if (line < nlines && lane < cn && !failed[q])
+                    out[s.origin + (line % n1) * s.stride[1] + (line / n1) * s.stride[2] + i0 + lane] = (T)se[q][lane];
+            }
+        }
+        __syncthreads(); // failed[] is reset for the next group of lines
+    }
+}
+
 // One thread per axis: the W of the rows every line of that axis shares (line 0's), remade only when the
 // implicit weight changed since the table was made (aux[1 + a] holds it; the bits of NaN at first).
 template <typename T>
@@ -169,11 +279,37 @@ void launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaSt
         fused_sweep<T, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
 }
 
+// Experiment for the first device run: TRIDI_ADI_XTILE=0 sends x lines through fused_sweep as well.
+bool x_tiles()
+{
+    static const int on = [] {
+        const char *v = getenv("TRIDI_ADI_XTILE");
+        return v && *v == '0' ? 0 : 1;
+    }();
+    return on;
+}
+
+template <typename T>
+void launch_x(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+{
+    const int64_t want = (nlines + XT_LINES - 1) / XT_LINES;
+    const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
+    if (fz->table)
+        fused_sweep_x<T, true><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+    else
+        fused_sweep_x<T, false><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+}
+
 template <typename T>
 void launch(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     switch (s->axis) {
-    case 0: launch_axis<T, 0>(s, fz, nlines, st); break;
+    case 0:
+        if (x_tiles())
+            launch_x<T>(s, fz, nlines, st);
+        else
+            launch_axis<T, 0>(s, fz, nlines, st);
+        break;
     case 1: launch_axis<T, 1>(s, fz, nlines, st); break;
     default: launch_axis<T, 2>(s, fz, nlines, st); break;
     }
