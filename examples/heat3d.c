@@ -5,7 +5,12 @@
  * exact solution and, on the GPU, the step in field copies: the time of one device-to-device copy of the
  * field measured in the same run.
  *
- *   heat3d [N=128 | NXxNYxNZ] [K=50] [auto|cpu|cuda|both] [f64|f32] [fused|staged|compare]
+ *   heat3d [N=128 | NXxNYxNZ] [K=50] [auto|cpu|cuda|both] [f64|f32] [fused|staged|compare] [heat|advdiff|pr]
+ *
+ * The operator: "heat" (default) the constant diffusivity above; "advdiff" the same problem through the
+ * advection-diffusion operator's arrays (a diffusivity field of 0.1 and a velocity field per axis, all
+ * read every step; the velocities are 0 so that the exact solution still holds); "pr" Peaceman-Rachford
+ * on x and y in every z layer, whose exact solution decays as exp(-2 pi^2 kappa t).
  *
  * On the CUDA backend the field stays in device memory for all K steps. "both" runs the CPU and the GPU
  * one after the other in this process and prints their ratio. The last argument picks the GPU path
@@ -37,6 +42,7 @@ static const double PI = 3.14159265358979323846;
 typedef struct result {
     tridi_backend backend;
     const char *path; /* GPU path, or "" */
+    const char *oper;
     double step_ms, sweep_ms[3], error, copy_ms;
     int64_t profiled_steps;
 } result;
@@ -74,11 +80,32 @@ static double device_copy_ms(void *dst, const void *src, size_t bytes)
 #endif
 }
 
-static result simulate(tridi_backend want, const int Nn[3], int K, tridi_dtype t, const char *path)
+static void *fill(tridi_context ctx, int gpu, size_t bytes, size_t es, double v)
+{
+    void *h = malloc(bytes), *d = h;
+    if (!h) {
+        fprintf(stderr, "heat3d: out of host memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < bytes / es; ++i)
+        if (es == 8)
+            ((double *)h)[i] = v;
+        else
+            ((float *)h)[i] = (float)v;
+    if (gpu) {
+        CHECK(tridi_device_alloc(ctx, bytes, &d));
+        CHECK(tridi_copy_to_device(ctx, d, h, bytes));
+        free(h);
+    }
+    return d;
+}
+
+static result simulate(tridi_backend want, const int Nn[3], int K, tridi_dtype t, const char *path, const char *oper)
 {
     result r;
     memset(&r, 0, sizeof r);
     r.path = "";
+    r.oper = oper;
     if (path && want != TRIDI_BACKEND_CPU) {
         setenv("TRIDI_ADI_PATH", path, 1); /* read by tridi_adi_create */
         r.path = path;
@@ -126,6 +153,19 @@ static result simulate(tridi_backend want, const int Nn[3], int K, tridi_dtype t
     op.kappa = kappa;
     for (int a = 0; a < 3; ++a)
         op.spacing[a] = h[a];
+    const int advdiff = !strcmp(oper, "advdiff"), pr = !strcmp(oper, "pr");
+    void *coef[4] = {NULL, NULL, NULL, NULL};
+    if (advdiff) {
+        for (int q = 0; q < 4; ++q)
+            coef[q] = fill(ctx, gpu, bytes, es, q ? 0.0 : kappa);
+        op.kappa_field = coef[0];
+        for (int a = 0; a < 3; ++a)
+            op.velocity[a] = coef[1 + a];
+    }
+    if (pr) {
+        op.scheme = TRIDI_ADI_PEACEMAN_RACHFORD;
+        op.naxes = 2;
+    }
 
     /* The field the K steps run on, and a scratch copy for the warm-up and the profiled run. */
     void *field = u, *scratch = NULL;
@@ -170,7 +210,7 @@ static result simulate(tridi_backend want, const int Nn[3], int K, tridi_dtype t
         CHECK(tridi_copy_to_host(ctx, u, field, bytes));
         r.copy_ms = device_copy_ms(scratch, field, bytes);
     }
-    double decay = exp(-3.0 * PI * PI * kappa * K * dt), err = 0.0, umax = 0.0;
+    double decay = exp(-(pr ? 2.0 : 3.0) * PI * PI * kappa * K * dt), err = 0.0, umax = 0.0;
     for (int64_t k = 1; k <= NZ; ++k)
         for (int64_t j = 1; j <= NY; ++j)
             for (int64_t i = 1; i <= NX; ++i) {
@@ -186,8 +226,13 @@ static result simulate(tridi_backend want, const int Nn[3], int K, tridi_dtype t
     if (gpu) {
         tridi_device_free(ctx, field);
         tridi_device_free(ctx, scratch);
+        for (int q = 0; q < 4; ++q)
+            if (coef[q])
+                tridi_device_free(ctx, coef[q]);
     } else {
         free(scratch);
+        for (int q = 0; q < 4; ++q)
+            free(coef[q]);
     }
     for (int a = 0; a < 3; ++a)
         free(sn[a]);
@@ -204,9 +249,9 @@ static void report(const result *r, const int Nn[3], int K, tridi_dtype t)
     printf("  %-5s %-6s %10.3f ms  %8.1f Mcell-steps/s  %6.2f  %8.3f / %8.3f / %8.3f ms  %10.3e\n",
            tridi_backend_name(r->backend), r->path, r->step_ms, cells / r->step_ms * 1e-3, copies, r->sweep_ms[0],
            r->sweep_ms[1], r->sweep_ms[2], r->error);
-    printf("HEAT3D N=%dx%dx%d steps=%d backend=%s path=%s dtype=%s step_ms=%.4f mcell_steps_per_s=%.1f "
+    printf("HEAT3D N=%dx%dx%d op=%s steps=%d backend=%s path=%s dtype=%s step_ms=%.4f mcell_steps_per_s=%.1f "
            "copy_ms=%.4f field_copies=%.2f sweep_x_ms=%.4f sweep_y_ms=%.4f sweep_z_ms=%.4f rel_error=%.3e\n",
-           Nn[0], Nn[1], Nn[2], K, tridi_backend_name(r->backend), *r->path ? r->path : "-",
+           Nn[0], Nn[1], Nn[2], r->oper, K, tridi_backend_name(r->backend), *r->path ? r->path : "-",
            t == TRIDI_FLOAT64 ? "f64" : "f32", r->step_ms, cells / r->step_ms * 1e-3, r->copy_ms, copies,
            r->sweep_ms[0], r->sweep_ms[1], r->sweep_ms[2], r->error);
 }
@@ -218,12 +263,13 @@ int main(int argc, char **argv)
         Nn[0] = Nn[1] = Nn[2] = atoi(argv[1]);
     const char *bname = argc > 3 ? argv[3] : "auto";
     tridi_dtype t = argc > 4 && !strcasecmp(argv[4], "f32") ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
-    const char *path = argc > 5 ? argv[5] : NULL;
+    const char *path = argc > 5 ? argv[5] : NULL, *oper = argc > 6 ? argv[6] : "heat";
     int compare = path && !strcasecmp(path, "compare");
     if (Nn[0] < 2 || Nn[1] < 2 || Nn[2] < 2 || K < 1 ||
-        (path && !compare && strcasecmp(path, "fused") && strcasecmp(path, "staged"))) {
+        (path && !compare && strcasecmp(path, "fused") && strcasecmp(path, "staged")) ||
+        (strcmp(oper, "heat") && strcmp(oper, "advdiff") && strcmp(oper, "pr"))) {
         fprintf(stderr, "usage: heat3d [N>=2 | NXxNYxNZ] [K>=1] [auto|cpu|cuda|both] [f64|f32] "
-                        "[fused|staged|compare]\n");
+                        "[fused|staged|compare] [heat|advdiff|pr]\n");
         return 2;
     }
     int both = !strcasecmp(bname, "both");
@@ -233,16 +279,16 @@ int main(int argc, char **argv)
     else if (!strcasecmp(bname, "cuda") || !strcasecmp(bname, "gpu"))
         want = TRIDI_BACKEND_CUDA;
 
-    printf("heat3d: %dx%dx%d unknowns, %d Douglas steps of dt = min h, kappa 0.1, %s\n", Nn[0], Nn[1], Nn[2], K,
-           t == TRIDI_FLOAT64 ? "double" : "float");
+    printf("heat3d: %dx%dx%d unknowns, %d %s steps of dt = min h, kappa 0.1, %s, operator %s\n", Nn[0], Nn[1], Nn[2],
+           K, strcmp(oper, "pr") ? "Douglas" : "Peaceman-Rachford", t == TRIDI_FLOAT64 ? "double" : "float", oper);
     printf("  backend path    time/step     throughput         field copies  sweep x / y / z (profiled)  "
            "error vs exact\n");
     result r[2];
     int nr = 1;
-    r[0] = simulate(want, Nn, K, t, compare ? "staged" : path);
+    r[0] = simulate(want, Nn, K, t, compare ? "staged" : path, oper);
     report(&r[0], Nn, K, t);
     if (both || compare) {
-        r[1] = simulate(TRIDI_BACKEND_CUDA, Nn, K, t, compare ? "fused" : path);
+        r[1] = simulate(TRIDI_BACKEND_CUDA, Nn, K, t, compare ? "fused" : path, oper);
         report(&r[1], Nn, K, t);
         nr = 2;
         printf("  %s / %s time per step: %.2fx   sweeps x / y / z: %.2fx / %.2fx / %.2fx\n",

@@ -37,6 +37,7 @@ struct tridi_adi_s {
     void *fz_g, *fz_w;   /* the fused sweeps' G and W (double, one per box cell; fz_w NULL when unused) */
     void *aux;           /* status word, table dts, tables (adi_internal.h) */
     int table[3];        /* the lines along axis a share their rows: W from a table */
+    int narrow;          /* float plan whose fused sweeps keep W and G in float */
     void *done;          /* event of the latest step's end (fused), waited for by tridi_adi_synchronize */
     void *timer;         /* CUDA events at the sweep boundaries (profile) */
     double ms[3];
@@ -234,10 +235,14 @@ static tridi_status fused_alloc(const char *f, tridi_adi plan)
         plan->table[a] = !b->kappa && !b->vel[a];
         need_w |= !plan->table[a];
     }
+    /* Experiment of the first device run: TRIDI_ADI_SCRATCH=f64 keeps a float plan's W and G in double. */
+    const char *scratch = getenv("TRIDI_ADI_SCRATCH");
+    plan->narrow = plan->dtype == TRIDI_FLOAT32 && !(scratch && !strcmp(scratch, "f64"));
+    const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
     const size_t aux_bytes = sizeof(double) * (size_t)(ADI_AUX_TABLES + b->n[0] + b->n[1] + b->n[2]);
-    tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * sizeof(double), &plan->fz_g));
+    tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
     if (!s && need_w)
-        s = as_called(f, tridi_device_alloc(plan->ctx, cells * sizeof(double), &plan->fz_w));
+        s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_w));
     if (!s)
         s = as_called(f, tridi_device_alloc(plan->ctx, aux_bytes, &plan->aux));
     if (!s)
@@ -606,7 +611,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
 
     s = mark(plan, 0, stream, &t[0]);
 #ifdef TRIDI_HAVE_CUDA
-    adi_fused fz = {plan->fz_g, plan->fz_w, NULL, (unsigned long long *)plan->aux};
+    adi_fused fz = {plan->fz_g, plan->fz_w, NULL, (unsigned long long *)plan->aux, plan->narrow};
     if (!s && plan->fused) {
         const int use[3] = {plan->table[0], plan->table[1], n > 2 && plan->table[2]};
         const double w = plan->op.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? 0.5 : theta;

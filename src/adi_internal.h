@@ -42,11 +42,12 @@ typedef struct adi_stage {
  * indexed m * nlines + line (line numbered with the lower other axis fastest), so that neighbouring
  * threads touch neighbouring words whatever the sweep's axis. */
 typedef struct adi_fused {
-    double *g;                  /* G of every cell of the box */
-    double *w;                  /* W likewise; unused when table is set */
+    void *g;                    /* G of every cell of the box: double, or float when narrow */
+    void *w;                    /* W likewise; unused when table is set */
     const double *table;        /* W of the sweep's axis when every line has the same rows (no kappa
                                    field, no velocity along the axis); NULL otherwise */
     unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
+    int narrow;                 /* float plans: W and G kept in float between the passes */
 } adi_fused;
 
 /* A failure as the fused kernels record it (atomicMin: the earliest sweep, then the lowest line, wins):

@@ -69,7 +69,7 @@ __device__ __forceinline__ double row(const adi_stage *s, int64_t l1, int64_t l2
 
 // TABLE: every line of the sweep has the same rows, whose W is fz.table (made by tables_kernel with the
 // same arithmetic); otherwise each line keeps its own W in fz.w.
-template <typename T, int AXIS, bool TABLE>
+template <typename T, typename S, int AXIS, bool TABLE>
 __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_constant__ adi_stage s,
                                                                const __grid_constant__ adi_fused fz, int64_t nlines)
 {
@@ -78,8 +78,8 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
     const int64_t n = s.n[AXIS], n1 = s.n[A1];
     T *out = (T *)s.out;
-    double *__restrict__ G = fz.g;
-    double *__restrict__ W = fz.w;
+    S *__restrict__ G = (S *)fz.g;
+    S *__restrict__ W = (S *)fz.w;
     const double *__restrict__ tab = fz.table;
     for (int64_t line = (int64_t)blockIdx.x * LINES_PER_BLOCK + threadIdx.x; line < nlines;
          line += (int64_t)gridDim.x * LINES_PER_BLOCK) {
@@ -87,24 +87,32 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
         double w = 0.0, g = 0.0;
         int kind = TRIDI_FAIL_NONE;
         int64_t m = 0;
+        double d, e, f;
+        double r = row<T, AXIS>(&s, l1, l2, 0, n, &d, &e, &f);
         for (; m < n; ++m) {
-            double d, e, f;
-            const double r = row<T, AXIS>(&s, l1, l2, m, n, &d, &e, &f);
+            // The next row first: its loads are in flight while this unknown's divisions run.
+            double dn = 0.0, en = 1.0, fn = 0.0, rn = 0.0;
+            if (m + 1 < n)
+                rn = row<T, AXIS>(&s, l1, l2, m + 1, n, &dn, &en, &fn);
             if (TABLE)
                 w = m > 0 ? tab[m - 1] : 0.0;
             kind = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);
             if (kind)
                 break;
             if (!TABLE)
-                W[m * nlines + line] = w;
-            G[m * nlines + line] = g;
+                W[m * nlines + line] = (S)w;
+            G[m * nlines + line] = (S)g;
+            d = dn;
+            e = en;
+            f = fn;
+            r = rn;
         }
         if (!kind) {
             int64_t c = s.origin + l1 * s.stride[A1] + l2 * s.stride[A2] + (n - 1) * s.stride[AXIS];
             double x = 0.0;
             for (m = n - 1; m >= 0; --m, c -= s.stride[AXIS]) {
-                const double wm = TABLE ? tab[m] : W[m * nlines + line];
-                x = tridi_thomas_back(wm, G[m * nlines + line], x, m == n - 1, sizeof(T) == 8);
+                const double wm = TABLE ? tab[m] : (double)W[m * nlines + line];
+                x = tridi_thomas_back(wm, (double)G[m * nlines + line], x, m == n - 1, sizeof(T) == 8);
                 if (!tridi_thomas_finite(x)) {
                     kind = TRIDI_FAIL_ANSWER_OVERFLOW;
                     break;
@@ -117,111 +125,114 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
     }
 }
 
-// x lines, whose cells are contiguous: a block takes XT_LINES lines a chunk of XT_CHUNK cells at a time.
-// Its warps form the chunk's rows together, each warp along one line (coalesced), into shared memory; one
-// thread per line then runs the recurrence over the chunk; W and G go out (and come back for the back
-// substitution) the same coalesced way, indexed line * n + m. Failures as in fused_sweep.
-constexpr int XT_LINES = 32, XT_CHUNK = 32, XT_THREADS = 256, XT_WARPS = XT_THREADS / 32;
+// x lines, whose cells are contiguous: each warp takes 32 lines, XT_CHUNK cells of each at a time. The
+// warp forms the chunk's rows together, XT_CHUNK lanes along each line (whole 32-byte sectors), into its
+// own slice of shared memory; each lane then runs the recurrence of its line over the chunk. W and G go
+// out, and come back for the back substitution, the same way, indexed line * n + m. No barrier but the
+// warp's own. Failures as in fused_sweep.
+constexpr int XT_CHUNK = 8, XT_WARPS = 4, XT_THREADS = 32 * XT_WARPS, XT_PITCH = XT_CHUNK + 1;
+constexpr int XT_ROWS = 32 / XT_CHUNK; // lines a warp covers per cooperative access
 
-template <typename T, bool TABLE>
+template <typename T, typename S, bool TABLE>
 __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constant__ adi_stage s,
                                                             const __grid_constant__ adi_fused fz, int64_t nlines)
 {
-    __shared__ double sd[XT_LINES][XT_CHUNK + 1], se[XT_LINES][XT_CHUNK + 1], sf[XT_LINES][XT_CHUNK + 1],
-        sr[XT_LINES][XT_CHUNK + 1];
-    __shared__ int failed[XT_LINES];
-    __shared__ int skip;
-    const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    if (t == 0)
-        skip = *fz.status != ADI_STATUS_CLEAR; // read once per block: every thread must take the same path
-    __syncthreads();
-    if (skip)
+    __shared__ double sh[XT_WARPS][4][32 * XT_PITCH];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double *sd = sh[warp][0], *se = sh[warp][1], *sf = sh[warp][2], *sr = sh[warp][3];
+    // One read per warp, so that its lanes all stay for the warp's own barriers; warps go their own way.
+    if (__shfl_sync(0xffffffffu, lane == 0 && *fz.status != ADI_STATUS_CLEAR ? 1 : 0, 0))
         return;
     const int64_t n = s.n[0], n1 = s.n[1];
     T *out = (T *)s.out;
-    double *__restrict__ G = fz.g;
-    double *__restrict__ W = fz.w;
+    S *__restrict__ G = (S *)fz.g;
+    S *__restrict__ W = (S *)fz.w;
     const double *__restrict__ tab = fz.table;
-    for (int64_t base = (int64_t)blockIdx.x * XT_LINES; base < nlines; base += (int64_t)gridDim.x * XT_LINES) {
-        const int64_t myline = base + t;
-        const bool mine = t < XT_LINES && myline < nlines;
-        if (t < XT_LINES)
-            failed[t] = 0;
+    const int sub = lane / XT_CHUNK, cell = lane % XT_CHUNK; // the cooperative accesses' line and cell
+    for (int64_t base = ((int64_t)blockIdx.x * XT_WARPS + warp) * 32; base < nlines;
+         base += (int64_t)gridDim.x * XT_THREADS) {
+        const int64_t myline = base + lane;
+        bool ok = myline < nlines; // this lane's line has not failed
         double w = 0.0, g = 0.0;
         for (int64_t i0 = 0; i0 < n; i0 += XT_CHUNK) {
             const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
-            __syncthreads(); // the last chunk's shared values are used up
-            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+            __syncwarp();
+            for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
-                if (line < nlines && lane < cn) {
+                if (line < nlines && cell < cn) {
                     double d, e, f;
-                    const double r = row<T, 0>(&s, line % n1, line / n1, i0 + lane, n, &d, &e, &f);
-                    sd[q][lane] = d;
-                    se[q][lane] = e;
-                    sf[q][lane] = f;
-                    sr[q][lane] = r;
+                    const double r = row<T, 0>(&s, line % n1, line / n1, i0 + cell, n, &d, &e, &f);
+                    sd[q * XT_PITCH + cell] = d;
+                    se[q * XT_PITCH + cell] = e;
+                    sf[q * XT_PITCH + cell] = f;
+                    sr[q * XT_PITCH + cell] = r;
                 }
             }
-            __syncthreads();
-            if (mine && !failed[t]) {
+            __syncwarp();
+            if (ok) {
                 for (int ii = 0; ii < cn; ++ii) {
                     const int64_t m = i0 + ii;
+                    const int at = lane * XT_PITCH + ii;
                     if (TABLE)
                         w = m > 0 ? tab[m - 1] : 0.0;
-                    const int kind = tridi_thomas_forward(sd[t][ii], se[t][ii], sf[t][ii], sr[t][ii], m == n - 1, &w, &g);
+                    const int kind = tridi_thomas_forward(sd[at], se[at], sf[at], sr[at], m == n - 1, &w, &g);
                     if (kind) {
-                        failed[t] = 1;
+                        ok = false;
                         atomicMin(fz.status, ADI_KEY(0, myline, m, kind));
                         break;
                     }
-                    sd[t][ii] = w;
-                    sr[t][ii] = g;
+                    sd[at] = w;
+                    sr[at] = g;
                 }
             }
-            __syncthreads();
-            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+            __syncwarp();
+            const unsigned good = __ballot_sync(0xffffffffu, ok);
+            for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
-                if (line < nlines && lane < cn && !failed[q]) {
-                    const int64_t at = line * n + i0 + lane;
+                if (line < nlines && cell < cn && (good >> q & 1)) {
+                    const int64_t at = line * n + i0 + cell;
                     if (!TABLE)
-                        W[at] = sd[q][lane];
-                    G[at] = sr[q][lane];
+                        W[at] = (S)sd[q * XT_PITCH + cell];
+                    G[at] = (S)sr[q * XT_PITCH + cell];
                 }
             }
         }
         double x = 0.0;
         for (int64_t i0 = ((n - 1) / XT_CHUNK) * XT_CHUNK; i0 >= 0; i0 -= XT_CHUNK) {
             const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
-            __syncthreads();
-            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+            unsigned good = __ballot_sync(0xffffffffu, ok);
+            for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
-                if (line < nlines && lane < cn && !failed[q]) {
-                    const int64_t at = line * n + i0 + lane;
-                    sd[q][lane] = TABLE ? tab[i0 + lane] : W[at];
-                    sr[q][lane] = G[at];
+                if (line < nlines && cell < cn && (good >> q & 1)) {
+                    const int64_t at = line * n + i0 + cell;
+                    sd[q * XT_PITCH + cell] = TABLE ? tab[i0 + cell] : (double)W[at];
+                    sr[q * XT_PITCH + cell] = (double)G[at];
                 }
             }
-            __syncthreads();
-            if (mine && !failed[t]) {
+            __syncwarp();
+            if (ok) {
                 for (int ii = cn - 1; ii >= 0; --ii) {
                     const int64_t m = i0 + ii;
-                    x = tridi_thomas_back(sd[t][ii], sr[t][ii], x, m == n - 1, sizeof(T) == 8);
+                    const int at = lane * XT_PITCH + ii;
+                    x = tridi_thomas_back(sd[at], sr[at], x, m == n - 1, sizeof(T) == 8);
                     if (!tridi_thomas_finite(x)) {
-                        failed[t] = 1;
+                        ok = false;
                         atomicMin(fz.status, ADI_KEY(0, myline, m, TRIDI_FAIL_ANSWER_OVERFLOW));
                         break;
                     }
-                    se[t][ii] = x;
+                    se[at] = x;
                 }
             }
-            __syncthreads();
-            for (int q = warp; q < XT_LINES; q += XT_WARPS) {
+            __syncwarp();
+            good = __ballot_sync(0xffffffffu, ok);
+            for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
-                if (line < nlines && lane < cn && !failed[q])
-                    out[s.origin + (line % n1) * s.stride[1] + (line / n1) * s.stride[2] + i0 + lane] = (T)se[q][lane];
+                if (line < nlines && cell < cn && (good >> q & 1))
+                    out[s.origin + (line % n1) * s.stride[1] + (line / n1) * s.stride[2] + i0 + cell] =
+                        (T)se[q * XT_PITCH + cell];
             }
+            __syncwarp();
         }
-        __syncthreads(); // failed[] is reset for the next group of lines
     }
 }
 
@@ -268,15 +279,15 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
                       cudaGetErrorName(e));
 }
 
-template <typename T, int AXIS>
+template <typename T, typename S, int AXIS>
 void launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     const int64_t want = (nlines + LINES_PER_BLOCK - 1) / LINES_PER_BLOCK;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep<T, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
+        fused_sweep<T, S, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
     else
-        fused_sweep<T, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
+        fused_sweep<T, S, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
 }
 
 // Experiment for the first device run: TRIDI_ADI_XTILE=0 sends x lines through fused_sweep as well.
@@ -289,29 +300,29 @@ bool x_tiles()
     return on;
 }
 
-template <typename T>
+template <typename T, typename S>
 void launch_x(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
-    const int64_t want = (nlines + XT_LINES - 1) / XT_LINES;
+    const int64_t want = (nlines + XT_THREADS - 1) / XT_THREADS;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep_x<T, true><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+        fused_sweep_x<T, S, true><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
     else
-        fused_sweep_x<T, false><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+        fused_sweep_x<T, S, false><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
 }
 
-template <typename T>
+template <typename T, typename S>
 void launch(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     switch (s->axis) {
     case 0:
         if (x_tiles())
-            launch_x<T>(s, fz, nlines, st);
+            launch_x<T, S>(s, fz, nlines, st);
         else
-            launch_axis<T, 0>(s, fz, nlines, st);
+            launch_axis<T, S, 0>(s, fz, nlines, st);
         break;
-    case 1: launch_axis<T, 1>(s, fz, nlines, st); break;
-    default: launch_axis<T, 2>(s, fz, nlines, st); break;
+    case 1: launch_axis<T, S, 1>(s, fz, nlines, st); break;
+    default: launch_axis<T, S, 2>(s, fz, nlines, st); break;
     }
 }
 
@@ -325,9 +336,11 @@ extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *
         return cuda_fail("cudaSetDevice", e);
     const int64_t nlines = s->n[0] * s->n[1] * s->n[2] / s->n[s->axis];
     if (f64)
-        launch<double>(s, fz, nlines, (cudaStream_t)stream);
+        launch<double, double>(s, fz, nlines, (cudaStream_t)stream);
+    else if (fz->narrow)
+        launch<float, float>(s, fz, nlines, (cudaStream_t)stream);
     else
-        launch<float>(s, fz, nlines, (cudaStream_t)stream);
+        launch<float, double>(s, fz, nlines, (cudaStream_t)stream);
     e = cudaGetLastError();
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("fused sweep launch", e);
 }
