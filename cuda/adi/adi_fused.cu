@@ -36,7 +36,7 @@
 
 namespace {
 
-constexpr int LINES_PER_BLOCK = 128;
+constexpr int LINES_PER_BLOCK = 64; // small blocks spread a small grid's few lines evenly over the SMs
 constexpr unsigned MAX_BLOCKS = 1u << 20; // a grid-stride loop covers the rest
 
 template <typename T>
@@ -153,15 +153,19 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
          base += (int64_t)gridDim.x * XT_THREADS) {
         const int64_t myline = base + lane;
         bool ok = myline < nlines; // this lane's line has not failed
+        // The coordinates of each lane's line, divided out once; the cooperative loops take line q's from
+        // lane q (every lane runs every iteration of those loops, so the shuffles see the whole warp).
+        const int64_t my1 = myline % n1, my2 = myline / n1;
         double w = 0.0, g = 0.0;
         for (int64_t i0 = 0; i0 < n; i0 += XT_CHUNK) {
             const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
             __syncwarp();
             for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
+                const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (line < nlines && cell < cn) {
                     double d, e, f;
-                    const double r = row<T, 0>(&s, line % n1, line / n1, i0 + cell, n, &d, &e, &f);
+                    const double r = row<T, 0>(&s, q1, q2, i0 + cell, n, &d, &e, &f);
                     sd[q * XT_PITCH + cell] = d;
                     se[q * XT_PITCH + cell] = e;
                     sf[q * XT_PITCH + cell] = f;
@@ -227,9 +231,9 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
             good = __ballot_sync(0xffffffffu, ok);
             for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
+                const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (line < nlines && cell < cn && (good >> q & 1))
-                    out[s.origin + (line % n1) * s.stride[1] + (line / n1) * s.stride[2] + i0 + cell] =
-                        (T)se[q * XT_PITCH + cell];
+                    out[s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + cell] = (T)se[q * XT_PITCH + cell];
             }
             __syncwarp();
         }
