@@ -239,7 +239,7 @@ static tridi_status fused_alloc(const char *f, tridi_adi plan)
     const char *scratch = getenv("TRIDI_ADI_SCRATCH");
     plan->narrow = plan->dtype == TRIDI_FLOAT32 && !(scratch && !strcmp(scratch, "f64"));
     const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
-    const size_t aux_bytes = sizeof(double) * (size_t)(ADI_AUX_TABLES + b->n[0] + b->n[1] + b->n[2]);
+    const size_t aux_bytes = sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
     tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
     if (!s && need_w)
         s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_w));
@@ -662,7 +662,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
             if (plan->table[a]) {
                 const double *tab = (const double *)plan->aux + ADI_AUX_TABLES;
                 for (int q = 0; q < a; ++q)
-                    tab += b->n[q];
+                    tab += ADI_TABLE_ARRAYS * b->n[q];
                 fz.table = tab;
             }
             s = tridi_adi_cuda_fused_sweep(plan->ctx->config.device, &st, plan->dtype == TRIDI_FLOAT64, &fz, stream);

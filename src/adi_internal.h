@@ -45,7 +45,8 @@ typedef struct adi_fused {
     void *g;                    /* G of every cell of the box: double, or float when narrow */
     void *w;                    /* W likewise; unused when table is set */
     const double *table;        /* W of the sweep's axis when every line has the same rows (no kappa
-                                   field, no velocity along the axis); NULL otherwise */
+                                   field, no velocity along the axis), followed by those rows' lower,
+                                   diagonal and upper coefficients (n[axis] each); NULL otherwise */
     unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
     int narrow;                 /* float plans: W and G kept in float between the passes */
 } adi_fused;
@@ -61,8 +62,10 @@ typedef struct adi_fused {
      (unsigned long long)(kind))
 
 /* The plan's small device block (one allocation): the status word, the dt each axis's table was made for,
- * then the tables of the axes (n[0], n[1], n[2] doubles). */
-#define ADI_AUX_TABLES 4 /* doubles before the first table */
+ * then the tables of the axes: for axis a, W, then the rows' lower, diagonal and upper coefficients, n[a]
+ * doubles each. */
+#define ADI_AUX_TABLES 4   /* doubles before the first table */
+#define ADI_TABLE_ARRAYS 4 /* W, lower, diagonal, upper */
 
 #ifdef TRIDI_HAVE_CUDA
 /* GPU path (cuda/adi_stage.cu, cuda/adi/adi_fused.cu). device: the context's CUDA ordinal. */

@@ -39,6 +39,14 @@ namespace {
 constexpr int LINES_PER_BLOCK = 64; // small blocks spread a small grid's few lines evenly over the SMs
 constexpr unsigned MAX_BLOCKS = 1u << 20; // a grid-stride loop covers the rest
 
+// Asks L2 for the line holding p, without waiting: the sweeps' loads are independent of the recurrence
+// but each thread has few of them in flight, so the rows pd unknowns ahead are fetched early and the
+// loads themselves then hit L2.
+__device__ __forceinline__ void prefetch_l2(const void *p)
+{
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+}
+
 template <typename T>
 __device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j, int64_t k, double *lo, double *di,
                                        double *up)
@@ -71,7 +79,8 @@ __device__ __forceinline__ double row(const adi_stage *s, int64_t l1, int64_t l2
 // same arithmetic); otherwise each line keeps its own W in fz.w.
 template <typename T, typename S, int AXIS, bool TABLE>
 __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_constant__ adi_stage s,
-                                                               const __grid_constant__ adi_fused fz, int64_t nlines)
+                                                               const __grid_constant__ adi_fused fz, int64_t nlines,
+                                                               int pd)
 {
     constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
     if (*fz.status != ADI_STATUS_CLEAR)
@@ -81,9 +90,16 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
     S *__restrict__ G = (S *)fz.g;
     S *__restrict__ W = (S *)fz.w;
     const double *__restrict__ tab = fz.table;
+    const T *X0 = (const T *)s.x0, *Y = (const T *)s.y, *K = (const T *)s.kappa, *V = (const T *)s.vel[AXIS];
+    const int64_t st = s.stride[AXIS];
     for (int64_t line = (int64_t)blockIdx.x * LINES_PER_BLOCK + threadIdx.x; line < nlines;
          line += (int64_t)gridDim.x * LINES_PER_BLOCK) {
         const int64_t l1 = line % n1, l2 = line / n1;
+        const int64_t c0 = s.origin + l1 * s.stride[A1] + l2 * s.stride[A2];
+        for (int64_t m = 0; m < pd && m < n; ++m) {
+            prefetch_l2(X0 + c0 + m * st);
+            prefetch_l2(Y + c0 + m * st);
+        }
         double w = 0.0, g = 0.0;
         int kind = TRIDI_FAIL_NONE;
         int64_t m = 0;
@@ -92,6 +108,15 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
         for (; m < n; ++m) {
             // The next row first: its loads are in flight while this unknown's divisions run.
             double dn = 0.0, en = 1.0, fn = 0.0, rn = 0.0;
+            if (m + pd < n) {
+                const int64_t ca = c0 + (m + pd) * st;
+                prefetch_l2(X0 + ca);
+                prefetch_l2(Y + ca);
+                if (K)
+                    prefetch_l2(K + ca);
+                if (V)
+                    prefetch_l2(V + ca);
+            }
             if (m + 1 < n)
                 rn = row<T, AXIS>(&s, l1, l2, m + 1, n, &dn, &en, &fn);
             if (TABLE)
@@ -108,9 +133,14 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
             r = rn;
         }
         if (!kind) {
-            int64_t c = s.origin + l1 * s.stride[A1] + l2 * s.stride[A2] + (n - 1) * s.stride[AXIS];
+            int64_t c = c0 + (n - 1) * st;
             double x = 0.0;
-            for (m = n - 1; m >= 0; --m, c -= s.stride[AXIS]) {
+            for (m = n - 1; m >= 0; --m, c -= st) {
+                if (m >= pd) {
+                    prefetch_l2(G + (m - pd) * nlines + line);
+                    if (!TABLE)
+                        prefetch_l2(W + (m - pd) * nlines + line);
+                }
                 const double wm = TABLE ? tab[m] : (double)W[m * nlines + line];
                 x = tridi_thomas_back(wm, (double)G[m * nlines + line], x, m == n - 1, sizeof(T) == 8);
                 if (!tridi_thomas_finite(x)) {
@@ -125,17 +155,19 @@ __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_cons
     }
 }
 
-// x lines, whose cells are contiguous: each warp takes 32 lines, XT_CHUNK cells of each at a time. The
-// warp forms the chunk's rows together, XT_CHUNK lanes along each line (whole 32-byte sectors), into its
-// own slice of shared memory; each lane then runs the recurrence of its line over the chunk. W and G go
-// out, and come back for the back substitution, the same way, indexed line * n + m. No barrier but the
-// warp's own. Failures as in fused_sweep.
+// x lines with rows of their own (a kappa field or a velocity along x): each warp takes 32 lines,
+// XT_CHUNK cells of each at a time. The warp forms the chunk's rows together, XT_CHUNK lanes along each
+// line (whole 32-byte sectors), into its own slice of shared memory; each lane then runs the recurrence
+// of its line over the chunk, W and G going out indexed m * nlines + line (a warp's 32 lines in one run);
+// the back substitution reads them the same way and puts the answers back through shared memory. No
+// barrier but the warp's own. Failures as in fused_sweep.
 constexpr int XT_CHUNK = 8, XT_WARPS = 4, XT_THREADS = 32 * XT_WARPS, XT_PITCH = XT_CHUNK + 1;
 constexpr int XT_ROWS = 32 / XT_CHUNK; // lines a warp covers per cooperative access
 
-template <typename T, typename S, bool TABLE>
+template <typename T, typename S>
 __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constant__ adi_stage s,
-                                                            const __grid_constant__ adi_fused fz, int64_t nlines)
+                                                            const __grid_constant__ adi_fused fz, int64_t nlines,
+                                                            int pd)
 {
     __shared__ double sh[XT_WARPS][4][32 * XT_PITCH];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -147,7 +179,6 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
     T *out = (T *)s.out;
     S *__restrict__ G = (S *)fz.g;
     S *__restrict__ W = (S *)fz.w;
-    const double *__restrict__ tab = fz.table;
     const int sub = lane / XT_CHUNK, cell = lane % XT_CHUNK; // the cooperative accesses' line and cell
     for (int64_t base = ((int64_t)blockIdx.x * XT_WARPS + warp) * 32; base < nlines;
          base += (int64_t)gridDim.x * XT_THREADS) {
@@ -164,6 +195,13 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
                 const int64_t line = base + q;
                 const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (line < nlines && cell < cn) {
+                    if (i0 + cell + pd < n) { // pd cells ahead: a later chunk of this line
+                        const int64_t ca = s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + cell + pd;
+                        prefetch_l2((const T *)s.x0 + ca);
+                        prefetch_l2((const T *)s.y + ca);
+                        if (s.kappa)
+                            prefetch_l2((const T *)s.kappa + ca);
+                    }
                     double d, e, f;
                     const double r = row<T, 0>(&s, q1, q2, i0 + cell, n, &d, &e, &f);
                     sd[q * XT_PITCH + cell] = d;
@@ -177,65 +215,135 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
                 for (int ii = 0; ii < cn; ++ii) {
                     const int64_t m = i0 + ii;
                     const int at = lane * XT_PITCH + ii;
-                    if (TABLE)
-                        w = m > 0 ? tab[m - 1] : 0.0;
                     const int kind = tridi_thomas_forward(sd[at], se[at], sf[at], sr[at], m == n - 1, &w, &g);
                     if (kind) {
                         ok = false;
                         atomicMin(fz.status, ADI_KEY(0, myline, m, kind));
                         break;
                     }
-                    sd[at] = w;
-                    sr[at] = g;
-                }
-            }
-            __syncwarp();
-            const unsigned good = __ballot_sync(0xffffffffu, ok);
-            for (int q = sub; q < 32; q += XT_ROWS) {
-                const int64_t line = base + q;
-                if (line < nlines && cell < cn && (good >> q & 1)) {
-                    const int64_t at = line * n + i0 + cell;
-                    if (!TABLE)
-                        W[at] = (S)sd[q * XT_PITCH + cell];
-                    G[at] = (S)sr[q * XT_PITCH + cell];
+                    W[m * nlines + myline] = (S)w;
+                    G[m * nlines + myline] = (S)g;
                 }
             }
         }
         double x = 0.0;
         for (int64_t i0 = ((n - 1) / XT_CHUNK) * XT_CHUNK; i0 >= 0; i0 -= XT_CHUNK) {
             const int cn = (int)(n - i0 < XT_CHUNK ? n - i0 : XT_CHUNK);
-            unsigned good = __ballot_sync(0xffffffffu, ok);
-            for (int q = sub; q < 32; q += XT_ROWS) {
-                const int64_t line = base + q;
-                if (line < nlines && cell < cn && (good >> q & 1)) {
-                    const int64_t at = line * n + i0 + cell;
-                    sd[q * XT_PITCH + cell] = TABLE ? tab[i0 + cell] : (double)W[at];
-                    sr[q * XT_PITCH + cell] = (double)G[at];
-                }
-            }
             __syncwarp();
             if (ok) {
                 for (int ii = cn - 1; ii >= 0; --ii) {
                     const int64_t m = i0 + ii;
-                    const int at = lane * XT_PITCH + ii;
-                    x = tridi_thomas_back(sd[at], sr[at], x, m == n - 1, sizeof(T) == 8);
+                    if (m >= pd) {
+                        prefetch_l2(G + (m - pd) * nlines + myline);
+                        prefetch_l2(W + (m - pd) * nlines + myline);
+                    }
+                    x = tridi_thomas_back((double)W[m * nlines + myline], (double)G[m * nlines + myline], x, m == n - 1,
+                                          sizeof(T) == 8);
                     if (!tridi_thomas_finite(x)) {
                         ok = false;
                         atomicMin(fz.status, ADI_KEY(0, myline, m, TRIDI_FAIL_ANSWER_OVERFLOW));
                         break;
                     }
-                    se[at] = x;
+                    se[lane * XT_PITCH + ii] = x;
                 }
             }
             __syncwarp();
-            good = __ballot_sync(0xffffffffu, ok);
+            const unsigned good = __ballot_sync(0xffffffffu, ok);
             for (int q = sub; q < 32; q += XT_ROWS) {
                 const int64_t line = base + q;
                 const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (line < nlines && cell < cn && (good >> q & 1))
                     out[s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + cell] = (T)se[q * XT_PITCH + cell];
             }
+        }
+    }
+}
+
+// x lines whose rows all lines share (the table case): each warp takes 32 lines, 32 cells of each at a
+// time. The warp forms the chunk's right-hand sides with a lane per cell, one line after the other (a
+// whole 256-byte run of each row per access), into shared memory; each lane then runs its own line over
+// the chunk with the table's rows, and G goes out indexed m * nlines + line, so that a warp's 32 lines
+// are one run too. The back substitution reads G the same way and puts the answers back through shared
+// memory, a row at a time. Failures as in fused_sweep.
+constexpr int XR_CHUNK = 32, XR_PITCH = XR_CHUNK + 1;
+
+template <typename T, typename S>
+__global__ void __launch_bounds__(XT_THREADS) fused_sweep_x_table(const __grid_constant__ adi_stage s,
+                                                                  const __grid_constant__ adi_fused fz,
+                                                                  int64_t nlines, int pd)
+{
+    __shared__ double sh[XT_WARPS][32 * XR_PITCH];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    double *rx = sh[warp]; // right-hand sides, then answers; row q of the chunk at rx + q * XR_PITCH
+    if (__shfl_sync(0xffffffffu, lane == 0 && *fz.status != ADI_STATUS_CLEAR ? 1 : 0, 0))
+        return;
+    const int64_t n = s.n[0], n1 = s.n[1];
+    T *out = (T *)s.out;
+    S *__restrict__ G = (S *)fz.g;
+    const double *__restrict__ tW = fz.table, *__restrict__ tD = tW + n, *__restrict__ tE = tW + 2 * n,
+                                  *__restrict__ tF = tW + 3 * n;
+    for (int64_t base = ((int64_t)blockIdx.x * XT_WARPS + warp) * 32; base < nlines;
+         base += (int64_t)gridDim.x * XT_THREADS) {
+        const int64_t myline = base + lane;
+        bool ok = myline < nlines;
+        const int64_t my1 = myline % n1, my2 = myline / n1;
+        double g = 0.0;
+        for (int64_t i0 = 0; i0 < n; i0 += XR_CHUNK) {
+            const int cn = (int)(n - i0 < XR_CHUNK ? n - i0 : XR_CHUNK);
             __syncwarp();
+            for (int q = 0; q < 32; ++q) {
+                const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
+                if (base + q < nlines && lane < cn) {
+                    const int64_t c = s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + lane;
+                    if (i0 + lane + pd < n) {
+                        prefetch_l2((const T *)s.x0 + c + pd);
+                        prefetch_l2((const T *)s.y + c + pd);
+                    }
+                    double d, e, f;
+                    rx[q * XR_PITCH + lane] = row<T, 0>(&s, q1, q2, i0 + lane, n, &d, &e, &f);
+                }
+            }
+            __syncwarp();
+            if (ok) {
+                for (int ii = 0; ii < cn; ++ii) {
+                    const int64_t m = i0 + ii;
+                    double w = m > 0 ? tW[m - 1] : 0.0;
+                    const int kind = tridi_thomas_forward(m > 0 ? tD[m] : 0.0, tE[m], tF[m], rx[lane * XR_PITCH + ii],
+                                                          m == n - 1, &w, &g);
+                    if (kind) {
+                        ok = false;
+                        atomicMin(fz.status, ADI_KEY(0, myline, m, kind));
+                        break;
+                    }
+                    G[m * nlines + myline] = (S)g;
+                }
+            }
+        }
+        double x = 0.0;
+        for (int64_t i0 = ((n - 1) / XR_CHUNK) * XR_CHUNK; i0 >= 0; i0 -= XR_CHUNK) {
+            const int cn = (int)(n - i0 < XR_CHUNK ? n - i0 : XR_CHUNK);
+            __syncwarp();
+            if (ok) {
+                for (int ii = cn - 1; ii >= 0; --ii) {
+                    const int64_t m = i0 + ii;
+                    if (m >= pd)
+                        prefetch_l2(G + (m - pd) * nlines + myline);
+                    x = tridi_thomas_back(tW[m], (double)G[m * nlines + myline], x, m == n - 1, sizeof(T) == 8);
+                    if (!tridi_thomas_finite(x)) {
+                        ok = false;
+                        atomicMin(fz.status, ADI_KEY(0, myline, m, TRIDI_FAIL_ANSWER_OVERFLOW));
+                        break;
+                    }
+                    rx[lane * XR_PITCH + ii] = x;
+                }
+            }
+            __syncwarp();
+            const unsigned good = __ballot_sync(0xffffffffu, ok);
+            for (int q = 0; q < 32; ++q) {
+                const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
+                if (base + q < nlines && lane < cn && (good >> q & 1))
+                    out[s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + lane] = (T)rx[q * XR_PITCH + lane];
+            }
         }
     }
 }
@@ -259,7 +367,7 @@ __global__ void tables_kernel(const __grid_constant__ adi_stage base, double *au
         s.alpha[b] = 0.0;
     double *tab = aux + ADI_AUX_TABLES;
     for (int b = 0; b < a; ++b)
-        tab += base.n[b];
+        tab += ADI_TABLE_ARRAYS * base.n[b];
     const int64_t n = s.n[a];
     double w = 0.0;
     for (int64_t m = 0; m < n; ++m) {
@@ -273,6 +381,9 @@ __global__ void tables_kernel(const __grid_constant__ adi_stage base, double *au
         const double den = e + d * w;
         w = m == n - 1 ? 0.0 : -f / den;
         tab[m] = w;
+        tab[n + m] = d;
+        tab[2 * n + m] = e;
+        tab[3 * n + m] = f;
     }
     aux[1 + a] = tdt[a];
 }
@@ -283,25 +394,30 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
                       cudaGetErrorName(e));
 }
 
+// Experiment for the second device run: TRIDI_ADI_PREFETCH=D (y/z lines) and TRIDI_ADI_XPREFETCH=D (x
+// tiles, in cells) say how far ahead the sweeps prefetch.
+int prefetch_ahead(bool x)
+{
+    static const int d[2] = {[] {
+                                 const char *v = getenv("TRIDI_ADI_PREFETCH");
+                                 return v ? atoi(v) : 8;
+                             }(),
+                             [] {
+                                 const char *v = getenv("TRIDI_ADI_XPREFETCH");
+                                 return v ? atoi(v) : 32;
+                             }()};
+    return d[x ? 1 : 0];
+}
+
 template <typename T, typename S, int AXIS>
 void launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     const int64_t want = (nlines + LINES_PER_BLOCK - 1) / LINES_PER_BLOCK;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep<T, S, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
+        fused_sweep<T, S, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, prefetch_ahead(false));
     else
-        fused_sweep<T, S, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines);
-}
-
-// Experiment for the first device run: TRIDI_ADI_XTILE=0 sends x lines through fused_sweep as well.
-bool x_tiles()
-{
-    static const int on = [] {
-        const char *v = getenv("TRIDI_ADI_XTILE");
-        return v && *v == '0' ? 0 : 1;
-    }();
-    return on;
+        fused_sweep<T, S, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, prefetch_ahead(false));
 }
 
 template <typename T, typename S>
@@ -310,21 +426,16 @@ void launch_x(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStrea
     const int64_t want = (nlines + XT_THREADS - 1) / XT_THREADS;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep_x<T, S, true><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+        fused_sweep_x_table<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines, prefetch_ahead(true));
     else
-        fused_sweep_x<T, S, false><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
+        fused_sweep_x<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines, prefetch_ahead(true));
 }
 
 template <typename T, typename S>
 void launch(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     switch (s->axis) {
-    case 0:
-        if (x_tiles())
-            launch_x<T, S>(s, fz, nlines, st);
-        else
-            launch_axis<T, S, 0>(s, fz, nlines, st);
-        break;
+    case 0: launch_x<T, S>(s, fz, nlines, st); break;
     case 1: launch_axis<T, S, 1>(s, fz, nlines, st); break;
     default: launch_axis<T, S, 2>(s, fz, nlines, st); break;
     }
