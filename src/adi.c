@@ -235,9 +235,8 @@ static tridi_status fused_alloc(const char *f, tridi_adi plan)
         plan->table[a] = !b->kappa && !b->vel[a];
         need_w |= !plan->table[a];
     }
-    /* Experiment of the first device run: TRIDI_ADI_SCRATCH=f64 keeps a float plan's W and G in double. */
-    const char *scratch = getenv("TRIDI_ADI_SCRATCH");
-    plan->narrow = plan->dtype == TRIDI_FLOAT32 && !(scratch && !strcmp(scratch, "f64"));
+    /* A float plan keeps W and G in float between its passes (docs/decisions/027). */
+    plan->narrow = plan->dtype == TRIDI_FLOAT32;
     const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
     const size_t aux_bytes = sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
     tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
