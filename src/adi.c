@@ -207,8 +207,10 @@ static void release_contents(tridi_adi plan)
 #endif
 }
 
-/* The GPU path of a plan: fused unless TRIDI_ADI_PATH=staged or a line or line count is past what the
- * fused path's failure record holds (adi_internal.h, ADI_KEY). */
+/* The GPU path of a plan (docs/decisions/025): TRIDI_ADI_PATH=fused or staged when set; otherwise fused
+ * unless the x lines have rows of their own (a kappa field, or a velocity along x), where the staged step
+ * measured as fast (double) or faster (float). Never fused past what its failure record holds
+ * (adi_internal.h, ADI_KEY). */
 static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
 {
     const char *path = getenv("TRIDI_ADI_PATH");
@@ -220,7 +222,11 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
     int fits = 1;
     for (int a = 0; a < plan->op.naxes; ++a)
         fits &= b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
-    plan->fused = fits && !(path && !strcmp(path, "staged"));
+    const int x_own_rows = b->kappa || b->vel[0];
+    if (path && *path)
+        plan->fused = fits && !strcmp(path, "fused");
+    else
+        plan->fused = fits && !x_own_rows;
     return TRIDI_SUCCESS;
 }
 

@@ -11,8 +11,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-
 #define ADI_QUAL static __device__ __forceinline__
 #define ADI_UNROLL _Pragma("unroll")
 #define ADI_LOAD(p) __ldg(p)
@@ -37,11 +35,13 @@
 namespace {
 
 constexpr int LINES_PER_BLOCK = 64; // small blocks spread a small grid's few lines evenly over the SMs
+// y and z lines ask L2 for their rows this many unknowns ahead (docs/decisions/025: 4 beat 0, 8 and 16).
+constexpr int PREFETCH_AHEAD = 4;
 constexpr unsigned MAX_BLOCKS = 1u << 20; // a grid-stride loop covers the rest
 
-// Asks L2 for the line holding p, without waiting: the sweeps' loads are independent of the recurrence
-// but each thread has few of them in flight, so the rows pd unknowns ahead are fetched early and the
-// loads themselves then hit L2.
+// Asks L2 for the line holding p, without waiting: a y or z line's loads are independent of the
+// recurrence but its thread has few of them in flight, so the rows a few unknowns ahead are fetched early
+// and the loads themselves then hit L2.
 __device__ __forceinline__ void prefetch_l2(const void *p)
 {
     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
@@ -166,8 +166,7 @@ constexpr int XT_ROWS = 32 / XT_CHUNK; // lines a warp covers per cooperative ac
 
 template <typename T, typename S>
 __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constant__ adi_stage s,
-                                                            const __grid_constant__ adi_fused fz, int64_t nlines,
-                                                            int pd)
+                                                            const __grid_constant__ adi_fused fz, int64_t nlines)
 {
     __shared__ double sh[XT_WARPS][4][32 * XT_PITCH];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -195,13 +194,6 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
                 const int64_t line = base + q;
                 const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (line < nlines && cell < cn) {
-                    if (i0 + cell + pd < n) { // pd cells ahead: a later chunk of this line
-                        const int64_t ca = s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + cell + pd;
-                        prefetch_l2((const T *)s.x0 + ca);
-                        prefetch_l2((const T *)s.y + ca);
-                        if (s.kappa)
-                            prefetch_l2((const T *)s.kappa + ca);
-                    }
                     double d, e, f;
                     const double r = row<T, 0>(&s, q1, q2, i0 + cell, n, &d, &e, &f);
                     sd[q * XT_PITCH + cell] = d;
@@ -233,10 +225,6 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x(const __grid_constan
             if (ok) {
                 for (int ii = cn - 1; ii >= 0; --ii) {
                     const int64_t m = i0 + ii;
-                    if (m >= pd) {
-                        prefetch_l2(G + (m - pd) * nlines + myline);
-                        prefetch_l2(W + (m - pd) * nlines + myline);
-                    }
                     x = tridi_thomas_back((double)W[m * nlines + myline], (double)G[m * nlines + myline], x, m == n - 1,
                                           sizeof(T) == 8);
                     if (!tridi_thomas_finite(x)) {
@@ -270,7 +258,7 @@ constexpr int XR_CHUNK = 32, XR_PITCH = XR_CHUNK + 1;
 template <typename T, typename S>
 __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x_table(const __grid_constant__ adi_stage s,
                                                                   const __grid_constant__ adi_fused fz,
-                                                                  int64_t nlines, int pd)
+                                                                  int64_t nlines)
 {
     __shared__ double sh[XT_WARPS][32 * XR_PITCH];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -294,11 +282,6 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x_table(const __grid_c
             for (int q = 0; q < 32; ++q) {
                 const int64_t q1 = __shfl_sync(0xffffffffu, my1, q), q2 = __shfl_sync(0xffffffffu, my2, q);
                 if (base + q < nlines && lane < cn) {
-                    const int64_t c = s.origin + q1 * s.stride[1] + q2 * s.stride[2] + i0 + lane;
-                    if (i0 + lane + pd < n) {
-                        prefetch_l2((const T *)s.x0 + c + pd);
-                        prefetch_l2((const T *)s.y + c + pd);
-                    }
                     double d, e, f;
                     rx[q * XR_PITCH + lane] = row<T, 0>(&s, q1, q2, i0 + lane, n, &d, &e, &f);
                 }
@@ -326,8 +309,6 @@ __global__ void __launch_bounds__(XT_THREADS) fused_sweep_x_table(const __grid_c
             if (ok) {
                 for (int ii = cn - 1; ii >= 0; --ii) {
                     const int64_t m = i0 + ii;
-                    if (m >= pd)
-                        prefetch_l2(G + (m - pd) * nlines + myline);
                     x = tridi_thomas_back(tW[m], (double)G[m * nlines + myline], x, m == n - 1, sizeof(T) == 8);
                     if (!tridi_thomas_finite(x)) {
                         ok = false;
@@ -394,30 +375,15 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
                       cudaGetErrorName(e));
 }
 
-// Experiment for the second device run: TRIDI_ADI_PREFETCH=D (y/z lines) and TRIDI_ADI_XPREFETCH=D (x
-// tiles, in cells) say how far ahead the sweeps prefetch.
-int prefetch_ahead(bool x)
-{
-    static const int d[2] = {[] {
-                                 const char *v = getenv("TRIDI_ADI_PREFETCH");
-                                 return v ? atoi(v) : 8;
-                             }(),
-                             [] {
-                                 const char *v = getenv("TRIDI_ADI_XPREFETCH");
-                                 return v ? atoi(v) : 32;
-                             }()};
-    return d[x ? 1 : 0];
-}
-
 template <typename T, typename S, int AXIS>
 void launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     const int64_t want = (nlines + LINES_PER_BLOCK - 1) / LINES_PER_BLOCK;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep<T, S, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, prefetch_ahead(false));
+        fused_sweep<T, S, AXIS, true><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, PREFETCH_AHEAD);
     else
-        fused_sweep<T, S, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, prefetch_ahead(false));
+        fused_sweep<T, S, AXIS, false><<<blocks, LINES_PER_BLOCK, 0, st>>>(*s, *fz, nlines, PREFETCH_AHEAD);
 }
 
 template <typename T, typename S>
@@ -426,9 +392,9 @@ void launch_x(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStrea
     const int64_t want = (nlines + XT_THREADS - 1) / XT_THREADS;
     const unsigned blocks = (unsigned)(want < (int64_t)MAX_BLOCKS ? want : MAX_BLOCKS);
     if (fz->table)
-        fused_sweep_x_table<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines, prefetch_ahead(true));
+        fused_sweep_x_table<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
     else
-        fused_sweep_x<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines, prefetch_ahead(true));
+        fused_sweep_x<T, S><<<blocks, XT_THREADS, 0, st>>>(*s, *fz, nlines);
 }
 
 template <typename T, typename S>
