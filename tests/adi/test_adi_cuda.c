@@ -228,6 +228,21 @@ static int nan_case(uint64_t *rng, const char *path)
     return bad;
 }
 
+/* A value of TRIDI_ADI_PATH that names no path: refused at creation, the message naming the variable. */
+static int bad_path_case(uint64_t *rng)
+{
+    adi_case c;
+    adi_case_random(&c, rng, TRIDI_FLOAT64, 0);
+    use_path("fast");
+    tridi_adi plan = NULL;
+    tridi_status s = tridi_adi_create(&plan, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &c.ref.op);
+    const int bad = s != TRIDI_ERROR_INVALID_VALUE || !strstr(tridi_error_message(), "TRIDI_ADI_PATH") || plan;
+    printf("TRIDI_ADI_PATH=fast: %s %s%s\n", tridi_status_name(s), tridi_error_message(), bad ? "  <-- FAIL" : "");
+    tridi_adi_destroy(plan);
+    adi_case_free(&c);
+    return bad;
+}
+
 #ifdef ADI_TEST_CUDART
 /* A fused step captured in a CUDA graph on the caller's stream, replayed with an uncaptured step of
  * another dt in between (the captured table must not be stale), against the same three steps uncaptured
@@ -328,7 +343,7 @@ int main(void)
         staged_bad += step_case(&rng, i, "staged");
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
-    int nan_bad = 0, graph_bad = 0, graph_cases = 0;
+    int nan_bad = bad_path_case(&rng), graph_bad = 0, graph_cases = 0;
     for (int i = 0; i < 6; ++i)
         nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused");
 #ifdef ADI_TEST_CUDART
@@ -337,7 +352,7 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN cases %d of 6, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases, sweeps_bad,
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases, sweeps_bad,
            cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);
     tridi_destroy(gpu);
