@@ -244,7 +244,8 @@ static tridi_status fused_alloc(const char *f, tridi_adi plan)
     /* A float plan keeps W and G in float between its passes (docs/decisions/027). */
     plan->narrow = plan->dtype == TRIDI_FLOAT32;
     const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
-    const size_t aux_bytes = sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
+    const size_t aux_bytes =
+        sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
     tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
     if (!s && need_w)
         s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_w));

@@ -352,8 +352,8 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases, sweeps_bad,
-           cases, nan_bad, graph_bad, graph_cases);
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases,
+           sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);
     tridi_destroy(gpu);
     return steps_bad || staged_bad || sweeps_bad || nan_bad || graph_bad ? 1 : 0;
