@@ -76,7 +76,8 @@ __device__ __forceinline__ double row(const adi_stage *s, int64_t l1, int64_t l2
 }
 
 // TABLE: every line of the sweep has the same rows, whose W is fz.table (made by tables_kernel with the
-// same arithmetic); otherwise each line keeps its own W in fz.w.
+// same arithmetic); otherwise each line keeps its own W in fz.w. pd: how many unknowns ahead the rows (and,
+// going back, W and G) are asked of L2 (PREFETCH_AHEAD).
 template <typename T, typename S, int AXIS, bool TABLE>
 __global__ void __launch_bounds__(LINES_PER_BLOCK) fused_sweep(const __grid_constant__ adi_stage s,
                                                                const __grid_constant__ adi_fused fz, int64_t nlines,
