@@ -14,6 +14,7 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
+    p.on_error = (tridi_on_error)ctx->config.on_error; /* LINES unless the context asks for CALL (019) */
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
     const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
     if (p.pivoting != TRIDI_PIVOT_NONE)
@@ -74,7 +75,8 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-    /* Today's contract of this call: all or nothing, failures reported by tridi_synchronize. */
+    /* The context's on_error (docs/decisions/019); failures reported by tridi_synchronize. */
+    p.on_error = (tridi_on_error)ctx->config.on_error;
     p.verdict = TRIDI_VERDICT_DEFERRED;
     return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
 }

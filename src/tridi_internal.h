@@ -154,9 +154,14 @@ struct tridi_context_s {
     size_t cpu_scratch_bytes;
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
-    /* A held CPU solve (tridi_cpu_solve_held): x written, its undo log still in cpu_scratch. */
-    int cpu_held, cpu_held_threads;
-    tridi_problem cpu_held_p;
+    /* A kept CPU solve (tridi_cpu_solve_keep): x written, its undo log still in cpu_scratch. */
+    int cpu_kept, cpu_kept_threads;
+    tridi_problem cpu_kept_p;
+    /* A kept host-array solve on the GPU (backend_cuda.c): the old box of x, packed, for its rollback. */
+    void *host_kept_box;
+    size_t host_kept_cap;
+    int host_kept;
+    tridi_problem host_kept_p;
     int plans;                /* live solve plans made with it (tridi_plan_create) */
     /* AUTO for host arrays (backend.c): inputs queued by tridi_upload_async since the last host solve on the
      * GPU (the next host solve goes to the GPU, which holds them), and the choices of tridi_solve already
@@ -221,12 +226,15 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
                                tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */
+/* A solve under p->on_error: LINES in one phase; CALL through the two phases below, the call's status its
+ * verdict. */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
-/* The MPI layer's uncut solves on the CPU: a solve that writes x and keeps its undo log, so that
- * tridi_cpu_undo_held can put x back if another rank failed. Any other CPU solve on the context in
- * between drops the hold (undo then fails with TRIDI_ERROR_INTERNAL). */
-tridi_status tridi_cpu_solve_held(tridi_context ctx, const tridi_problem *p);
-tridi_status tridi_cpu_undo_held(tridi_context ctx);
+/* The two phases of ON_ERROR_CALL (backend.h; docs/decisions/020): the solve writes x and keeps its undo
+ * log, whatever its status; then the commit drops the log or the rollback puts x back from it. Any other
+ * CPU solve on the context in between drops the log (the rollback then does nothing: call them in order). */
+tridi_status tridi_cpu_solve_keep(tridi_context ctx, const tridi_problem *p);
+void tridi_cpu_commit(tridi_context ctx);
+void tridi_cpu_rollback(tridi_context ctx);
 
 /* ---- CUDA backend (cuda/, only when built with TRIDI_HAVE_CUDA) ----
  * Every function returns a status and sets the message through tridi_fail; none exits or resets
