@@ -2,8 +2,8 @@
  *  - plans reused over many calls on fresh random systems, every axis and type combination, against the
  *    reference (MOHID's recurrence) and bitwise outside the box;
  *  - ON_ERROR_CALL: a zero pivot and a NaN in two lines leave x unchanged;
- *  - ON_ERROR_LINES (argument "lines", always on the GPU): the failing lines are left untouched, every
- *    other line equals the reference, and the status names the first line and the count;
+ *  - ON_ERROR_LINES: the failing lines are left untouched, every other line equals the reference, and the
+ *    status names the first line and the count;
  *  - on the GPU, device plans too: SYNC and DEFERRED verdicts (the failure reported by the next
  *    tridi_plan_status, naming the call; a later call on the same stream still correct), and plans
  *    destroyed with solves and uploads in flight;
@@ -494,7 +494,7 @@ static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
     tu_system_free(&s);
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
     uint64_t rng = tu_seed("test_plan");
     tridi_context ctx;
@@ -510,9 +510,7 @@ int main(int argc, char **argv)
     tridi_backend be;
     tridi_get_backend(ctx, &be);
     const int gpu = be == TRIDI_BACKEND_CUDA;
-    /* The CPU backend honours ON_ERROR_LINES once its per-line isolation is in (cpu_solve.c). */
-    const int lines = gpu || (argc > 1 && !strcmp(argv[1], "lines"));
-    printf("backend %s%s\n", tridi_backend_name(be), lines ? ", with ON_ERROR_LINES failures" : "");
+    printf("backend %s\n", tridi_backend_name(be));
 
     where places[3] = {{TRIDI_MEMORY_HOST, TRIDI_VERDICT_SYNC},
                        {TRIDI_MEMORY_DEVICE, TRIDI_VERDICT_SYNC},
@@ -525,8 +523,7 @@ int main(int argc, char **argv)
                     reuse_case(&rng, ctx, ndim, axis, combo, places[w],
                                (axis + combo) % 2 ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES);
                     failure_case(&rng, ctx, ndim, axis, combo, places[w], TRIDI_ON_ERROR_CALL);
-                    if (lines)
-                        failure_case(&rng, ctx, ndim, axis, combo, places[w], TRIDI_ON_ERROR_LINES);
+                    failure_case(&rng, ctx, ndim, axis, combo, places[w], TRIDI_ON_ERROR_LINES);
                 }
     argument_cases(&rng, ctx, gpu);
     if (gpu) {
