@@ -211,6 +211,15 @@ static void failure_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, i
             if (!strstr(tridi_error_message(), needle))
                 FAIL("%s: the message does not say '%s': %s", label, needle, tridi_error_message());
         }
+        /* The cell: unknown 0 of bad1 (its zero pivot) or the last unknown of bad2 (its NaN). */
+        int64_t want_cell[3], got_cell[3] = {0, 0, 0};
+        tu_line_cell(&g, lo, hi, (tridi_axis)axis, first, first == bad1 ? 0 : n - 1, want_cell);
+        const int nd = tridi_error_cell(got_cell);
+        if (nd != ndim || got_cell[0] != want_cell[0] || got_cell[1] != want_cell[1] ||
+            (ndim == 3 && got_cell[2] != want_cell[2]))
+            FAIL("%s: tridi_error_cell gives (%lld, %lld, %lld), the failing cell is (%lld, %lld, %lld)", label,
+                 (long long)got_cell[0], (long long)got_cell[1], (long long)got_cell[2], (long long)want_cell[0],
+                 (long long)want_cell[1], (long long)want_cell[2]);
         if (w.verdict == TRIDI_VERDICT_DEFERRED && !strstr(tridi_error_message(), "call"))
             FAIL("%s: a deferred failure's message does not name the call: %s", label, tridi_error_message());
         if (strncmp(tridi_error_message(), "tridi_plan_", 11) != 0)
