@@ -54,7 +54,7 @@ static void copy_x_box(const tridi_problem *p, void *box, int to_box)
 static tridi_status cuda_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
 {
     if (memory == TRIDI_MEMORY_DEVICE)
-        return tridi_cuda_solve_device_held(ctx->cuda, p, stream);
+        return tridi_cuda_solve_keep(ctx->cuda, p, stream);
     ctx->host_kept = 0;
     const size_t bytes = (size_t)p->nlines * (size_t)p->n * tridi_dtype_size(p->arrays.x_type);
     if (bytes > ctx->host_kept_cap) {
@@ -77,7 +77,7 @@ static tridi_status cuda_solve_keep(tridi_context ctx, const tridi_problem *p, t
 static tridi_status cuda_commit(tridi_context ctx, tridi_memory memory, void *stream)
 {
     if (memory == TRIDI_MEMORY_DEVICE)
-        return tridi_cuda_commit_held(ctx->cuda, stream);
+        return tridi_cuda_commit(ctx->cuda, stream);
     ctx->host_kept = 0;
     return TRIDI_SUCCESS;
 }
@@ -85,8 +85,10 @@ static tridi_status cuda_commit(tridi_context ctx, tridi_memory memory, void *st
 static tridi_status cuda_rollback(tridi_context ctx, tridi_memory memory, void *stream)
 {
     (void)stream;
-    if (memory == TRIDI_MEMORY_DEVICE)
-        return TRIDI_SUCCESS; /* the answers never left the context's box */
+    if (memory == TRIDI_MEMORY_DEVICE) {
+        tridi_cuda_rollback(ctx->cuda); /* the answers never left the context's box */
+        return TRIDI_SUCCESS;
+    }
     if (ctx->host_kept)
         copy_x_box(&ctx->host_kept_p, ctx->host_kept_box, 0);
     ctx->host_kept = 0;

@@ -77,6 +77,16 @@ int64_t tridi_error_failed_lines_internal(void);
  * numerical failure this way). */
 void tridi_set_error_cell(int ndim, const int64_t cell[3]);
 
+/* ---- the convenience calls (solve.c) ---- */
+/* tridi_solve and tridi_solve_device with on_error given instead of the context's: an ADI step's last
+ * sweep, which writes the field, takes ON_ERROR_CALL, so a failed step leaves the field as it was. Messages
+ * name tridi_solve / tridi_solve_device. */
+tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error);
+tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                   const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
+                                   tridi_on_error on_error);
+
 /* ---- validation (validate.c) ---- */
 /* Every Fortran index a caller gives (grid bounds, box, MPI global bounds with halos) lies within
  * +-TRIDI_INDEX_LIMIT, so index arithmetic (a halo width, the cell past the box) never overflows. */
@@ -261,12 +271,14 @@ tridi_status tridi_cuda_plan_create(struct tridi_cuda_state *st, const tridi_pro
 void tridi_cuda_plan_destroy(struct tridi_cuda_state *st, void *state);
 tridi_status tridi_cuda_solve_device_plan(struct tridi_cuda_state *st, const tridi_problem *p, void *state,
                                           void *stream);
-/* The MPI layer's uncut solves: a device solve whose answers wait in the context's box (the verdict is
- * collected by tridi_cuda_synchronize as usual) until tridi_cuda_commit_held copies them into x, once
- * every rank has succeeded. Any other device solve on the context in between drops the hold (commit then
- * fails with TRIDI_ERROR_INTERNAL). */
-tridi_status tridi_cuda_solve_device_held(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
-tridi_status tridi_cuda_commit_held(struct tridi_cuda_state *st, void *stream);
+/* The two phases of ON_ERROR_CALL on device pointers (src/backend.h; docs/decisions/020): a device solve
+ * whose answers wait in the context's box (its verdict collected by tridi_cuda_synchronize as usual), then
+ * either the commit (the commit kernel copies the box into x if the verdict word is clear) or the rollback
+ * (the box is dropped, x was never written). Any other device solve on the context in between drops the
+ * kept answers (the commit then does nothing: call them in order). */
+tridi_status tridi_cuda_solve_keep(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+tridi_status tridi_cuda_commit(struct tridi_cuda_state *st, void *stream);
+void tridi_cuda_rollback(struct tridi_cuda_state *st);
 tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
 tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
 tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,
