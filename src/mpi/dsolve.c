@@ -679,7 +679,8 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
         if (!solving)
             return s;
         p.pivoting = (tridi_pivoting)ctx->config.pivoting;
-        return p.pivoting != TRIDI_PIVOT_NONE ? tridi_pivot_solve(f, ctx, &p, ops->solve_host) : ops->solve_host(ctx, &p);
+        return p.pivoting != TRIDI_PIVOT_NONE ? tridi_pivot_solve(f, ctx, &p, ops->solve_host)
+                                              : ops->solve_host(ctx, &p);
     }
     if (solving)
         s = ops->solve_keep(ctx, &p, TRIDI_MEMORY_HOST, NULL);

@@ -201,14 +201,15 @@ int main(void)
             const int64_t fi = tu_line_cell(&grid, LO, HI, axis, fl, fm, cell);
             D[fi] = 0.0;
             E[fi] = 0.0; /* den = 0 + 0*w */
-            expect_failure("a zero pivot after a subnormal one", ctx, call_ctx, &s, axis, &rng, TRIDI_ERROR_ZERO_PIVOT, cell);
+            expect_failure("a zero pivot after a subnormal one", ctx, call_ctx, &s, axis, &rng, TRIDI_ERROR_ZERO_PIVOT,
+                           cell);
             RESET();
             isolate_subnormal(&s, axis, 3, 2);
             isolate_subnormal(&s, axis, fl, fm);
             F[fi] = 1e10; /* w = -1e10 / 1e-310 overflows in any arithmetic */
             if (fm < n - 1) {
-                expect_failure("an elimination that truly overflows", ctx, call_ctx, &s, axis, &rng, TRIDI_ERROR_NONFINITE,
-                               cell);
+                expect_failure("an elimination that truly overflows", ctx, call_ctx, &s, axis, &rng,
+                               TRIDI_ERROR_NONFINITE, cell);
             }
             RESET();
 #undef RESET

@@ -80,7 +80,8 @@ static inline const char *mt_start(int *argc, char ***argv, const char *test, in
 {
     static char name[128];
     MPI_Init(argc, argv);
-    *device = *argc > 1 && !strcmp((*argv)[1], "--device") ? 1 : *argc > 1 && !strcmp((*argv)[1], "--host-on-gpu") ? 2 : 0;
+    const char *mode = *argc > 1 ? (*argv)[1] : "";
+    *device = !strcmp(mode, "--device") ? 1 : !strcmp(mode, "--host-on-gpu") ? 2 : 0;
     snprintf(name, sizeof name, "%s%s", test, *device == 1 ? " (device)" : *device == 2 ? " (host arrays, GPU)" : "");
     return name;
 }
