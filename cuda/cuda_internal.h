@@ -98,7 +98,7 @@ struct tridi_cuda_state {
     plan_memo memo;                        // device mode's latest plan
     // A kept solve (tridi_cuda_solve_keep): its answers wait in dbox for tridi_cuda_commit or
     // tridi_cuda_rollback (docs/decisions/020).
-    // Any later device solve reuses the box, so it drops the hold.
+    // Any later device solve reuses the box, so it drops the kept answers.
     bool kept = false;
     int kept_slot = 0;
     tridi_problem kept_p{};

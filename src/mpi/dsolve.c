@@ -1133,8 +1133,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
             s = tridi_validate(f, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, 1, &p, &empty);
         const int solving = work_here && !s && !empty;
         if (solving)
-            s = solo ? tridi_cuda_solve_device(ctx->cuda, &p, stream)
-                     : ops->solve_keep(ctx, &p, TRIDI_MEMORY_DEVICE, stream);
+            s = solo ? ops->solve_device(ctx, &p, NULL, stream) : ops->solve_keep(ctx, &p, TRIDI_MEMORY_DEVICE, stream);
         if (solving && !s) { /* the verdict: the solve's failure word, read once the stream is done */
             cudaError_t e = cudaStreamSynchronize(st);
             s = e == cudaSuccess ? tridi_synchronize(ctx)
