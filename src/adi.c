@@ -441,18 +441,19 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. oe: what a
- * failure does to x (a step's sweeps: all or nothing, the field is x of the last one; tridi_adi_sweep: the
- * context's, as tridi_solve). */
+/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. All or
+ * nothing whatever the context's on_error (docs/decisions/019): a step's last sweep writes the field, and
+ * a failed tridi_adi_sweep leaves x as it was. */
 static tridi_status solve(const char *f, const tridi_adi plan, int axis, const void *lower, const void *diag,
-                          const void *upper, const void *rhs, void *x, void *stream, tridi_on_error oe)
+                          const void *upper, const void *rhs, void *x, void *stream)
 {
     const tridi_dtype t = plan->dtype;
     tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
     if (plan->cuda)
         return as_called(f, tridi_solve_device_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi,
-                                                  &arr, stream, oe));
-    return as_called(f, tridi_solve_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr, oe));
+                                                  &arr, stream, TRIDI_ON_ERROR_CALL));
+    return as_called(f, tridi_solve_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
+                                       TRIDI_ON_ERROR_CALL));
 }
 
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
@@ -552,7 +553,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
         }
         s = run_stage(plan, &st, stream);
         if (!s)
-            s = solve(f, plan, a, L, D, U, rhs, x, stream, TRIDI_ON_ERROR_CALL);
+            s = solve(f, plan, a, L, D, U, rhs, x, stream);
         if (!s)
             s = mark(plan, a + 1, stream, &t[a + 1]);
     }
@@ -591,8 +592,7 @@ tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower,
             return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument '%s' is NULL", f, name[i]);
     if (plan->empty)
         return TRIDI_SUCCESS;
-    return solve(f, plan, axis, lower, diag, upper, rhs, x, stream ? stream : plan->stream,
-                 (tridi_on_error)plan->ctx->config.on_error);
+    return solve(f, plan, axis, lower, diag, upper, rhs, x, stream ? stream : plan->stream);
 }
 
 tridi_status tridi_adi_synchronize(tridi_adi plan)

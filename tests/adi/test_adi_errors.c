@@ -37,9 +37,6 @@ int main(void)
     tridi_config cfg;
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CPU;
-    /* tridi_adi_sweep follows its context's on_error as tridi_solve does: all or nothing here, so that a
-     * failed sweep leaves x unchanged (the default, ON_ERROR_LINES, answers the other lines). */
-    cfg.on_error = TRIDI_ON_ERROR_CALL;
     tridi_context ctx;
     if (tridi_create(&ctx, &cfg)) {
         printf("create: %s\n", tridi_error_message());
