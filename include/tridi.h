@@ -347,7 +347,7 @@ TRIDI_API tridi_status tridi_plan_destroy(tridi_plan plan);
  *
  * A plan holds one grid, one box of unknowns, one storage type and one operator, plus the work arrays
  * of a step. tridi_adi_step advances a field by dt with implicit sweeps x, y (and z): the diagonals
- * are assembled by tridi (on the GPU for the CUDA backend) and solved by tridi's own solves; on the
+ * are assembled and solved by tridi (on the GPU one fused kernel per sweep, docs/decisions/025); on the
  * CUDA backend every array is a device pointer and nothing returns to the host during a step.
  *
  * Operator, per implicit axis a with uniform spacing h_a, in flux form on the cells of the box:
@@ -405,8 +405,11 @@ TRIDI_API tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, cons
 TRIDI_API tridi_status tridi_adi_destroy(tridi_adi plan);
 
 /* One step of length dt > 0 on field (grid-shaped, the plan's type), in place: only the box is
- * written, and only when every sweep succeeded. stream: cudaStream_t as void*, or NULL for the plan's
- * own stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued. */
+ * written, and only when every sweep succeeded (one exception on the GPU's fused path: a failure that
+ * first appears in the last sweep, an overflow near the type's largest value, leaves that sweep's other
+ * lines answered; docs/decisions/026). stream: cudaStream_t as void*, or NULL for the plan's own
+ * stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued; a fused
+ * step can be captured in a CUDA graph. */
 TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
 
 /* One sweep with the caller's own diagonals (the model's path): solves along axis over the plan's
@@ -414,7 +417,9 @@ TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, vo
 TRIDI_API tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
                              const void *upper, const void *rhs, void *x, void *stream);
 
-/* Waits for the plan's stream and reports deferred errors of its solves (SUCCESS on the CPU). */
+/* Waits for the plan's stream and its latest step and reports deferred errors (SUCCESS on the CPU): the
+ * first failure of a fused step, naming the sweep, line and cell (the plan's later steps did nothing
+ * until this call), or of a staged step's solves. */
 TRIDI_API tridi_status tridi_adi_synchronize(tridi_adi plan);
 
 /* With op.profile = 1: milliseconds spent in the sweeps of each axis (assembly + solve) summed over
