@@ -15,9 +15,11 @@
  *  - Only the cells of the box are read from the inputs and only they are written in x; every other
  *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
  *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
- *  - On any error x is left unchanged: no partial answer is ever written (tridi_solve, tridi_solve_device;
- *    a plan chooses, see tridi_solve_options: by default a failing line is left untouched and every other
- *    line is answered).
+ *  - On an argument error x is left unchanged. On a numerical failure (zero pivot, non-finite value) the
+ *    caller chooses (tridi_on_error): by default (TRIDI_ON_ERROR_LINES) a failing line is left untouched,
+ *    every other line is answered, and the status names the first failing line and cell and how many lines
+ *    failed; TRIDI_ON_ERROR_CALL leaves x unchanged if any line fails. tridi_solve and tridi_solve_device
+ *    take it from the context (tridi_config.on_error), a plan from its tridi_solve_options.
  *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
  *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
  */
@@ -175,6 +177,12 @@ typedef struct tridi_config {
                                 halving their transfer; results then carry float rounding (default: 0) */
     int pivoting;            /* a tridi_pivoting: what host-array solves do about lines Thomas's elimination
                                 without pivoting cannot be trusted on (default: TRIDI_PIVOT_NONE) */
+    int on_error;            /* a tridi_on_error: what a numerical failure does to x in tridi_solve and
+                                tridi_solve_device (plans take theirs from tridi_solve_options).
+                                TRIDI_ON_ERROR_LINES: a failing line is left untouched, every other line is
+                                answered; TRIDI_ON_ERROR_CALL: x unchanged if any line fails, which costs an
+                                undo log or a second pass over the answers (docs/errors.md)
+                                (default: TRIDI_ON_ERROR_LINES) */
 } tridi_config;
 
 TRIDI_API void tridi_config_init(tridi_config *config);
@@ -290,8 +298,9 @@ TRIDI_API tridi_status tridi_synchronize(tridi_context ctx);
  *
  * A plan validates its geometry and types once and owns what its solves need on its backend (on the
  * CUDA backend: the kernel choice for that shape). tridi_solve and tridi_solve_device are convenience
- * calls with the contract of the first lines of this header (ON_ERROR_CALL, MOHID arithmetic; device
- * solves deferred); a plan lets the caller choose it (tridi_solve_options).
+ * calls with the contract of the first lines of this header (the context's on_error, TRIDI_ON_ERROR_LINES
+ * unless tridi_config says otherwise; MOHID arithmetic; device solves deferred); a plan lets the caller
+ * choose every part of it (tridi_solve_options).
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_plan_s *tridi_plan;
 

@@ -541,16 +541,19 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. */
+/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. All or
+ * nothing whatever the context's on_error (docs/decisions/019): a step's last sweep writes the field, and
+ * a failed tridi_adi_sweep leaves x as it was. */
 static tridi_status solve(const char *f, const tridi_adi plan, int axis, const void *lower, const void *diag,
                           const void *upper, const void *rhs, void *x, void *stream)
 {
     const tridi_dtype t = plan->dtype;
     tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
     if (plan->cuda)
-        return as_called(f, tridi_solve_device(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
-                                               stream));
-    return as_called(f, tridi_solve(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr));
+        return as_called(f, tridi_solve_device_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi,
+                                                  &arr, stream, TRIDI_ON_ERROR_CALL));
+    return as_called(f, tridi_solve_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
+                                       TRIDI_ON_ERROR_CALL));
 }
 
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
