@@ -315,7 +315,8 @@ void *fp_kernel(const tk_plan &p)
 
 // The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
-// y/z lines past 1024 unknowns): MOHID's kernels then do (plan_solve), which meet the FAST bound too.
+// y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
+// then does (plan_solve), which meets the FAST bound too.
 // The shapes, from the kernel-only measurements of decision 021 (H100, 2026-11-25):
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
 //    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
@@ -323,8 +324,9 @@ void *fp_kernel(const tk_plan &p)
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 64 unknowns or more, else 8; 256 threads a
 //    block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring lines (the length of
 //    those runs is what bounds these lines: 1024x1024x128 z f32 55% with 64-byte runs, 65% with 128).
-//    Double lines past 1024 unknowns would get 16-byte runs: today's kernel was faster there
-//    (2048x2048x32 y f64 6568 against 7489 us).
+//    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
+//    nothing from float-free arithmetic: `tk_line` was faster on both (2048x2048x32 y f64 6568 against
+//    7489 us; 1024x1024x128 z f64 2395 against 2713 us, 140x140x56 z f64 22.8 against 29.3 us a call).
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
 {
@@ -346,7 +348,7 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
         lines = std::max(1, 256 / P);
         if (lines < run)
             lines = std::min(run, std::max(1, FP_MAX_THREADS / P));
-        if (sizeof(T) == 8 && lines < 4)
+        if (sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
             return cudaSuccess;
     }
     lines = std::min(lines, FP_MAX_LINES);
