@@ -70,8 +70,8 @@ struct tk_plan {
 
 // Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
 // run both), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
-// where a lane would hold more than TS_L unknowns). Otherwise (ts_wins) split lines only where they
-// measured faster. The context reads the variable once, at tridi_create (src/tuning.c).
+// where a lane would hold more than TS_L unknowns). Otherwise MOHID's arithmetic runs one thread per line
+// (decision 023) and FAST solves their own kernel (decision 021). The context reads the variable once, at tridi_create (src/tuning.c).
 struct tk_choice {
     int family; // 0 auto, 1 line, 2 split
     int lanes;  // forced lanes per split line; 0: the planner's

@@ -53,19 +53,6 @@ inline bool ts_shape(int64_t n, bool contig, int forced_lanes, ts_geom *g)
     return true;
 }
 
-// Where split lines beat one thread per line (see docs/decisions/002): lines too long for W/G in shared
-// memory (tk_line then moves 32 B/cell more through a global scratch): every such x line, and y/z lines
-// of up to 512 unknowns (8 lines per warp, 32-byte runs: 1.1-1.2x faster). Longer y/z lines get 4 lines
-// per warp (16-byte runs) and measured slower than tk_line. Shorter lines stay on tk_line, which keeps
-// MOHID's arithmetic bit for bit (split answers differ within rounding): split x lines measured as fast on
-// 140x140x56 and 1.5x faster on 70x70x28 and 140x140x28, whose few lines leave tk_line under one warp per
-// SM; split y/z lines of those grids from 1.3x faster (y, 70x70x28) to 1.8x slower (z, 140x140x56).
-// TRIDI_CUDA_KERNEL=split gives the split kernel everywhere.
-inline bool ts_wins(bool contig, int64_t n)
-{
-    return tk_needs_scratch(n) && (contig || n <= 4 * TS_L * TS_WL_MAX);
-}
-
 template <class TL, class TD, class TX>
 void *ts_kernel_of(const tk_plan &p)
 {
@@ -197,7 +184,9 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     p.ns = TK_STAGES_MAX;
     p.threads = TK_T;
     const int family = choice.family;
-    if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 &&
+    // Split lines only when TRIDI_CUDA_KERNEL asks for them (decision 023; where they measured faster:
+    // decision 002).
+    if (family == 2 && p.i32 && a.n > 0 &&
         ts_shape(a.n, p.contig, choice.lanes, &p.geom)) {
         p.split = true;
         p.wgs = true; // no scratch
@@ -447,7 +436,12 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021). Lines
         // the FAST kernel does not take go to one thread per line: split lines of more than 2048 unknowns
         // with rows scaled over 10^-30..10^30 measured outside the FAST bound (test_fast_gpu).
+        // MOHID's arithmetic is MOHID's recurrence bit for bit: one thread per line (tk_line, W/G in the
+        // scratch past 220 unknowns) unless TRIDI_CUDA_KERNEL forces the split kernel, whose answers differ
+        // within rounding and lose accuracy on lines of widely scaled rows (decision 023).
         tk_choice c = choice;
+        if (!k.fast && choice.family == 0)
+            c = tk_choice{1, 0};
         if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
             if (k.fast && choice.family == 0) {
                 CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
