@@ -108,6 +108,15 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
     if (!s)
         s = read_int(func, "TRIDI_CPU_BYTES_PER_THREAD", 1, TiB, "a number of bytes from 1 to 2^40", &n);
     t.cpu_bytes_per_thread = n;
+    n = 1;
+    if (!s)
+        s = read_int(func, "TRIDI_CPU_POOL", 0, 1, "0 or 1", &n);
+    t.cpu_openmp_team = !n;
+    n = -1;
+    if (!s)
+        s = read_int(func, "TRIDI_CPU_SPIN_US", 0, 1000000, "a number of microseconds from 0 to 1000000", &n);
+    t.cpu_spin_set = n >= 0;
+    t.cpu_spin_us = n >= 0 ? n : 0;
     if (!s)
         s = read_cuda_kernel(func, &t);
     n = 0;
