@@ -12,7 +12,9 @@
  *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
  * - Threads: as many as the call's size pays for (threads_that_pay), each starting on an equal share of
  *   the call's lines, cut into blocks (make_plan, thread_blocks), then taking the blocks left in the
- *   other shares: a thread that wakes late does not hold the call up by a share of its own.
+ *   other shares: a thread that wakes late does not hold the call up by a share of its own. The threads
+ *   are the context's worker pool (cpu_pool.c), which join a call only while it has blocks left, so the
+ *   call never waits for a thread still waking (docs/decisions/028).
  *
  * The fast path multiplies by one reciprocal per pivot and checks only that every value stayed finite.
  * A block it flags goes to the careful path: each of its lines re-solved alone with MOHID's two divisions
@@ -952,9 +954,9 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
  * takes 0.02-0.03 ms on 16 threads and 0.05 ms on 2, a few hundredths of a millisecond that a model never
  * sees. An empty region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads
  * 0.07 ms. With 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on
- * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7: calls in a row keep one team size, as libgomp ends the
- * surplus threads of its pool whenever a smaller team (of more than one thread) starts, and starts them
- * again for the next larger one. */
+ * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7. With the worker pool (docs/decisions/028) a call no longer
+ * waits for its threads to wake, but waking threads a call cannot use still costs the caller its wake-up
+ * calls and the model's cores their time, so the rule stays. */
 #ifndef TRIDI_CPU_BYTES_PER_THREAD
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
