@@ -7,6 +7,11 @@
 
 typedef struct tridi_cpu_pool tridi_cpu_pool;
 
+/* Microseconds a worker watches for the next call before it sleeps, unless TRIDI_CPU_SPIN_US says
+ * otherwise (docs/tuning.md): calls in a row find the workers awake, and a model's own threads lose at most
+ * this much of a core after a call. */
+#define TRIDI_CPU_SPIN_US_DEFAULT 100
+
 /* The work of a call: fn(arg, id) runs on the caller with id 0 and on each worker that joins with ids
  * 1, 2, ... below `want`. fn must finish the whole call on whichever threads run it: id 0 alone may be
  * all there is (the workers share the work by taking it, they are not assigned any). */

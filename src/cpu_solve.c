@@ -961,12 +961,6 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
 
-/* Microseconds a pool worker watches for the next call before it sleeps (docs/decisions/028): calls in a
- * row find the workers awake, and a model's own threads lose at most this much of a core after a call. */
-#ifndef TRIDI_CPU_SPIN_US
-#define TRIDI_CPU_SPIN_US 100
-#endif
-
 /* TRIDI_CPU_BYTES_PER_THREAD as the context read it (tests use 1 to exercise every thread on small
  * grids), else the compiled value. */
 static int64_t bytes_per_thread(const tridi_tuning *tuning)
@@ -1104,7 +1098,7 @@ static void run_job(tridi_context ctx, solve_job *job, int nthreads)
     }
     if (!ctx->tuning.cpu_openmp_team && tridi_cpu_pool_workers(ctx->cpu_pool) < nthreads - 1) {
         tridi_cpu_pool_destroy(ctx->cpu_pool);
-        const int64_t spin_us = ctx->tuning.cpu_spin_set ? ctx->tuning.cpu_spin_us : TRIDI_CPU_SPIN_US;
+        const int64_t spin_us = ctx->tuning.cpu_spin_set ? ctx->tuning.cpu_spin_us : TRIDI_CPU_SPIN_US_DEFAULT;
         ctx->cpu_pool = tridi_cpu_pool_create(nthreads - 1, spin_us * 1000);
     }
     if (!ctx->tuning.cpu_openmp_team && ctx->cpu_pool) {
