@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct tridi_cpu_pool tridi_cpu_pool;
 
 /* Microseconds a worker watches for the next call before it sleeps, unless TRIDI_CPU_SPIN_US says
@@ -32,4 +36,7 @@ void tridi_cpu_pool_run(tridi_cpu_pool *pool, tridi_cpu_pool_fn fn, void *arg, i
 /* Ends and joins the workers and frees the pool (NULL: nothing). */
 void tridi_cpu_pool_destroy(tridi_cpu_pool *pool);
 
+#ifdef __cplusplus
+}
+#endif
 #endif
