@@ -11,8 +11,9 @@
  * per call (TRIDI_CPU_POOL=0, docs/tuning.md), each in a context of its own.
  * Probes of why a call after the model's work costs more (issue 29), the same three ways:
  * - an empty OpenMP parallel region of the call's threads: what waking an OpenMP team costs, with each
- *   thread's arrival after the fork (median over the steps) and how often a thread ran on another CPU than
- *   in the step before (migrations; 0 when OpenMP binds its threads);
+ *   thread's arrival after the fork (median over the steps), how often a thread ran on another CPU than in
+ *   the step before (migrations; 0 when OpenMP binds its threads), and how long a fixed chain of arithmetic
+ *   then takes on each thread (a core that wakes slowly, at a low clock, takes longer);
  * - a 2D call of 16x16 cells on every thread (TRIDI_CPU_BYTES_PER_THREAD=1): what the caller pays to wake
  *   its threads, the work itself being a few microseconds;
  * - the call's kinds on one thread: the cost of the arrays' cache state alone, no wake-up.
@@ -47,6 +48,18 @@ static void other_work(float *buf, size_t n, int parallel, int threads)
         s += buf[i];
     }
     stream_sink += s;
+}
+
+/* A fixed chain of dependent multiply-adds (some 20 us at 3 GHz): timed on each thread as it arrives in a
+ * region, it shows a core that starts slow (frequency, caches) after sleeping. Returns the time it ended. */
+static double fixed_work(void)
+{
+    volatile double seed = 1.0;
+    double v = seed;
+    for (int i = 0; i < 15000; ++i)
+        v = v * 0.999999 + 1e-9;
+    stream_sink += v * 1e-30;
+    return omp_get_wtime();
 }
 
 typedef struct arrays {
@@ -133,8 +146,9 @@ int main(int argc, char **argv)
     double *tw = malloc(sizeof(double) * (size_t)steps);
     const int nt = threads < MAX_THREADS ? threads : MAX_THREADS;
     double *arrive = malloc(sizeof(double) * (size_t)(steps * nt));
+    double *busy = malloc(sizeof(double) * (size_t)(steps * nt));
     int *cpu = malloc(sizeof(int) * (size_t)(steps * nt));
-    if (!t || !tw || !arrive || !cpu)
+    if (!t || !tw || !arrive || !busy || !cpu)
         return 1;
 
     /* The probe of an OpenMP team's wake-up. */
@@ -150,8 +164,10 @@ int main(int argc, char **argv)
             {
                 const int id = omp_get_thread_num();
                 if (r >= 0 && id < nt) {
-                    arrive[(size_t)id * steps + r] = omp_get_wtime() - t0;
+                    const double ta = omp_get_wtime();
+                    arrive[(size_t)id * steps + r] = ta - t0;
                     cpu[(size_t)id * steps + r] = sched_getcpu();
+                    busy[(size_t)id * steps + r] = fixed_work() - ta;
                 }
             }
             if (r >= 0)
@@ -165,6 +181,10 @@ int main(int argc, char **argv)
         for (int id = 0; id < nt; ++id)
             printf(" %.3f", bench_median(arrive + (size_t)id * steps, steps) * 1e3);
         printf(" | migrations %d\n", migrations);
+        printf("%-15s fixed work on arrival, us by thread:", "");
+        for (int id = 0; id < nt; ++id)
+            printf(" %.1f", bench_median(busy + (size_t)id * steps, steps) * 1e6);
+        printf("\n");
         printf("csv,wake,openmp-empty-region,%d,%s,%.4f,%d\n", threads, mode_name[mode], wake * 1e3, migrations);
     }
 
@@ -275,7 +295,7 @@ int main(int argc, char **argv)
     }
     printf("\npool over openmp-team, solver per step: back-to-back %.2f, after serial %.2f, after parallel %.2f\n",
            step[0][0] / step[1][0], step[0][1] / step[1][1], step[0][2] / step[1][2]);
-    free(t), free(tw), free(arrive), free(cpu);
+    free(t), free(tw), free(arrive), free(busy), free(cpu);
     arrays_free(&a3), arrays_free(&a2), free(buf);
     return stream_sink == 12345.0; /* keeps the streaming passes */
 }
