@@ -105,7 +105,7 @@ static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64
  * variable changed afterwards does not change a live context. A field of 0 means the variable was not set
  * (or empty): the backend then takes its compiled value or its rule. */
 typedef enum tridi_host_x_choice {
-    TRIDI_HOST_X_RULE = 0,    /* the rule of cuda_backend.cu */
+    TRIDI_HOST_X_RULE = 0,    /* the rule of cuda/host_pipeline.cu */
     TRIDI_HOST_X_EAGER = 1,   /* TRIDI_HOST_X_PATH=eager */
     TRIDI_HOST_X_VERDICT = 2  /* TRIDI_HOST_X_PATH=verdict */
 } tridi_host_x_choice;

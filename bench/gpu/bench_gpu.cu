@@ -17,7 +17,7 @@
 extern "C" {
 #include "mohid_reference.h"
 }
-#include "thomas_kernels.cuh"
+#include "planner.h"
 #include "tridi.h"
 #include "tridi_internal.h"
 
@@ -153,6 +153,13 @@ static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 2
 // The kernel family of the bare kernel's plans: the GPU context's TRIDI_CUDA_KERNEL, as its solves have it.
 static tk_choice bare_choice{0, 0};
 
+// The kernel operand types (lower/upper/rhs, diag, answer) of a template instance.
+template <class T>
+static tridi_dtype dtype_of()
+{
+    return sizeof(T) == 8 ? TRIDI_FLOAT64 : TRIDI_FLOAT32;
+}
+
 // The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
 template <class TL, class TD, class TX>
 static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, const void *E, const void *F,
@@ -181,8 +188,9 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     a.err = err;
     const bool contiguous = axis == 0;
     a.scratch = tk_needs_scratch(n) ? scratch : nullptr;
+    const kernel_types kt{dtype_of<TL>(), dtype_of<TD>(), dtype_of<TX>()};
     tk_plan plan;
-    CUDA_OK((tk_make_plan<TL, TD, TX>(a, contiguous, true, &plan, bare_choice)));
+    TRIDI_OK(plan_solve(bare_choice, kt, a, contiguous, true, &plan));
     *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
     *kernel = plan.split ? "split" : plan.wgs ? "line" : "line+scr";
     cudaEvent_t e0, e1;
@@ -191,7 +199,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     std::vector<double> t;
     for (int rep = 0; rep < reps + 2; ++rep) {
         cudaEventRecord(e0);
-        CUDA_OK((tk_launch<TL, TD, TX>(a, contiguous, 0, bare_choice)));
+        TRIDI_OK(launch_solve(bare_choice, kt, a, contiguous, 0));
         cudaEventRecord(e1);
         CUDA_OK(cudaEventSynchronize(e1));
         float ms;

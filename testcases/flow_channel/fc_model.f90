@@ -135,19 +135,29 @@ module fc_model
 
 contains
 
-  ! "flow_channel_70-28" -> 70 x 70 cells, 28 layers. Returns .false. for any other name.
+  ! "flow_channel_70-28" -> 70 x 70 cells, 28 layers: the named grids of the README, and any other
+  ! "flow_channel_N-K" (N cells a side, 8 <= N <= 8192; K layers, 2 <= K <= 512) for scaling runs, such as
+  ! the grid grown with the GPUs of a weak-scaling run. Returns .false. for any other name.
   logical function fc_grid_from_name(name, n, km) result(ok)
     character(*), intent(in) :: name
     integer, intent(out) :: n, km
-    ok = .true.
-    select case (trim(name))
-    case ('flow_channel_70-28');  n = 70;  km = 28
-    case ('flow_channel_140-28'); n = 140; km = 28
-    case ('flow_channel_140-56'); n = 140; km = 56
-    case ('flow_channel_560-56'); n = 560; km = 56
-    case ('flow_channel_1120-56'); n = 1120; km = 56
-    case default; ok = .false.; n = 0; km = 0
-    end select
+    character(len=*), parameter :: prefix = 'flow_channel_'
+    integer :: dash, io
+    ok = .false.; n = 0; km = 0
+    if (len_trim(name) <= len(prefix)) return
+    if (name(1:len(prefix)) /= prefix) return
+    dash = index(name(len(prefix) + 1:), '-') + len(prefix)
+    if (dash == len(prefix)) return
+    if (verify(name(len(prefix) + 1:dash - 1), '0123456789') /= 0 .or. dash == len(prefix) + 1) return
+    if (verify(trim(name(dash + 1:)), '0123456789') /= 0 .or. len_trim(name) == dash) return
+    read (name(len(prefix) + 1:dash - 1), *, iostat=io) n
+    if (io /= 0) return
+    read (name(dash + 1:len_trim(name)), *, iostat=io) km
+    if (io /= 0) return
+    ok = n >= 8 .and. n <= 8192 .and. km >= 2 .and. km <= 512
+    if (.not. ok) then
+      n = 0; km = 0
+    end if
   end function fc_grid_from_name
 
   ! split: cut the model over all MPI ranks (fc_parallel); otherwise this process holds the whole grid.

@@ -11,11 +11,13 @@ module fc_parallel
   private
   public :: par_start, par_exit, par_create, par_free, par_halo_create, par_halo_free, par_exchange
   public :: par_sum, par_max, par_min, par_any, par_gather, par_solve, par_fail
-  public :: par_rank, par_nranks, par_node_rank
+  public :: par_rank, par_nranks, par_node_rank, par_set_transport
   public :: c_text
 
   ! This process's place among the ranks (set by par_start).
   integer, protected :: par_rank = 0, par_nranks = 1, par_node_rank = 0
+  ! The device halos' transport (tridi_transport; 0 = AUTO), from --transport (par_set_transport).
+  integer, protected :: par_transport = 0
 
   interface
     subroutine fc_par_start(rank, nranks, node_rank) bind(c, name='fc_par_start')
@@ -26,10 +28,11 @@ module fc_parallel
       import :: c_int
       integer(c_int), value :: code
     end subroutine
-    integer(c_int) function fc_par_create(par, im, jm, km, jlo_jhi, msg, msglen) bind(c, name='fc_par_create')
+    integer(c_int) function fc_par_create(par, im, jm, km, transport, jlo_jhi, msg, msglen) &
+        bind(c, name='fc_par_create')
       import :: c_ptr, c_int, c_char
       type(c_ptr), intent(out) :: par
-      integer(c_int), value :: im, jm, km, msglen
+      integer(c_int), value :: im, jm, km, transport, msglen
       integer(c_int), intent(out) :: jlo_jhi(2)
       character(kind=c_char), intent(out) :: msg(*)
     end function
@@ -139,10 +142,26 @@ contains
     character(kind=c_char) :: msg(512)
     integer(c_int) :: rows(2)
     msg = c_null_char
-    if (fc_par_create(par, im, jm, km, rows, msg, size(msg)) /= 0) &
+    if (fc_par_create(par, im, jm, km, int(par_transport, c_int), rows, msg, size(msg)) /= 0) &
       call par_fail('flow_channel: decomposition: '//c_text(msg))
     jlo = rows(1); jhi = rows(2)
   end subroutine par_create
+
+  ! --transport NAME: auto, ipc, cuda-aware, staged, nccl (the names of tridi_transport_name). False for
+  ! any other name.
+  logical function par_set_transport(name) result(ok)
+    character(*), intent(in) :: name
+    character(len=10), parameter :: names(0:4) = [character(len=10) :: 'auto', 'ipc', 'cuda-aware', &
+                                                    'staged', 'nccl']
+    integer :: t
+    ok = .false.
+    do t = 0, 4
+      if (trim(name) == trim(names(t))) then
+        par_transport = t
+        ok = .true.
+      end if
+    end do
+  end function par_set_transport
 
   subroutine par_free(par)
     type(c_ptr), intent(inout) :: par

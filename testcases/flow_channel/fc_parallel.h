@@ -28,8 +28,9 @@ void fc_par_start(int *rank, int *nranks, int *node_rank);
 void fc_par_exit(int code);
 
 /* The decomposition of the (0:im+1, 1:jm, 1:km) grid over all ranks along j; jlo_jhi: this rank's
- * rows. */
-int fc_par_create(fc_par **par, int im, int jm, int km, int jlo_jhi[2], char *msg, int msglen);
+ * rows. transport (a tridi_transport, 0 = AUTO): how the device halo plans move their faces, and, when it
+ * is IPC or STAGED, how the distributed device solves move their reduced systems (--transport). */
+int fc_par_create(fc_par **par, int im, int jm, int km, int transport, int jlo_jhi[2], char *msg, int msglen);
 void fc_par_destroy(fc_par *par);
 
 /* A halo plan for one array of this rank (ndim 2 or 3, dtype TRIDI_FLOAT32/64), host (memory 0) or device

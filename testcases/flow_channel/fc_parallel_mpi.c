@@ -11,6 +11,7 @@
 struct fc_par {
     MPI_Comm comm;
     int rank, nranks, jm, km;
+    int transport; /* tridi_transport of the device halo plans */
     tridi_decomp dec[2]; /* [0]: the 2D grid (i, j), [1]: the 3D grid (i, j, k) */
     tridi_decomp_info info[2];
 };
@@ -46,7 +47,7 @@ void fc_par_exit(int code)
     exit(code);
 }
 
-int fc_par_create(fc_par **out, int im, int jm, int km, int jlo_jhi[2], char *msg, int msglen)
+int fc_par_create(fc_par **out, int im, int jm, int km, int transport, int jlo_jhi[2], char *msg, int msglen)
 {
     fc_par *p = calloc(1, sizeof *p);
     *out = p;
@@ -59,6 +60,7 @@ int fc_par_create(fc_par **out, int im, int jm, int km, int jlo_jhi[2], char *ms
     MPI_Comm_size(p->comm, &p->nranks);
     p->jm = jm;
     p->km = km;
+    p->transport = transport;
     for (int d = 0; d < 2; d++) {
         tridi_decomp_config c;
         tridi_decomp_config_init(&c);
@@ -75,6 +77,8 @@ int fc_par_create(fc_par **out, int im, int jm, int km, int jlo_jhi[2], char *ms
         c.halo[2] = 1;
         c.dims[0] = 1;
         c.dims[1] = p->nranks;
+        if (transport == TRIDI_TRANSPORT_IPC || transport == TRIDI_TRANSPORT_STAGED)
+            c.solve_transport = (tridi_transport)transport;
         tridi_status s = tridi_decomp_create(&p->dec[d], MPI_Comm_c2f(p->comm), &c);
         if (s)
             return failed(msg, msglen, "tridi_decomp_create", s);
@@ -99,7 +103,8 @@ int fc_par_halo_create(fc_par *p, int ndim, void *array, int dtype, int memory, 
 {
     tridi_halo h = NULL;
     tridi_status s = tridi_halo_create(&h, p->dec[ndim == 3], array, (tridi_dtype)dtype,
-                                       memory ? TRIDI_MEMORY_DEVICE : TRIDI_MEMORY_HOST, 0, TRIDI_TRANSPORT_AUTO);
+                                       memory ? TRIDI_MEMORY_DEVICE : TRIDI_MEMORY_HOST, 0,
+                                       (tridi_transport)p->transport);
     *halo = h;
     if (s)
         return failed(msg, msglen, "tridi_halo_create", s);

@@ -23,9 +23,9 @@ void fc_par_start(int *rank, int *nranks, int *node_rank)
 
 void fc_par_exit(int code) { exit(code); }
 
-int fc_par_create(fc_par **par, int im, int jm, int km, int jlo_jhi[2], char *msg, int msglen)
+int fc_par_create(fc_par **par, int im, int jm, int km, int transport, int jlo_jhi[2], char *msg, int msglen)
 {
-    (void)im; (void)jm; (void)km; (void)jlo_jhi;
+    (void)im; (void)jm; (void)km; (void)transport; (void)jlo_jhi;
     *par = NULL;
     return no_mpi(msg, msglen);
 }

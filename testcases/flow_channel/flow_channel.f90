@@ -3,9 +3,12 @@
 ! ran alongside) and the machine-readable FLOW_CHANNEL line; writes NetCDF.
 !
 !   flow_channel GRID [--backend B] [--steps N | --hours H] [--dt S] [--output FILE] [--records N]
-!                [--ramp S] [--compare B2] [--tolerance X] [--threads N] [--verify-output] [--quiet]
+!                [--ramp S] [--compare B2] [--tolerance X] [--threads N] [--transport T] [--verify-output]
+!                [--quiet]
 !
-! GRID: flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, flow_channel_560-56, flow_channel_1120-56. B: reference, cpu, gpu, gpu-resident.
+! GRID: flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, flow_channel_560-56, flow_channel_1120-56,
+! or any flow_channel_N-K (N cells a side, K layers) for scaling runs. B: reference, cpu, gpu, gpu-resident.
+! --transport T: the device halos' transport of gpu-resident on ranks (auto, ipc, cuda-aware, staged, nccl).
 ! --compare B2 steps a second model on backend B2 in the same process, reports the largest difference
 ! of every field and fails when one exceeds the tolerance; its timings enter the table (same run).
 ! --verify-output reads the written file back and fails unless its last record equals the state.
@@ -54,6 +57,13 @@ program flow_channel
     case ('--tolerance'); arg = next_arg(); read (arg, *) tol
     case ('--ramp'); arg = next_arg(); read (arg, *) ramp
     case ('--threads'); arg = next_arg(); read (arg, *) threads
+    case ('--transport')
+      arg = next_arg()
+      if (.not. par_set_transport(arg)) then
+        if (par_rank == 0) write (*, '(a, a, a)') 'flow_channel: unknown transport ', trim(arg), &
+          ' (auto, ipc, cuda-aware, staged, nccl)'
+        call par_exit(2)
+      end if
     case ('--verify-output'); verify = .true.
     case ('--quiet'); quiet = .true.
     case ('-h', '--help'); call usage(0)
@@ -69,7 +79,8 @@ program flow_channel
   if (grid_name == '') call usage(2)
   if (.not. fc_grid_from_name(grid_name, n, km)) then
     write (*, '(a, a, a)') 'flow_channel: unknown grid ', trim(grid_name), &
-      ' (flow_channel_70-28, flow_channel_140-28, flow_channel_140-56)'
+      ' (flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, flow_channel_560-56, flow_channel_1120-56,' &
+      //' flow_channel_N-K with 8 <= N <= 8192, 2 <= K <= 512)'
     call par_exit(2)
   end if
   backend = backend_from_name(bname)
@@ -280,8 +291,10 @@ contains
     integer, intent(in) :: code
     write (*, '(a)') 'usage: flow_channel GRID [--backend reference|cpu|gpu|gpu-resident] [--steps N | --hours H]'
     write (*, '(a)') '                    [--dt S] [--output FILE.nc] [--records N] [--compare BACKEND] [--tolerance X]'
-    write (*, '(a)') '                    [--ramp S] [--threads N] [--verify-output] [--quiet]'
-    write (*, '(a)') '  GRID: flow_channel_70-28 | flow_channel_140-28 | flow_channel_140-56'
+    write (*, '(a)') '                    [--ramp S] [--threads N] [--transport T] [--verify-output] [--quiet]'
+    write (*, '(a)') '  GRID: flow_channel_70-28 | flow_channel_140-28 | flow_channel_140-56 | flow_channel_560-56'
+    write (*, '(a)') '        | flow_channel_1120-56 | flow_channel_N-K (N cells a side, K layers)'
+    write (*, '(a)') '  T (gpu-resident on ranks): auto | ipc | cuda-aware | staged | nccl'
     call par_exit(code)
   end subroutine usage
 

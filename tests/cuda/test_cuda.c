@@ -781,7 +781,7 @@ static int oom_case(uint64_t *rng)
 }
 
 /* Systems at the edges of the arithmetic, solved exactly by MOHID's recurrence, which the shortcuts of
- * split lines (cuda/thomas_kernels.cuh: maps of whole segments) cannot take: kind 0, rows of a random
+ * split lines (cuda/kernels/split.cuh: maps of whole segments) cannot take: kind 0, rows of a random
  * double system scaled by 1e200 (the product of a lower and an upper overflows double, their ratios
  * do not); kind 1, float rows D = 0, E = 1, F = 1e10 whose answer alternates 1, 0 exactly although every
  * step of the back substitution multiplies by 1e10 (a segment's affine map overflows). Lines of 40 to

@@ -5,7 +5,8 @@
 # The N-rank run also steps the model whole, not cut, on rank 0 (--compare BACKEND --tolerance TOL):
 # the program fails if any field differs from it by more than TOL of the field's scale. Then checked:
 # - both runs exit 0 (77, no GPU, is passed on: the test is skipped);
-# - the N-rank run reports the cut over N ranks (N > 1);
+# - the N-rank run reports the cut over N ranks (N > 1), and its device halos go by T when ARGS hold
+#   --transport T;
 # - the FLOW_CHANNEL lines name the same grid, backend and steps, and their outflows agree within TOL
 #   (relative);
 # - water and salt balances of both runs within 1e-9 (conservation holds across the ranks' faces).
@@ -26,6 +27,12 @@ echo "---- 1 rank"; cat "$one"; echo "---- $np ranks"; cat "$many"
 [[ $sn -eq 0 ]] || fail "$np ranks: exit status $sn"
 if [[ $np -gt 1 ]]; then
   grep -q "cut along j over $np MPI ranks" "$many" || fail "the $np-rank run does not report its cut"
+fi
+# --transport T (gpu-resident): the ranks' device halos must go by T.
+want=""; prev=""
+for a in "$@"; do [[ "$prev" == "--transport" ]] && want="$a"; prev="$a"; done
+if [[ -n "$want" && $np -gt 1 ]]; then
+  grep -q "device halos by $want" "$many" || fail "the $np-rank run's halos do not go by $want"
 fi
 grep -q "agree within" "$many" || fail "the $np-rank run did not compare its fields with the whole model"
 l1="$(grep '^FLOW_CHANNEL ' "$one")" || fail "1 rank: no FLOW_CHANNEL line"

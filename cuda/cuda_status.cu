@@ -1,0 +1,43 @@
+// CUDA errors as tridi statuses, and the test-only launch-failure injection.
+#include "cuda_status.h"
+
+#include <atomic>
+
+tridi_status cuda_fail(const char *what, cudaError_t e)
+{
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError(); // allocation failures are not sticky: clear them so the next call works
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi (CUDA): %s: %s", what, cudaGetErrorString(e));
+    }
+    return tridi_fail(TRIDI_ERROR_CUDA, "tridi (CUDA): %s: %s (%s)", what, cudaGetErrorString(e),
+                      cudaGetErrorName(e));
+}
+
+#ifdef TRIDI_FAULT_INJECTION
+namespace {
+
+// Tests only (CMake option TRIDI_FAULT_INJECTION, off by default): tridi_test_fail_launch(n) makes the n-th
+// kernel launch from now fail for real, so that the path a refused launch takes (status, buffers, the
+// context's next call) can be tested; no input can provoke one.
+std::atomic<int> g_launches_before_failure{0};
+
+__global__ void never_runs() {}
+
+} // namespace
+
+// Called where the library launches a kernel, just before: when that launch is the one due to fail, a
+// launch of one block of 2048 threads (past every GPU's limit of 1024) is made instead, which the runtime
+// refuses; its error is returned and the library's launch is not made.
+cudaError_t injected_launch(cudaStream_t s)
+{
+    if (g_launches_before_failure.load() <= 0 || g_launches_before_failure.fetch_sub(1) != 1)
+        return cudaSuccess;
+    never_runs<<<1, 2048, 0, s>>>();
+    return cudaGetLastError();
+}
+
+extern "C" {
+// Test-only entry point (declared by the tests themselves, not in tridi.h).
+void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
+}
+#endif

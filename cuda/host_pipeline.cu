@@ -1,0 +1,400 @@
+// CUDA backend, host-array mode: tridi_upload_async and tridi_solve on the caller's host arrays.
+//
+// The box of each input goes to a device buffer
+// laid out like the caller's array restricted to the box, widened to whole rows and planes where the halo is
+// thin (see plan_box), so that the kernels read it through a view and nothing is repacked. How an input gets
+// there depends on its memory:
+//  - registered (tridi_host_register): DMA straight from the caller's array, the box as a 3D copy whose
+//    contiguous parts are folded into long runs; no host packing at all, so tridi_upload_async only queues
+//    the copy on that input's stream and returns, and the transfer overlaps whatever the caller does next;
+//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent.
+// The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
+// stream, each slab is solved on its own stream as soon as its four inputs are there, and its answers go
+// back while later slabs are still going up. No partial answer ever stays in the caller's x (see x_path):
+// answers for a registered x go by DMA straight into x, slab by slab after the old box of x was saved on the
+// host (put back if any line failed) while inputs still move, or in one copy after the verdict when every
+// input was already on the device; answers for an unregistered x go to pinned staging and are copied into x
+// only once every line is known to have succeeded.
+//
+// The box geometry and the host copies are in cuda/host_box.cu; failing lines are diagnosed by
+// cuda/diagnose.cu.
+#include "cuda_internal.h"
+#include "diagnose.h"
+#include "host_box.h"
+#include "planner.h"
+
+#include <algorithm>
+#include <climits>
+#include <new>
+
+namespace {
+
+// tridi_upload_async sends a box of at most this many slabs as one copy with one event (each copy and
+// event costs the host several us of CUDA calls, which the model waits for); larger boxes go slab by slab,
+// so that the solve starts on the first slabs of the last array while the rest still moves.
+constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
+
+// The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
+// makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
+// TRIDI_HOST_X_PATH=eager / verdict (tridi_tuning::host_x) forces one way (the tests take both).
+constexpr size_t EAGER_UPLOAD_RATIO = 4;
+
+bool same_box(const upload_key &k, const tridi_problem *p)
+{
+    if (!k.valid || k.axis != (int)p->axis || k.grid.ndim != p->grid.ndim)
+        return false;
+    for (int a = 0; a < 3; ++a)
+        if (k.grid.lbound[a] != p->grid.lbound[a] || k.grid.ubound[a] != p->grid.ubound[a] || k.lo[a] != p->lo[a] ||
+            k.hi[a] != p->hi[a])
+            return false;
+    return true;
+}
+
+// Queues slab sl of input r (lines [b2, e2) along the slab axis) on the role's stream: DMA straight from a
+// registered array, else from the pinned staging packed before; then records ev_in[r][sl].
+tridi_status send_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer,
+                       bool direct, int64_t b2, int64_t e2, int sl)
+{
+    region hr, dr;
+    input_slab(b, b2, e2, hr, dr);
+    const size_t es = tridi_dtype_size(xfer);
+    if (direct)
+        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, host, host_layout(b), hr.pos, dr.cnt, es,
+                      cudaMemcpyHostToDevice, st->up[r]),
+           "copying an input slab to the device");
+    else
+        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, st->hin[r].p, widened_layout(b), dr.pos, dr.cnt, es,
+                      cudaMemcpyHostToDevice, st->up[r]),
+           "copying an input slab to the device");
+    CK(cudaEventRecord(st->ev_in[r][sl], st->up[r]), "cudaEventRecord");
+    return TRIDI_SUCCESS;
+}
+
+// The box cells of each slab inside the host array and the widened layout: the rows that packing copies.
+struct slab_rows {
+    region host[MAX_SLABS], wide[MAX_SLABS];
+    int64_t rows(int sl) const { return host[sl].cnt[1] * host[sl].cnt[2]; }
+    // Packs row i of slab sl of an input: from the caller's array (type st) into its widened pinned staging
+    // (type dt).
+    void pack(const box_plan &b, int sl, int64_t i, const void *src, tridi_dtype st, void *dst, tridi_dtype dt) const
+    {
+        copy_row(src, st, host_layout(b), host[sl].pos, dst, dt, widened_layout(b), wide[sl].pos, host[sl].cnt, i);
+    }
+};
+
+// Host bytes that packing one input's box touches (what copy_threads sizes the threads by).
+size_t pack_bytes(const box_plan &b, tridi_dtype st, tridi_dtype dt)
+{
+    return b.bcells * std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
+}
+
+slab_rows plan_slab_rows(const box_plan &b, int S)
+{
+    slab_rows sr;
+    for (int sl = 0; sl < S; ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        box_in_widened(b, b2, e2, sr.host[sl], sr.wide[sl]);
+    }
+    return sr;
+}
+
+// How the answers of a host-array solve reach x without ever leaving a partial answer there.
+enum class x_path {
+    staged,  // x not registered: slabs go to pinned staging, copied into x on the host once all succeeded
+    eager,   // x registered, the call itself uploads most of the inputs: each slab goes by DMA into x as soon
+             // as it is solved, after its old values were saved in st->undo on the host (put back if any
+             // line failed); the host copy runs while the GPU moves the inputs, and the answers' transfer
+             // overlaps theirs
+    verdict  // x registered, the inputs already on the device or queued by tridi_upload_async: little would
+             // hide that host copy, so the whole box goes into x by one DMA once the verdict says every line
+             // succeeded (the solve still starts on each slab as soon as its inputs are there)
+};
+
+// Host-array solve once the buffers are there: queues every slab (inputs up, solve, answers down as xp
+// says) and the read of the verdict into st->h_verdict. Slab s is solved on its own stream as soon as its
+// four inputs are there, so slabs overlap each other as well as the transfers. *x_written: some answers
+// may have reached x (eager).
+// Whether the host-array solve of box b keeps W/G of long lines in the global scratch: the plan of the whole
+// box decides (a slab's plan, of fewer lines, never needs the scratch where the whole box's does not).
+tridi_status host_needs_scratch(const tridi_cuda_state *st, const tridi_problem *p, const box_plan &b,
+                                const kernel_types &kt, bool *scratch)
+{
+    tk_args a{};
+    a.in = b.in;
+    a.out = b.out;
+    a.n = p->n;
+    a.n1 = p->n1;
+    a.l_count = p->n1 * b.n[b.a2];
+    tk_plan plan;
+    tridi_status s = plan_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, false, &plan);
+    *scratch = !s && !plan.split && tk_needs_scratch(p->n);
+    return s;
+}
+
+tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const box_plan &b, const kernel_types &kt,
+                            const bool have[4], const bool direct[4], x_path xp, int S, bool scratch, bool *x_written)
+{
+    const void *user_in[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
+    const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
+    const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
+    const size_t xs = tridi_dtype_size(p->arrays.x_type);
+    unsigned long long *err = err_word(st, HOST_SLOT);
+    CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
+    CK(cudaEventRecord(st->ev_armed, st->compute), "cudaEventRecord");
+    tk_args a{};
+    a.D = st->din[0].p;
+    a.E = st->din[1].p;
+    a.F = st->din[2].p;
+    a.R = st->din[3].p;
+    a.X = st->dout.p;
+    a.in = b.in;
+    a.out = b.out;
+    a.n = p->n;
+    a.n1 = p->n1;
+    a.err = err;
+    // Inputs that are neither on the device already nor registered are packed into staging, slab by slab,
+    // each slab queued (its DMAs, its solve, its answers) as soon as it is packed.
+    const slab_rows sr = plan_slab_rows(b, S);
+    int packed[4], npack = 0;
+    size_t bytes = 0;
+    for (int r = 0; r < 4; ++r)
+        if (!have[r] && !direct[r]) {
+            packed[npack++] = r;
+            bytes += pack_bytes(b, user_t[r], xfer_t[r]);
+        }
+    auto pack = [&](int sl, int64_t i) {
+        const int64_t per = sr.rows(sl);
+        const int r = packed[i / per];
+        sr.pack(b, sl, i % per, user_in[r], user_t[r], st->hin[r].p, xfer_t[r]);
+    };
+    auto queue = [&](int sl) -> tridi_status {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        cudaStream_t cs = st->slab[sl];
+        CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
+        for (int r = 0; r < 4; ++r) {
+            if (!have[r]) {
+                tridi_status s = send_slab(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
+                if (s)
+                    return s;
+            }
+            const int ev = have[r] && st->uploaded[r].slabs == 1 ? 0 : sl; // uploaded ahead as one copy
+            CK(cudaStreamWaitEvent(cs, st->ev_in[r][ev], 0), "cudaStreamWaitEvent");
+        }
+        a.l_begin = b2 * p->n1;
+        a.l_count = (e2 - b2) * p->n1;
+        // Slabs run concurrently: each its own part of the W/G scratch of long lines.
+        a.scratch = scratch ? (double *)st->scratch.p + 2 * p->n * a.l_begin : nullptr;
+        tridi_status s = launch_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, cs);
+        if (s)
+            return s;
+        CK(cudaEventRecord(st->ev_solved[sl], cs), "cudaEventRecord");
+        CK(cudaStreamWaitEvent(st->compute, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+        if (xp == x_path::staged) {
+            region xh, xb;
+            box_slab(b, b2, e2, xh, xb);
+            CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+            CK(dma_region(st->hout.p, box_layout(b), xb.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                          cudaMemcpyDeviceToHost, st->down),
+               "copying an answer slab to the host");
+        }
+        return TRIDI_SUCCESS;
+    };
+    tridi_status s = pack_pipeline(npack ? copy_threads(bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
+                                   pack, queue);
+    if (s)
+        return s;
+    if (xp == x_path::eager) { // every upload is queued: save x's old box slab by slab, each slab's answers after
+        region xh[MAX_SLABS], xb[MAX_SLABS];
+        for (int sl = 0; sl < S; ++sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, S, &b2, &e2);
+            box_slab(b, b2, e2, xh[sl], xb[sl]);
+        }
+        s = pack_pipeline(
+            copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
+            [&](int sl, int64_t i) {
+                copy_row(p->arrays.x, p->arrays.x_type, host_layout(b), xh[sl].pos, st->undo.data(), p->arrays.x_type,
+                         box_layout(b), xb[sl].pos, xb[sl].cnt, i);
+            },
+            [&](int sl) -> tridi_status {
+                CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
+                *x_written = true;
+                CK(dma_region(p->arrays.x, host_layout(b), xh[sl].pos, st->dout.p, box_layout(b), xb[sl].pos,
+                              xb[sl].cnt, xs, cudaMemcpyDeviceToHost, st->down),
+                   "copying an answer slab into x");
+                return TRIDI_SUCCESS;
+            });
+        if (s)
+            return s;
+    }
+    CK(cudaMemcpyAsync(st->h_verdict, err, sizeof *err, cudaMemcpyDeviceToHost, st->compute), "reading the verdict");
+    return TRIDI_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *p, tridi_array_role role,
+                                     const void *host, tridi_dtype type, int registered)
+{
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    const int r = (int)role;
+    const tridi_dtype xt = st->allow_f32 && type == TRIDI_FLOAT64 ? TRIDI_FLOAT32 : type;
+    const bool direct = registered && xt == type; // narrowing to float needs the host pass
+    const box_plan b = plan_box(p);
+    const size_t bytes = b.wcells * tridi_dtype_size(xt);
+    st->uploaded[r].valid = false;
+    // Packing reuses the staging, which may still feed this role's previous copy; a buffer being replaced may
+    // still be written by it. A direct copy into a large enough buffer just queues behind it.
+    if (!direct || st->din[r].bytes < bytes)
+        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
+    tridi_status s = ensure(st, st->din[r], bytes, "a device input box");
+    if (!s && !direct)
+        s = ensure_pinned(st->hin[r], bytes);
+    if (s)
+        return s;
+    // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
+    // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
+    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
+    const slab_rows sr = plan_slab_rows(b, S);
+    s = pack_pipeline(
+        direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },
+        [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
+        [&](int sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, S, &b2, &e2);
+            return send_slab(st, b, r, host, xt, direct, b2, e2, sl);
+        });
+    if (s)
+        return s;
+    upload_key &k = st->uploaded[r];
+    k.grid = p->grid;
+    k.axis = (int)p->axis;
+    for (int a = 0; a < 3; ++a) {
+        k.lo[a] = p->lo[a];
+        k.hi[a] = p->hi[a];
+    }
+    k.host = host;
+    k.type = type;
+    k.xfer = xt;
+    k.dptr = st->din[r].p;
+    k.slabs = S;
+    k.valid = true;
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p, const int registered[5])
+{
+    const char *f = p->func;
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    const bool f32 = st->allow_f32 && (p->combo != TRIDI_COMBO_F32);
+    const kernel_types kt = types_of(p, f32);
+    const void *user_in[4] = {p->arrays.lower, p->arrays.diag, p->arrays.upper, p->arrays.rhs};
+    const tridi_dtype user_t[4] = {p->arrays.lower_type, p->arrays.diag_type, p->arrays.upper_type, p->arrays.rhs_type};
+    const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
+    const size_t xs = tridi_dtype_size(p->arrays.x_type);
+    const box_plan b = plan_box(p);
+    bool have[4], direct[4];
+    for (int r = 0; r < 4; ++r) {
+        const upload_key &k = st->uploaded[r];
+        have[r] = same_box(k, p) && k.host == user_in[r] && k.type == user_t[r] && k.xfer == xfer_t[r] &&
+                  k.dptr == st->din[r].p && st->din[r].bytes >= b.wcells * tridi_dtype_size(xfer_t[r]) &&
+                  (k.slabs == slab_count(b, st->slab_cells) || k.slabs == 1);
+        direct[r] = registered[r] && user_t[r] == xfer_t[r];
+    }
+    const int S = slab_count(b, st->slab_cells);
+    // Bytes this call uploads itself. Uploads queued ahead by tridi_upload_async and still running do not
+    // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case:
+    // 4.4 MB still moving, about 0.1 ms, against a 0.7-0.9 ms copy by sleeping threads on 140x140x56).
+    size_t up_bytes = 0;
+    for (int r = 0; r < 4; ++r)
+        if (!have[r])
+            up_bytes += b.wcells * tridi_dtype_size(xfer_t[r]);
+    const bool eager = st->x_choice == TRIDI_HOST_X_RULE ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
+                                                            : st->x_choice == TRIDI_HOST_X_EAGER;
+    const x_path xp = !registered[4] ? x_path::staged : eager ? x_path::eager : x_path::verdict;
+
+    // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
+    if (st->have_last)
+        CK(cudaEventSynchronize(st->ev_last), "waiting for earlier work");
+    tridi_status s = TRIDI_SUCCESS;
+    for (int r = 0; r < 4 && !s; ++r) {
+        if (have[r])
+            continue;
+        const size_t bytes = b.wcells * tridi_dtype_size(xfer_t[r]);
+        // An upload of this role for another box may still be running into these buffers.
+        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
+        s = ensure(st, st->din[r], bytes, "a device input box");
+        if (!s && !direct[r])
+            s = ensure_pinned(st->hin[r], bytes);
+    }
+    if (!s)
+        s = ensure(st, st->dout, b.bcells * xs, "the device answer box");
+    if (!s && xp == x_path::staged)
+        s = ensure_pinned(st->hout, b.bcells * xs);
+    bool scratch = false;
+    if (!s)
+        s = host_needs_scratch(st, p, b, kt, &scratch);
+    if (!s && scratch)
+        s = ensure(st, st->scratch, b.bcells * 2 * sizeof(double), "the W/G scratch of long lines");
+    if (!s && xp == x_path::eager) {
+        try {
+            if (st->undo.size() < b.bcells * xs)
+                st->undo.resize(b.bcells * xs);
+        } catch (const std::bad_alloc &) {
+            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the %zu-byte copy of x's box", f,
+                           b.bcells * xs);
+        }
+    }
+    if (s) {
+        for (int r = 0; r < 4; ++r)
+            st->uploaded[r].valid = false;
+        return s;
+    }
+
+    bool x_written = false;
+    s = run_host_solve(st, p, b, kt, have, direct, xp, S, scratch, &x_written);
+    for (int r = 0; r < 4; ++r)
+        st->uploaded[r].valid = false; // an upload serves one solve: the model changes its arrays after it
+    // Every upload is awaited by a slab and every slab by the compute stream: waiting for it and for the
+    // answers' stream covers all, unless queueing stopped half way.
+    cudaError_t e = cudaStreamSynchronize(st->compute), e2 = cudaStreamSynchronize(st->down);
+    if (e == cudaSuccess)
+        e = e2;
+    if (s)
+        for (int r = 0; r < 4 + MAX_SLABS; ++r)
+            cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
+    const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
+    if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES)
+        return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);
+    if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
+        region xh, xb;
+        box_slab(b, 0, b.n[b.a2], xh, xb);
+        copy_rows(st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
+                  host_layout(b), xh.pos, xb.cnt);
+    }
+    if (s)
+        return s;
+    if (e != cudaSuccess)
+        return cuda_fail("host-array solve", e);
+    if (verdict != ULLONG_MAX)
+        return locate_on_host(f, p, (int64_t)verdict, f32);
+    region xh, xb;
+    box_slab(b, 0, b.n[b.a2], xh, xb);
+    if (xp == x_path::staged) {
+        copy_rows(st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type, host_layout(b),
+                  xh.pos, xb.cnt);
+    } else if (xp == x_path::verdict) {
+        // Only a failing DMA (a device fault) could stop this copy half way.
+        CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                      cudaMemcpyDeviceToHost, st->down),
+           "copying the answers into x");
+        CK(cudaStreamSynchronize(st->down), "copying the answers into x");
+    }
+    return TRIDI_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,70 @@
+// The arguments of the Thomas kernels and of their launches: plain structs shared by the kernels
+// (cuda/kernels/), the planner (cuda/planner.cu), the host code of the backend and the GPU benchmark.
+// No device code.
+#ifndef TRIDI_CUDA_KERNEL_ARGS_H
+#define TRIDI_CUDA_KERNEL_ARGS_H
+
+#include <cstddef>
+#include <cstdint>
+
+// Where line (l1, l2) of a launch starts and how its unknowns are spaced, in elements.
+struct tk_view {
+    int64_t off, s1, s2, sm;
+};
+
+// The verdict of one device solve under ON_ERROR_LINES, on the device: the lowest failing line, how many
+// lines failed, and how many blocks have finished (the last one hands the verdict to the host and re-arms
+// the slot, so a solve needs no second kernel, memset or copy).
+struct tk_slot {
+    unsigned long long first, nfailed;
+    unsigned int done, pad;
+};
+// What the host reads of a slot (mapped pinned memory).
+struct tk_verdict {
+    unsigned long long first, nfailed;
+};
+
+struct tk_args {
+    const void *D, *E, *F, *R; // lower, diag, upper, rhs (MOHID D, E, F, Ti)
+    void *X;                   // answer
+    tk_view in, out;           // the four inputs share one view
+    int64_t n, n1;             // unknowns per line, lines along the first line axis
+    int64_t l_begin, l_count;  // lines solved by this launch (a slab of the problem's line order)
+    double *scratch;           // (Wp, G) of long lines (2 * n * l_count doubles, 16-byte aligned); NULL: shared memory
+    unsigned long long *err;   // lowest failing line (atomicMin); ULLONG_MAX: none
+    // COOP only: the verdict is copied here for the host (mapped pinned memory) and next_err is re-armed
+    // for the context's next call, after the grid barrier.
+    unsigned long long *mirror, *next_err;
+    unsigned long long *nfail; // lines that failed (atomicAdd), or NULL when only the first is wanted
+    // ON_ERROR_LINES device solves: the slot whose verdict the last block hands to `verdict` (host) before
+    // re-arming the slot and the next slot's first word (next_err); NULL otherwise.
+    tk_slot *slot;
+    tk_verdict *verdict;
+};
+
+// The layout of split lines (cuda/kernels/split.cuh).
+struct ts_geom {
+    int SW, WL, LW; // segments per warp, warps per line, lines per warp (LW * SW = 32)
+    int qfast;      // 1: a warp's lanes run over a line's segments first (x lines); 0: over its lines first
+};
+
+// How a call is launched. split: ts_line, segments of at most L unknowns laid out as geom says;
+// otherwise tk_line, one warp per block.
+struct tk_plan {
+    bool contig, wgs, coop, i32, split;
+    int ns;
+    ts_geom geom;
+    size_t smem;
+    unsigned blocks, threads;
+};
+
+// Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
+// run both), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
+// where a lane would hold more than TS_L unknowns). Otherwise (ts_wins) split lines only where they
+// measured faster. The context reads the variable once, at tridi_create (src/tuning.c).
+struct tk_choice {
+    int family; // 0 auto, 1 line, 2 split
+    int lanes;  // forced lanes per split line; 0: the planner's
+};
+
+#endif

@@ -1,0 +1,130 @@
+// Device helpers of every Thomas kernel: the end of a block's solve (tk_finish), the block and stage
+// sizes, MOHID's forward-sweep step with the pivot arithmetic in double, the shared-memory tile and
+// cp.async copies, and the answer kept on chip until the verdict.
+#ifndef TRIDI_CUDA_KERNELS_COMMON_CUH
+#define TRIDI_CUDA_KERNELS_COMMON_CUH
+
+#include <cfloat>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernel_args.h"
+
+// Internal linkage: each kernel is instantiated and launched by one file of the library (cuda/planner.cu
+// the solve kernels, cuda/device_solve.cu the commit kernel, cuda/diagnose.cu the locate kernel); a kernel
+// registered by two translation units would leave the runtime free to launch one copy with the attributes
+// (shared-memory opt-in, carveout) set on the other.
+namespace {
+
+// Each failing line writes nothing of its own answer (ON_ERROR_LINES: a failing line is left untouched);
+// the block's failures are recorded here, and with a.slot the grid's last block hands the verdict on.
+__device__ __forceinline__ void tk_finish(const tk_args &a)
+{
+    if (!a.slot)
+        return;
+    __syncthreads(); // every thread of the block has made its atomics
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&a.slot->done, 1u) == gridDim.x - 1) {
+            __threadfence();
+            volatile tk_slot *v = a.slot;
+            a.verdict->first = v->first;
+            a.verdict->nfailed = v->nfailed;
+            v->first = ULLONG_MAX;
+            v->nfailed = 0;
+            v->done = 0;
+            if (a.next_err)
+                *a.next_err = ULLONG_MAX;
+        }
+    }
+}
+
+constexpr int TK_T = 32;               // lines per block: one warp
+constexpr int TK_K = 8;                // unknowns per stage
+constexpr int TK_STAGES_MAX = 4;       // stages in the ring (3 in flight while one is consumed)
+constexpr int TK_WG_SHARED_MAX = 110 * 1024; // W/G of a block in shared memory up to this: >= 2 blocks/SM
+
+__device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
+
+// 1/den from the hardware's reciprocal estimate and two Newton steps: full double precision (within an
+// ulp of the rounded quotient) at a fraction of the latency of the IEEE division routine, which sits on
+// the recurrence's critical path. A zero or subnormal pivot gives Inf/NaN, which the finiteness checks
+// catch (the failure is then located with true divisions).
+__device__ __forceinline__ double tk_rcp(double den)
+{
+    double y;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
+    double e = fma(-den, y, 1.0);
+    y = fma(y, e, y);
+    e = fma(-den, y, 1.0);
+    return fma(y, e, y);
+}
+
+// An unknown between the first and the last of MOHID's forward sweep, W kept as Wp = -W. A non-finite
+// lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.
+__device__ __forceinline__ void tk_mid(double d, double e, double f, double r, double &wp, double &g, bool &bad)
+{
+    const double den = fma(-d, wp, e), inv = tk_rcp(den);
+    wp = f * inv;
+    g = fma(-d, g, r) * inv;
+    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+}
+
+// One unknown m of MOHID's forward sweep: the first row divides by E, the last divides too (MOHID's
+// division; its W is never used and stays as it was), the others are tk_mid. d is not read at the first
+// row nor f at the last. Flags non-finite values in bad.
+__device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e, double f, double r, double &wp,
+                                        double &g, bool &bad)
+{
+    if (m == 0) {
+        wp = n > 1 ? f / e : 0.0;
+        g = r / e;
+        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
+    } else if (m < n - 1) {
+        tk_mid(d, e, f, r, wp, g, bad);
+    } else {
+        const double den = fma(-d, wp, e);
+        g = fma(-d, g, r) / den;
+        bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+    }
+}
+
+// A ring stage (x lines) holds TK_K unknowns of each of the block's 32 lines per array, [t][k] padded to
+// TK_K + 1, so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one
+// column both spread over the banks. W/G: unknown m of lane t at m*TK_T + t.
+constexpr int TK_TILE = TK_T * (TK_K + 1);
+__device__ __forceinline__ int tk_tidx(int t, int k) { return t * (TK_K + 1) + k; }
+
+template <class TL, class TD>
+__host__ __device__ constexpr size_t tk_stage_bytes() { return (size_t)TK_TILE * (sizeof(TD) + 3 * sizeof(TL)); }
+
+__host__ __device__ inline size_t tk_wg_bytes(int64_t n) { return (size_t)n * TK_T * 2 * sizeof(double); }
+
+// cp.async of one element (4 or 8 bytes) into shared memory, through L1, to a shared-memory address (lets
+// the copies of one lane share a base and an immediate offset).
+template <class T>
+__device__ __forceinline__ void tk_cp_at(unsigned saddr, const T *gmem)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T)) : "memory");
+}
+
+// An answer kept on chip in the x (Wp) half of its (Wp, G) cell until the verdict, in its own type: no
+// conversion on the way in or out.
+template <class TX>
+__device__ __forceinline__ void tk_keep_x(double2 &c, TX v) { *reinterpret_cast<TX *>(&c.x) = v; }
+template <class TX>
+__device__ __forceinline__ TX tk_kept_x(const double2 &c) { return *reinterpret_cast<const TX *>(&c.x); }
+
+template <class TX>
+__device__ __forceinline__ bool tk_finite_x(TX v) { return fabs((double)v) <= DBL_MAX; }
+template <>
+__device__ __forceinline__ bool tk_finite_x<float>(float v) { return fabsf(v) <= FLT_MAX; }
+__device__ __forceinline__ float tk_abs(float v) { return fabsf(v); }
+__device__ __forceinline__ double tk_abs(double v) { return fabs(v); }
+__device__ __forceinline__ float tk_max(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double tk_max(double a, double b) { return fmax(a, b); }
+
+} // namespace
+
+#endif

@@ -1,0 +1,398 @@
+// Thomas kernels of the CUDA backend: one tridiagonal system per thread, MOHID's recurrence with the
+// pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
+// Instantiated and launched by cuda/planner.cu.
+//
+// Two kernels. ts_line (cuda/kernels/split.cuh) cuts a line into segments over several threads; it takes
+// the lines too long for W/G on chip (every x line past 220 unknowns, y/z lines of 221-512). tk_line, here,
+// takes the others, in a few variants. A block is one warp of 32 neighbouring lines. The inputs arrive
+// in stages of TK_K unknowns, ahead of the recurrence, whose chain of dependent divisions would otherwise
+// wait on every load.
+//  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line into
+//    registers, one stage ahead, and a warp reads 32 consecutive cells per unknown. x lines (CONTIG,
+//    unknowns adjacent): the warp copies a stage cooperatively into a shared-memory ring (cp.async, up to
+//    three stages ahead), 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
+//  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
+//    longer lines given to tk_line (y/z lines past 512 unknowns, or every line with TRIDI_CUDA_KERNEL=line)
+//    keep them in a global scratch (32 B/cell more traffic).
+//  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
+//    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
+//    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
+//    view (the context's compact box, copied into x by tk_commit only if no line failed).
+//  - What bounds it (ncu; see docs/decisions/001 and 002): an SM holds few warps when W/G are on chip,
+//    and each warp issues 50-70 instructions per unknown, a few cycles apart, most of them waiting on the
+//    one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
+#ifndef TRIDI_CUDA_KERNELS_LINE_CUH
+#define TRIDI_CUDA_KERNELS_LINE_CUH
+
+#include <cooperative_groups.h>
+#include <cuda_pipeline.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "common.cuh"
+
+namespace {
+
+// W is kept with the opposite sign (Wp = -W = F/pivot): every use negates it inside an fma for free, and
+// the values are bit for bit those of MOHID's recurrence (negation is exact).
+//
+// y/z lines: every lane loads, solves and stores its own line; neighbouring lanes hold neighbouring cells,
+// so each warp access is one contiguous run. x lines (CONTIG): the loads and the answer's stores are
+// cooperative, 8 consecutive unknowns of 4 lines per warp instruction (measured twice as fast as each
+// lane walking its own line, whose accesses touch 32 sectors per instruction).
+// I: type of element offsets into the arrays (int32_t when every offset of the call fits: cheaper
+// addressing, measured as a large share of the instructions).
+template <class TL, class TD, class TX, class I, bool CONTIG, bool WGS, bool COOP>
+__global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
+{
+    constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
+    extern __shared__ __align__(16) unsigned char tk_dyn[];
+    const int t = threadIdx.x;
+    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
+    const int nl = (int)min((int64_t)T, a.l_count - li0);
+    // Lanes past the last line stay (inactive) to the end: tk_finish meets the whole block.
+    const bool active = t < nl;
+
+    // This lane's line (other lanes take the block's first line, so their offsets stay valid).
+    const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
+    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    const I si = (I)a.in.sm, so = (I)a.out.sm;
+
+    // (Wp, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
+    // x lines swizzle the shared rows, column t ^ (m % K) (wgc below): their answers leave cooperatively,
+    // K unknowns of one line per quarter warp, which an unswizzled row puts in one bank (8-way conflicts).
+    constexpr bool SWZ = CONTIG && WGS;
+    auto wgc = [&](int k) { return SWZ ? t ^ k : 0; }; // k = m % K
+    double2 *WG;
+    int64_t ws;
+    if (WGS) {
+        WG = (double2 *)tk_dyn + (SWZ ? 0 : t);
+        ws = T;
+    } else {
+        WG = (double2 *)a.scratch + li0 + t;
+        ws = a.l_count;
+    }
+    unsigned char *ring = tk_dyn + (WGS ? tk_wg_bytes(n) : 0);
+    TD *sE = (TD *)ring;
+    TL *sD = (TL *)(ring + (size_t)NS * SE * sizeof(TD));
+    TL *sF = sD + (size_t)NS * SE, *sR = sF + (size_t)NS * SE;
+
+    const TD *E = (const TD *)a.E;
+    const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
+    TX *X = (TX *)a.X;
+
+    // CONTIG: lane q moves unknown q % K of the lines q / K + j * (T / K), j < K; their offsets, once.
+    I lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
+    if (CONTIG) {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int src = t / K + j * (T / K);
+            lin[j] = __shfl_sync(0xffffffffu, io, src) + t % K;
+            lout[j] = __shfl_sync(0xffffffffu, oo, src);
+        }
+    }
+
+    // CONTIG copies: this lane's first ring cell as shared addresses, E's and D's (F and R follow D at
+    // fixed distances).
+    unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
+    if (CONTIG) {
+        const int s0 = tk_tidx(t / K, t % K);
+        sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
+        sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
+        rF = (unsigned)(NS * SE * sizeof(TL));
+        rR = 2 * rF;
+    }
+
+    int64_t next = 0; // next stage to issue
+    int slot_in = 0;  // its ring slot
+    // x lines: the cooperative copies of the next stage into the ring.
+    auto issue = [&]() {
+        if (next < nch) {
+            const I c0 = (I)(next * K);
+            const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
+            // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
+            // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
+            // plus an immediate offset. Lower is never read at the first unknown, upper never at the
+            // last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
+            // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt
+            // per line were a third of the kernel's instructions on 140-unknown lines.)
+            const int k = t % K;
+            const I m = c0 + k;
+            if (m < n) {
+                const bool okD = interior || m > 0, okF = interior || m < n - 1;
+                const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
+                               bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
+                constexpr unsigned JS = (T / K) * (K + 1);
+#pragma unroll
+                for (int j = 0; j < K; ++j) {
+                    const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
+                    tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
+                    tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
+                    if (okD)
+                        tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
+                    if (okF)
+                        tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
+                }
+            }
+        }
+        ++next;
+        slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
+        __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
+    };
+
+    double wp = 0.0, g = 0.0;
+    bool bad = false;
+    if (!CONTIG) {
+        // y/z lines: each lane loads its own line straight into registers, one stage ahead of the
+        // recurrence (a stage is some thousand cycles of it, which covers the loads' latency). No ring in
+        // shared memory: its copies, addresses and read-back were a third of the forward sweep's
+        // instructions, and the shared memory it took is left to W/G (more warps per SM on short lines).
+        struct stage {
+            TL d[K], f[K], r[K];
+            TD e[K];
+        };
+        auto load = [&](stage &b, int64_t c) {
+            const int64_t c0 = c * K;
+            const I o = io + (I)c0 * si;
+            if (c0 > 0 && c0 + K < n) { // interior: no first or last unknown, no tests
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    b.e[k] = __ldg(E + (o + k * si));
+                    b.d[k] = __ldg(D + (o + k * si));
+                    b.f[k] = __ldg(F + (o + k * si));
+                    b.r[k] = __ldg(R + (o + k * si));
+                }
+            } else {
+                // lower is not read at the first unknown nor upper at the last (they may be unset)
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const int64_t m = c0 + k;
+                    b.e[k] = m < n ? __ldg(E + (o + k * si)) : TD(0);
+                    b.r[k] = m < n ? __ldg(R + (o + k * si)) : TL(0);
+                    b.d[k] = m > 0 && m < n ? __ldg(D + (o + k * si)) : TL(0);
+                    b.f[k] = m < n - 1 ? __ldg(F + (o + k * si)) : TL(0);
+                }
+            }
+        };
+        // after_use: issues the next stage's loads once this stage's values are in use. A load's register is
+        // waited on through a scoreboard shared with loads issued after it (loads complete out of order), so
+        // a stage's first use waits for every load issued before that use: loads issued ahead of it were
+        // waited on too (ncu: a third of the time). So the whole stage is widened to double first (the
+        // conversions the recurrence needs anyway; double data, which needs none, waits on a finiteness check
+        // of its lower diagonal), then the next stage is asked for. Measured: the stage's loads issued before
+        // that wait took 1024x1024x128 z 2358 -> 2676 us; after it, 2406.
+        auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            double dv[K], ev[K], fv[K], rv[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                dv[k] = (double)b.d[k];
+                ev[k] = (double)b.e[k];
+                fv[k] = (double)b.f[k];
+                rv[k] = (double)b.r[k];
+                if (sizeof(TL) == 8)
+                    bad |= !tk_finite(dv[k]);
+            }
+            after_use();
+            if (c0 > 0 && c0 + K < n) {
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    tk_mid(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                    wg[k * ws] = make_double2(wp, g);
+                }
+                return;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (c0 + k < n) {
+                    tk_step(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                    wg[k * ws] = make_double2(wp, g);
+                }
+        };
+        if (active) {
+            // Two buffers taking turns, so that no stage is copied from one register set to another.
+            stage A, B;
+            load(A, 0);
+            for (int64_t c = 0; c < nch; c += 2) {
+                sweep(A, c, [&] {
+                    if (c + 1 < nch)
+                        load(B, c + 1);
+                });
+                if (c + 1 >= nch)
+                    break;
+                sweep(B, c + 1, [&] {
+                    if (c + 2 < nch)
+                        load(A, c + 2);
+                });
+            }
+        }
+    } else {
+        // x lines: the warp's cooperative ring.
+        for (int s = 0; s < NS - 1; ++s)
+            issue();
+        int slot = 0;
+        for (int64_t c = 0; c < nch; ++c) {
+            __syncwarp(); // every lane is done with the stage the next issue overwrites
+            issue();
+            __pipeline_wait_prior(NS - 1);
+            __syncwarp(); // the other lanes' copies into this stage are visible
+            const int o = slot * SE;
+            slot = slot + 1 == NS ? 0 : slot + 1;
+            if (!active)
+                continue;
+            const TD *tE = sE + o;
+            const TL *tD = sD + o, *tF = sF + o, *tR = sR + o;
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            if (c0 > 0 && c0 + K < n) { // interior stage: no first or last unknown, unrolled
+                // The whole stage into registers first: the compiler may not move a load of the ring above a
+                // store of W/G (same shared array), which put a shared-memory load and a conversion on the
+                // recurrence's chain at every unknown.
+                TL dv[K], fv[K], rv[K];
+                TD ev[K];
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    const int s = tk_tidx(t, k);
+                    dv[k] = tD[s];
+                    ev[k] = tE[s];
+                    fv[k] = tF[s];
+                    rv[k] = tR[s];
+                }
+#pragma unroll
+                for (int k = 0; k < K; ++k) {
+                    tk_mid((double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
+                    wg[k * ws + wgc(k)] = make_double2(wp, g);
+                }
+                continue;
+            }
+            for (int k = 0; k < K && c0 + k < n; ++k) {
+                const int64_t m = c0 + k;
+                const int s = tk_tidx(t, k);
+                // the ring holds no lower at the first unknown nor upper at the last
+                tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0,
+                        (double)tR[s], wp, g, bad);
+                wg[k * ws + wgc(k)] = make_double2(wp, g);
+            }
+        }
+        __pipeline_wait_prior(0);
+    }
+
+    // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
+    // W/G on chip the answers (in their own type, tk_keep_x) replace Wp and leave after the verdict; with
+    // the global scratch they go straight to the output view.
+    // Overflow is tracked as the largest |x| so far (one max per unknown instead of a flag kept in a byte):
+    // from finite W and G the first non-finite answer can only be an infinity (fma and rounding of finite
+    // values never give NaN), and the max keeps it.
+    if (active && !bad) {
+        // The answers replace Wp in W/G (shared memory or the scratch) and reach x only once the whole
+        // line is known to have succeeded.
+        TX x = (TX)g, mx = tk_abs(x);
+        tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
+        for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
+            const int64_t c0 = c * K;
+            double2 *wg = WG + c0 * ws;
+            double2 v[K];
+            TX xs[K];
+            if (c0 + K - 1 <= n - 2) { // a full stage (all but the topmost): no guards
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    v[k] = wg[k * ws + wgc(k)];
+#pragma unroll
+                for (int k = K - 1; k >= 0; --k) {
+                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    mx = tk_max(mx, tk_abs(x));
+                    xs[k] = x;
+                }
+#pragma unroll
+                for (int k = 0; k < K; ++k)
+                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
+                continue;
+            }
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (c0 + k <= n - 2)
+                    v[k] = wg[k * ws + wgc(k)];
+#pragma unroll
+            for (int k = K - 1; k >= 0; --k)
+                if (c0 + k <= n - 2) {
+                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    mx = tk_max(mx, tk_abs(x));
+                    xs[k] = x;
+                }
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (c0 + k <= n - 2)
+                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
+        }
+        bad = !tk_finite_x(mx);
+    }
+    if (active && bad) {
+        atomicMin(a.err, (unsigned long long)l);
+        if (a.nfail)
+            atomicAdd(a.nfail, 1ull);
+    }
+    if (!WGS) {
+        if (active && !bad) {
+            const double2 *pw = WG;
+            TX *px = X + oo;
+            for (int64_t m = 0; m < n; ++m)
+                px[(I)m * so] = tk_kept_x<TX>(pw[m * ws]);
+        }
+        tk_finish(a);
+        return;
+    }
+    // Lines of this warp that failed: their answers stay out of x.
+    const unsigned failed = __ballot_sync(0xffffffffu, active && bad);
+    if (COOP) {
+        cooperative_groups::this_grid().sync();
+        const unsigned long long verdict = *(volatile unsigned long long *)a.err;
+        if (blockIdx.x == 0 && t == 0) {
+            *a.mirror = verdict;
+            *a.next_err = ULLONG_MAX;
+        }
+        if (verdict != ULLONG_MAX)
+            return;
+    }
+    const double2 *xs = (const double2 *)tk_dyn;
+    if (CONTIG) {
+        __syncwarp();
+        const int k = t % K;
+        for (int64_t c0 = 0; c0 < n; c0 += K) {
+            const int64_t m = c0 + k;
+            if (m < n) {
+#pragma unroll
+                for (int j = 0; j < K; ++j) {
+                    const int lt = t / K + j * (T / K);
+                    if (nl < T && lt >= nl)
+                        break;
+                    if ((failed >> lt) & 1u)
+                        continue;
+                    X[lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
+                }
+            }
+        }
+    } else if (active && !bad) {
+        const double2 *pw = xs + t;
+        TX *px = X + oo;
+        int64_t m = 0;
+        for (; m + K <= n; m += K) {
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                px[k * so] = tk_kept_x<TX>(pw[k * T]);
+            px += K * so;
+            pw += K * T;
+        }
+        for (; m < n; ++m) {
+            *px = tk_kept_x<TX>(*pw);
+            px += so;
+            pw += T;
+        }
+    }
+    tk_finish(a);
+}
+
+} // namespace
+
+#endif

@@ -1,0 +1,374 @@
+// Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, or
+// lines split over lanes, cuda/kernels/split.cuh) a solve takes, its variant and launch shape from the
+// device's occupancy, and the launch. The only file that instantiates the solve kernels.
+#include "planner.h"
+
+#include "cuda_status.h"
+#include "kernels/line.cuh"
+#include "kernels/split.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <mutex>
+#include <type_traits>
+#include <unordered_map>
+
+namespace {
+
+// Shared memory of one block (W/G when on chip, plus the stage ring).
+template <class TL, class TD>
+inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
+{
+    // y/z lines stage their inputs in registers: no ring.
+    return (wgs ? tk_wg_bytes(n) : 0) + (contig ? (size_t)ns * tk_stage_bytes<TL, TD>() : 0);
+}
+
+// The split shape for lines of n unknowns, at most TS_L per lane; false where a line would need more than
+// TS_WL_MAX warps.
+//  - x lines of up to 32 * TS_L unknowns: one warp, P lanes per line (a power of two). Longer: 32 lanes per
+//    warp and as many warps as the line needs.
+//  - y/z lines: 8 lines per warp (a run of 8 float is one 32-byte sector) of SW = 4 segments each, and as
+//    many warps as the line needs (fewer lines per warp where that passes TS_WL_MAX); short lines fit in
+//    one warp of 32 / P lines.
+inline bool ts_shape(int64_t n, bool contig, int forced_lanes, ts_geom *g)
+{
+    auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+    const int64_t need = ceil_div(n, TS_L); // segments
+    int sw = 1;
+    while (sw < need && sw < 32)
+        sw *= 2;
+    if (contig && need <= 32) {
+        if (forced_lanes && ceil_div(n, forced_lanes) <= TS_L)
+            sw = forced_lanes;
+    } else if (!contig) {
+        sw = std::min(sw, 4);
+    }
+    int64_t wl = ceil_div(need, sw);
+    while (wl > TS_WL_MAX && sw < 32)
+        sw *= 2, wl = ceil_div(need, sw);
+    if (wl > TS_WL_MAX)
+        return false;
+    g->SW = sw, g->WL = (int)wl, g->LW = 32 / sw, g->qfast = contig;
+    return true;
+}
+
+// Where split lines beat one thread per line (see docs/decisions/002): lines too long for W/G in shared
+// memory (tk_line then moves 32 B/cell more through a global scratch): every such x line, and y/z lines
+// of up to 512 unknowns (8 lines per warp, 32-byte runs: 1.1-1.2x faster). Longer y/z lines get 4 lines
+// per warp (16-byte runs) and measured slower than tk_line. Shorter lines stay on tk_line, which keeps
+// MOHID's arithmetic bit for bit (split answers differ within rounding): split x lines measured as fast on
+// 140x140x56 and 1.5x faster on 70x70x28 and 140x140x28, whose few lines leave tk_line under one warp per
+// SM; split y/z lines of those grids from 1.3x faster (y, 70x70x28) to 1.8x slower (z, 140x140x56).
+// TRIDI_CUDA_KERNEL=split gives the split kernel everywhere.
+inline bool ts_wins(bool contig, int64_t n)
+{
+    return tk_needs_scratch(n) && (contig || n <= 4 * TS_L * TS_WL_MAX);
+}
+
+template <class TL, class TD, class TX>
+void *ts_kernel_of(const tk_plan &p)
+{
+    if (!p.geom.qfast)
+        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, false> : (void *)ts_line<TL, TD, TX, false, true, false>;
+    if (p.geom.WL > 1)
+        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, true> : (void *)ts_line<TL, TD, TX, false, true, true>;
+    return p.coop ? (void *)ts_line<TL, TD, TX, true, false, true> : (void *)ts_line<TL, TD, TX, false, false, true>;
+}
+
+template <class TL, class TD, class TX, class I, bool CONTIG>
+void *tk_kernel_of_c(const tk_plan &p)
+{
+    if (!p.wgs)
+        return (void *)tk_line<TL, TD, TX, I, CONTIG, false, false>;
+    return p.coop ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true> : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false>;
+}
+
+template <class TL, class TD, class TX>
+void *tk_kernel_of(const tk_plan &p)
+{
+    if (p.split)
+        return ts_kernel_of<TL, TD, TX>(p);
+    if (p.i32)
+        return p.contig ? tk_kernel_of_c<TL, TD, TX, int32_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int32_t, false>(p);
+    return p.contig ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
+}
+
+// The largest element offset a launch touches through a view (first line axis up to n1 - 1).
+inline int64_t tk_max_offset(const tk_view &v, const tk_args &a)
+{
+    const int64_t l2 = a.l_count ? (a.l_begin + a.l_count - 1) / a.n1 : 0;
+    return v.off + (a.n1 - 1) * v.s1 + l2 * v.s2 + (a.n - 1) * v.sm;
+}
+
+// Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
+// process; a small table because a process drives few devices and few variants.
+struct tk_device_cache {
+    static constexpr int MAXD = 64, MAXK = 160;
+    std::mutex mu;
+    int sms[MAXD] = {};
+    size_t smem_optin[MAXD] = {};
+    const void *opted[MAXD][MAXK] = {};
+    int nopted[MAXD] = {};
+    // Blocks per SM of (kernel, dynamic shared memory << 11 | threads) on each device, as the occupancy
+    // calculator says.
+    std::unordered_map<const void *, std::unordered_map<size_t, int>> per_sm[MAXD];
+};
+
+inline tk_device_cache &tk_cache()
+{
+    static tk_device_cache c;
+    return c;
+}
+
+// max_shared: the kernel prefers shared memory to L1 (the one-wave variants and tk_line, whose W/G fill it);
+// otherwise 32 KiB of shared memory (split lines that run in several waves need a few KiB per block for
+// the exchange between warps, and read x lines through L1; the default let the driver choose 8 KiB, one
+// block of 9 warps per SM).
+constexpr int TS_CARVEOUT_PERCENT = 14; // of 228 KiB: the 32 KiB configuration
+inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, bool max_shared = true)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    tk_device_cache &c = tk_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    const int d = dev & (tk_device_cache::MAXD - 1);
+    if (!c.sms[d]) {
+        int v = 0, o = 0;
+        if ((e = cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess)
+            return e;
+        if ((e = cudaDeviceGetAttribute(&o, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess)
+            return e;
+        c.sms[d] = v;
+        c.smem_optin[d] = (size_t)o;
+    }
+    *sms = c.sms[d];
+    *smem_optin = c.smem_optin[d];
+    for (int i = 0; i < c.nopted[d]; ++i)
+        if (c.opted[d][i] == kernel)
+            return cudaSuccess;
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem_optin[d])) != cudaSuccess)
+        return e;
+    // The occupancy calculator and the cooperative launch's check must see the same L1/shared split.
+    if ((e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  max_shared ? (int)cudaSharedmemCarveoutMaxShared : TS_CARVEOUT_PERCENT)) !=
+        cudaSuccess)
+        return e;
+    if (c.nopted[d] < tk_device_cache::MAXK)
+        c.opted[d][c.nopted[d]++] = kernel;
+    return cudaSuccess;
+}
+
+inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, int threads = TK_T)
+{
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess)
+        return e;
+    tk_device_cache &c = tk_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto &m = c.per_sm[dev & (tk_device_cache::MAXD - 1)][kernel];
+    const size_t key = smem << 11 | (size_t)threads;
+    auto it = m.find(key);
+    if (it != m.end()) {
+        *per_sm = it->second;
+        return cudaSuccess;
+    }
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, threads, smem)) == cudaSuccess)
+        m[key] = *per_sm;
+    return e;
+}
+
+// Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
+// one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does). choice: the
+// context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
+template <class TL, class TD, class TX>
+cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan,
+                         const tk_choice &choice = tk_choice{0, 0})
+{
+    tk_plan p{};
+    p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    // Headroom: a stage may form the offsets of a few unknowns past the line end (it does not use them).
+    p.i32 = tk_max_offset(a.in, a) < INT32_MAX - 4 * TK_K && tk_max_offset(a.out, a) < INT32_MAX - 4 * TK_K;
+    p.wgs = !tk_needs_scratch(a.n);
+    p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
+    p.ns = TK_STAGES_MAX;
+    p.threads = TK_T;
+    const int family = choice.family;
+    if ((family == 2 || (family == 0 && ts_wins(p.contig, a.n))) && p.i32 && a.n > 0 &&
+        ts_shape(a.n, p.contig, choice.lanes, &p.geom)) {
+        p.split = true;
+        p.wgs = true; // no scratch
+        const ts_geom &g = p.geom;
+        const int gpb = std::max(1, TS_BLOCK / 32 / g.WL); // groups of WL warps per block
+        p.threads = (unsigned)(32 * g.WL * gpb);
+        const int64_t groups = (a.l_count + g.LW - 1) / g.LW, need = (groups + gpb - 1) / gpb;
+        int sms = 0;
+        size_t optin = 0;
+        cudaError_t e;
+        if (want_coop) {
+            // One wave: each group keeps the answers of its lines in shared memory until the grid barrier;
+            // as many blocks per SM as registers and that memory allow.
+            tk_plan q = p;
+            q.coop = true;
+            const void *k = tk_kernel_of<TL, TD, TX>(q);
+            if ((e = tk_prepare(k, &sms, &optin)) != cudaSuccess)
+                return e;
+            for (int want = 16; want >= 1 && !p.coop; want /= 2) {
+                const int64_t gs = std::min<int64_t>(need, (int64_t)want * sms);
+                const int64_t per_group = (groups + gs * gpb - 1) / (gs * gpb);
+                q.smem = ts_smem_bytes<TX>(a.n, g, gpb, per_group);
+                int per_sm = 0;
+                if (q.smem > optin)
+                    continue;
+                if ((e = tk_occupancy(k, q.smem, &per_sm, (int)p.threads)) != cudaSuccess)
+                    return e;
+                if ((int64_t)per_sm * sms >= gs) {
+                    q.blocks = (unsigned)gs;
+                    p = q;
+                }
+            }
+        }
+        if (!p.coop) {
+            p.blocks = (unsigned)need;
+            p.smem = ts_smem_bytes<TX>(a.n, g, gpb, 0);
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin, false)) != cudaSuccess)
+                return e;
+        }
+        *plan = p;
+        return cudaSuccess;
+    }
+    auto bytes = [&](int ns) { return tk_smem_bytes<TL, TD>(a.n, p.contig, p.wgs, ns); };
+    // Blocks per SM of a variant; 0 when its shared memory is more than the device allows.
+    int sms = 0;
+    auto fits = [&](const tk_plan &q, int *per_sm) {
+        size_t optin = 0;
+        const void *k = tk_kernel_of<TL, TD, TX>(q);
+        cudaError_t e = tk_prepare(k, &sms, &optin);
+        *per_sm = 0;
+        if (e != cudaSuccess || q.smem > optin)
+            return e;
+        return tk_occupancy(k, q.smem, per_sm);
+    };
+    cudaError_t e;
+    // y/z lines have no ring: their stage count changes nothing, so one variant is asked about.
+    const int ns_min = p.contig ? 2 : TK_STAGES_MAX;
+    if (want_coop && p.wgs) {
+        // The guarded one-wave variant, with fewer stages if that is what lets every line be resident.
+        for (int ns = TK_STAGES_MAX; ns >= ns_min && !p.coop; --ns) {
+            tk_plan q = p;
+            q.ns = ns;
+            q.smem = bytes(ns);
+            q.coop = true;
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if ((int64_t)per_sm * sms >= (int64_t)p.blocks)
+                p = q;
+        }
+    }
+    if (!p.coop && p.wgs) {
+        // Several waves: as many lines per SM as two stages allow (W/G dominate the shared memory and the
+        // SM's few warps are what bounds the speed), then as many stages as keep that occupancy.
+        int best = 0;
+        for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
+            tk_plan q = p;
+            q.ns = ns;
+            q.smem = bytes(ns);
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if (ns == ns_min)
+                best = per_sm;
+            if (per_sm >= best && per_sm > 0)
+                p.ns = ns;
+        }
+    }
+    if (!p.coop)
+        p.smem = bytes(p.ns);
+    size_t optin = 0;
+    e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
+    if (e == cudaSuccess && p.smem > optin)
+        e = cudaErrorInvalidConfiguration;
+    *plan = p;
+    return e;
+}
+
+template <class TL, class TD, class TX>
+cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    if (p.blocks == 0)
+        return cudaSuccess;
+    void *k = tk_kernel_of<TL, TD, TX>(p);
+    int ns = p.ns;
+    ts_geom geom = p.geom;
+    void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter
+    if (p.coop)
+        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+    return cudaLaunchKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+}
+
+// Calls fn with null pointers of the three kernel operand types (lower/upper/rhs, diag, answer).
+template <class Fn>
+tridi_status with_types(const kernel_types &k, Fn &&fn)
+{
+    using F = float;
+    using D = double;
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT32)
+        return fn((F *)nullptr, (F *)nullptr, (F *)nullptr);
+    if (k.l == TRIDI_FLOAT64 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT64)
+        return fn((D *)nullptr, (D *)nullptr, (D *)nullptr);
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT32)
+        return fn((F *)nullptr, (D *)nullptr, (F *)nullptr);
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT64)
+        return fn((F *)nullptr, (F *)nullptr, (D *)nullptr);
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
+}
+
+} // namespace
+
+bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
+
+kernel_types types_of(const tridi_problem *p, bool f32_transfer)
+{
+    kernel_types k{p->arrays.lower_type, p->arrays.diag_type, p->arrays.x_type};
+    if (f32_transfer) {
+        k.l = TRIDI_FLOAT32;
+        k.d = TRIDI_FLOAT32;
+    }
+    return k;
+}
+
+tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                        bool want_coop, tk_plan *plan)
+{
+    return with_types(k, [&](auto *l, auto *d, auto *x) {
+        using TL = std::remove_pointer_t<decltype(l)>;
+        using TD = std::remove_pointer_t<decltype(d)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, choice)), "planning the Thomas kernel");
+        return TRIDI_SUCCESS;
+    });
+}
+
+tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &plan, cudaStream_t s)
+{
+    return with_types(k, [&](auto *l, auto *d, auto *x) {
+        using TL = std::remove_pointer_t<decltype(l)>;
+        using TD = std::remove_pointer_t<decltype(d)>;
+        using TX = std::remove_pointer_t<decltype(x)>;
+        CK(injected_launch(s), "launching the Thomas kernel");
+        CK((tk_run<TL, TD, TX>(a, plan, s)), "launching the Thomas kernel");
+        return TRIDI_SUCCESS;
+    });
+}
+
+// A plain (not cooperative) solve: the host-array pipeline's.
+tridi_status launch_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                          cudaStream_t s)
+{
+    tk_plan plan;
+    tridi_status st = plan_solve(choice, k, a, contiguous, false, &plan);
+    return st ? st : run_solve(k, a, plan, s);
+}

@@ -1,0 +1,38 @@
+// The kernel planner of the CUDA backend (cuda/planner.cu): which Thomas kernel and launch shape a solve
+// takes, for the three kernel operand types, and the launch itself. The internal API that the backend's
+// host code and the GPU benchmark (bench/gpu) call; neither includes a kernel header.
+#ifndef TRIDI_CUDA_PLANNER_H
+#define TRIDI_CUDA_PLANNER_H
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernel_args.h"
+#include "tridi_internal.h"
+
+// Storage types of the three kernel operands: lower/upper/rhs, diag, answer.
+struct kernel_types {
+    tridi_dtype l, d, x;
+};
+
+// The operand types of p's kernel; f32_transfer: double inputs sent as float (allow_f32_transfer).
+kernel_types types_of(const tridi_problem *p, bool f32_transfer);
+
+// Chooses the kernel variant for a.l_count lines of a.n unknowns (see tk_make_plan in planner.cu).
+// want_coop: the guarded one-wave variant if every line fits on the GPU at once (plan->coop says whether).
+tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                        bool want_coop, tk_plan *plan);
+
+// Launches a plan on stream s.
+tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &plan, cudaStream_t s);
+
+// A plain (not cooperative) solve: plan_solve then run_solve.
+tridi_status launch_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
+                          cudaStream_t s);
+
+// True when W and G of a line of n unknowns do not stay in shared memory: the caller then gives a.scratch
+// (2 * n * l_count doubles) to a plan that is not split.
+bool tk_needs_scratch(int64_t n);
+
+#endif
