@@ -70,6 +70,9 @@ struct plan_memo {
     tk_plan plan{};
 };
 
+// tridi_upload_async's packing of arrays that are not registered, off the caller's thread (host_pipeline.cu).
+struct upload_packs;
+
 struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
@@ -102,6 +105,8 @@ struct tridi_cuda_state {
     int held_slot = 0;
     tridi_problem held_p{};
     upload_key uploaded[4];
+    upload_packs *packs = nullptr;         // made by the first upload of an array that is not registered
+    int64_t pack_spin_ns = 0;              // how long its threads watch for the next pack (TRIDI_CPU_SPIN_US)
     std::unordered_map<void *, size_t> user_allocs;
 };
 
@@ -114,5 +119,7 @@ void device_release(device_budget &m, void *p, size_t bytes);
 // Grows b to at least `bytes` (its contents are not kept).
 tridi_status ensure(tridi_cuda_state *st, dbuf &b, size_t bytes, const char *purpose);
 tridi_status ensure_pinned(hbuf &b, size_t bytes);
+// Ends tridi_upload_async's pack threads (host_pipeline.cu); the up streams must be idle.
+void free_upload_packs(tridi_cuda_state *st);
 
 #endif
