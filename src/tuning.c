@@ -108,10 +108,13 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
     if (!s)
         s = read_int(func, "TRIDI_CPU_BYTES_PER_THREAD", 1, TiB, "a number of bytes from 1 to 2^40", &n);
     t.cpu_bytes_per_thread = n;
-    n = 1;
+    n = -1;
     if (!s)
         s = read_int(func, "TRIDI_CPU_POOL", 0, 1, "0 or 1", &n);
-    t.cpu_openmp_team = !n;
+    /* Unset: the pool, unless the model keeps OpenMP's threads spinning, where a team is always awake and
+     * the pool's workers would share cores with the spinning threads (docs/decisions/028). */
+    const char *wait = getenv("OMP_WAIT_POLICY");
+    t.cpu_openmp_team = n == 0 || (n < 0 && wait && !strcasecmp(wait, "active"));
     n = -1;
     if (!s)
         s = read_int(func, "TRIDI_CPU_SPIN_US", 0, 1000000, "a number of microseconds from 0 to 1000000", &n);

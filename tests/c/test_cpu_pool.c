@@ -9,10 +9,12 @@
  *   team per call (TRIDI_CPU_POOL=0), along x, y and z of random systems and a 2D one, between OpenMP
  *   loops over other memory and from inside an OpenMP region (one context per thread): every answer
  *   equals the sequential reference; a failing line is reported, the lowest one, with x unchanged.
- * - TRIDI_CPU_POOL and TRIDI_CPU_SPIN_US take only their documented values.
+ * - TRIDI_CPU_POOL and TRIDI_CPU_SPIN_US take only their documented values; unset, the pool is used unless
+ *   OMP_WAIT_POLICY=active (read at tridi_create, as the knobs are).
  * No timings: only answers and counts. Links libtridi's internals for the pool. */
 #include "cpu_pool.h"
 #include "testutil.h"
+#include "tridi_internal.h"
 
 #include <omp.h>
 #include <stdio.h>
@@ -239,6 +241,24 @@ static void knobs(void)
         tu_expect(what, tridi_create(&ctx, NULL), TRIDI_ERROR_INVALID_VALUE, bad[k][0]);
         unsetenv(bad[k][0]);
     }
+    const char *policy[4] = {NULL, "active", "ACTIVE", "passive"};
+    for (int k = 0; k < 4; ++k)
+        for (int pool = -1; pool < 2; ++pool) {
+            if (policy[k])
+                setenv("OMP_WAIT_POLICY", policy[k], 1);
+            if (pool >= 0)
+                setenv("TRIDI_CPU_POOL", pool ? "1" : "0", 1);
+            tridi_context ctx = NULL;
+            tu_expect("create", tridi_create(&ctx, NULL), TRIDI_SUCCESS, NULL);
+            const int team = pool == 0 || (pool < 0 && k && k < 3);
+            char what[128];
+            snprintf(what, sizeof what, "OMP_WAIT_POLICY=%s, TRIDI_CPU_POOL=%s: %s", policy[k] ? policy[k] : "(unset)",
+                     pool < 0 ? "(unset)" : pool ? "1" : "0", team ? "OpenMP team" : "pool");
+            tu_expect_true(what, ctx && ctx->tuning.cpu_openmp_team == team);
+            tridi_destroy(ctx);
+            unsetenv("OMP_WAIT_POLICY");
+            unsetenv("TRIDI_CPU_POOL");
+        }
 }
 
 int main(void)
