@@ -129,8 +129,10 @@ struct upload_packs {
     std::mutex pool_lock;           // host functions of different streams may run at once; the pool takes one
 };
 
-void free_upload_packs(tridi_cuda_state *st)
+void free_host_threads(tridi_cuda_state *st)
 {
+    tridi_cpu_pool_destroy(st->copy_pool);
+    st->copy_pool = nullptr;
     if (!st->packs)
         return;
     tridi_cpu_pool_destroy(st->packs->pool);
@@ -176,6 +178,20 @@ void CUDART_CB run_pack(void *arg)
     }
     for (int64_t i = 0; i < j->rows; ++i)
         j->sr.pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
+}
+
+// The threads of the caller's host copies (NULL: its OpenMP team): made at the first copy, from the calling
+// thread, so that they sit on the places after the caller's.
+tridi_cpu_pool *copy_pool(tridi_cuda_state *st)
+{
+    if (st->openmp_copies || st->copy_pool_failed)
+        return nullptr;
+    if (!st->copy_pool) {
+        const int workers = std::min(8, omp_get_max_threads()) - 1;
+        st->copy_pool = workers > 0 ? tridi_cpu_pool_create(workers, st->pack_spin_ns) : nullptr;
+        st->copy_pool_failed = !st->copy_pool;
+    }
+    return st->copy_pool;
 }
 
 // Queues the packing of slab sl of input r on the role's stream (which has no pack of this role left).
@@ -318,8 +334,8 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         }
         return TRIDI_SUCCESS;
     };
-    tridi_status s = pack_pipeline(npack ? copy_threads(bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
-                                   pack, queue);
+    tridi_status s = pack_pipeline(copy_pool(st), npack ? copy_threads(bytes) : 1, S,
+                                   [&](int sl) { return npack * sr.rows(sl); }, pack, queue);
     if (s)
         return s;
     if (xp == x_path::eager) { // every upload is queued: save x's old box slab by slab, each slab's answers after
@@ -330,7 +346,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             box_slab(b, b2, e2, xh[sl], xb[sl]);
         }
         s = pack_pipeline(
-            copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
+            copy_pool(st), copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
             [&](int sl, int64_t i) {
                 copy_row(p->arrays.x, p->arrays.x_type, host_layout(b), xh[sl].pos, st->undo.data(), p->arrays.x_type,
                          box_layout(b), xb[sl].pos, xb[sl].cnt, i);
@@ -379,7 +395,16 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
     const slab_rows sr = plan_slab_rows(b, S);
     const int threads = copy_threads(pack_bytes(b, type, xt));
-    for (int sl = 0; sl < S && !s; ++sl) {
+    if (st->uploads_on_caller && !direct) // TRIDI_CPU_POOL=0: packed here, on the caller's OpenMP team
+        s = pack_pipeline(
+            nullptr, threads, S, [&](int sl) { return sr.rows(sl); },
+            [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
+            [&](int sl) {
+                int64_t b2, e2;
+                slab_range(b, sl, S, &b2, &e2);
+                return send_slab(st, b, r, host, xt, false, b2, e2, sl);
+            });
+    for (int sl = 0; sl < S && !s && !(st->uploads_on_caller && !direct); ++sl) {
         int64_t b2, e2;
         slab_range(b, sl, S, &b2, &e2);
         if (!direct)
@@ -494,8 +519,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
         region xh, xb;
         box_slab(b, 0, b.n[b.a2], xh, xb);
-        copy_rows(st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
-                  host_layout(b), xh.pos, xb.cnt);
+        copy_rows(copy_pool(st), st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x,
+                  p->arrays.x_type, host_layout(b), xh.pos, xb.cnt);
     }
     if (s)
         return s;
@@ -506,8 +531,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     region xh, xb;
     box_slab(b, 0, b.n[b.a2], xh, xb);
     if (xp == x_path::staged) {
-        copy_rows(st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type, host_layout(b),
-                  xh.pos, xb.cnt);
+        copy_rows(copy_pool(st), st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
+                  host_layout(b), xh.pos, xb.cnt);
     } else if (xp == x_path::verdict) {
         // Only a failing DMA (a device fault) could stop this copy half way.
         CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,

@@ -11,7 +11,7 @@ namespace {
 
 void free_state(tridi_cuda_state *st)
 {
-    free_upload_packs(st);
+    free_host_threads(st);
     for (int r = 0; r < 4; ++r) {
         device_release(st->mem, st->din[r].p, st->din[r].bytes);
         if (st->hin[r].p)
@@ -117,6 +117,8 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, const tri
         st->slab_cells = tuning->host_slab_cells ? tuning->host_slab_cells : SLAB_CELLS;
         st->x_choice = tuning->host_x;
         st->pack_spin_ns = 1000 * (tuning->cpu_spin_set ? tuning->cpu_spin_us : TRIDI_CPU_SPIN_US_DEFAULT);
+        st->openmp_copies = tuning->cpu_openmp_team;
+        st->uploads_on_caller = tuning->cpu_pool_off;
         st->mem.limit = (size_t)tuning->device_memory_limit;
         st->kernel = tk_choice{tuning->cuda_kernel, tuning->cuda_split_lanes};
     }

@@ -117,6 +117,8 @@ typedef struct tridi_tuning {
     int64_t cpu_bytes_per_thread;  /* TRIDI_CPU_BYTES_PER_THREAD: bytes a call moves per thread it pays for */
     int cpu_openmp_team;           /* an OpenMP team per CPU call instead of the pool: TRIDI_CPU_POOL=0, or
                                       unset with OMP_WAIT_POLICY=active */
+    int cpu_pool_off;              /* TRIDI_CPU_POOL=0: every host copy of the CUDA backend on the caller's
+                                      OpenMP team too, uploads' packing included (docs/decisions/029) */
     int cpu_spin_set;              /* TRIDI_CPU_SPIN_US was set: */
     int64_t cpu_spin_us;           /*   microseconds a pool worker watches for the next call */
     int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split */
