@@ -254,7 +254,7 @@ static void knobs(void)
             char what[128];
             snprintf(what, sizeof what, "OMP_WAIT_POLICY=%s, TRIDI_CPU_POOL=%s: %s", policy[k] ? policy[k] : "(unset)",
                      pool < 0 ? "(unset)" : pool ? "1" : "0", team ? "OpenMP team" : "pool");
-            tu_expect_true(what, ctx && ctx->tuning.cpu_openmp_team == team);
+            tu_expect_true(what, ctx && ctx->tuning.cpu_openmp_team == team && ctx->tuning.cpu_pool_off == (pool == 0));
             tridi_destroy(ctx);
             unsetenv("OMP_WAIT_POLICY");
             unsetenv("TRIDI_CPU_POOL");
