@@ -77,9 +77,11 @@ module tridi_mohid
     ! The adapter's plans (issue 26, decision 1): a model calls the same few sweeps every time step, so
     ! each (grid bounds, box, axis) it solves gets a plan, validated once and reused; when all max_plans
     ! are taken the least recently used one makes room. Every plan is ON_ERROR_CALL with MOHID's
-    ! arithmetic, tridi_solve's contract: MOHID's answers bit for bit, and the answer array unchanged
-    ! when a call fails. The kind combination is always MOHID's (E real(8), the others real(4)). They
-    ! belong to the adapter's context and go before it (tridi_mohid_init, tridi_mohid_finalize).
+    ! arithmetic: MOHID's answers bit for bit, and the answer array unchanged when a call fails, whatever
+    ! tridi_solve's default (ON_ERROR_LINES, docs/decisions/019): half a MOHID sweep is worth nothing to
+    ! the model, and a caller that recovers from the error (a smaller time step) needs ANSWER as it was.
+    ! The kind combination is always MOHID's (E real(8), the others real(4)). They belong to the adapter's
+    ! context and go before it (tridi_mohid_init, tridi_mohid_finalize).
     integer, parameter :: max_plans = 16
     type :: kept_plan
         type(tridi_plan) :: plan

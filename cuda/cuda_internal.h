@@ -100,11 +100,12 @@ struct tridi_cuda_state {
     hbuf hin[4], hout;                     // pinned staging of unregistered arrays
     std::vector<char> undo;                // the old box of a registered x, put back if a line fails
     plan_memo memo;                        // device mode's latest plan
-    // A held solve (tridi_cuda_solve_device_held): its answers wait in dbox for tridi_cuda_commit_held.
-    // Any later device solve reuses the box, so it drops the hold.
-    bool held = false;
-    int held_slot = 0;
-    tridi_problem held_p{};
+    // A kept solve (tridi_cuda_solve_keep): its answers wait in dbox for tridi_cuda_commit or
+    // tridi_cuda_rollback (docs/decisions/020).
+    // Any later device solve reuses the box, so it drops the kept answers.
+    bool kept = false;
+    int kept_slot = 0;
+    tridi_problem kept_p{};
     upload_key uploaded[4];
     upload_packs *packs = nullptr;         // made by the first upload of an array that is not registered
     int64_t pack_spin_ns = 0;              // how long tridi's threads watch for the next job (TRIDI_CPU_SPIN_US)

@@ -1,5 +1,6 @@
-// CUDA backend, device mode: tridi_solve_device and device plans on arrays in device memory, held solves
-// and their commit, and the verdict slots read by tridi_synchronize / tridi_plan_status.
+// CUDA backend, device mode: tridi_solve_device and device plans on arrays in device memory, the two phases
+// of ON_ERROR_CALL (a kept solve, then its commit or rollback: src/backend.h, docs/decisions/020), and the
+// verdict slots read by tridi_synchronize / tridi_plan_status.
 //
 // Device mode solves into a compact box buffer owned by the context; a commit kernel copies it into the
 // caller's x only if the solve's error slot is clear, so nothing synchronises and a failing solve leaves
@@ -116,7 +117,7 @@ tridi_status after_last(tridi_cuda_state *st, cudaStream_t s)
 }
 
 // copy = false: only the verdict is handed on (to the host's mirror, and the next slot re-armed), as a
-// held solve needs before its answers may go into x (tridi_cuda_commit_held).
+// kept solve needs before its answers may go into x (tridi_cuda_commit).
 tridi_status launch_commit(tridi_cuda_state *st, const tridi_problem *p, const void *src, int slot,
                            cudaStream_t stream, bool copy = true)
 {
@@ -181,14 +182,15 @@ tk_args device_args(const tridi_problem *p)
     return a;
 }
 
-// Device-mode solve. hold: the answers stay in the context's box (never the one-wave variant, which
-// writes x itself) and only the verdict is handed on; tridi_cuda_commit_held copies them into x later.
-// cp: a plan's state (its kernel and buffers, p's contract honoured), or NULL for tridi_solve_device
-// (ON_ERROR_CALL, deferred: the context's one-entry memo of the latest kernel choice and its buffers).
-tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream, bool hold, cuda_plan *cp)
+// Device-mode solve. keep: the first phase of ON_ERROR_CALL whatever p says: the answers stay in the
+// context's box (never the one-wave variant, which writes x itself) and only the verdict is handed on;
+// tridi_cuda_commit copies them into x later, tridi_cuda_rollback drops them. cp: a plan's state (its kernel
+// and buffers), or NULL for tridi_solve_device (deferred: the context's one-entry memo of the latest kernel
+// choice and its buffers). Both honour p->on_error.
+tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *stream, bool keep, cuda_plan *cp)
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
-    st->held = false; // this solve reuses the box
+    st->kept = false; // this solve reuses the box
     tridi_status s = check_device_arrays(st->device, p);
     if (s)
         return s;
@@ -197,7 +199,8 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
     s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
     if (s)
         return s;
-    const bool lines = cp && p->on_error == TRIDI_ON_ERROR_LINES;
+    const bool lines = !keep && p->on_error == TRIDI_ON_ERROR_LINES;
+    const bool guard_alone = !keep && !lines; // one-phase CALL: a grid barrier where one wave holds every line
     const bool contiguous = p->axis == TRIDI_AXIS_X && p->stride[0] == 1;
     const kernel_types kt = types_of(p, false);
     const size_t cells = (size_t)(p->n * p->nlines), xs = tridi_dtype_size(p->arrays.x_type);
@@ -211,19 +214,20 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         box = &cp->box;
         scr = &cp->scratch;
     } else {
-        // When every line fits on the GPU at once the solve guards x itself (grid barrier before writing);
-        // otherwise it solves into the context's box and a commit kernel copies the box into x.
+        // Under one-phase CALL, when every line fits on the GPU at once the solve guards x itself (grid
+        // barrier before writing); otherwise it solves into the context's box and a commit kernel copies the
+        // box into x. Under LINES each line writes its own answers once it has succeeded.
         plan_memo &mm = st->memo;
         const bool known = mm.valid && mm.l == kt.l && mm.d == kt.d && mm.x == kt.x && mm.n == a.n &&
                            mm.n1 == a.n1 && mm.lines == a.l_count && mm.contig == contiguous &&
-                           mm.coop_wanted == !hold && mm.view.off == user.off && mm.view.s1 == user.s1 &&
+                           mm.coop_wanted == guard_alone && mm.view.off == user.off && mm.view.s1 == user.s1 &&
                            mm.view.s2 == user.s2 && mm.view.sm == user.sm;
         if (!known) {
             tk_plan made;
-            s = plan_solve(st->kernel, kt, a, contiguous, !hold, &made);
+            s = plan_solve(st->kernel, kt, a, contiguous, guard_alone, &made);
             if (s)
                 return s;
-            mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, !hold, made};
+            mm = {true, kt.l, kt.d, kt.x, user, a.n, a.n1, a.l_count, contiguous, guard_alone, made};
         }
         plan = mm.plan;
     }
@@ -265,7 +269,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         a.out = compact_view(p);
         s = run_solve(kt, a, plan, cs);
         if (!s)
-            s = launch_commit(st, p, box->p, slot, cs, !hold);
+            s = launch_commit(st, p, box->p, slot, cs, !keep);
     }
     if (s) {
         // A launch was refused, perhaps after the solve was queued: later work must wait for that solve,
@@ -288,10 +292,10 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
     ps.call = ++st->calls;
     ps.plan = cp != nullptr;
     st->next_slot = (slot + 1) % NSLOT;
-    if (hold) {
-        st->held = true;
-        st->held_slot = slot;
-        st->held_p = *p;
+    if (keep) {
+        st->kept = true;
+        st->kept_slot = slot;
+        st->kept_p = *p;
     }
     // A plan's SYNC verdict: wait for this solve and report it (deferred ones wait for the next status).
     if (cp && p->verdict == TRIDI_VERDICT_SYNC)
@@ -308,7 +312,7 @@ tridi_status tridi_cuda_solve_device(tridi_cuda_state *st, const tridi_problem *
     return solve_device(st, p, stream, false, nullptr);
 }
 
-tridi_status tridi_cuda_solve_device_held(tridi_cuda_state *st, const tridi_problem *p, void *stream)
+tridi_status tridi_cuda_solve_keep(tridi_cuda_state *st, const tridi_problem *p, void *stream)
 {
     return solve_device(st, p, stream, true, nullptr);
 }
@@ -352,25 +356,30 @@ tridi_status tridi_cuda_solve_device_plan(tridi_cuda_state *st, const tridi_prob
     return solve_device(st, p, stream, false, (cuda_plan *)state);
 }
 
-tridi_status tridi_cuda_commit_held(tridi_cuda_state *st, void *stream)
+tridi_status tridi_cuda_commit(tridi_cuda_state *st, void *stream)
 {
-    if (!st->held)
-        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held device solve to commit (please report)");
+    if (!st->kept) // the solve failed before it queued anything
+        return TRIDI_SUCCESS;
     CK(cudaSetDevice(st->device), "cudaSetDevice");
     cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
     tridi_status s = after_last(st, cs);
     if (s)
         return s;
-    st->held = false;
-    // The held slot's error word still holds the verdict (no solve has run since): the commit copies the
+    st->kept = false;
+    // The kept slot's error word still holds the verdict (no solve has run since): the commit copies the
     // box only if it is clear, as for any multi-wave solve.
-    s = launch_commit(st, &st->held_p, st->dbox.p, st->held_slot, cs);
+    s = launch_commit(st, &st->kept_p, st->dbox.p, st->kept_slot, cs);
     if (s)
         return s;
     CK(cudaEventRecord(st->ev_last, cs), "cudaEventRecord");
     st->have_last = true;
     st->last_stream = cs;
     return TRIDI_SUCCESS;
+}
+
+void tridi_cuda_rollback(tridi_cuda_state *st)
+{
+    st->kept = false; // the answers never left the context's box
 }
 
 tridi_status tridi_cuda_synchronize(tridi_cuda_state *st)

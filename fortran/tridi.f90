@@ -162,10 +162,12 @@ contains
     ! Creates a context. backend: TRIDI_BACKEND_AUTO/CPU/CUDA (default: AUTO, or the environment variable
     ! TRIDI_BACKEND = cpu / cuda); device: CUDA ordinal (default 0); num_threads: OpenMP threads of the CPU
     ! backend (default 0 = OpenMP's); verbose: print the backend chosen; allow_f32_transfer: see tridi.h;
-    ! pivoting: TRIDI_PIVOT_NONE (default) / _CHECK / _FALLBACK (docs/errors.md, "When Thomas is stable").
-    subroutine tridi_create(ctx, backend, device, num_threads, verbose, allow_f32_transfer, stat, pivoting)
+    ! pivoting: TRIDI_PIVOT_NONE (default) / _CHECK / _FALLBACK (docs/errors.md, "When Thomas is stable");
+    ! on_error: what a numerical failure does to X in tridi_solve: TRIDI_ON_ERROR_LINES (default: a failing
+    ! line untouched, every other line answered) / TRIDI_ON_ERROR_CALL (X unchanged; docs/errors.md).
+    subroutine tridi_create(ctx, backend, device, num_threads, verbose, allow_f32_transfer, stat, pivoting, on_error)
         type(tridi_context), intent(out) :: ctx
-        integer, intent(in), optional :: backend, device, num_threads, pivoting
+        integer, intent(in), optional :: backend, device, num_threads, pivoting, on_error
         logical, intent(in), optional :: verbose, allow_f32_transfer
         integer, intent(out), optional :: stat
         type(tridi_config_t) :: cfg
@@ -176,6 +178,7 @@ contains
         if (present(verbose)) cfg%verbose = merge(1_c_int, 0_c_int, verbose)
         if (present(allow_f32_transfer)) cfg%allow_f32_transfer = merge(1_c_int, 0_c_int, allow_f32_transfer)
         if (present(pivoting)) cfg%pivoting = int(pivoting, c_int)
+        if (present(on_error)) cfg%on_error = int(on_error, c_int)
         call finish(tridi_create_c(ctx%handle, cfg), stat)
     end subroutine
 

@@ -57,7 +57,7 @@ module tridi_c_bindings
     ! ---- mirrors of the C structs (same layout as tridi.h; sizes checked by the tests) ----
     type, bind(c) :: tridi_config_t
         integer(c_size_t) :: size
-        integer(c_int) :: backend, device, num_threads, verbose, allow_f32_transfer, pivoting
+        integer(c_int) :: backend, device, num_threads, verbose, allow_f32_transfer, pivoting, on_error
     end type
     type, bind(c) :: tridi_grid_t
         integer(c_int) :: ndim

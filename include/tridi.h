@@ -15,9 +15,11 @@
  *  - Only the cells of the box are read from the inputs and only they are written in x; every other
  *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
  *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
- *  - On any error x is left unchanged: no partial answer is ever written (tridi_solve, tridi_solve_device;
- *    a plan chooses, see tridi_solve_options: by default a failing line is left untouched and every other
- *    line is answered).
+ *  - On an argument error x is left unchanged. On a numerical failure (zero pivot, non-finite value) the
+ *    caller chooses (tridi_on_error): by default (TRIDI_ON_ERROR_LINES) a failing line is left untouched,
+ *    every other line is answered, and the status names the first failing line and cell and how many lines
+ *    failed; TRIDI_ON_ERROR_CALL leaves x unchanged if any line fails. tridi_solve and tridi_solve_device
+ *    take it from the context (tridi_config.on_error), a plan from its tridi_solve_options.
  *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
  *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
  */
@@ -175,6 +177,12 @@ typedef struct tridi_config {
                                 halving their transfer; results then carry float rounding (default: 0) */
     int pivoting;            /* a tridi_pivoting: what host-array solves do about lines Thomas's elimination
                                 without pivoting cannot be trusted on (default: TRIDI_PIVOT_NONE) */
+    int on_error;            /* a tridi_on_error: what a numerical failure does to x in tridi_solve and
+                                tridi_solve_device (plans take theirs from tridi_solve_options).
+                                TRIDI_ON_ERROR_LINES: a failing line is left untouched, every other line is
+                                answered; TRIDI_ON_ERROR_CALL: x unchanged if any line fails, which costs an
+                                undo log or a second pass over the answers (docs/errors.md)
+                                (default: TRIDI_ON_ERROR_LINES) */
 } tridi_config;
 
 TRIDI_API void tridi_config_init(tridi_config *config);
@@ -292,8 +300,9 @@ TRIDI_API tridi_status tridi_synchronize(tridi_context ctx);
  *
  * A plan validates its geometry and types once and owns what its solves need on its backend (on the
  * CUDA backend: the kernel choice for that shape). tridi_solve and tridi_solve_device are convenience
- * calls with the contract of the first lines of this header (ON_ERROR_CALL, MOHID arithmetic; device
- * solves deferred); a plan lets the caller choose it (tridi_solve_options).
+ * calls with the contract of the first lines of this header (the context's on_error, TRIDI_ON_ERROR_LINES
+ * unless tridi_config says otherwise; MOHID arithmetic; device solves deferred); a plan lets the caller
+ * choose every part of it (tridi_solve_options).
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_plan_s *tridi_plan;
 
@@ -340,7 +349,7 @@ TRIDI_API tridi_status tridi_plan_destroy(tridi_plan plan);
  *
  * A plan holds one grid, one box of unknowns, one storage type and one operator, plus the work arrays
  * of a step. tridi_adi_step advances a field by dt with implicit sweeps x, y (and z): the diagonals
- * are assembled by tridi (on the GPU for the CUDA backend) and solved by tridi's own solves; on the
+ * are assembled and solved by tridi (on the GPU one fused kernel per sweep, docs/decisions/025); on the
  * CUDA backend every array is a device pointer and nothing returns to the host during a step.
  *
  * Operator, per implicit axis a with uniform spacing h_a, in flux form on the cells of the box:
@@ -398,8 +407,11 @@ TRIDI_API tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, cons
 TRIDI_API tridi_status tridi_adi_destroy(tridi_adi plan);
 
 /* One step of length dt > 0 on field (grid-shaped, the plan's type), in place: only the box is
- * written, and only when every sweep succeeded. stream: cudaStream_t as void*, or NULL for the plan's
- * own stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued. */
+ * written, and only when every sweep succeeded (one exception on the GPU's fused path: a failure that
+ * first appears in the last sweep, an overflow near the type's largest value, leaves that sweep's other
+ * lines answered; docs/decisions/026). stream: cudaStream_t as void*, or NULL for the plan's own
+ * stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued; a fused
+ * step can be captured in a CUDA graph. */
 TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
 
 /* One sweep with the caller's own diagonals (the model's path): solves along axis over the plan's
@@ -407,7 +419,9 @@ TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, vo
 TRIDI_API tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
                              const void *upper, const void *rhs, void *x, void *stream);
 
-/* Waits for the plan's stream and reports deferred errors of its solves (SUCCESS on the CPU). */
+/* Waits for the plan's stream and its latest step and reports deferred errors (SUCCESS on the CPU): the
+ * first failure of a fused step, naming the sweep, line and cell (the plan's later steps did nothing
+ * until this call), or of a staged step's solves. */
 TRIDI_API tridi_status tridi_adi_synchronize(tridi_adi plan);
 
 /* With op.profile = 1: milliseconds spent in the sweeps of each axis (assembly + solve) summed over

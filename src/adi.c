@@ -1,11 +1,14 @@
 /* ADI steps: plans, validation, the stages of the Douglas and Peaceman-Rachford schemes, and their
- * dispatch to the CPU (OpenMP over rows, adi_row.inc, then tridi_solve) or to the GPU (adi_cell.inc in
- * cuda/adi_stage.cu, then tridi_solve_device, all on one stream).
+ * dispatch to the CPU (OpenMP over rows, adi_row.inc, then tridi_solve) or to the GPU: by default one
+ * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/025), else (TRIDI_ADI_PATH=staged, or a
+ * box too large for the fused path's failure record) adi_cell.inc in cuda/adi_stage.cu then
+ * tridi_solve_device, all on one stream.
  *
  * Work arrays are grid-shaped like the field so each solve sees one grid for its five arrays; the
- * field itself is written only by the last solve of a step, which tridi never writes partially, so a
- * failed step leaves the field as it was. */
+ * field itself is written only by the last sweep of a step. The staged path's solves never write
+ * partially, so a failed step leaves the field as it was; the fused path's rule is docs/decisions/026. */
 #include "adi_internal.h"
+#include "thomas_core.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -30,6 +33,12 @@ struct tridi_adi_s {
     int nwork;
     void *work[W_COUNT];
     void *stream;        /* the plan's own stream (CUDA), used when the caller passes NULL */
+    int fused;           /* CUDA steps through the fused sweeps (else stage + tridi_solve_device) */
+    void *fz_g, *fz_w;   /* the fused sweeps' G and W (double, one per box cell; fz_w NULL when unused) */
+    void *aux;           /* status word, table dts, tables (adi_internal.h) */
+    int table[3];        /* the lines along axis a share their rows: W from a table */
+    int narrow;          /* float plan whose fused sweeps keep W and G in float */
+    void *done;          /* event of the latest step's end (fused), waited for by tridi_adi_synchronize */
     void *timer;         /* CUDA events at the sweep boundaries (profile) */
     double ms[3];
     int64_t steps;
@@ -40,14 +49,18 @@ static const char axis_letter[3] = {'x', 'y', 'z'};
 #define ADI_QUAL static
 #define ADI_UNROLL
 #define ADI_CELL adi_cell_f32
+#define ADI_COEF adi_coef_f32
 #define ADI_T float
 #include "adi_cell.inc"
 #undef ADI_CELL
+#undef ADI_COEF
 #undef ADI_T
 #define ADI_CELL adi_cell_f64
+#define ADI_COEF adi_coef_f64
 #define ADI_T double
 #include "adi_cell.inc"
 #undef ADI_CELL
+#undef ADI_COEF
 #undef ADI_T
 #undef ADI_QUAL
 #undef ADI_UNROLL
@@ -180,13 +193,92 @@ static void release_contents(tridi_adi plan)
         else
             free(plan->work[w]);
     }
+    void *dev[3] = {plan->fz_g, plan->fz_w, plan->aux};
+    for (int q = 0; q < 3; ++q)
+        if (dev[q])
+            tridi_device_free(plan->ctx, dev[q]);
 #ifdef TRIDI_HAVE_CUDA
+    if (plan->done)
+        tridi_adi_cuda_event_destroy(plan->ctx->config.device, plan->done);
     if (plan->timer)
         tridi_adi_cuda_timer_destroy(plan->ctx->config.device, plan->timer);
     if (plan->stream)
         tridi_adi_cuda_stream_destroy(plan->ctx->config.device, plan->stream);
 #endif
 }
+
+/* The GPU path of a plan (docs/decisions/025): TRIDI_ADI_PATH=fused or staged when set; otherwise fused
+ * unless the x lines have rows of their own (a kappa field, or a velocity along x), where the staged step
+ * measured as fast (double) or faster (float). Never fused past what its failure record holds
+ * (adi_internal.h, ADI_KEY). */
+static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
+{
+    const char *path = getenv("TRIDI_ADI_PATH");
+    if (path && *path && strcmp(path, "fused") && strcmp(path, "staged"))
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: environment variable TRIDI_ADI_PATH = '%s' is neither 'fused' nor 'staged'", f, path);
+    const adi_stage *b = &plan->base;
+    const int64_t cells = b->n[0] * b->n[1] * b->n[2];
+    int fits = 1;
+    for (int a = 0; a < plan->op.naxes; ++a)
+        fits &= b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
+    const int x_own_rows = b->kappa || b->vel[0];
+    if (path && *path)
+        plan->fused = fits && !strcmp(path, "fused");
+    else
+        plan->fused = fits && !x_own_rows;
+    return TRIDI_SUCCESS;
+}
+
+#ifdef TRIDI_HAVE_CUDA
+/* The fused sweeps' scratch: G (and W where some axis has per-line rows), the status block, the event. */
+static tridi_status fused_alloc(const char *f, tridi_adi plan)
+{
+    const adi_stage *b = &plan->base;
+    const size_t cells = (size_t)(b->n[0] * b->n[1] * b->n[2]);
+    int need_w = 0;
+    for (int a = 0; a < plan->op.naxes; ++a) {
+        plan->table[a] = !b->kappa && !b->vel[a];
+        need_w |= !plan->table[a];
+    }
+    /* A float plan keeps W and G in float between its passes (docs/decisions/027). */
+    plan->narrow = plan->dtype == TRIDI_FLOAT32;
+    const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
+    const size_t aux_bytes =
+        sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
+    tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
+    if (!s && need_w)
+        s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_w));
+    if (!s)
+        s = as_called(f, tridi_device_alloc(plan->ctx, aux_bytes, &plan->aux));
+    if (!s)
+        s = tridi_adi_cuda_aux_reset(plan->ctx->config.device, plan->aux, aux_bytes);
+    if (!s)
+        s = tridi_adi_cuda_event_create(plan->ctx->config.device, &plan->done);
+    return s;
+}
+
+/* The deferred verdict of the fused sweeps: the first failure they recorded, with its sweep, line, cell. */
+static tridi_status fused_verdict(const tridi_adi plan, unsigned long long key)
+{
+    const int axis = (int)(key >> 62);
+    const int64_t line = (int64_t)((key >> 24) & (((unsigned long long)1 << 38) - 1));
+    const int64_t m = (int64_t)((key >> 4) & 0xFFFFF);
+    const int kind = (int)(key & 15);
+    tridi_problem p;
+    memset(&p, 0, sizeof p);
+    p.grid = plan->grid;
+    p.axis = (tridi_axis)axis;
+    p.a1 = axis == 0 ? 1 : 0;
+    p.a2 = axis == 2 ? 1 : 2;
+    p.n1 = plan->base.n[p.a1];
+    for (int a = 0; a < 3; ++a)
+        p.lo[a] = plan->lo[a];
+    char func[96];
+    snprintf(func, sizeof func, "tridi_adi_step (sweep %c, deferred)", axis_letter[axis]);
+    return tridi_fail_numeric(func, &p, tridi_fail_status(kind), line, m, tridi_fail_text(kind));
+}
+#endif
 
 tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_grid *grid, const int64_t lo[3],
                               const int64_t hi[3], tridi_dtype dtype, const tridi_adi_operator *op)
@@ -265,8 +357,12 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         }
 
         size_t bytes = (size_t)(ext[0] * ext[1] * ext[2]) * tridi_dtype_size(dtype);
+        if (plan->cuda)
+            s = choose_gpu_path(f, plan);
         plan->nwork = opc.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? W_COUNT : W_COUNT - 1;
         for (int w = 0; w < plan->nwork && !s; ++w) {
+            if (plan->fused && w != W_1)
+                continue; /* the fused sweeps keep their diagonals in registers and need one work array */
             if (plan->cuda) {
                 s = as_called(f, tridi_device_alloc(ctx, bytes, &plan->work[w]));
             } else {
@@ -279,6 +375,8 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
             }
         }
 #ifdef TRIDI_HAVE_CUDA
+        if (!s && plan->fused)
+            s = fused_alloc(f, plan);
         if (!s && plan->cuda)
             s = tridi_adi_cuda_stream_create(ctx->config.device, &plan->stream);
         if (!s && plan->cuda && opc.profile)
@@ -314,6 +412,8 @@ tridi_status tridi_adi_destroy(tridi_adi plan)
     /* Queued work may still use the work arrays. */
     if (plan->cuda && plan->stream)
         tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
+    if (plan->done)
+        tridi_adi_cuda_event_sync(plan->done);
 #endif
     plan->ctx->adi_plans--;
     release_contents(plan);
@@ -441,16 +541,19 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. */
+/* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. All or
+ * nothing whatever the context's on_error (docs/decisions/019): a step's last sweep writes the field, and
+ * a failed tridi_adi_sweep leaves x as it was. */
 static tridi_status solve(const char *f, const tridi_adi plan, int axis, const void *lower, const void *diag,
                           const void *upper, const void *rhs, void *x, void *stream)
 {
     const tridi_dtype t = plan->dtype;
     tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
     if (plan->cuda)
-        return as_called(f, tridi_solve_device(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
-                                               stream));
-    return as_called(f, tridi_solve(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr));
+        return as_called(f, tridi_solve_device_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi,
+                                                  &arr, stream, TRIDI_ON_ERROR_CALL));
+    return as_called(f, tridi_solve_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
+                                       TRIDI_ON_ERROR_CALL));
 }
 
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
@@ -516,6 +619,17 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
     st.upper = U;
 
     s = mark(plan, 0, stream, &t[0]);
+#ifdef TRIDI_HAVE_CUDA
+    adi_fused fz = {plan->fz_g, plan->fz_w, NULL, (unsigned long long *)plan->aux, plan->narrow};
+    if (!s && plan->fused) {
+        const int use[3] = {plan->table[0], plan->table[1], n > 2 && plan->table[2]};
+        const double w = plan->op.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? 0.5 : theta;
+        const double tdt[3] = {w * dt, w * dt, w * dt};
+        if (use[0] || use[1] || use[2])
+            s = tridi_adi_cuda_tables(plan->ctx->config.device, &st, plan->dtype == TRIDI_FLOAT64, plan->aux, use,
+                                      tdt, stream);
+    }
+#endif
     for (int a = 0; a < n && !s; ++a) {
         st.axis = a;
         for (int q = 0; q < 3; ++q)
@@ -548,12 +662,34 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
             rhs = W1;
             x = a == n - 1 ? field : W1;
         }
+#ifdef TRIDI_HAVE_CUDA
+        if (plan->fused) {
+            /* The sweep writes its answer straight into x: a Douglas sweep reads its input and the field
+             * along its own line only, before writing it (docs/decisions/025). */
+            st.out = x;
+            fz.table = NULL;
+            if (plan->table[a]) {
+                const double *tab = (const double *)plan->aux + ADI_AUX_TABLES;
+                for (int q = 0; q < a; ++q)
+                    tab += ADI_TABLE_ARRAYS * b->n[q];
+                fz.table = tab;
+            }
+            s = tridi_adi_cuda_fused_sweep(plan->ctx->config.device, &st, plan->dtype == TRIDI_FLOAT64, &fz, stream);
+            if (!s)
+                s = mark(plan, a + 1, stream, &t[a + 1]);
+            continue;
+        }
+#endif
         s = run_stage(plan, &st, stream);
         if (!s)
             s = solve(f, plan, a, L, D, U, rhs, x, stream);
         if (!s)
             s = mark(plan, a + 1, stream, &t[a + 1]);
     }
+#ifdef TRIDI_HAVE_CUDA
+    if (!s && plan->fused)
+        s = tridi_adi_cuda_event_record(plan->done, stream);
+#endif
     if (s)
         return s;
     if (plan->op.profile) {
@@ -601,6 +737,17 @@ tridi_status tridi_adi_synchronize(tridi_adi plan)
 #ifdef TRIDI_HAVE_CUDA
     if (plan->stream) {
         s = tridi_adi_cuda_stream_sync(plan->ctx->config.device, plan->stream);
+        if (s)
+            return s;
+    }
+    if (plan->fused) {
+        /* Steps on the caller's stream end with the plan's event; then the status word is final. */
+        unsigned long long key = ADI_STATUS_CLEAR;
+        s = tridi_adi_cuda_event_sync(plan->done);
+        if (!s)
+            s = tridi_adi_cuda_status_take(plan->ctx->config.device, plan->aux, &key);
+        if (!s && key != ADI_STATUS_CLEAR)
+            s = fused_verdict(plan, key);
         if (s)
             return s;
     }

@@ -36,9 +36,58 @@ typedef struct adi_stage {
     int dirichlet_lo[3], dirichlet_hi[3];
 } adi_stage;
 
+/* The fused GPU sweep (cuda/adi/adi_fused.cu, docs/decisions/025): one kernel per sweep, one thread per
+ * line, forming each cell's row with adi_cell.inc's ADI_COEF and solving the line at once; only the
+ * sweep's output (s->out) and the line's W and G are written. W and G live in the scratch arrays below,
+ * indexed m * nlines + line (line numbered with the lower other axis fastest), so that neighbouring
+ * threads touch neighbouring words whatever the sweep's axis. */
+typedef struct adi_fused {
+    void *g;                    /* G of every cell of the box: double, or float when narrow */
+    void *w;                    /* W likewise; unused when table is set */
+    const double *table;        /* W of the sweep's axis when every line has the same rows (no kappa
+                                   field, no velocity along the axis), followed by those rows' lower,
+                                   diagonal and upper coefficients (n[axis] each); NULL otherwise */
+    unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
+    int narrow;                 /* float plans: W and G kept in float between the passes */
+} adi_fused;
+
+/* A failure as the fused kernels record it (atomicMin: the earliest sweep, then the lowest line, wins):
+ * sweep axis in bits 62-63, line in bits 24-61, unknown along the line in bits 4-23, tridi_fail_kind in
+ * bits 0-3. The fused path is taken only for boxes within these widths. */
+#define ADI_STATUS_CLEAR (~0ull)
+#define ADI_KEY_LINE_LIMIT ((int64_t)1 << 38)
+#define ADI_KEY_N_LIMIT ((int64_t)1 << 20)
+#define ADI_KEY(axis, line, m, kind)                                                                         \
+    (((unsigned long long)(axis) << 62) | ((unsigned long long)(line) << 24) | ((unsigned long long)(m) << 4) | \
+     (unsigned long long)(kind))
+
+/* The plan's small device block (one allocation): the status word, the dt each axis's table was made for,
+ * then the tables of the axes: for axis a, W, then the rows' lower, diagonal and upper coefficients, n[a]
+ * doubles each. */
+#define ADI_AUX_TABLES 4   /* doubles before the first table */
+#define ADI_TABLE_ARRAYS 4 /* W, lower, diagonal, upper */
+
 #ifdef TRIDI_HAVE_CUDA
-/* GPU path (cuda/adi_stage.cu). device: the context's CUDA ordinal. */
+/* GPU path (cuda/adi_stage.cu, cuda/adi/adi_fused.cu). device: the context's CUDA ordinal. */
 tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void *stream);
+/* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written
+ * but fz's scratch; does nothing once *fz->status holds a failure. */
+tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz, void *stream);
+/* Brings the tables of the axes with use[a] set up to date for implicit weights tdt[a] (a kernel that
+ * recomputes a table only when its dt changed, so a captured step replays correctly). s: the plan's stage
+ * with field set. aux: the plan's device block. */
+tridi_status tridi_adi_cuda_tables(int device, const adi_stage *s, int f64, double *aux, const int use[3],
+                                   const double tdt[3], void *stream);
+/* Clears the plan's device block (no failure, no table made). */
+tridi_status tridi_adi_cuda_aux_reset(int device, double *aux, size_t bytes);
+/* Reads the status word and clears it; call after the plan's streams are drained. */
+tridi_status tridi_adi_cuda_status_take(int device, double *aux, unsigned long long *key);
+/* The event a step records on its stream (not while the stream is captured), waited for by
+ * tridi_adi_synchronize. */
+tridi_status tridi_adi_cuda_event_create(int device, void **event);
+void tridi_adi_cuda_event_destroy(int device, void *event);
+tridi_status tridi_adi_cuda_event_record(void *event, void *stream);
+tridi_status tridi_adi_cuda_event_sync(void *event);
 tridi_status tridi_adi_cuda_stream_create(int device, void **stream);
 void tridi_adi_cuda_stream_destroy(int device, void *stream);
 tridi_status tridi_adi_cuda_stream_sync(int device, void *stream);

@@ -11,10 +11,21 @@ typedef struct tridi_backend_ops {
     /* The backend's per-plan state (NULL when it keeps none), made once per plan. */
     tridi_status (*plan_create)(tridi_context ctx, struct tridi_plan_s *plan);
     void (*plan_destroy)(tridi_context ctx, struct tridi_plan_s *plan);
-    /* A solve on host arrays. */
+    /* A solve on host arrays, under p->on_error: ON_ERROR_LINES in one phase, ON_ERROR_CALL as below with
+     * the call's own status as the verdict. */
     tridi_status (*solve_host)(tridi_context ctx, const tridi_problem *p);
     /* A solve on device pointers; plan_state: a plan's state, or NULL (the convenience call). */
     tridi_status (*solve_device)(tridi_context ctx, const tridi_problem *p, void *plan_state, void *stream);
+    /* ON_ERROR_CALL in two phases (docs/decisions/020). solve_keep answers p (host arrays, or device
+     * pointers queued on stream when memory is TRIDI_MEMORY_DEVICE) and keeps, whatever its status, what
+     * lets x be put back. Then a verdict is reached outside the backend (the status itself on one rank,
+     * every rank's agreed in the MPI layer), and exactly one of commit (the answers stand; what was kept is
+     * dropped) or rollback (x as it was before solve_keep) follows, with the same memory and stream,
+     * before any other solve on the context. A solve_keep that failed before it wrote x keeps nothing:
+     * commit and rollback then do nothing. Device keeps: the verdict is read with synchronize first. */
+    tridi_status (*solve_keep)(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream);
+    tridi_status (*commit)(tridi_context ctx, tridi_memory memory, void *stream);
+    tridi_status (*rollback)(tridi_context ctx, tridi_memory memory, void *stream);
     tridi_status (*upload)(tridi_context ctx, const tridi_problem *p, tridi_array_role role, const void *host,
                            tridi_dtype type);
     tridi_status (*host_register)(tridi_context ctx, const void *ptr, size_t bytes, int *pinned);

@@ -16,6 +16,32 @@ static void cpu_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan) { (vo
 
 static tridi_status cpu_solve_host(tridi_context ctx, const tridi_problem *p) { return tridi_cpu_solve(ctx, p); }
 
+static tridi_status no_device(const char *what);
+
+/* The two phases of ON_ERROR_CALL (backend.h): the undo log of cpu_solve.c. Host arrays only: device
+ * pointers never reach a CPU context (the entry points refuse them first). */
+static tridi_status cpu_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
+{
+    (void)stream;
+    if (memory != TRIDI_MEMORY_HOST)
+        return no_device(p->func);
+    return tridi_cpu_solve_keep(ctx, p);
+}
+
+static tridi_status cpu_commit(tridi_context ctx, tridi_memory memory, void *stream)
+{
+    (void)memory, (void)stream;
+    tridi_cpu_commit(ctx);
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status cpu_rollback(tridi_context ctx, tridi_memory memory, void *stream)
+{
+    (void)memory, (void)stream;
+    tridi_cpu_rollback(ctx);
+    return TRIDI_SUCCESS;
+}
+
 static tridi_status no_device(const char *what)
 {
     return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device-resident data needs the CUDA backend; this context uses "
@@ -73,6 +99,19 @@ static tridi_status cpu_synchronize(tridi_context ctx)
 }
 
 const tridi_backend_ops tridi_backend_cpu_ops = {
-    "cpu",       cpu_plan_create, cpu_plan_destroy, cpu_solve_host, cpu_solve_device, cpu_upload, cpu_host_register,
-    cpu_host_unregister, cpu_alloc, cpu_free,    cpu_copy,         cpu_synchronize,
+    .name = "cpu",
+    .plan_create = cpu_plan_create,
+    .plan_destroy = cpu_plan_destroy,
+    .solve_host = cpu_solve_host,
+    .solve_device = cpu_solve_device,
+    .solve_keep = cpu_solve_keep,
+    .commit = cpu_commit,
+    .rollback = cpu_rollback,
+    .upload = cpu_upload,
+    .host_register = cpu_host_register,
+    .host_unregister = cpu_host_unregister,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copy = cpu_copy,
+    .synchronize = cpu_synchronize,
 };

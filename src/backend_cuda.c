@@ -1,6 +1,9 @@
 /* The CUDA backend's table: the functions of cuda/ declared under TRIDI_HAVE_CUDA in tridi_internal.h. */
 #include "backend.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static tridi_status cuda_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
 {
     plan->backend_state = NULL;
@@ -25,6 +28,71 @@ static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
     for (int r = 0; r < 5; ++r)
         registered[r] = tridi_host_is_registered(ctx, ptr[r], (size_t)p->total_cells * tridi_dtype_size(type[r]));
     return tridi_cuda_solve_host(ctx->cuda, p, registered);
+}
+
+/* Copies the box of p's x between x and a packed buffer (to_box: x into box), row by row along axis 0. */
+static void copy_x_box(const tridi_problem *p, void *box, int to_box)
+{
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
+    const size_t row = (size_t)(p->hi[0] - p->lo[0] + 1) * es;
+    char *x = p->arrays.x, *b = box;
+    for (int64_t k = p->lo[2]; k <= p->hi[2]; ++k)
+        for (int64_t j = p->lo[1]; j <= p->hi[1]; ++j, b += row) {
+            char *r = x + (size_t)((p->lo[0] - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) +
+                                   p->stride[2] * (k - p->grid.lbound[2])) * es;
+            if (to_box)
+                memcpy(b, r, row);
+            else
+                memcpy(r, b, row);
+        }
+}
+
+/* The two phases of ON_ERROR_CALL (backend.h). Host arrays: the old box of x is packed on the host first
+ * (one pass over the box, what the MPI layer's scratch answer cost before), then the host pipeline solves
+ * under its own CALL guard (x unchanged if this call fails); the rollback unpacks the box. Device
+ * pointers: the answers wait in the context's answer box until the commit kernel copies them into x. */
+static tridi_status cuda_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
+{
+    if (memory == TRIDI_MEMORY_DEVICE)
+        return tridi_cuda_solve_keep(ctx->cuda, p, stream);
+    ctx->host_kept = 0;
+    const size_t bytes = (size_t)p->nlines * (size_t)p->n * tridi_dtype_size(p->arrays.x_type);
+    if (bytes > ctx->host_kept_cap) {
+        void *mem = malloc(bytes);
+        if (!mem)
+            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate %zu bytes for the old answer box",
+                              p->func, bytes);
+        free(ctx->host_kept_box);
+        ctx->host_kept_box = mem;
+        ctx->host_kept_cap = bytes;
+    }
+    copy_x_box(p, ctx->host_kept_box, 1);
+    ctx->host_kept = 1;
+    ctx->host_kept_p = *p;
+    tridi_problem call = *p;
+    call.on_error = TRIDI_ON_ERROR_CALL;
+    return cuda_solve_host(ctx, &call);
+}
+
+static tridi_status cuda_commit(tridi_context ctx, tridi_memory memory, void *stream)
+{
+    if (memory == TRIDI_MEMORY_DEVICE)
+        return tridi_cuda_commit(ctx->cuda, stream);
+    ctx->host_kept = 0;
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status cuda_rollback(tridi_context ctx, tridi_memory memory, void *stream)
+{
+    (void)stream;
+    if (memory == TRIDI_MEMORY_DEVICE) {
+        tridi_cuda_rollback(ctx->cuda); /* the answers never left the context's box */
+        return TRIDI_SUCCESS;
+    }
+    if (ctx->host_kept)
+        copy_x_box(&ctx->host_kept_p, ctx->host_kept_box, 0);
+    ctx->host_kept = 0;
+    return TRIDI_SUCCESS;
 }
 
 static tridi_status cuda_solve_device(tridi_context ctx, const tridi_problem *p, void *state, void *stream)
@@ -65,6 +133,19 @@ static tridi_status cuda_copy(tridi_context ctx, void *dst, const void *src, siz
 static tridi_status cuda_synchronize(tridi_context ctx) { return tridi_cuda_synchronize(ctx->cuda); }
 
 const tridi_backend_ops tridi_backend_cuda_ops = {
-    "cuda",       cuda_plan_create, cuda_plan_destroy, cuda_solve_host, cuda_solve_device, cuda_upload,
-    cuda_host_register, cuda_host_unregister, cuda_alloc, cuda_free, cuda_copy, cuda_synchronize,
+    .name = "cuda",
+    .plan_create = cuda_plan_create,
+    .plan_destroy = cuda_plan_destroy,
+    .solve_host = cuda_solve_host,
+    .solve_device = cuda_solve_device,
+    .solve_keep = cuda_solve_keep,
+    .commit = cuda_commit,
+    .rollback = cuda_rollback,
+    .upload = cuda_upload,
+    .host_register = cuda_host_register,
+    .host_unregister = cuda_host_unregister,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy = cuda_copy,
+    .synchronize = cuda_synchronize,
 };

@@ -43,8 +43,31 @@ static tridi_status nc_copy(tridi_context c, void *d, const void *s, size_t b, i
     return absent();
 }
 static tridi_status nc_synchronize(tridi_context c) { (void)c; return absent(); }
+static tridi_status nc_solve_keep(tridi_context c, const tridi_problem *p, tridi_memory m, void *s)
+{
+    (void)c, (void)p, (void)m, (void)s;
+    return absent();
+}
+static tridi_status nc_end(tridi_context c, tridi_memory m, void *s)
+{
+    (void)c, (void)m, (void)s;
+    return absent();
+}
 
 const tridi_backend_ops tridi_backend_cuda_ops = {
-    "cuda (not built)", nc_plan_create, nc_plan_destroy, nc_solve_host, nc_solve_device, nc_upload, nc_register,
-    nc_unregister,      nc_alloc,       nc_free,         nc_copy,       nc_synchronize,
+    .name = "cuda (not built)",
+    .plan_create = nc_plan_create,
+    .plan_destroy = nc_plan_destroy,
+    .solve_host = nc_solve_host,
+    .solve_device = nc_solve_device,
+    .solve_keep = nc_solve_keep,
+    .commit = nc_end,
+    .rollback = nc_end,
+    .upload = nc_upload,
+    .host_register = nc_register,
+    .host_unregister = nc_unregister,
+    .alloc = nc_alloc,
+    .free = nc_free,
+    .copy = nc_copy,
+    .synchronize = nc_synchronize,
 };

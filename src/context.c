@@ -57,6 +57,7 @@ static void config_defaults(tridi_config *config, tridi_backend backend)
     memset(config, 0, sizeof *config);
     config->size = sizeof *config;
     config->backend = backend;
+    config->on_error = TRIDI_ON_ERROR_LINES; /* issue 26, decision 2; docs/decisions/019 */
 }
 
 void tridi_config_init(tridi_config *config)
@@ -212,6 +213,10 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
                           "TRIDI_PIVOT_FALLBACK (2)", f, cfg.pivoting);
     if (cfg.device < 0)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->device = %d is negative", f, cfg.device);
+    if (cfg.on_error != TRIDI_ON_ERROR_LINES && cfg.on_error != TRIDI_ON_ERROR_CALL)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: config->on_error = %d is neither TRIDI_ON_ERROR_LINES (0) nor TRIDI_ON_ERROR_CALL (1)",
+                          f, cfg.on_error);
 
     struct tridi_context_s *c = calloc(1, sizeof *c);
     if (!c)
@@ -319,6 +324,8 @@ tridi_status tridi_destroy(tridi_context ctx)
     ctx->cpu_pool = NULL;
     free(ctx->cpu_scratch);
     ctx->cpu_scratch = NULL;
+    free(ctx->host_kept_box);
+    ctx->host_kept_box = NULL;
     tridi_handle_bury(ctx, sizeof *ctx);
     return TRIDI_SUCCESS;
 }

@@ -22,10 +22,12 @@
  * 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right.
  *
  * Failures follow p->on_error (issue 26, decision 2):
- * - ON_ERROR_CALL, no partial answer: once a block's forward sweep has succeeded, the old x of its cells
- *   goes to an undo log (non-temporal stores), and only then does the back substitution write x,
- *   directly. If any line of the call fails (in the forward sweep, or an answer overflowing its type),
- *   every block already written is restored from the log. On success this costs one streamed write of the
+ * - ON_ERROR_CALL, no partial answer, in the two phases of backend.h (docs/decisions/020): the solve
+ *   (tridi_cpu_solve_keep): once a block's forward sweep has succeeded, the old x of its cells goes to an
+ *   undo log (non-temporal stores), and only then does the back substitution write x, directly; the log is
+ *   kept. Then the verdict (the call's own status, or every rank's in the MPI layer) picks the commit
+ *   (tridi_cpu_commit: the log is dropped) or the rollback (tridi_cpu_rollback: every block already
+ *   written is restored from the log). On success this costs one streamed write of the
  *   answer box (4 B/cell in float): reading the old x is no extra traffic (writing x fetches those lines
  *   anyway), whereas solving into a buffer and copying the box out once every line is known good costs a
  *   write and a read of the box more.
@@ -985,7 +987,7 @@ static int threads_that_pay(const tridi_tuning *tuning, const tridi_problem *p, 
 /* A call's scratch, one allocation kept by the context: per-thread workspaces, the undo log (the old x
  * of every block, at a fixed place per block; ON_ERROR_CALL only), the block list, and one written flag
  * per block. The plan and these places follow from the problem, the thread count and the mode alone, so
- * that the restore of a held solve finds them again. */
+ * that the rollback of a kept solve finds them again. */
 typedef struct cpu_layout {
     cpu_plan c;
     int lines;
@@ -1109,13 +1111,14 @@ static void run_job(tridi_context ctx, solve_job *job, int nthreads)
     solve_shares(job, omp_get_thread_num());
 }
 
-/* hold: keep the undo log for tridi_cpu_undo_held (ON_ERROR_CALL whatever p says). */
-static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hold)
+/* keep: the first phase of ON_ERROR_CALL (whatever p says): the undo log is kept, whatever the status,
+ * for tridi_cpu_commit or tridi_cpu_rollback. Otherwise ON_ERROR_LINES, in one phase. */
+static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int keep)
 {
     const int requested = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
     const int nthreads = threads_that_pay(&ctx->tuning, p, requested);
-    const int lines = !hold && p->on_error == TRIDI_ON_ERROR_LINES;
-    ctx->cpu_held = 0; /* this call reuses the scratch that a held solve's log lives in */
+    const int lines = !keep;
+    ctx->cpu_kept = 0; /* this call reuses the scratch that a kept solve's log lives in */
     cpu_layout y = layout_of(&ctx->tuning, p, nthreads, lines);
     if (y.need > ctx->cpu_scratch_bytes) {
         void *mem = aligned_alloc(64, y.need);
@@ -1147,32 +1150,40 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int hol
     run_job(ctx, &job, nthreads);
     const int64_t best_line = job.best_line, nfailed = job.nfailed;
     const block_failure best = job.best;
-    if (best_line == INT64_MAX) {
-        if (hold) { /* every block is written and logged: the log can still undo the whole call */
-            ctx->cpu_held = 1;
-            ctx->cpu_held_threads = nthreads;
-            ctx->cpu_held_p = *p;
-        }
-        return TRIDI_SUCCESS;
+    if (keep) { /* every block written is logged (and flagged): the log can undo the whole call */
+        ctx->cpu_kept = 1;
+        ctx->cpu_kept_threads = nthreads;
+        ctx->cpu_kept_p = *p;
     }
+    if (best_line == INT64_MAX)
+        return TRIDI_SUCCESS;
     if (lines)
         return tridi_thomas_report_lines(p->func, p, best_line, best.f, nfailed);
-    /* Some line failed: put back the old x of every block already written. */
-    restore_written(p, &y);
     return tridi_thomas_report(p->func, p, best_line, best.f);
 }
 
-tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 0); }
-
-tridi_status tridi_cpu_solve_held(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 1); }
-
-tridi_status tridi_cpu_undo_held(tridi_context ctx)
+tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
-    if (!ctx->cpu_held)
-        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi: no held CPU solve to undo (please report)");
-    ctx->cpu_held = 0;
-    cpu_layout y = layout_of(&ctx->tuning, &ctx->cpu_held_p, ctx->cpu_held_threads, 0);
+    if (p->on_error == TRIDI_ON_ERROR_LINES)
+        return cpu_solve(ctx, p, 0);
+    const tridi_status s = cpu_solve(ctx, p, 1);
+    if (s)
+        tridi_cpu_rollback(ctx);
+    else
+        tridi_cpu_commit(ctx);
+    return s;
+}
+
+tridi_status tridi_cpu_solve_keep(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 1); }
+
+void tridi_cpu_commit(tridi_context ctx) { ctx->cpu_kept = 0; }
+
+void tridi_cpu_rollback(tridi_context ctx)
+{
+    if (!ctx->cpu_kept) /* the solve failed before it wrote x */
+        return;
+    ctx->cpu_kept = 0;
+    cpu_layout y = layout_of(&ctx->tuning, &ctx->cpu_kept_p, ctx->cpu_kept_threads, 0);
     place(&y, ctx->cpu_scratch);
-    restore_written(&ctx->cpu_held_p, &y);
-    return TRIDI_SUCCESS;
+    restore_written(&ctx->cpu_kept_p, &y);
 }

@@ -5,6 +5,16 @@
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
+    tridi_status s = tridi_check_context("tridi_solve", ctx);
+    if (s)
+        return s;
+    /* LINES unless the context asks for CALL (docs/decisions/019) */
+    return tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error);
+}
+
+tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error)
+{
     static const char *f = "tridi_solve";
     tridi_status s = tridi_check_context(f, ctx);
     if (s)
@@ -14,6 +24,7 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     s = tridi_validate(f, grid, axis, lo, hi, arrays, 1, &p, &empty);
     if (s || empty)
         return s;
+    p.on_error = on_error;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
     const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
     if (p.pivoting != TRIDI_PIVOT_NONE)
@@ -61,6 +72,17 @@ static tridi_status need_cuda(const char *f, tridi_context ctx)
 tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                                 const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
 {
+    tridi_status s = tridi_check_context("tridi_solve_device", ctx);
+    if (s)
+        return s;
+    /* LINES unless the context asks for CALL (docs/decisions/019) */
+    return tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error);
+}
+
+tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                   const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
+                                   tridi_on_error on_error)
+{
     static const char *f = "tridi_solve_device";
     tridi_status s = need_cuda(f, ctx);
     if (s)
@@ -74,8 +96,8 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     s = tridi_validate(f, grid, axis, lo, hi, device_arrays, 1, &p, &empty);
     if (s || empty)
         return s;
-    /* Today's contract of this call: all or nothing, failures reported by tridi_synchronize. */
-    p.verdict = TRIDI_VERDICT_DEFERRED;
+    p.on_error = on_error;
+    p.verdict = TRIDI_VERDICT_DEFERRED; /* failures reported by tridi_synchronize */
     return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
 }
 

@@ -77,6 +77,16 @@ int64_t tridi_error_failed_lines_internal(void);
  * numerical failure this way). */
 void tridi_set_error_cell(int ndim, const int64_t cell[3]);
 
+/* ---- the convenience calls (solve.c) ---- */
+/* tridi_solve and tridi_solve_device with on_error given instead of the context's: ADI's solves take
+ * ON_ERROR_CALL (a failed step leaves the field as it was, a failed tridi_adi_sweep its x). Messages name
+ * tridi_solve / tridi_solve_device. */
+tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error);
+tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                   const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
+                                   tridi_on_error on_error);
+
 /* ---- validation (validate.c) ---- */
 /* Every Fortran index a caller gives (grid bounds, box, MPI global bounds with halos) lies within
  * +-TRIDI_INDEX_LIMIT, so index arithmetic (a halo width, the cell past the box) never overflows. */
@@ -161,9 +171,14 @@ struct tridi_context_s {
     struct tridi_cpu_pool *cpu_pool; /* the CPU backend's worker threads, made by its first call that wants them */
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
-    /* A held CPU solve (tridi_cpu_solve_held): x written, its undo log still in cpu_scratch. */
-    int cpu_held, cpu_held_threads;
-    tridi_problem cpu_held_p;
+    /* A kept CPU solve (tridi_cpu_solve_keep): x written, its undo log still in cpu_scratch. */
+    int cpu_kept, cpu_kept_threads;
+    tridi_problem cpu_kept_p;
+    /* A kept host-array solve on the GPU (backend_cuda.c): the old box of x, packed, for its rollback. */
+    void *host_kept_box;
+    size_t host_kept_cap;
+    int host_kept;
+    tridi_problem host_kept_p;
     int plans;                /* live solve plans made with it (tridi_plan_create) */
     /* AUTO for host arrays (backend.c): inputs queued by tridi_upload_async since the last host solve on the
      * GPU (the next host solve goes to the GPU, which holds them), and the choices of tridi_solve already
@@ -228,12 +243,15 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
                                tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */
+/* A solve under p->on_error: LINES in one phase; CALL through the two phases below, the call's status its
+ * verdict. */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
-/* The MPI layer's uncut solves on the CPU: a solve that writes x and keeps its undo log, so that
- * tridi_cpu_undo_held can put x back if another rank failed. Any other CPU solve on the context in
- * between drops the hold (undo then fails with TRIDI_ERROR_INTERNAL). */
-tridi_status tridi_cpu_solve_held(tridi_context ctx, const tridi_problem *p);
-tridi_status tridi_cpu_undo_held(tridi_context ctx);
+/* The two phases of ON_ERROR_CALL (backend.h; docs/decisions/020): the solve writes x and keeps its undo
+ * log, whatever its status; then the commit drops the log or the rollback puts x back from it. Any other
+ * CPU solve on the context in between drops the log (the rollback then does nothing: call them in order). */
+tridi_status tridi_cpu_solve_keep(tridi_context ctx, const tridi_problem *p);
+void tridi_cpu_commit(tridi_context ctx);
+void tridi_cpu_rollback(tridi_context ctx);
 
 /* ---- CUDA backend (cuda/, only when built with TRIDI_HAVE_CUDA) ----
  * Every function returns a status and sets the message through tridi_fail; none exits or resets
@@ -260,12 +278,14 @@ tridi_status tridi_cuda_plan_create(struct tridi_cuda_state *st, const tridi_pro
 void tridi_cuda_plan_destroy(struct tridi_cuda_state *st, void *state);
 tridi_status tridi_cuda_solve_device_plan(struct tridi_cuda_state *st, const tridi_problem *p, void *state,
                                           void *stream);
-/* The MPI layer's uncut solves: a device solve whose answers wait in the context's box (the verdict is
- * collected by tridi_cuda_synchronize as usual) until tridi_cuda_commit_held copies them into x, once
- * every rank has succeeded. Any other device solve on the context in between drops the hold (commit then
- * fails with TRIDI_ERROR_INTERNAL). */
-tridi_status tridi_cuda_solve_device_held(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
-tridi_status tridi_cuda_commit_held(struct tridi_cuda_state *st, void *stream);
+/* The two phases of ON_ERROR_CALL on device pointers (src/backend.h; docs/decisions/020): a device solve
+ * whose answers wait in the context's box (its verdict collected by tridi_cuda_synchronize as usual), then
+ * either the commit (the commit kernel copies the box into x if the verdict word is clear) or the rollback
+ * (the box is dropped, x was never written). Any other device solve on the context in between drops the
+ * kept answers (the commit then does nothing: call them in order). */
+tridi_status tridi_cuda_solve_keep(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
+tridi_status tridi_cuda_commit(struct tridi_cuda_state *st, void *stream);
+void tridi_cuda_rollback(struct tridi_cuda_state *st);
 tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
 tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
 tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,

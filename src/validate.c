@@ -107,8 +107,9 @@ static tridi_status validate_geometry(const char *f, const tridi_grid *grid, tri
         }
     }
     p->grid.ndim = grid->ndim;
-    /* Today's behaviour for the convenience calls: all or nothing, MOHID arithmetic, synchronous. Plans
-     * set their own (tridi_resolve_contract). */
+    /* All or nothing, MOHID arithmetic, synchronous: the MPI layer's contract. tridi_solve and
+     * tridi_solve_device then take on_error from their context (docs/decisions/019); plans set their own
+     * (tridi_resolve_contract). */
     p->on_error = TRIDI_ON_ERROR_CALL;
     p->arith = TRIDI_ARITH_MOHID;
     p->verdict = TRIDI_VERDICT_SYNC;

@@ -19,6 +19,7 @@
  * state (W, G) passed from rank to rank and the back substitution's x passed back, in chunks of lines so
  * that ranks overlap. That is the one-rank arithmetic, so it is as stable as tridi_solve and reports the
  * failures tridi_solve reports (docs/mpi.md, "Stability of the cut solve"). */
+#include "backend.h"
 #include "mpi_internal.h"
 #include "thomas_core.h"
 
@@ -659,60 +660,35 @@ static tridi_status reduce(const char *f, tridi_decomp d, const dplan *dp, const
     return s;
 }
 
-/* Element offset of cell c in this rank's arrays. */
-static int64_t cell_offset(const tridi_problem *p, int64_t i, int64_t j, int64_t k)
-{
-    return (i - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) + p->stride[2] * (k - p->grid.lbound[2]);
-}
-
-/* An uncut axis: tridi_solve on this rank's part, such that a failure on any other rank still leaves
- * every rank's x unchanged. On the CPU backend the solve writes x and keeps its undo log until the ranks
- * agree (undone if another rank failed); on a CUDA context (host arrays) it solves into a scratch answer
- * copied into x once every rank has succeeded. */
+/* An uncut axis: this rank's part solved under ON_ERROR_CALL in the two phases of its backend (backend.h,
+ * docs/decisions/020), the ranks' agreement between them: every rank commits, or every rank rolls back if
+ * any rank failed, so x stays unchanged everywhere. On one rank the solve's own status is the verdict (and
+ * config.pivoting applies, as in tridi_solve). */
 static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d, const dplan *dp,
                                 const tridi_arrays *arrays)
 {
-    MPI_Comm comm = d->comm;
     const int work_here = dp->has_lines && dp->n > 0;
-    if (d->info.nranks == 1) /* tridi_solve alone keeps x unchanged on failure */
-        return work_here ? tridi_solve(ctx, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays) : TRIDI_SUCCESS;
+    tridi_problem p;
+    int empty = 1;
     tridi_status s = TRIDI_SUCCESS;
-    if (ctx->backend == TRIDI_BACKEND_CPU) {
-        tridi_problem p;
-        int empty = 1;
-        if (work_here)
-            s = tridi_validate(f, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays, 1, &p, &empty);
-        const int held = work_here && !s && !empty;
-        if (held)
-            s = tridi_cpu_solve_held(ctx, &p);
-        const tridi_status all = tridi_mpi_agree(comm, s);
-        if (all && held && !s) /* this rank's lines succeeded, another rank's did not */
-            s = tridi_cpu_undo_held(ctx);
-        return all ? all : s;
+    if (work_here)
+        s = tridi_validate(f, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, arrays, 1, &p, &empty);
+    const int solving = work_here && !s && !empty;
+    const tridi_backend_ops *ops = solving ? tridi_host_ops(ctx, &p, NULL) : NULL;
+    if (d->info.nranks == 1) {
+        if (!solving)
+            return s;
+        p.pivoting = (tridi_pivoting)ctx->config.pivoting;
+        return p.pivoting != TRIDI_PIVOT_NONE ? tridi_pivot_solve(f, ctx, &p, ops->solve_host)
+                                              : ops->solve_host(ctx, &p);
     }
-    void *tmp = NULL;
-    size_t es = work_here ? tridi_dtype_size(dp->p.arrays.x_type) : 0;
-    if (work_here) {
-        tmp = malloc((size_t)dp->p.total_cells * es);
-        if (!tmp)
-            s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory for the scratch answer", f);
-        tridi_arrays a = *arrays;
-        a.x = tmp;
-        if (!s)
-            s = tridi_solve(ctx, &d->info.grid, dp->p.axis, dp->llo, dp->lhi, &a);
-    }
-    s = tridi_mpi_agree(comm, s);
-    if (!s && work_here) {
-        const tridi_problem *p = &dp->p;
-        size_t row = (size_t)(dp->lhi[0] - dp->llo[0] + 1) * es;
-        for (int64_t k = dp->llo[2]; k <= dp->lhi[2]; ++k)
-            for (int64_t j = dp->llo[1]; j <= dp->lhi[1]; ++j) {
-                size_t o = (size_t)cell_offset(p, dp->llo[0], j, k) * es;
-                memcpy((char *)arrays->x + o, (char *)tmp + o, row);
-            }
-    }
-    free(tmp);
-    return s;
+    if (solving)
+        s = ops->solve_keep(ctx, &p, TRIDI_MEMORY_HOST, NULL);
+    const tridi_status all = tridi_mpi_agree(d->comm, s);
+    tridi_status r = TRIDI_SUCCESS;
+    if (solving) /* after a failure on another rank, this rank's answers are put back too */
+        r = all ? ops->rollback(ctx, TRIDI_MEMORY_HOST, NULL) : ops->commit(ctx, TRIDI_MEMORY_HOST, NULL);
+    return all ? all : tridi_mpi_agree(d->comm, r);
 }
 
 tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
@@ -1146,18 +1122,19 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
     const int work_here = dp.has_lines && dp.n > 0;
     cudaStream_t st = (cudaStream_t)stream;
     if (!dp.cut) {
-        /* The answers wait in the context's box until every rank has succeeded, then the commit copies
-         * them into x: one pass over the box, where a scratch copy of x took two (on one rank,
-         * tridi_solve_device alone keeps x unchanged on failure). */
+        /* ON_ERROR_CALL in the backend's two phases (backend.h, docs/decisions/020), the ranks' agreement
+         * between them: the answers wait in the context's box until every rank has succeeded, then the
+         * commit copies them into x (one pass over the box). On one rank tridi_solve_device's own guard. */
         const int solo = d->info.nranks == 1;
+        const tridi_backend_ops *ops = tridi_backend_of(ctx);
         tridi_problem p;
         int empty = 1;
         if (work_here)
             s = tridi_validate(f, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, 1, &p, &empty);
-        if (work_here && !s && !empty)
-            s = solo ? tridi_cuda_solve_device(ctx->cuda, &p, stream)
-                     : tridi_cuda_solve_device_held(ctx->cuda, &p, stream);
-        if (work_here && !s && !empty) {
+        const int solving = work_here && !s && !empty;
+        if (solving)
+            s = solo ? ops->solve_device(ctx, &p, NULL, stream) : ops->solve_keep(ctx, &p, TRIDI_MEMORY_DEVICE, stream);
+        if (solving && !s) { /* the verdict: the solve's failure word, read once the stream is done */
             cudaError_t e = cudaStreamSynchronize(st);
             s = e == cudaSuccess ? tridi_synchronize(ctx)
                                  : tridi_fail(TRIDI_ERROR_CUDA, "%s: cudaStreamSynchronize: %s", f,
@@ -1166,8 +1143,10 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         if (solo)
             return s;
         s = tridi_mpi_agree(comm, s);
-        if (!s && work_here && !empty) {
-            s = tridi_cuda_commit_held(ctx->cuda, stream);
+        if (solving && s)
+            ops->rollback(ctx, TRIDI_MEMORY_DEVICE, stream);
+        if (solving && !s) {
+            s = ops->commit(ctx, TRIDI_MEMORY_DEVICE, stream);
             cudaError_t e = cudaStreamSynchronize(st);
             if (!s && e != cudaSuccess)
                 s = tridi_fail(TRIDI_ERROR_CUDA, "%s: copying the answer: %s", f, cudaGetErrorString(e));

@@ -1,8 +1,14 @@
 /* The ADI steps on the CUDA backend (fields in device memory) against the CPU backend and the oracle, on
- * random cases (see test_adi_oracle.c), several steps per plan; the caller-diagonal sweep on the GPU
- * against the reference Thomas and, bit for bit, tridi_solve_device on the same arrays; the sweep timer.
- * Exits 77 (skipped) without a usable GPU. */
+ * random cases (see test_adi_oracle.c), several steps per plan, through the fused sweeps and the staged
+ * path; a step captured in a CUDA graph and replayed against the same steps uncaptured; the deferred
+ * verdict of a failing step; the caller-diagonal sweep on the GPU against the reference Thomas and, bit
+ * for bit, tridi_solve_device on the same arrays; the sweep timer. Exits 77 (skipped) without a usable
+ * GPU. */
 #include "adi_case.h"
+
+#ifdef ADI_TEST_CUDART
+#include <cuda_runtime.h>
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -23,10 +29,17 @@ static void *upload(const void *host, size_t bytes)
     return d;
 }
 
-static int step_case(uint64_t *rng, int index)
+/* The GPU path of the plans created next (tridi_adi_create reads it). */
+static void use_path(const char *path)
+{
+    setenv("TRIDI_ADI_PATH", path, 1);
+}
+
+static int step_case(uint64_t *rng, int index, const char *path)
 {
     adi_case c;
     adi_case_random(&c, rng, -1, 0);
+    use_path(path);
     size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
     int steps = (int)tu_randint(rng, 1, 4), bad = 0;
     tridi_adi_operator opg = c.ref.op;
@@ -54,7 +67,7 @@ static int step_case(uint64_t *rng, int index)
     if (!s)
         s = tridi_copy_to_host(gpu, gpu_result, dfield, bytes);
     if (s) {
-        printf("case %d (%s): %s %s\n", index, c.label, tridi_status_name(s), tridi_error_message());
+        printf("%s case %d (%s): %s %s\n", path, index, c.label, tridi_status_name(s), tridi_error_message());
         bad = 1;
     } else {
         /* The oracle runs in double throughout: compare with it only in double; float runs are held to the
@@ -75,8 +88,8 @@ static int step_case(uint64_t *rng, int index)
         for (int a = 0; a < 3; ++a)
             timer_ok &= a < c.ref.op.naxes ? ms[a] >= 0.0 : ms[a] == 0.0;
         if (!(e_cpu <= tol_cpu) || !(e_ref <= tol_ref) || out1 || !timer_ok) {
-            printf("case %d (%s), %d steps: GPU vs CPU %.3e (tol %.0e), GPU vs oracle %.3e (tol %.0e), %lld cells "
-                   "outside the box changed, timer %s\n", index, c.label, steps, e_cpu, tol_cpu, e_ref, tol_ref,
+            printf("%s case %d (%s), %d steps: GPU vs CPU %.3e (tol %.0e), GPU vs oracle %.3e (tol %.0e), %lld cells "
+                   "outside the box changed, timer %s\n", path, index, c.label, steps, e_cpu, tol_cpu, e_ref, tol_ref,
                    (long long)out1, timer_ok ? "ok" : "WRONG");
             bad = 1;
         }
@@ -154,9 +167,10 @@ static int sweep_case(uint64_t *rng, int index)
     return bad;
 }
 
-/* A NaN in the device field: the step's solves fail (reported by tridi_adi_synchronize, naming a cell)
- * and the field comes back exactly as it was. */
-static int nan_case(uint64_t *rng)
+/* A NaN in the device field: the step fails (reported by tridi_adi_synchronize, naming a cell), a second
+ * step queued before the verdict does nothing, and the field comes back exactly as it was; on the fused
+ * path the message names the sweep, and once the verdict is taken the plan steps again. */
+static int nan_case(uint64_t *rng, const char *path)
 {
     adi_case c;
     adi_case_random(&c, rng, TRIDI_FLOAT64, 3);
@@ -173,13 +187,20 @@ static int nan_case(uint64_t *rng)
     void *dfield = upload(c.u0, bytes), *back = malloc(bytes);
     tridi_adi plan = NULL;
     int bad = 1;
+    use_path(path);
     tridi_status s = tridi_adi_create(&plan, gpu, &p->grid, p->lo, p->hi, TRIDI_FLOAT64, &op);
-    if (!s)
+    for (int k = 0; k < 2 && !s; ++k)
         s = tridi_adi_step(plan, dfield, c.dt, NULL);
     if (!s)
         s = tridi_adi_synchronize(plan);
-    printf("NaN at (%lld, %lld, %lld) in the device field (%s): %s %s\n", (long long)cell[0], (long long)cell[1],
-           (long long)cell[2], c.label, tridi_status_name(s), tridi_error_message());
+    printf("%s: NaN at (%lld, %lld, %lld) in the device field (%s): %s %s\n", path, (long long)cell[0],
+           (long long)cell[1], (long long)cell[2], c.label, tridi_status_name(s), tridi_error_message());
+    int64_t named[3] = {0, 0, 0};
+    const int has_cell = tridi_error_cell(named) == 3;
+    if (!strcmp(path, "fused") && (!strstr(tridi_error_message(), "(sweep x, deferred)") || !has_cell)) {
+        printf("  the message does not name the sweep and a cell  <-- FAIL\n");
+        s = TRIDI_ERROR_INTERNAL;
+    }
     if (s == TRIDI_ERROR_NONFINITE && tridi_copy_to_host(gpu, back, dfield, bytes) == TRIDI_SUCCESS) {
         bad = 0;
         for (int64_t i = 0; i < c.cells; ++i) /* NaN == NaN bitwise: memcmp per cell */
@@ -190,6 +211,13 @@ static int nan_case(uint64_t *rng)
     } else {
         printf("  expected TRIDI_ERROR_NONFINITE  <-- FAIL\n");
     }
+    /* The verdict was taken: with the NaN gone the same plan steps again. */
+    c.u0[ref_index(&p->grid, cell[0], cell[1], cell[2])] = 0.0;
+    if (!bad && (tridi_copy_to_device(gpu, dfield, c.u0, bytes) || tridi_adi_step(plan, dfield, c.dt, NULL) ||
+                 tridi_adi_synchronize(plan))) {
+        printf("  a clean step after the reported failure: %s  <-- FAIL\n", tridi_error_message());
+        bad = 1;
+    }
     tridi_adi_destroy(plan);
     tridi_device_free(gpu, dfield);
     tridi_device_free(gpu, (void *)op.kappa_field);
@@ -199,6 +227,94 @@ static int nan_case(uint64_t *rng)
     adi_case_free(&c);
     return bad;
 }
+
+/* A value of TRIDI_ADI_PATH that names no path: refused at creation, the message naming the variable. */
+static int bad_path_case(uint64_t *rng)
+{
+    adi_case c;
+    adi_case_random(&c, rng, TRIDI_FLOAT64, 0);
+    use_path("fast");
+    tridi_adi plan = NULL;
+    tridi_status s = tridi_adi_create(&plan, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &c.ref.op);
+    const int bad = s != TRIDI_ERROR_INVALID_VALUE || !strstr(tridi_error_message(), "TRIDI_ADI_PATH") || plan;
+    printf("TRIDI_ADI_PATH=fast: %s %s%s\n", tridi_status_name(s), tridi_error_message(), bad ? "  <-- FAIL" : "");
+    tridi_adi_destroy(plan);
+    adi_case_free(&c);
+    return bad;
+}
+
+#ifdef ADI_TEST_CUDART
+/* A fused step captured in a CUDA graph on the caller's stream, replayed with an uncaptured step of
+ * another dt in between (the captured table must not be stale), against the same three steps uncaptured
+ * on a second plan: equal bit for bit. */
+static int graph_case(uint64_t *rng, int index)
+{
+    adi_case c;
+    adi_case_random(&c, rng, -1, 3);
+    use_path("fused");
+    const size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
+    tridi_adi_operator op = c.ref.op;
+    op.kappa_field = upload(c.kappa_t, bytes);
+    for (int a = 0; a < 3; ++a)
+        op.velocity[a] = upload(c.vel_t[a], bytes);
+    void *host = adi_to_type(c.u0, c.cells, c.dtype), *got = malloc(bytes), *want = malloc(bytes);
+    void *d1 = upload(host, bytes), *d2 = upload(host, bytes);
+    tridi_adi p1 = NULL, p2 = NULL;
+    cudaStream_t st = NULL;
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    int bad = 1;
+    const char *why = "";
+    tridi_status s = tridi_adi_create(&p1, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &op);
+    if (!s)
+        s = tridi_adi_create(&p2, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &op);
+    if (s) {
+        why = tridi_error_message();
+    } else if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess ||
+               cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        why = "could not begin the capture";
+    } else {
+        s = tridi_adi_step(p1, d1, c.dt, st);
+        cudaError_t e = cudaStreamEndCapture(st, &graph);
+        if (s)
+            why = tridi_error_message();
+        else if (e != cudaSuccess || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+            why = "the step could not be captured";
+        else if (cudaGraphLaunch(exec, st) != cudaSuccess || tridi_adi_step(p1, d1, 0.5 * c.dt, st) ||
+                 cudaGraphLaunch(exec, st) != cudaSuccess || cudaStreamSynchronize(st) != cudaSuccess)
+            why = "replay failed";
+        else if (tridi_adi_step(p2, d2, c.dt, NULL) || tridi_adi_step(p2, d2, 0.5 * c.dt, NULL) ||
+                 tridi_adi_step(p2, d2, c.dt, NULL) || tridi_adi_synchronize(p2) || tridi_adi_synchronize(p1))
+            why = tridi_error_message();
+        else if (tridi_copy_to_host(gpu, got, d1, bytes) || tridi_copy_to_host(gpu, want, d2, bytes))
+            why = tridi_error_message();
+        else if (memcmp(got, want, bytes))
+            why = "the replayed graph differs from the uncaptured steps";
+        else
+            bad = 0;
+    }
+    if (bad)
+        printf("graph case %d (%s): %s  <-- FAIL\n", index, c.label, why);
+    if (exec)
+        cudaGraphExecDestroy(exec);
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (st)
+        cudaStreamDestroy(st);
+    tridi_adi_destroy(p1);
+    tridi_adi_destroy(p2);
+    tridi_device_free(gpu, d1);
+    tridi_device_free(gpu, d2);
+    tridi_device_free(gpu, (void *)op.kappa_field);
+    for (int a = 0; a < 3; ++a)
+        tridi_device_free(gpu, (void *)op.velocity[a]);
+    free(host);
+    free(got);
+    free(want);
+    adi_case_free(&c);
+    return bad;
+}
+#endif
 
 int main(void)
 {
@@ -220,17 +336,25 @@ int main(void)
         return 1;
     }
     uint64_t rng = tu_seed("test_adi_cuda");
-    int steps_bad = 0, sweeps_bad = 0, cases = 150;
+    int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, staged_cases = 60;
     for (int i = 0; i < cases; ++i)
-        steps_bad += step_case(&rng, i);
+        steps_bad += step_case(&rng, i, "fused");
+    for (int i = 0; i < staged_cases; ++i)
+        staged_bad += step_case(&rng, i, "staged");
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
-    int nan_bad = 0;
-    for (int i = 0; i < 5; ++i)
-        nan_bad += nan_case(&rng);
-    printf("test_adi_cuda: steps %d of %d cases failed, caller-diagonal sweeps %d of %d failed, NaN cases %d of 5 "
-           "failed\n", steps_bad, cases, sweeps_bad, cases, nan_bad);
+    int nan_bad = bad_path_case(&rng), graph_bad = 0, graph_cases = 0;
+    for (int i = 0; i < 6; ++i)
+        nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused");
+#ifdef ADI_TEST_CUDART
+    graph_cases = 6;
+    for (int i = 0; i < graph_cases; ++i)
+        graph_bad += graph_case(&rng, i);
+#endif
+    printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases,
+           sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);
     tridi_destroy(gpu);
-    return steps_bad || sweeps_bad || nan_bad ? 1 : 0;
+    return steps_bad || staged_bad || sweeps_bad || nan_bad || graph_bad ? 1 : 0;
 }

@@ -2,7 +2,8 @@
  * reciprocal 1/den overflow although -f/den and g/den are finite, so these must be solved (SUCCESS,
  * answers equal to a long double oracle), on every axis, through the vector kernels and the portable ones
  * (ctest runs this again with TRIDI_CPU_GENERIC=1). Lines that truly fail must be reported with their own
- * cell, not the first cell of their block, and leave x unchanged. */
+ * cell, not the first cell of their block, and leave their own line untouched with every other line
+ * answered (ON_ERROR_LINES, the default), or x unchanged on a context asking for ON_ERROR_CALL. */
 #include "testutil.h"
 
 #include <math.h>
@@ -85,14 +86,24 @@ static void expect_solved(const char *label, tridi_context ctx, tu_system *s, tr
     }
 }
 
-/* A failure that is real: status, the failing cell (not its block's first) and x unchanged. */
-static void expect_failure(const char *label, tridi_context ctx, tu_system *s, tridi_axis axis, uint64_t *rng,
-                           tridi_status want, const int64_t cell[3])
+/* A failure that is real: status, the failing cell (not its block's first); on ctx (ON_ERROR_LINES) the
+ * failing line untouched and every other one answered, on call_ctx (ON_ERROR_CALL) x unchanged. */
+static void expect_failure(const char *label, tridi_context ctx, tridi_context call_ctx, tu_system *s,
+                           tridi_axis axis, uint64_t *rng, tridi_status want, const int64_t cell[3])
 {
     char what[160];
-    snprintf(what, sizeof what, "%s, axis %c", label, "xyz"[axis]);
+    snprintf(what, sizeof what, "%s, axis %c, lines", label, "xyz"[axis]);
     tu_poison_x(s, rng);
-    tu_expect(what, solve(ctx, s, axis), want, NULL);
+    tu_expect(what, solve(ctx, s, axis), want, "1 line failed");
+    const int64_t failing = tu_line_of(&s->grid, LO, HI, axis, cell);
+    tu_checks++;
+    if (tu_check_lines(what, s, LO, HI, axis, 1e-11, &failing, 1)) {
+        tu_failures++;
+        printf("FAILED %s: the failing line was written or another line not answered\n", what);
+    }
+    snprintf(what, sizeof what, "%s, axis %c, call", label, "xyz"[axis]);
+    tu_poison_x(s, rng);
+    tu_expect(what, solve(call_ctx, s, axis), want, NULL);
     int64_t got[3] = {0, 0, 0};
     tu_checks++;
     if (tridi_error_cell(got) != 3 || memcmp(got, cell, sizeof got) != 0) {
@@ -124,14 +135,17 @@ int main(void)
     tridi_config cfg;
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CPU;
-    tridi_context ctxs[2];
+    tridi_context ctxs[2], call_ctxs[2];
     const int threads[2] = {1, 3};
     for (int t = 0; t < 2; ++t) {
         cfg.num_threads = threads[t];
+        cfg.on_error = TRIDI_ON_ERROR_LINES;
         tu_expect("create context", tridi_create(&ctxs[t], &cfg), TRIDI_SUCCESS, NULL);
+        cfg.on_error = TRIDI_ON_ERROR_CALL;
+        tu_expect("create context, on_error CALL", tridi_create(&call_ctxs[t], &cfg), TRIDI_SUCCESS, NULL);
     }
     for (int t = 0; t < 2; ++t) {
-        tridi_context ctx = ctxs[t];
+        tridi_context ctx = ctxs[t], call_ctx = call_ctxs[t];
         for (int ax = 0; ax < 3; ++ax) {
             const tridi_axis axis = (tridi_axis)ax;
             const int64_t n = HI[ax] - LO[ax] + 1, nl = line_count(axis);
@@ -187,14 +201,15 @@ int main(void)
             const int64_t fi = tu_line_cell(&grid, LO, HI, axis, fl, fm, cell);
             D[fi] = 0.0;
             E[fi] = 0.0; /* den = 0 + 0*w */
-            expect_failure("a zero pivot after a subnormal one", ctx, &s, axis, &rng, TRIDI_ERROR_ZERO_PIVOT, cell);
+            expect_failure("a zero pivot after a subnormal one", ctx, call_ctx, &s, axis, &rng, TRIDI_ERROR_ZERO_PIVOT,
+                           cell);
             RESET();
             isolate_subnormal(&s, axis, 3, 2);
             isolate_subnormal(&s, axis, fl, fm);
             F[fi] = 1e10; /* w = -1e10 / 1e-310 overflows in any arithmetic */
             if (fm < n - 1) {
-                expect_failure("an elimination that truly overflows", ctx, &s, axis, &rng, TRIDI_ERROR_NONFINITE,
-                               cell);
+                expect_failure("an elimination that truly overflows", ctx, call_ctx, &s, axis, &rng,
+                               TRIDI_ERROR_NONFINITE, cell);
             }
             RESET();
 #undef RESET
@@ -203,8 +218,10 @@ int main(void)
             tu_system_free(&s);
         }
     }
-    for (int t = 0; t < 2; ++t)
+    for (int t = 0; t < 2; ++t) {
         tridi_destroy(ctxs[t]);
+        tridi_destroy(call_ctxs[t]);
+    }
     printf("test_hard_pivots: %d checks, %d failures\n", tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
 }

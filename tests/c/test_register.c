@@ -158,7 +158,8 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
                 memcpy((void *)s.a.rhs, rhs_keep, rb);
                 free(rhs_keep);
             }
-            /* A zero pivot: the failure is reported and x keeps every old value. */
+            /* A zero pivot: the failure is reported, its line keeps every old value and every other line
+             * is answered (ON_ERROR_LINES, the default). */
             int64_t c[3] = {lo[0], lo[1], lo[2]};
             c[axis] = hi[axis];
             const int64_t o = tu_index(&g, c[0], c[1], c[2]);
@@ -169,7 +170,9 @@ static void one_case(tridi_context ctx, uint64_t *rng, int ndim, int axis, int c
             st = tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a);
             snprintf(what, sizeof what, "%s, registered zero pivot", label);
             tu_checks++;
-            if (st != TRIDI_ERROR_ZERO_PIVOT || tu_check_unchanged(what, &s)) {
+            const int64_t failing = tu_line_of(&g, lo, hi, (tridi_axis)axis, c);
+            if (st != TRIDI_ERROR_ZERO_PIVOT ||
+                tu_check_lines(what, &s, lo, hi, (tridi_axis)axis, tu_tolerance(t[4]), &failing, 1)) {
                 tu_failures++;
                 printf("FAILED %s: got %s (%s)\n", what, tridi_status_name(st), tridi_error_message());
             }

@@ -7,7 +7,8 @@
  * - the steps are MOHID's recurrence (bitwise equal to it written out here) and answer like a long double
  *   oracle on dominant lines;
  * - tridi_solve, every axis and type combination: each planted failure is reported with the table's
- *   status and words at its cell, x unchanged. An infinite pivot (e + d*w overflowing while W and G stay
+ *   status and words at its cell; under ON_ERROR_LINES (the default) its line is left untouched and every
+ *   other line answered, under ON_ERROR_CALL x is unchanged. An infinite pivot (e + d*w overflowing while W and G stay
  *   finite) fails there: before the core's check it was answered as if the unknowns before it were 0. */
 #include "testutil.h"
 #include "thomas_core.h"
@@ -284,7 +285,7 @@ static void test_planted(uint64_t *rng)
 #define NY 8
 #define NZ 7
 
-static void test_solve(tridi_context ctx, uint64_t *rng)
+static void test_solve(tridi_context ctx, tridi_context call_ctx, uint64_t *rng)
 {
     static const tridi_dtype combos[3][2] = {
         {TRIDI_FLOAT32, TRIDI_FLOAT32}, {TRIDI_FLOAT64, TRIDI_FLOAT64}, {TRIDI_FLOAT32, TRIDI_FLOAT64}};
@@ -333,20 +334,30 @@ static void test_solve(tridi_context ctx, uint64_t *rng)
                         tu_set((void *)s.a.rhs, t, o, L.r[m]);
                     }
                     c[axis] = lo[axis] + want;
-                    tu_poison_x(&s, rng);
-                    char what[200];
-                    snprintf(what, sizeof what, "tridi_solve %s axis %c: %s (variant %d) at (%lld, %lld, %lld)",
-                             combo_name[cb], "xyz"[axis], tridi_fail_text(kind), variant, (long long)c[0],
-                             (long long)c[1], (long long)c[2]);
-                    tu_expect(what, tridi_solve(ctx, &grid, (tridi_axis)axis, lo, hi, &s.a), tridi_fail_status(kind),
-                              tridi_fail_text(kind));
-                    int64_t got[3];
-                    const int nd = tridi_error_cell(got);
-                    char cw[260];
-                    snprintf(cw, sizeof cw, "%s: cell named (%lld, %lld, %lld)", what, (long long)got[0],
-                             (long long)got[1], (long long)got[2]);
-                    expect(nd == 3 && got[0] == c[0] && got[1] == c[1] && got[2] == c[2], cw);
-                    expect(tu_check_unchanged(what, &s) == 0, what);
+                    for (int mode = 0; mode < 2; ++mode) {
+                        tu_poison_x(&s, rng);
+                        char what[200];
+                        snprintf(what, sizeof what,
+                                 "tridi_solve %s axis %c: %s (variant %d) at (%lld, %lld, %lld), %s", combo_name[cb],
+                                 "xyz"[axis], tridi_fail_text(kind), variant, (long long)c[0], (long long)c[1],
+                                 (long long)c[2], mode ? "call" : "lines");
+                        tu_expect(what, tridi_solve(mode ? call_ctx : ctx, &grid, (tridi_axis)axis, lo, hi, &s.a),
+                                  tridi_fail_status(kind), tridi_fail_text(kind));
+                        int64_t got[3];
+                        const int nd = tridi_error_cell(got);
+                        char cw[260];
+                        snprintf(cw, sizeof cw, "%s: cell named (%lld, %lld, %lld)", what, (long long)got[0],
+                                 (long long)got[1], (long long)got[2]);
+                        expect(nd == 3 && got[0] == c[0] && got[1] == c[1] && got[2] == c[2], cw);
+                        if (mode) {
+                            expect(tu_check_unchanged(what, &s) == 0, what);
+                        } else {
+                            const int64_t failing = tu_line_of(&grid, lo, hi, (tridi_axis)axis, c);
+                            expect(tu_check_lines(what, &s, lo, hi, (tridi_axis)axis, tu_tolerance(t), &failing,
+                                                  1) == 0,
+                                   what);
+                        }
+                    }
                     tu_system_free(&s);
                 }
 }
@@ -366,8 +377,15 @@ int main(void)
         printf("FAILED tridi_create: %s\n", tridi_error_message());
         return 1;
     }
-    test_solve(ctx, &rng);
+    cfg.on_error = TRIDI_ON_ERROR_CALL;
+    tridi_context call_ctx = NULL;
+    if (tridi_create(&call_ctx, &cfg)) {
+        printf("FAILED tridi_create: %s\n", tridi_error_message());
+        return 1;
+    }
+    test_solve(ctx, call_ctx, &rng);
     tridi_destroy(ctx);
+    tridi_destroy(call_ctx);
     checks += tu_checks;
     failures += tu_failures;
     printf("test_thomas_core: %d checks, %d failures\n", checks, failures);

@@ -311,6 +311,58 @@ void tu_oracle_line(const tu_system *s, const int64_t lo[3], const int64_t hi[3]
     free(w);
 }
 
+int64_t tu_line_of(const tridi_grid *g, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, const int64_t c[3])
+{
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t c2 = g->ndim == 2 ? 0 : c[a2] - lo[a2]; /* a 2D grid's k is not a line axis */
+    return (c[a1] - lo[a1]) + (hi[a1] - lo[a1] + 1) * c2;
+}
+
+int64_t tu_check_lines(const char *label, const tu_system *s, const int64_t lo[3], const int64_t hi[3],
+                       tridi_axis axis, double tol, const int64_t *failing, int nfailing)
+{
+    const tridi_grid *g = &s->grid;
+    const int64_t L[3] = {lo[0], lo[1], g->ndim == 3 ? lo[2] : 1}, H[3] = {hi[0], hi[1], g->ndim == 3 ? hi[2] : 1};
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n = H[axis] - L[axis] + 1, nlines = (H[a1] - L[a1] + 1) * (H[a2] - L[a2] + 1);
+    const size_t es = tu_esize(s->a.x_type);
+    long double *xo = malloc(sizeof *xo * (size_t)n);
+    unsigned char *in_box = calloc((size_t)s->cells, 1);
+    int64_t bad = 0;
+    for (int64_t l = 0; l < nlines; ++l) {
+        int fails = 0;
+        for (int k = 0; k < nfailing; ++k)
+            fails |= failing[k] == l;
+        int64_t c[3];
+        if (!fails)
+            tu_oracle_line(s, L, H, axis, l, xo);
+        long double scale = 0.0L;
+        for (int64_t m = 0; m < n && !fails; ++m)
+            scale = fabsl(xo[m]) > scale ? fabsl(xo[m]) : scale;
+        for (int64_t m = 0; m < n; ++m) {
+            const int64_t i = tu_line_cell(g, L, H, axis, l, m, c);
+            in_box[i] = 1;
+            if (fails) {
+                if (memcmp((const char *)s->a.x + i * es, (const char *)s->x_before + i * es, es) && bad++ < 3)
+                    printf("  %s: failing line %lld was written at (%lld, %lld, %lld)\n", label, (long long)l,
+                           (long long)c[0], (long long)c[1], (long long)c[2]);
+            } else {
+                const double v = tu_get(s->a.x, s->a.x_type, i);
+                if (!(fabsl((long double)v - xo[m]) <= tol * (scale > 0 ? scale : 1.0L)) && bad++ < 3)
+                    printf("  %s: line %lld at (%lld, %lld, %lld): %.9g, oracle %.9Lg (every line but the failing ones "
+                           "must be answered)\n",
+                           label, (long long)l, (long long)c[0], (long long)c[1], (long long)c[2], v, xo[m]);
+            }
+        }
+    }
+    for (int64_t i = 0; i < s->cells; ++i)
+        if (!in_box[i] && memcmp((const char *)s->a.x + i * es, (const char *)s->x_before + i * es, es) && bad++ < 3)
+            printf("  %s: x changed at offset %lld outside the box\n", label, (long long)i);
+    free(xo);
+    free(in_box);
+    return bad;
+}
+
 int tu_dev_upload(tridi_context ctx, const tu_system *s, tu_dev_set *d)
 {
     const void *h[5] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs, s->a.x};

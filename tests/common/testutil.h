@@ -89,6 +89,16 @@ int64_t tu_line_cell(const tridi_grid *g, const int64_t lo[3], const int64_t hi[
 void tu_oracle_line(const tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int64_t l,
                     long double *xo);
 
+/* The line (numbered as tridi numbers them) of the box lo..hi along axis that holds cell c (Fortran indices;
+ * unused axes of a 2D grid ignored). */
+int64_t tu_line_of(const tridi_grid *g, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, const int64_t c[3]);
+/* After a solve under TRIDI_ON_ERROR_LINES (issue 26, decision 2) in which the lines failing[0..nfailing-1]
+ * failed: those lines must be bitwise as in x_before (untouched), every other line of the box within tol
+ * (relative to the line's largest answer) of the oracle (tu_oracle_line), every cell outside the box bitwise
+ * as in x_before. Prints the first faults. Returns the number of bad cells. */
+int64_t tu_check_lines(const char *label, const tu_system *s, const int64_t lo[3], const int64_t hi[3],
+                       tridi_axis axis, double tol, const int64_t *failing, int nfailing);
+
 /* Tolerance for the answer type: float answers 2e-5, double 1e-11 (diagonally dominant systems). */
 double tu_tolerance(tridi_dtype x_type);
 

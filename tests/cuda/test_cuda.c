@@ -1,7 +1,9 @@
 /* The CUDA backend against the reference Thomas and the CPU backend: random 2D and 3D grids with halos
  * and arbitrary lower bounds, every axis and type combination, host-array and device-resident modes,
  * in-place solves, uploads ahead of the solve, float transfer of double inputs, lines long enough for
- * the global W/G scratch, numerical failures (first failing line and cell, x untouched in both modes)
+ * the global W/G scratch, numerical failures (first failing line and cell; x untouched in every mode under
+ * TRIDI_ON_ERROR_CALL, and under TRIDI_ON_ERROR_LINES, the convenience calls' default, the failing lines
+ * untouched and every other line equal to the oracle)
  * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT; systems at the edges of the
  * arithmetic (rows scaled by 1e200, back substitutions growing 1e10 per unknown) that split lines must
  * solve one unknown at a time. Host arrays registered with
@@ -26,17 +28,20 @@ static const tridi_dtype combos[3][5] = {
     {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32}};
 static const char *combo_name[3] = {"f32", "f64", "mixed"};
 
-static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs;
+/* All made with TRIDI_ON_ERROR_CALL: their cases test the all-or-nothing machinery (undo of a registered x,
+ * answer box and commit, the slab pipeline); the _lines ones, with the default, test per-line isolation. */
+static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs, ctx_gpu_lines, ctx_cpu_lines;
 /* Slab contexts whose registered-x answers always take one way (TRIDI_HOST_X_PATH), so both ways meet
  * every upload pattern of slab_case, not only the one the rule picks for it. */
 static tridi_context ctx_slabs_eager, ctx_slabs_verdict;
 
-static tridi_context make_ctx(tridi_backend b, int f32)
+static tridi_context make_ctx_on_error(tridi_backend b, int f32, tridi_on_error on_error)
 {
     tridi_config c;
     tridi_config_init(&c);
     c.backend = b;
     c.allow_f32_transfer = f32;
+    c.on_error = on_error;
     tridi_context ctx = NULL;
     if (tridi_create(&ctx, &c)) {
         printf("tridi_create: %s\n", tridi_error_message());
@@ -44,6 +49,8 @@ static tridi_context make_ctx(tridi_backend b, int f32)
     }
     return ctx;
 }
+
+static tridi_context make_ctx(tridi_backend b, int f32) { return make_ctx_on_error(b, f32, TRIDI_ON_ERROR_CALL); }
 
 static void random_geometry(uint64_t *rng, int ndim, int axis, int long_line, tridi_grid *g, int64_t lo[3],
                             int64_t hi[3])
@@ -395,27 +402,33 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo, int overfl
                  ndim, "xyz"[axis], combo_name[combo], (long long)cz[0], (long long)cz[1], (long long)cz[2],
                  (long long)line_z, (long long)line_n);
     int bad = 0;
-    for (int mode = 0; mode < 4; ++mode) {
+    /* modes 0-3: ON_ERROR_CALL; 4-7: the same under ON_ERROR_LINES */
+    const int64_t failing[2] = {line_z, line_n};
+    for (int mode = 0; mode < 8; ++mode) {
+        const int lines = mode >= 4, m = mode % 4;
+        tridi_context gpu = lines ? ctx_gpu_lines : ctx_gpu;
         tu_poison_x(&s, rng);
-        if (mode == 3 && register_set(ctx_gpu, &s, 31, 0, 0))
+        if (m == 3 && register_set(gpu, &s, 31, 0, 0))
             bad++;
         tridi_status st;
         tu_dev_set d;
-        if (mode == 2) {
-            if (tu_dev_upload(ctx_gpu, &s, &d))
+        if (m == 2) {
+            if (tu_dev_upload(gpu, &s, &d))
                 return bad + 1;
             tridi_arrays da = tu_dev_arrays(&s, &d);
-            st = tridi_solve_device(ctx_gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
+            st = tridi_solve_device(gpu, &g, (tridi_axis)axis, lo, hi, &da, NULL);
             if (st == TRIDI_SUCCESS)
-                st = tridi_synchronize(ctx_gpu);
-            tridi_copy_to_host(ctx_gpu, s.a.x, d.p[4], (size_t)s.cells * tu_esize(t[4]));
-            tu_dev_free(ctx_gpu, &d);
+                st = tridi_synchronize(gpu);
+            tridi_copy_to_host(gpu, s.a.x, d.p[4], (size_t)s.cells * tu_esize(t[4]));
+            tu_dev_free(gpu, &d);
         } else {
-            st = tridi_solve(mode == 0 ? ctx_cpu : ctx_gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
+            st = tridi_solve(m == 0 ? (lines ? ctx_cpu_lines : ctx_cpu) : gpu, &g, (tridi_axis)axis, lo, hi, &s.a);
         }
-        if (mode == 3 && register_set(ctx_gpu, &s, 31, 0, 1))
+        if (m == 3 && register_set(gpu, &s, 31, 0, 1))
             bad++;
-        const char *mname = mode == 0 ? "cpu" : mode == 1 ? "gpu host" : mode == 2 ? "gpu device" : "gpu registered";
+        char mname[48];
+        static const char *where[4] = {"cpu", "gpu host", "gpu device", "gpu registered"};
+        snprintf(mname, sizeof mname, "%s, %s", where[m], lines ? "lines" : "call");
         int64_t cell[3] = {0, 0, 0};
         int rank = tridi_error_cell(cell);
         int cell_ok = rank == ndim && cell[0] == want[0] && cell[1] == want[1] && (ndim == 2 || cell[2] == want[2]);
@@ -426,7 +439,12 @@ static int failure_case(uint64_t *rng, int ndim, int axis, int combo, int overfl
                    tridi_error_message());
             bad++;
         }
-        if (tu_check_unchanged(mname, &s)) {
+        if (lines && tu_check_lines(mname, &s, lo, hi, (tridi_axis)axis, tu_tolerance(t[4]), failing,
+                                    overflow ? 1 : 2)) {
+            printf("  %s [%s]: a failing line was written or another line not answered\n", label, mname);
+            bad++;
+        }
+        if (!lines && tu_check_unchanged(mname, &s)) {
             printf("  %s [%s]: x was written by a failing solve\n", label, mname);
             bad++;
         }
@@ -845,6 +863,8 @@ int main(void)
     ctx_gpu = make_ctx(TRIDI_BACKEND_CUDA, 0);
     ctx_gpu_f32 = make_ctx(TRIDI_BACKEND_CUDA, 1);
     ctx_cpu = make_ctx(TRIDI_BACKEND_CPU, 0);
+    ctx_gpu_lines = make_ctx_on_error(TRIDI_BACKEND_CUDA, 0, TRIDI_ON_ERROR_LINES);
+    ctx_cpu_lines = make_ctx_on_error(TRIDI_BACKEND_CPU, 0, TRIDI_ON_ERROR_LINES);
     setenv("TRIDI_HOST_SLAB_CELLS", "20000", 1);
     ctx_slabs = make_ctx(TRIDI_BACKEND_CUDA, 0);
     setenv("TRIDI_HOST_X_PATH", "eager", 1);
@@ -896,6 +916,8 @@ int main(void)
     tridi_destroy(ctx_gpu);
     tridi_destroy(ctx_gpu_f32);
     tridi_destroy(ctx_cpu);
+    tridi_destroy(ctx_gpu_lines);
+    tridi_destroy(ctx_cpu_lines);
     tridi_destroy(ctx_slabs);
     tridi_destroy(ctx_slabs_eager);
     tridi_destroy(ctx_slabs_verdict);

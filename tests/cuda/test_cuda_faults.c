@@ -196,6 +196,7 @@ int main(void)
     tridi_config cfg;
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CUDA;
+    cfg.on_error = TRIDI_ON_ERROR_CALL; /* x unchanged whatever fails, a refused launch included */
     tridi_context ctx = NULL;
     if (tridi_create(&ctx, &cfg)) {
         printf("tridi_create: %s\n", tridi_error_message());

@@ -343,9 +343,10 @@ contains
 
     subroutine test_errors()
         real(4), pointer :: D(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), strided(:, :, :), other(:, :, :)
+        real(4), pointer :: Y(:, :, :), Z(:, :, :)
         real(8), pointer :: E(:, :, :)
         real(4), allocatable, target :: big(:, :, :)
-        type(tridi_context) :: dead
+        type(tridi_context) :: dead, cctx
         character(len=:), allocatable :: msg
         integer :: i0
         allocate (D(0:6, -1:5, 2:5))
@@ -378,13 +379,36 @@ contains
         call tridi_solve(ctx, 3, [1, 0, 3], [5, 4, 6], D, E, F, T, X, stat=s)
         call check(s == TRIDI_ERROR_BOUNDS .and. index(tridi_error_message(), 'tridi_solve') > 0, &
                    'box outside: '//tridi_error_message())
-        ! a zero pivot names the cell
+        ! a zero pivot names the cell. Under ON_ERROR_LINES (the default) its line is left untouched and every
+        ! other line answered (as when the line is fixed); under ON_ERROR_CALL, asked for at tridi_create, X
+        ! is unchanged.
         i0 = rand_int(1, 5)
+        allocate (Y, Z, mold=D)
+        Y = poison4()
+        Z = poison4()
+        call tridi_solve(ctx, 2, [1, 2, 3], [5, 4, 4], D, E, F, T, Z, stat=s)
+        call check(s == TRIDI_SUCCESS, 'the system before its zero pivot: '//tridi_error_message())
         E(i0, 2, 3) = 0
         D(i0, 2, 3) = 0
-        call tridi_solve(ctx, 2, [1, 2, 3], [5, 4, 4], D, E, F, T, X, stat=s)
+        call tridi_solve(ctx, 2, [1, 2, 3], [5, 4, 4], D, E, F, T, Y, stat=s)
         msg = tridi_error_message()
-        call check(s == TRIDI_ERROR_ZERO_PIVOT .and. index(msg, '('//itoa(i0)//', 2, 3)') > 0, 'zero pivot: '//msg)
+        call check(s == TRIDI_ERROR_ZERO_PIVOT .and. index(msg, '('//itoa(i0)//', 2, 3)') > 0 .and. &
+                   index(msg, '1 line failed') > 0, 'zero pivot, ON_ERROR_LINES: '//msg)
+        call check(all(same_bits4(Y(i0, :, 3), poison4())), 'ON_ERROR_LINES: the failing line was written')
+        Z(i0, :, 3) = poison4()
+        call check(all(abs(Y - Z) <= 1e-5 * abs(Z) .or. same_bits4(Y, Z)), &
+                   'ON_ERROR_LINES: the other lines differ from their answers without the zero pivot')
+        deallocate (Y, Z)
+        call tridi_create(cctx, backend=TRIDI_BACKEND_CPU, on_error=TRIDI_ON_ERROR_CALL, stat=s)
+        call check(s == TRIDI_SUCCESS, 'tridi_create(on_error=CALL): '//tridi_error_message())
+        call tridi_solve(cctx, 2, [1, 2, 3], [5, 4, 4], D, E, F, T, X, stat=s)
+        msg = tridi_error_message()
+        call check(s == TRIDI_ERROR_ZERO_PIVOT .and. index(msg, '('//itoa(i0)//', 2, 3)') > 0, &
+                   'zero pivot, ON_ERROR_CALL: '//msg)
+        call tridi_destroy(cctx)
+        call tridi_create(cctx, on_error=7, stat=s)
+        call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'on_error = 7') > 0, &
+                   'tridi_create(on_error=7): '//tridi_error_message())
         ! an unassociated array
         nullify (other)
         call tridi_solve(ctx, 1, [1, 0, 3], [5, 4, 4], D, E, other, T, X, stat=s)

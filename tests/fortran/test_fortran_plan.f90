@@ -1,5 +1,5 @@
 ! Module tridi's plans (tridi_plan_create / _solve / _status / _destroy): one plan reused over many calls
-! gives tridi_solve's answers bit for bit (ON_ERROR_CALL, ARITH_MOHID: tridi_solve's contract) on every
+! gives tridi_solve's answers bit for bit (ON_ERROR_CALL, ARITH_MOHID: the adapter's contract) on every
 ! axis of rank 2 and 3 and every kind combination, with fresh values in the same arrays at each call;
 ! ON_ERROR_LINES leaves a failing line untouched and answers the others, ON_ERROR_CALL leaves X unchanged;
 ! a destroyed plan, arrays of another kind or bounds, and a host plan given to the device call are refused
@@ -113,7 +113,7 @@ contains
         deallocate (D4, E4, F4, T4, X4, Y4, D8, E8, F8, T8, X8, Y8)
     end subroutine
 
-    ! test_reuse's calls; mode 0: tridi_plan_create (tridi_solve's contract); 1: tridi_plan_solve into X; 2: tridi_solve into Y.
+    ! test_reuse's calls; mode 0: tridi_plan_create (CALL, MOHID arithmetic); 1: tridi_plan_solve into X; 2: tridi_solve into Y.
     subroutine run(mode, st)
         integer, intent(in) :: mode
         integer, intent(out) :: st

@@ -73,14 +73,16 @@ static inline long mt_expect(const char *what, tridi_status got, tridi_status wa
     return mt_total(bad);
 }
 
-/* Starts an MPI test: MPI_Init, then *device: whether "--device" (the first argument) asks for GPUs.
- * Returns the name the test prints: `test`, followed by " (device)" in device mode. */
+/* Starts an MPI test: MPI_Init, then *device from the first argument: 1 for "--device" (device arrays on
+ * GPUs), 2 for "--host-on-gpu" (host arrays on a CUDA context: tests that pass it solve with mt_solve only),
+ * else 0. Returns the name the test prints: `test`, followed by the mode. */
 static inline const char *mt_start(int *argc, char ***argv, const char *test, int *device)
 {
     static char name[128];
     MPI_Init(argc, argv);
-    *device = *argc > 1 && !strcmp((*argv)[1], "--device");
-    snprintf(name, sizeof name, "%s%s", test, *device ? " (device)" : "");
+    const char *mode = *argc > 1 ? (*argv)[1] : "";
+    *device = !strcmp(mode, "--device") ? 1 : !strcmp(mode, "--host-on-gpu") ? 2 : 0;
+    snprintf(name, sizeof name, "%s%s", test, *device == 1 ? " (device)" : *device == 2 ? " (host arrays, GPU)" : "");
     return name;
 }
 
@@ -117,12 +119,12 @@ static inline int mt_create_context(int device, const char *name, tridi_context 
     return 0;
 }
 
-/* The distributed solve of the local arrays a (cells: the local grid's cells): with device, through
- * device copies of the five arrays (one for rhs and x when x is rhs), x copied back. */
+/* The distributed solve of the local arrays a (cells: the local grid's cells): with device 1, through
+ * device copies of the five arrays (one for rhs and x when x is rhs), x copied back; else on a itself. */
 static inline tridi_status mt_solve(tridi_context ctx, int device, tridi_decomp d, int64_t cells, tridi_axis axis,
                                     const int64_t lo[3], const int64_t hi[3], tridi_arrays *a)
 {
-    if (!device)
+    if (device != 1)
         return tridi_mpi_solve(ctx, d, axis, lo, hi, a);
 #ifdef TRIDI_TEST_CUDA
     tridi_arrays dv = *a;
