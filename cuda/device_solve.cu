@@ -231,7 +231,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         }
         plan = mm.plan;
     }
-    const bool scratch = !plan.split && tk_needs_scratch(p->n); // split lines keep W/G in registers
+    const bool scratch = plan_needs_scratch(plan, p->n); // split and FAST lines keep W/G on chip
     const size_t need_box = plan.coop || lines ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
     if (box->bytes < need_box || scr->bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.

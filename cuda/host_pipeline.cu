@@ -261,7 +261,7 @@ tridi_status host_needs_scratch(const tridi_cuda_state *st, const tridi_problem 
     a.l_count = p->n1 * b.n[b.a2];
     tk_plan plan;
     tridi_status s = plan_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, false, &plan);
-    *scratch = !s && !plan.split && tk_needs_scratch(p->n);
+    *scratch = !s && plan_needs_scratch(plan, p->n);
     return s;
 }
 

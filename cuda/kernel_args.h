@@ -48,7 +48,14 @@ struct ts_geom {
     int qfast;      // 1: a warp's lanes run over a line's segments first (x lines); 0: over its lines first
 };
 
-// How a call is launched. split: ts_line, segments of at most L unknowns laid out as geom says;
+// The layout of FAST lines (cuda/kernels/fast_lines.cuh): a block is `lines` lines of P chunk threads.
+struct fp_geom {
+    int P;     // chunks (threads) per line
+    int lines; // lines per block
+};
+
+// How a call is launched. fast: fp_line (FAST arithmetic), chunks of at most fL unknowns in mode fmode
+// (fp_mode), laid out as fgeom says; split: ts_line, segments of at most L unknowns laid out as geom says;
 // otherwise tk_line, one warp per block.
 struct tk_plan {
     bool contig, wgs, coop, i32, split;
@@ -56,6 +63,9 @@ struct tk_plan {
     ts_geom geom;
     size_t smem;
     unsigned blocks, threads;
+    bool fast;
+    int fmode, fL;
+    fp_geom fgeom;
 };
 
 // Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can

@@ -4,6 +4,7 @@
 #include "planner.h"
 
 #include "cuda_status.h"
+#include "kernels/fast_lines.cuh"
 #include "kernels/line.cuh"
 #include "kernels/split.cuh"
 
@@ -295,11 +296,103 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     return e;
 }
 
+// ---- FAST lines (TRIDI_ARITH_FAST on all-float or all-double arrays, docs/decisions/021) ----------------
+
+template <class T, int L>
+void *fp_kernel_of(int mode)
+{
+    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_CONTIG>;
+}
+
+template <class T>
+void *fp_kernel(const tk_plan &p)
+{
+    if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
+        if (p.fL == 16)
+            return fp_kernel_of<T, 16>(p.fmode);
+    return fp_kernel_of<T, 8>(p.fmode);
+}
+
+// The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
+// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
+// y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
+// then does (plan_solve), which meets the FAST bound too.
+// The shapes, from the kernel-only measurements of decision 021 (H100, 2026-11-25):
+//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
+//    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
+//    copy bandwidth with 128 threads, 67% with 256, 55% with 512; staged through shared memory, 52%);
+//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 64 unknowns or more, else 8; 256 threads a
+//    block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring lines (the length of
+//    those runs is what bounds these lines: 1024x1024x128 z f32 55% with 64-byte runs, 65% with 128).
+//    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
+//    nothing from float-free arithmetic: `tk_line` was faster on both (2048x2048x32 y f64 6568 against
+//    7489 us; 1024x1024x128 z f64 2395 against 2713 us, 140x140x56 z f64 22.8 against 29.3 us a call).
+template <class T>
+cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
+{
+    tk_plan p{};
+    p.fast = false;
+    *plan = p;
+    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
+        tk_max_offset(a.out, a) >= INT32_MAX)
+        return cudaSuccess;
+    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.fmode = contig ? FP_CONTIG : FP_STRIDED;
+    p.fL = !contig && sizeof(T) == 4 && a.n >= 64 ? 16 : 8;
+    const int P = fp_chunks(a.n, p.fL);
+    int lines;
+    if (contig) {
+        lines = std::max(1, 128 / P);
+    } else {
+        const int run = 128 / (int)sizeof(T); // neighbouring lines in 128 bytes
+        lines = std::max(1, 256 / P);
+        if (lines < run)
+            lines = std::min(run, std::max(1, FP_MAX_THREADS / P));
+        if (sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
+            return cudaSuccess;
+    }
+    lines = std::min(lines, FP_MAX_LINES);
+    if (lines * P > FP_MAX_THREADS)
+        return cudaSuccess;
+    p.fgeom = {P, lines};
+    p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
+    p.contig = contig;
+    p.wgs = true; // no scratch
+    p.i32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
+    // driver takes more shared memory where a block needs it); y/z lines use none.
+    if (e == cudaSuccess && contig)
+        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
+    if (e != cudaSuccess)
+        return e;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
+template <class T>
+cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    fp_geom g = p.fgeom;
+    void *params[] = {(void *)&a, (void *)&g};
+    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+}
+
 template <class TL, class TD, class TX>
 cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
 {
     if (p.blocks == 0)
         return cudaSuccess;
+    if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
+        if (p.fast)
+            return fp_run<TL>(a, p, stream);
     void *k = tk_kernel_of<TL, TD, TX>(p);
     int ns = p.ns;
     ts_geom geom = p.geom;
@@ -330,9 +423,13 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
 
 bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
+bool plan_needs_scratch(const tk_plan &plan, int64_t n) { return !plan.split && !plan.fast && tk_needs_scratch(n); }
+
 kernel_types types_of(const tridi_problem *p, bool f32_transfer)
 {
     kernel_types k{p->arrays.lower_type, p->arrays.diag_type, p->arrays.x_type};
+    // FAST arithmetic on the arrays' own type: all float or all double (decision 021)
+    k.fast = p->arith == TRIDI_ARITH_FAST && k.l == k.d && k.d == k.x;
     if (f32_transfer) {
         k.l = TRIDI_FLOAT32;
         k.d = TRIDI_FLOAT32;
@@ -347,7 +444,18 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         using TL = std::remove_pointer_t<decltype(l)>;
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
-        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, choice)), "planning the Thomas kernel");
+        // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021). Lines
+        // the FAST kernel does not take go to one thread per line: split lines of more than 2048 unknowns
+        // with rows scaled over 10^-30..10^30 measured outside the FAST bound (test_fast_gpu).
+        tk_choice c = choice;
+        if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
+            if (k.fast && choice.family == 0) {
+                CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
+                if (plan->fast)
+                    return TRIDI_SUCCESS;
+                c = tk_choice{1, 0};
+            }
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });
 }

@@ -11,9 +11,11 @@
 #include "kernel_args.h"
 #include "tridi_internal.h"
 
-// Storage types of the three kernel operands: lower/upper/rhs, diag, answer.
+// Storage types of the three kernel operands: lower/upper/rhs, diag, answer; fast: the solve may take
+// FAST arithmetic (TRIDI_ARITH_FAST on all-float or all-double arrays: the FAST kernels, decision 021).
 struct kernel_types {
     tridi_dtype l, d, x;
+    bool fast = false;
 };
 
 // The operand types of p's kernel; f32_transfer: double inputs sent as float (allow_f32_transfer).
@@ -34,5 +36,8 @@ tridi_status launch_solve(const tk_choice &choice, const kernel_types &k, const 
 // True when W and G of a line of n unknowns do not stay in shared memory: the caller then gives a.scratch
 // (2 * n * l_count doubles) to a plan that is not split.
 bool tk_needs_scratch(int64_t n);
+// True when `plan`, for lines of n unknowns, needs a.scratch (one thread per line with W/G that do not fit
+// on chip; split and FAST lines keep everything on chip).
+bool plan_needs_scratch(const tk_plan &plan, int64_t n);
 
 #endif

@@ -12,8 +12,11 @@
 //    assembly loop, OpenMP threads asleep as in a model, not back to back).
 //  - device plans (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
 //    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
+//  - FAST arithmetic (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against MOHID
+//    arithmetic and cuSPARSE on the same data (y lines too: one gtsvInterleavedBatch per k slab), kernel-only
+//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes, raw rows to --csv.
 // Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
-// --plans] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
+// --plans | --fast] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -31,6 +34,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string>
 #include <vector>
 
 #define CUDA_OK(x)                                                                                       \
@@ -218,13 +222,16 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
 }
 
 // cuSPARSE on a compact box: x lines with gtsv2StridedBatch (systems contiguous, batchStride = n), z lines
-// with gtsvInterleavedBatch (unknown m of system b at m*batch + b, the Fortran order of a compact box).
+// with gtsvInterleavedBatch (unknown m of system b at m*batch + b, the Fortran order of a compact box), y
+// lines with gtsvInterleavedBatch once per k slab (in a slab of a compact box, unknown m of line i is at
+// m*nx + i: nx interleaved systems; no transpose, nz calls of batch nx; nx: the box's first extent).
 // Returns seconds per call (it solves in place: the answer of one call is the next call's rhs, whose
 // size stays bounded for these diagonally dominant systems).
 template <class T>
-static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t batch, int reps)
+static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t batch, int reps, int64_t nx = 0)
 {
     const size_t cells = (size_t)(n * batch);
+    const int64_t slabs = axis == 1 ? batch / nx : 1, per_call = axis == 1 ? nx : batch; // y: one call per k slab
     T *dl, *d, *du, *x;
     CUDA_OK(cudaMalloc(&dl, cells * sizeof(T)));
     CUDA_OK(cudaMalloc(&d, cells * sizeof(T)));
@@ -246,10 +253,10 @@ static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t bat
     } else {
         if (dbl)
             SP_OK(cusparseDgtsvInterleavedBatch_bufferSizeExt(h, 0, (int)n, (double *)dl, (double *)d, (double *)du,
-                                                              (double *)x, (int)batch, &wb));
+                                                              (double *)x, (int)per_call, &wb));
         else
             SP_OK(cusparseSgtsvInterleavedBatch_bufferSizeExt(h, 0, (int)n, (float *)dl, (float *)d, (float *)du,
-                                                              (float *)x, (int)batch, &wb));
+                                                              (float *)x, (int)per_call, &wb));
     }
     void *work;
     CUDA_OK(cudaMalloc(&work, wb ? wb : 1));
@@ -267,12 +274,15 @@ static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t bat
                 SP_OK(cusparseSgtsv2StridedBatch(h, (int)n, (float *)dl, (float *)d, (float *)du, (float *)x,
                                                  (int)batch, (int)n, work));
         } else {
-            if (dbl)
-                SP_OK(cusparseDgtsvInterleavedBatch(h, 0, (int)n, (double *)dl, (double *)d, (double *)du,
-                                                    (double *)x, (int)batch, work));
-            else
-                SP_OK(cusparseSgtsvInterleavedBatch(h, 0, (int)n, (float *)dl, (float *)d, (float *)du, (float *)x,
-                                                    (int)batch, work));
+            for (int64_t k = 0; k < slabs; ++k) {
+                const size_t o = (size_t)(k * n * per_call);
+                if (dbl)
+                    SP_OK(cusparseDgtsvInterleavedBatch(h, 0, (int)n, (double *)dl + o, (double *)d + o,
+                                                        (double *)du + o, (double *)x + o, (int)per_call, work));
+                else
+                    SP_OK(cusparseSgtsvInterleavedBatch(h, 0, (int)n, (float *)dl + o, (float *)d + o,
+                                                        (float *)du + o, (float *)x + o, (int)per_call, work));
+            }
         }
         cudaEventRecord(e1);
         CUDA_OK(cudaEventSynchronize(e1));
@@ -631,11 +641,199 @@ static void transfer_shapes(const grid3 &G)
     std::free(h);
 }
 
+// ---- FAST rows (--fast, issue 27) -------------------------------------------------------------------------
+// Device plans under ON_ERROR_LINES with DEFERRED verdicts (calls back to back, one tridi_plan_status per
+// batch), FAST against MOHID arithmetic on the same data; the bare kernels the planner picks for each (into x,
+// no verdict); cuSPARSE on the same data and precision in the layout its routines need: x lines
+// gtsv2StridedBatch, z lines gtsvInterleavedBatch, y lines gtsvInterleavedBatch once per k slab of a compact
+// box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in three passes; the
+// table shows the median of the three (range of the per-call %), the CSV (--csv=FILE) every pass.
+static FILE *g_csv;
+static std::string g_csv_head; // device,date,commit, (bench/results/README.md's schema)
+
+// One row of bench/results/README.md's schema: the range of a figure over the passes (value_max empty when
+// there is one figure).
+static void csv_row(const grid3 &G, const char *type, char axis, const char *metric, double lo, double hi,
+                    const char *unit)
+{
+    if (!g_csv)
+        return;
+    char range[64] = "";
+    if (hi != lo)
+        std::snprintf(range, sizeof range, "%.4g", hi);
+    std::fprintf(g_csv, "%s%dx%dx%d,%s,%c,%s,%.4g,%s,%s\n", g_csv_head.c_str(), G.nx, G.ny, G.nz, type, axis, metric, lo,
+                 range, unit);
+    std::fflush(g_csv);
+}
+
+// Seconds per call of a device plan on arrays a, calls back to back.
+static double time_plan(tridi_context ctx, const tridi_grid &g, int axis, const tridi_arrays &a, tridi_arith arith,
+                        int reps)
+{
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {g.ubound[0] - 1, g.ubound[1] - 1, g.ubound[2] - 1};
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = TRIDI_MEMORY_DEVICE;
+    o.arith = arith;
+    o.on_error = TRIDI_ON_ERROR_LINES;
+    o.verdict = TRIDI_VERDICT_DEFERRED;
+    const tridi_dtype types[5] = {a.lower_type, a.diag_type, a.upper_type, a.rhs_type, a.x_type};
+    tridi_plan plan;
+    TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
+    for (int w = 0; w < 3; ++w)
+        TRIDI_OK(tridi_plan_solve(plan, &a));
+    TRIDI_OK(tridi_plan_status(plan));
+    std::vector<double> t;
+    for (int rep = 0; rep < 5; ++rep) {
+        const double t0 = now();
+        for (int k = 0; k < reps; ++k)
+            TRIDI_OK(tridi_plan_solve(plan, &a));
+        TRIDI_OK(tridi_plan_status(plan));
+        t.push_back((now() - t0) / reps);
+    }
+    TRIDI_OK(tridi_plan_destroy(plan));
+    return median(t);
+}
+
+// Seconds of the planner's kernel for a LINES solve of the box into x in place (FAST or MOHID arithmetic),
+// launched bare; *kern names it.
+static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool fast, double *scratch, int reps,
+                          const char **kern)
+{
+    const int64_t ext[3] = {g.ubound[0] - g.lbound[0] + 1, g.ubound[1] - g.lbound[1] + 1, g.ubound[2] - g.lbound[2] + 1};
+    const int64_t str[3] = {1, ext[0], ext[0] * ext[1]};
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    tk_args a{};
+    a.D = arr.lower;
+    a.E = arr.diag;
+    a.F = arr.upper;
+    a.R = arr.rhs;
+    a.X = arr.x;
+    a.in = {str[0] + str[1] + str[2], str[a1], str[a2], str[axis]};
+    a.out = a.in;
+    a.n = ext[axis] - 2;
+    a.n1 = ext[a1] - 2;
+    a.l_count = a.n1 * (ext[a2] - 2);
+    unsigned long long *err;
+    CUDA_OK(cudaMalloc(&err, 8));
+    CUDA_OK(cudaMemset(err, 0xff, 8));
+    a.err = err;
+    kernel_types kt{arr.lower_type, arr.diag_type, arr.x_type};
+    kt.fast = fast;
+    tk_plan plan;
+    TRIDI_OK(plan_solve(bare_choice, kt, a, axis == 0, false, &plan));
+    a.scratch = plan_needs_scratch(plan, a.n) ? scratch : nullptr;
+    *kern = plan.fast ? (plan.contig ? "fast-staged" : "fast-strided") : plan.split ? "split" : plan.wgs ? "line" : "line+scr";
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> t;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+        cudaEventRecord(e0);
+        TRIDI_OK(run_solve(kt, a, plan, 0));
+        cudaEventRecord(e1);
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2)
+            t.push_back(ms * 1e-3);
+    }
+    unsigned long long v;
+    CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
+    if (v != ~0ull)
+        std::printf("  (kernel reported a failing line %llu)\n", v);
+    cudaFree(err);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return median(t);
+}
+
+static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
+    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
+    void *p[5];
+    for (int r = 0; r < 5; ++r) {
+        const size_t es = r == 1 ? sd : sl;
+        TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
+        if (es == 8)
+            fill_kernel<<<2048, 256>>>((double *)p[r], r, cells);
+        else
+            fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
+    }
+    double *scratch;
+    CUDA_OK(cudaMalloc(&scratch, box * 16));
+    CUDA_OK(cudaDeviceSynchronize());
+    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
+    const double bytes = (double)floor_bytes(combo) * box;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (only_axis >= 0 && axis != only_axis)
+            continue;
+        const int64_t n = axis == 0 ? G.nx : axis == 1 ? G.ny : G.nz;
+        double ts = 0.0;
+        if (combo != 2) {
+            const int64_t batch = (int64_t)(box / n);
+            ts = combo == 0 ? time_cusparse<float>(sp, axis, n, batch, reps, G.nx)
+                            : time_cusparse<double>(sp, axis, n, batch, reps, G.nx);
+        }
+        std::vector<double> kf, cf, cm, km;
+        const char *kfn = "-", *kmn = "";
+        for (int pass = 0; pass < 3; ++pass) {
+            if (combo != 2) {
+                kf.push_back(time_kernel(g, axis, a, true, scratch, reps, &kfn));
+                cf.push_back(time_plan(ctx, g, axis, a, TRIDI_ARITH_FAST, reps));
+            }
+            cm.push_back(time_plan(ctx, g, axis, a, TRIDI_ARITH_MOHID, reps));
+            km.push_back(time_kernel(g, axis, a, false, scratch, reps, &kmn));
+        }
+        const double mcm = median(cm), mkm = median(km);
+        auto pct = [&](double t) { return 100.0 * bytes / t / B.d2d; };
+        // every pass's figures as a range: times in us, shares of the copy bandwidth
+        auto rows = [&](const char *metric, const std::vector<double> &t) {
+            const double lo = *std::min_element(t.begin(), t.end()), hi = *std::max_element(t.begin(), t.end());
+            char m[64];
+            std::snprintf(m, sizeof m, "%s_us", metric);
+            csv_row(G, tname(combo), "xyz"[axis], m, lo * 1e6, hi * 1e6, "us");
+            std::snprintf(m, sizeof m, "%s_pct_copy", metric);
+            csv_row(G, tname(combo), "xyz"[axis], m, pct(hi), pct(lo), "%");
+        };
+        if (combo != 2) {
+            rows("fast_kernel", kf);
+            rows("fast_call", cf);
+            csv_row(G, tname(combo), "xyz"[axis], "cusparse_us", ts * 1e6, ts * 1e6, "us");
+            csv_row(G, tname(combo), "xyz"[axis], "cusparse_over_fast_call", ts / median(cf), ts / median(cf), "ratio");
+        }
+        rows("mohid_kernel", km);
+        rows("mohid_call", cm);
+        if (combo == 2) {
+            std::printf("| %dx%dx%d | %s | %c | - | - | - | - | %.1f (%s %.1f) | %.0f%% | - | - |\n", G.nx, G.ny, G.nz,
+                        tname(combo), "xyz"[axis], mcm * 1e6, kmn, mkm * 1e6, pct(mcm));
+        } else {
+            const double mkf = median(kf), mcf = median(cf);
+            const double lo = pct(*std::max_element(cf.begin(), cf.end())), hi = pct(*std::min_element(cf.begin(), cf.end()));
+            std::printf("| %dx%dx%d | %s | %c | %s | %.1f | %.1f | %.0f%% | %.0f%% (%.0f-%.0f) | %.1f (%s %.1f) | %.0f%% | %.2fx "
+                        "| %.1f | %.2fx |\n",
+                        G.nx, G.ny, G.nz, tname(combo), "xyz"[axis], kfn, mkf * 1e6, mcf * 1e6, pct(mkf), pct(mcf), lo,
+                        hi, mcm * 1e6, kmn, mkm * 1e6, pct(mcm), mcm / mcf, ts * 1e6, ts / mcf);
+        }
+        std::fflush(stdout);
+    }
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    cudaFree(scratch);
+}
+
 static void usage()
 {
     std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
                          "  --resident / --host: only the device-resident / host-array tables (default: both)\n"
                          "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
+                         "  --fast: only the FAST arithmetic table (FAST / MOHID / cuSPARSE; default grids: issue 27's)\n"
+                         "  --csv=FILE: the FAST table's rows in bench/results/README.md's schema (ranges over the\n"
+                         "    three passes); --commit=HASH fills its commit column\n"
                          "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
                          "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
     std::exit(2);
@@ -644,7 +842,8 @@ static void usage()
 int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
-    bool do_resident = true, do_host = true, do_plans = false;
+    bool do_resident = true, do_host = true, do_plans = false, do_fast = false;
+    const char *csv_path = nullptr, *commit = "-";
     std::vector<grid3> grids;
     int only_type = -1;
     for (int i = 1; i < argc; ++i) {
@@ -660,6 +859,12 @@ int main(int argc, char **argv)
             do_resident = false;
         else if (!std::strcmp(argv[i], "--plans"))
             do_plans = true, do_resident = do_host = false;
+        else if (!std::strcmp(argv[i], "--fast"))
+            do_fast = true, do_resident = do_host = false;
+        else if (!std::strncmp(argv[i], "--csv=", 6) && argv[i][6])
+            csv_path = argv[i] + 6;
+        else if (!std::strncmp(argv[i], "--commit=", 9) && argv[i][9])
+            commit = argv[i] + 9;
         else if (std::sscanf(argv[i], "--grid=%dx%dx%d", &G.nx, &G.ny, &G.nz) == 3 && G.nx > 0 && G.ny > 0 && G.nz > 0)
             grids.push_back(G);
         else if (argv[i][0] >= '0' && argv[i][0] <= '9') // 0: no sequential reference at all
@@ -667,6 +872,8 @@ int main(int argc, char **argv)
         else
             usage();
     }
+    if (grids.empty() && do_fast)
+        grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}, {560, 560, 56}, {140, 140, 56}};
     if (grids.empty())
         grids = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
     cudaDeviceProp prop;
@@ -714,6 +921,34 @@ int main(int argc, char **argv)
             for (int combo = 0; combo < 3; ++combo)
                 if (only_type < 0 || combo == only_type)
                     plans(gpu, G, B, combo);
+    }
+    if (do_fast) {
+        if (csv_path && !(g_csv = std::fopen(csv_path, "w"))) {
+            std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
+            return 2;
+        }
+        if (g_csv) {
+            char iso[32];
+            std::strftime(iso, sizeof iso, "%Y-%m-%dT%H:%MZ", std::gmtime(&tt));
+            const char *dev = std::strstr(prop.name, "H100") ? "H100" : std::strstr(prop.name, "H200") ? "H200" : prop.name;
+            g_csv_head = std::string(dev) + "," + iso + "," + commit + ",";
+            std::fprintf(g_csv, "device,date,commit,grid,type,axis,metric,value,value_max,unit\n");
+            std::fprintf(g_csv, "%s-,-,-,device_copy_bw,%.4g,,GB/s\n", g_csv_head.c_str(), B.d2d * 1e-9);
+        }
+        std::printf("FAST arithmetic (device plans, ON_ERROR_LINES, DEFERRED verdicts, calls back to back; FAST / "
+                    "MOHID call = us per tridi_plan_solve; kernel = the planner's kernel alone, into x; %% = floor "
+                    "traffic at the device copy bandwidth of this run, median of three passes (range of the "
+                    "per-call %% over them); cuSPARSE: x gtsv2StridedBatch, y gtsvInterleavedBatch per k slab, z "
+                    "gtsvInterleavedBatch, same data and precision, compact box)\n");
+        std::printf("| grid | type | axis | FAST kernel | us kernel | us call | %% copy kernel | %% copy call (range) "
+                    "| MOHID us call (kernel, us) | MOHID %% copy call | MOHID / FAST | cuSPARSE us | cuSPARSE / FAST |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for (const grid3 &G : grids)
+            for (int combo = 0; combo < 3; ++combo)
+                if (only_type < 0 || combo == only_type)
+                    fast_rows(gpu, sp, G, B, combo);
+        if (g_csv)
+            std::fclose(g_csv);
     }
     if (do_host) {
         std::printf("\nCopy shapes, registered host array <-> device, float box with a one-cell halo (GB/s of box "

@@ -169,13 +169,15 @@ static void failure_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, i
     ref.x = xref;
     tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &ref); /* before the failures: the good lines' oracle */
 
-    /* The failing lines: bad1 gets a zero pivot at unknown 0 (diag = 0), bad2 (when there is a second line)
-     * a NaN rhs at its last unknown. */
+    /* The failing lines: bad1 gets a zero pivot at unknown 0 (a zero row: diag and upper 0, singular, so that
+     * FAST arithmetic fails there too; its partitioned solve pivots past a zero diagonal alone), bad2 (when
+     * there is a second line) a NaN rhs at its last unknown. */
     const int64_t bad1 = tu_randint(rng, 0, nlines - 1);
     int64_t bad2 = nlines > 1 ? tu_randint(rng, 0, nlines - 2) : -1;
     if (bad2 >= bad1)
         bad2++;
     tu_set((void *)s.a.diag, t[1], line_cell(&g, axis, lo, hi, bad1, 0), 0.0);
+    tu_set((void *)s.a.upper, t[2], line_cell(&g, axis, lo, hi, bad1, 0), 0.0);
     if (bad2 >= 0)
         tu_set((void *)s.a.rhs, t[3], line_cell(&g, axis, lo, hi, bad2, n - 1), NAN);
     const int64_t first = bad2 >= 0 && bad2 < bad1 ? bad2 : bad1, nfailed = bad2 >= 0 ? 2 : 1;
@@ -461,6 +463,7 @@ static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
     const int64_t cell = line_cell(&g, 1, lo, hi, bad, 0);
     const double good = tu_get(s.a.diag, t[1], cell);
     tu_set((void *)s.a.diag, t[1], cell, 0.0);
+    tu_set((void *)s.a.upper, t[2], cell, 0.0); /* a zero row: FAST arithmetic fails there too */
     tu_dev_set d;
     if (tu_dev_upload(ctx, &s, &d)) {
         FAIL("changed inputs: upload");

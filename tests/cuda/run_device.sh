@@ -81,6 +81,11 @@ for t in cuda/test_cuda adi/test_adi_cuda; do
   sanitize racecheck "${t#*/}" 600 "$T/$t"
   sanitize initcheck "${t#*/}" 600 "$T/$t"
 done
+# The FAST kernels (cuda/kernels/fast_lines.cuh): shared memory reused by the staged lines, the reduced
+# rows and the fallback's W/G between block barriers; one line length per variant (--quick).
+for tool in memcheck racecheck synccheck; do
+  sanitize $tool test_fast_gpu 600 "$T/cuda/test_fast_gpu" --quick
+done
 # synccheck: the one-wave kernels synchronise the whole grid (cooperative launch).
 sanitize synccheck test_cuda 600 "$T/cuda/test_cuda"
 # Every line split over several threads (by default only long x lines are): its shuffles, the exchange

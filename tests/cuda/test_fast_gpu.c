@@ -1,0 +1,349 @@
+/* FAST arithmetic on the GPU (device plans, all-float and all-double arrays; docs/api.md, "FAST arithmetic"):
+ *  - accuracy: every line within |x - x*| <= 32 u cond(A, x*) |x*| (the oracle of tests/common/fast_oracle.h),
+ *    on random diagonally dominant, weakly dominant (|diag| = 1.001 (|lower| + |upper|)) and widely scaled
+ *    lines (rows times 10^-30..10^30), of 2 to 16384 unknowns, along x, y and z: every FAST kernel variant
+ *    (strided y/z lines, staged x lines, chunks of 8 and, for float lines past 512 unknowns, 16) and the
+ *    lines past 2048 unknowns that keep MOHID's kernels; cells outside the box keep their poison; the
+ *    partitioned arithmetic really ran (some answers differ from a MOHID plan's on the same data);
+ *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
+ *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
+ *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered.
+ * Outputs are poisoned before every solve; the seed is printed (TRIDI_SEED replays it). Exits 77 without a GPU.
+ * --quick: fewer line lengths (one per kernel variant), for the sanitizers (tests/cuda/run_device.sh). */
+#include "fast_oracle.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tridi_cuda_device_count(void); /* internal, in libtridi: lets the test skip without a GPU */
+
+static tridi_context ctx;
+static int quick;
+static const char *kind_name[3] = {"dominant", "weakly dominant", "rows scaled 1e-30..1e30"};
+
+/* Fills the box's lines of s with systems of the given kind (the halo keeps tu_system_alloc's values). */
+static void fill(tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_axis axis, int kind, uint64_t *rng)
+{
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n = hi[axis] - lo[axis] + 1, nl = (hi[a1] - lo[a1] + 1) * (hi[a2] - lo[a2] + 1);
+    const tridi_dtype t = s->a.x_type;
+    for (int64_t l = 0; l < nl; ++l)
+        for (int64_t m = 0; m < n; ++m) {
+            int64_t c[3];
+            const int64_t i = tu_line_cell(&s->grid, lo, hi, axis, l, m, c);
+            const double d = 2.0 * tu_uniform(rng) - 1.0, f = 2.0 * tu_uniform(rng) - 1.0;
+            const double sign = tu_uniform(rng) < 0.5 ? -1.0 : 1.0;
+            double e = sign * (fabs(d) + fabs(f) + 0.5 + 2.0 * tu_uniform(rng));
+            if (kind == 1)
+                e = sign * 1.001 * (fabs(d) + fabs(f));
+            const double k = kind == 2 ? pow(10.0, -30.0 + 60.0 * tu_uniform(rng)) : 1.0;
+            tu_set((void *)s->a.lower, t, i, d * k);
+            tu_set((void *)s->a.diag, t, i, e * k);
+            tu_set((void *)s->a.upper, t, i, f * k);
+            tu_set((void *)s->a.rhs, t, i, (2.0 * tu_uniform(rng) - 1.0) * k);
+        }
+}
+
+/* Lines of the box whose answers in x break the bound (lines in `skip` are not checked; -1: none). *worst:
+ * the largest error over its bound. */
+static int64_t check_bound(const char *what, const tu_system *s, const void *x, const int64_t lo[3], const int64_t hi[3],
+                           tridi_axis axis, int64_t skip, double *worst)
+{
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n = hi[axis] - lo[axis] + 1, nl = (hi[a1] - lo[a1] + 1) * (hi[a2] - lo[a2] + 1);
+    const tridi_dtype t = s->a.x_type;
+    const long double u = t == TRIDI_FLOAT32 ? ldexpl(1.0L, -24) : ldexpl(1.0L, -53);
+    long double *buf = malloc((size_t)n * 5 * sizeof *buf);
+    long double *d = buf, *e = buf + n, *f = buf + 2 * n, *r = buf + 3 * n, *xs = buf + 4 * n;
+    int64_t bad = 0;
+    for (int64_t l = 0; l < nl; ++l) {
+        if (l == skip)
+            continue;
+        int64_t c[3];
+        for (int64_t m = 0; m < n; ++m) {
+            const int64_t i = tu_line_cell(&s->grid, lo, hi, axis, l, m, c);
+            d[m] = m ? tu_get(s->a.lower, t, i) : 0.0L;
+            e[m] = tu_get(s->a.diag, t, i);
+            f[m] = m < n - 1 ? tu_get(s->a.upper, t, i) : 0.0L;
+            r[m] = tu_get(s->a.rhs, t, i);
+        }
+        long double bound = 0.0L, err = 0.0L;
+        if (fo_line(n, d, e, f, r, u, xs, &bound)) {
+            printf("FAILED %s: oracle out of memory\n", what);
+            exit(1);
+        }
+        for (int64_t m = 0; m < n; ++m) {
+            const double v = tu_get(x, t, tu_line_cell(&s->grid, lo, hi, axis, l, m, c));
+            err = isfinite(v) ? fmaxl(err, fabsl((long double)v - xs[m])) : INFINITY;
+        }
+        const double ratio = (double)(err / bound);
+        if (!(ratio <= *worst))
+            *worst = ratio;
+        if (!(ratio <= 1.0)) {
+            if (bad < 3)
+                printf("  %s: line %lld error %Lg over the bound %Lg\n", what, (long long)l, err, bound);
+            ++bad;
+        }
+    }
+    free(buf);
+    return bad;
+}
+
+static tridi_plan make_plan(const tu_system *s, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
+                            tridi_arith arith, tridi_on_error on_error, tridi_verdict verdict)
+{
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = TRIDI_MEMORY_DEVICE;
+    o.arith = arith;
+    o.on_error = on_error;
+    o.verdict = verdict;
+    const tridi_dtype t = s->a.x_type, types[5] = {t, t, t, t, t};
+    tridi_plan plan = NULL;
+    if (tridi_plan_create(ctx, &s->grid, axis, lo, hi, types, &o, &plan)) {
+        printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
+        exit(1);
+    }
+    return plan;
+}
+
+/* Poisons x (host copy kept in x_before) and sends it to the device. */
+static void poison(tu_system *s, tu_dev_set *dev, uint64_t *rng)
+{
+    tu_poison_x(s, rng);
+    if (tridi_copy_to_device(ctx, dev->p[4], s->a.x, dev->bytes[4])) {
+        printf("FAILED copy: %s\n", tridi_error_message());
+        exit(1);
+    }
+}
+
+static void fetch(tu_system *s, const tu_dev_set *dev)
+{
+    if (tridi_copy_to_host(ctx, s->a.x, dev->p[4], dev->bytes[4])) {
+        printf("FAILED copy: %s\n", tridi_error_message());
+        exit(1);
+    }
+}
+
+/* A grid whose box is n along axis and n1 x n2 across it, one halo cell on every side. */
+static void geometry(tridi_axis axis, int64_t n, int64_t n1, int64_t n2, tridi_grid *g, int64_t lo[3], int64_t hi[3])
+{
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    int64_t ext[3];
+    ext[axis] = n, ext[a1] = n1, ext[a2] = n2;
+    g->ndim = 3;
+    for (int a = 0; a < 3; ++a) {
+        g->lbound[a] = 0;
+        g->ubound[a] = ext[a] + 1;
+        lo[a] = 1;
+        hi[a] = ext[a];
+    }
+}
+
+static void accuracy(tridi_dtype t, uint64_t *rng)
+{
+    static const int64_t all[] = {2, 3, 5, 8, 16, 17, 56, 100, 128, 257, 513, 1000, 2048, 2049, 16384};
+    static const int64_t few[] = {2, 17, 56, 513, 2049};
+    const int64_t *lens = quick ? few : all;
+    const int nlens = quick ? (int)(sizeof few / sizeof few[0]) : (int)(sizeof all / sizeof all[0]);
+    const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
+    for (int ax = 0; ax < 3; ++ax) {
+        const tridi_axis axis = (tridi_axis)ax;
+        int64_t differs = 0, cells_fast = 0;
+        double worst = 0.0, worst_kept = 0.0; /* lines of the FAST kernel, lines past 2048 (MOHID's kernels) */
+        for (int li = 0; li < nlens; ++li)
+            for (int kind = 0; kind < 3; ++kind) {
+                const int64_t n = lens[li];
+                /* 37 lines across the first other axis (a partial tile of 32), fewer for the longest lines */
+                const int64_t n1 = n > 4096 ? 5 : 37, n2 = n > 4096 ? 2 : n > 1024 ? 2 : 3;
+                tridi_grid g;
+                int64_t lo[3], hi[3];
+                geometry(axis, n, n1, n2, &g, lo, hi);
+                tu_system s;
+                tu_dev_set dev;
+                if (tu_system_alloc(&s, &g, t, t, t, t, t, rng)) {
+                    printf("FAILED allocation\n");
+                    exit(1);
+                }
+                fill(&s, lo, hi, axis, kind, rng);
+                if (tu_dev_upload(ctx, &s, &dev))
+                    exit(1);
+                const tridi_arrays da = tu_dev_arrays(&s, &dev);
+                char what[160];
+                snprintf(what, sizeof what, "FAST %s, axis %c, %s lines of %lld", tn, "xyz"[ax], kind_name[kind],
+                         (long long)n);
+                /* MOHID's arithmetic on the same data, to see that the partitioned solve ran */
+                void *mohid = malloc(dev.bytes[4]);
+                tridi_plan pm = make_plan(&s, axis, lo, hi, TRIDI_ARITH_MOHID, TRIDI_ON_ERROR_LINES, TRIDI_VERDICT_SYNC);
+                poison(&s, &dev, rng);
+                tu_expect(what, tridi_plan_solve(pm, &da), TRIDI_SUCCESS, NULL);
+                fetch(&s, &dev);
+                memcpy(mohid, s.a.x, dev.bytes[4]);
+                tridi_plan_destroy(pm);
+
+                tridi_plan pf = make_plan(&s, axis, lo, hi, TRIDI_ARITH_FAST, TRIDI_ON_ERROR_LINES, TRIDI_VERDICT_SYNC);
+                poison(&s, &dev, rng);
+                tu_expect(what, tridi_plan_solve(pf, &da), TRIDI_SUCCESS, NULL);
+                fetch(&s, &dev);
+                tridi_plan_destroy(pf);
+                ++tu_checks;
+                if (check_bound(what, &s, s.a.x, lo, hi, axis, -1, n <= 2048 ? &worst : &worst_kept)) {
+                    ++tu_failures;
+                    printf("FAILED %s: answers outside the stated bound\n", what);
+                }
+                /* cells outside the box keep their poison */
+                int64_t outside = 0;
+                for (int64_t i = 0; i < s.cells; ++i) {
+                    int64_t c[3] = {g.lbound[0] + i % (g.ubound[0] - g.lbound[0] + 1), 0, 0};
+                    const int64_t r = i / (g.ubound[0] - g.lbound[0] + 1);
+                    c[1] = g.lbound[1] + r % (g.ubound[1] - g.lbound[1] + 1);
+                    c[2] = g.lbound[2] + r / (g.ubound[1] - g.lbound[1] + 1);
+                    const int in = c[0] >= lo[0] && c[0] <= hi[0] && c[1] >= lo[1] && c[1] <= hi[1] && c[2] >= lo[2] &&
+                                   c[2] <= hi[2];
+                    const size_t es = tu_esize(t);
+                    if (in) {
+                        if (n <= 2048 && n >= 8) {
+                            ++cells_fast;
+                            differs += memcmp((char *)s.a.x + i * es, (char *)mohid + i * es, es) != 0;
+                        }
+                    } else {
+                        outside += memcmp((char *)s.a.x + i * es, (char *)s.x_before + i * es, es) != 0;
+                    }
+                }
+                char w2[200];
+                snprintf(w2, sizeof w2, "%s: cells outside the box unchanged", what);
+                if (outside) {
+                    printf("  %lld cells outside the box changed\n", (long long)outside);
+                    tu_expect_true(w2, 0);
+                } else {
+                    ++tu_checks;
+                }
+                free(mohid);
+                tu_dev_free(ctx, &dev);
+                tu_system_free(&s);
+            }
+        char what[256];
+        snprintf(what, sizeof what,
+                 "FAST %s, axis %c: worst error %.3g of the bound (lines past 2048: %.3g); %lld of %lld answers of "
+                 "the FAST kernel differ from MOHID's arithmetic",
+                 tn, "xyz"[ax], worst, worst_kept, (long long)differs, (long long)cells_fast);
+        tu_expect_true(what, differs > 0);
+    }
+}
+
+/* A NaN in line `bad` and, in line `fixable`, a zero diagonal at the second unknown of the line's second
+ * chunk of 8 (the partitioned solve's pivot there is 0; the Thomas recurrence's is not). */
+static void failures(tridi_dtype t, uint64_t *rng)
+{
+    const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
+    for (int ax = 0; ax < 3; ++ax)
+        for (int variant = 0; variant < 4; ++variant) {
+            const tridi_axis axis = (tridi_axis)ax;
+            const tridi_on_error oe = variant & 1 ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
+            const tridi_verdict vd = variant & 2 ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
+            const int64_t n = 40, bad = 45, fixable = 7, mbad = 23;
+            tridi_grid g;
+            int64_t lo[3], hi[3];
+            geometry(axis, n, 37, 3, &g, lo, hi);
+            tu_system s;
+            tu_dev_set dev;
+            if (tu_system_alloc(&s, &g, t, t, t, t, t, rng))
+                exit(1);
+            fill(&s, lo, hi, axis, 0, rng);
+            int64_t c[3], cbad[3];
+            tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad), NAN);
+            /* chunks of 8 over 40 unknowns: 5 chunks, the second from unknown 8 */
+            const int64_t i9 = tu_line_cell(&g, lo, hi, axis, fixable, 9, c);
+            tu_set((void *)s.a.diag, t, i9, 0.0);
+            tu_set((void *)s.a.lower, t, i9, 0.7);
+            tu_set((void *)s.a.upper, t, i9, 0.6);
+            if (tu_dev_upload(ctx, &s, &dev))
+                exit(1);
+            const tridi_arrays da = tu_dev_arrays(&s, &dev);
+            char what[160];
+            snprintf(what, sizeof what, "FAST %s, axis %c, %s, %s: a NaN line", tn, "xyz"[ax],
+                     oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED");
+            tridi_plan plan = make_plan(&s, axis, lo, hi, TRIDI_ARITH_FAST, oe, vd);
+            poison(&s, &dev, rng);
+            tridi_status st = tridi_plan_solve(plan, &da);
+            if (vd == TRIDI_VERDICT_DEFERRED) {
+                tu_expect(what, st, TRIDI_SUCCESS, NULL);
+                st = tridi_plan_status(plan);
+            }
+            char needle[64];
+            snprintf(needle, sizeof needle, "number %lld,", (long long)bad);
+            tu_expect(what, st, TRIDI_ERROR_NONFINITE, needle);
+            int64_t cell[3] = {0, 0, 0};
+            tridi_error_cell(cell);
+            char w2[220];
+            snprintf(w2, sizeof w2, "%s: the failing cell (%lld, %lld, %lld) is named", what, (long long)cbad[0],
+                     (long long)cbad[1], (long long)cbad[2]);
+            tu_expect_true(w2, cell[0] == cbad[0] && cell[1] == cbad[1] && cell[2] == cbad[2]);
+            fetch(&s, &dev);
+            if (oe == TRIDI_ON_ERROR_CALL) {
+                snprintf(w2, sizeof w2, "%s: x unchanged", what);
+                tu_expect_true(w2, tu_check_unchanged(w2, &s) == 0);
+            } else {
+                int64_t touched = 0;
+                for (int64_t m = 0; m < n; ++m) {
+                    const int64_t i = tu_line_cell(&g, lo, hi, axis, bad, m, c);
+                    const size_t es = tu_esize(t);
+                    touched += memcmp((char *)s.a.x + i * es, (char *)s.x_before + i * es, es) != 0;
+                }
+                snprintf(w2, sizeof w2, "%s: the failing line untouched", what);
+                tu_expect_true(w2, touched == 0);
+                double worst = 0.0;
+                snprintf(w2, sizeof w2, "%s: every other line (the one the partition cannot pivot included) answered",
+                         what);
+                tu_expect_true(w2, check_bound(w2, &s, s.a.x, lo, hi, axis, bad, &worst) == 0);
+            }
+            tridi_plan_destroy(plan);
+            /* the same plan kind without the NaN: every line answered, the zero-pivot one by the fallback */
+            tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, c), 3.0);
+            tu_dev_free(ctx, &dev);
+            if (tu_dev_upload(ctx, &s, &dev))
+                exit(1);
+            const tridi_arrays db = tu_dev_arrays(&s, &dev);
+            plan = make_plan(&s, axis, lo, hi, TRIDI_ARITH_FAST, oe, vd);
+            poison(&s, &dev, rng);
+            snprintf(w2, sizeof w2, "FAST %s, axis %c, %s, %s: a line only the partition cannot pivot", tn, "xyz"[ax],
+                     oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED");
+            st = tridi_plan_solve(plan, &db);
+            if (st == TRIDI_SUCCESS)
+                st = tridi_plan_status(plan);
+            tu_expect(w2, st, TRIDI_SUCCESS, NULL);
+            fetch(&s, &dev);
+            double worst = 0.0;
+            tu_expect_true(w2, check_bound(w2, &s, s.a.x, lo, hi, axis, -1, &worst) == 0);
+            tridi_plan_destroy(plan);
+            tu_dev_free(ctx, &dev);
+            tu_system_free(&s);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    quick = argc > 1 && !strcmp(argv[1], "--quick");
+    uint64_t rng = tu_seed("test_fast_gpu");
+    if (tridi_cuda_device_count() <= 0) {
+        printf("test_fast_gpu: no GPU, skipped\n");
+        return 77;
+    }
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CUDA;
+    if (tridi_create(&ctx, &cfg)) {
+        printf("tridi_create: %s\n", tridi_error_message());
+        return 1;
+    }
+    accuracy(TRIDI_FLOAT32, &rng);
+    accuracy(TRIDI_FLOAT64, &rng);
+    failures(TRIDI_FLOAT32, &rng);
+    failures(TRIDI_FLOAT64, &rng);
+    tridi_destroy(ctx);
+    printf("test_fast_gpu: %d checks, %d failures\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}
