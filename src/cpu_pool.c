@@ -13,8 +13,8 @@
  * close are one compare-and-swap on one word (the job's generation, a closed bit, the count inside), so a
  * worker can never join a job that has been closed or one that is not the one it read.
  *
- * Between jobs a worker watches for the next for spin_ns (a few calls in a row find it awake), then sleeps
- * on a futex (a condition variable where there is none). */
+ * Between jobs a worker watches for the next until spin_ns after the last one closed (calls in a row find it
+ * awake), then sleeps on a futex (a condition variable where there is none). */
 #define _GNU_SOURCE
 #include "cpu_pool.h"
 
@@ -101,19 +101,28 @@ static void wake(tridi_cpu_pool *p, int n)
 #endif
 }
 
-/* The generation of the next job after `seen`: watched for spin_ns, then slept on. */
+/* The generation of the next job after `seen`: watched while job `seen` is still open and for spin_ns after
+ * it closed, then slept on. Counting from the close, not from when this worker ran out of blocks: a worker
+ * that sleeps while the caller finishes its last block must be woken for the next call, which on a KVM
+ * guest (idle vCPUs halt) took 0.1 ms to several ms (docs/decisions/028). */
 static uint32_t next_job(tridi_cpu_pool *p, uint32_t seen)
 {
     uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
     if (g != seen)
         return g;
-    const int64_t until = now_ns() + p->spin_ns;
+    int64_t until = now_ns() + p->spin_ns;
     for (unsigned i = 1;; ++i) {
         relax();
         if ((g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE)) != seen)
             return g;
-        if (!(i & 63) && now_ns() >= until)
-            break;
+        if (!(i & 63)) {
+            const uint64_t s = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
+            const int64_t t = now_ns();
+            if ((uint32_t)(s >> 32) == seen && !(s & JOB_CLOSED))
+                until = t + p->spin_ns;
+            else if (t >= until)
+                break;
+        }
     }
     for (;;) {
         __atomic_fetch_add(&p->sleepers, 1, __ATOMIC_SEQ_CST);
@@ -194,6 +203,7 @@ tridi_cpu_pool *tridi_cpu_pool_create(int workers, int64_t spin_ns)
         return NULL;
     }
     p->spin_ns = spin_ns > 0 ? spin_ns : 0;
+    p->state = JOB_CLOSED; /* job 0: none, closed */
 #ifndef __linux__
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);

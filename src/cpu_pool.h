@@ -11,9 +11,9 @@ extern "C" {
 
 typedef struct tridi_cpu_pool tridi_cpu_pool;
 
-/* Microseconds a worker watches for the next call before it sleeps, unless TRIDI_CPU_SPIN_US says
- * otherwise (docs/tuning.md): calls in a row find the workers awake, and a model's own threads lose at most
- * this much of a core after a call. */
+/* Microseconds a worker watches for the next call after one ended before it sleeps, unless
+ * TRIDI_CPU_SPIN_US says otherwise (docs/tuning.md): calls in a row find the workers awake, and a model's own
+ * threads lose at most this much of a core after a call. */
 #define TRIDI_CPU_SPIN_US_DEFAULT 100
 
 /* The work of a call: fn(arg, id) runs on the caller with id 0 and on each worker that joins with ids
@@ -22,8 +22,8 @@ typedef struct tridi_cpu_pool tridi_cpu_pool;
 typedef void (*tridi_cpu_pool_fn)(void *arg, int id);
 
 /* A pool of `workers` threads, each placed on an OpenMP place after the caller's when OpenMP binds its
- * threads (close), else free like the caller. After a call a worker watches for the next for spin_ns
- * nanoseconds, then sleeps. NULL when a thread cannot be started (the caller then uses OpenMP). */
+ * threads (close), else free like the caller. A worker watches for the next call until spin_ns nanoseconds
+ * after the last one ended, then sleeps. NULL when a thread cannot be started (the caller then uses OpenMP). */
 tridi_cpu_pool *tridi_cpu_pool_create(int workers, int64_t spin_ns);
 
 /* The workers the pool has. */
