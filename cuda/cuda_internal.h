@@ -70,6 +70,10 @@ struct plan_memo {
     tk_plan plan{};
 };
 
+// tridi_upload_async's packing of arrays that are not registered, off the caller's thread (host_pipeline.cu).
+struct upload_packs;
+struct tridi_cpu_pool;
+
 struct tridi_cuda_state {
     int device = 0;
     int allow_f32 = 0;
@@ -103,6 +107,14 @@ struct tridi_cuda_state {
     int kept_slot = 0;
     tridi_problem kept_p{};
     upload_key uploaded[4];
+    upload_packs *packs = nullptr;         // made by the first upload of an array that is not registered
+    int64_t pack_spin_ns = 0;              // how long tridi's threads watch for the next job (TRIDI_CPU_SPIN_US)
+    // The caller's host copies (packing, x's box): tridi's threads (docs/decisions/028), made by the first
+    // copy that wants them, or the caller's OpenMP team (openmp_copies: tridi_tuning::cpu_openmp_team).
+    tridi_cpu_pool *copy_pool = nullptr;
+    bool copy_pool_failed = false;
+    bool openmp_copies = false;
+    bool uploads_on_caller = false;        // TRIDI_CPU_POOL=0: uploads packed on the caller's team, as before
     std::unordered_map<void *, size_t> user_allocs;
 };
 
@@ -115,5 +127,8 @@ void device_release(device_budget &m, void *p, size_t bytes);
 // Grows b to at least `bytes` (its contents are not kept).
 tridi_status ensure(tridi_cuda_state *st, dbuf &b, size_t bytes, const char *purpose);
 tridi_status ensure_pinned(hbuf &b, size_t bytes);
+// Ends tridi's host threads of the state (host_pipeline.cu): the uploads' pack threads (the up streams must
+// be idle) and the copy threads.
+void free_host_threads(tridi_cuda_state *st);
 
 #endif

@@ -152,13 +152,47 @@ int copy_threads(size_t bytes)
     return (int)std::max<int64_t>(1, std::min<int64_t>((int64_t)(bytes >> 19), std::min(8, omp_get_max_threads())));
 }
 
-// Copies the rows of region cnt between two host layouts, threads over rows.
-void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst, tridi_dtype dt,
-               const layout &dl, const int64_t dpos[3], const int64_t cnt[3])
+namespace {
+
+struct rows_job {
+    const void *src;
+    tridi_dtype st;
+    const layout *sl;
+    const int64_t *spos;
+    void *dst;
+    tridi_dtype dt;
+    const layout *dl;
+    const int64_t *dpos, *cnt;
+    int64_t rows, next;
+};
+
+void rows_share(void *arg, int)
+{
+    rows_job *j = static_cast<rows_job *>(arg);
+    for (;;) {
+        const int64_t r0 = __atomic_fetch_add(&j->next, 16, __ATOMIC_RELAXED);
+        if (r0 >= j->rows)
+            return;
+        for (int64_t row = r0; row < std::min(j->rows, r0 + 16); ++row)
+            copy_row(j->src, j->st, *j->sl, j->spos, j->dst, j->dt, *j->dl, j->dpos, j->cnt, row);
+    }
+}
+
+} // namespace
+
+// Copies the rows of region cnt between two host layouts, threads over rows: the pool's (tridi's threads,
+// none of which the copy waits to wake: docs/decisions/028) or an OpenMP team's.
+void copy_rows(tridi_cpu_pool *pool, const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3],
+               void *dst, tridi_dtype dt, const layout &dl, const int64_t dpos[3], const int64_t cnt[3])
 {
     const size_t es = std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
     const int64_t rows = cnt[1] * cnt[2];
     const int nt = copy_threads((size_t)(rows * cnt[0]) * es);
+    if (pool && nt > 1) {
+        rows_job j{src, st, &sl, spos, dst, dt, &dl, dpos, cnt, rows, 0};
+        tridi_cpu_pool_run(pool, rows_share, &j, nt);
+        return;
+    }
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int64_t row = 0; row < rows; ++row)
         copy_row(src, st, sl, spos, dst, dt, dl, dpos, cnt, row);

@@ -8,8 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cpu_pool.h"
 #include "kernel_args.h"
 #include "tridi_internal.h"
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
 
 // Where a host-array solve's box lives. Axes are the arrays' own (0 = i, contiguous); positions count
 // elements from the allocation's first cell. Inputs live on the device in the "widened" layout: the box,
@@ -54,17 +59,70 @@ cudaError_t dma_region(void *dst, const layout &dl, const int64_t dpos[3], const
 void copy_row(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst, tridi_dtype dt,
               const layout &dl, const int64_t dpos[3], const int64_t cnt[3], int64_t row);
 int copy_threads(size_t bytes);
-void copy_rows(const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3], void *dst, tridi_dtype dt,
-               const layout &dl, const int64_t dpos[3], const int64_t cnt[3]);
+// pool: tridi's copy threads (docs/decisions/028), or NULL for an OpenMP team of the caller.
+void copy_rows(tridi_cpu_pool *pool, const void *src, tridi_dtype st, const layout &sl, const int64_t spos[3],
+               void *dst, tridi_dtype dt, const layout &dl, const int64_t dpos[3], const int64_t cnt[3]);
+
+inline void copy_relax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+// pack_pipeline on tridi's threads: each takes rows of slab after slab, 16 at a time; the caller (id 0), once
+// no row of slab sl is left to take, waits for the rows others took and queues the slab.
+template <class Pack, class Queue>
+struct pipeline_job {
+    Pack *pack;
+    Queue *queue;
+    std::vector<int64_t> n, next, done;
+    tridi_status status;
+};
+
+template <class Job>
+void pipeline_share(void *arg, int id)
+{
+    Job *j = static_cast<Job *>(arg);
+    const int S = (int)j->n.size();
+    for (int sl = 0; sl < S; ++sl) {
+        const int64_t n = j->n[sl];
+        for (;;) {
+            const int64_t i0 = __atomic_fetch_add(&j->next[sl], 16, __ATOMIC_RELAXED);
+            if (i0 >= n)
+                break;
+            const int64_t i1 = std::min(n, i0 + 16);
+            for (int64_t i = i0; i < i1; ++i)
+                (*j->pack)(sl, i);
+            __atomic_add_fetch(&j->done[sl], i1 - i0, __ATOMIC_RELEASE);
+        }
+        if (id == 0) {
+            while (__atomic_load_n(&j->done[sl], __ATOMIC_ACQUIRE) < n)
+                copy_relax();
+            if (j->status == TRIDI_SUCCESS)
+                j->status = (*j->queue)(sl);
+        }
+    }
+}
 
 // Packs slab after slab in ONE OpenMP region: pack(sl, i) for i < rows(sl) on nt threads, then queue(sl) on
 // the calling thread (which holds the context's device) as soon as slab sl is packed, while the other
 // threads go on to the next slab. Sleeping threads are woken once per call instead of once per slab and
 // array, which is what packing cost between a model's serial loops (see copy_threads and
-// docs/decisions/012). The first failing queue(sl) ends the queueing; its status is returned.
+// docs/decisions/012). The first failing queue(sl) ends the queueing; its status is returned. With a pool
+// (tridi's threads, docs/decisions/028) the same on its workers, none of which the call waits to wake.
 template <class Rows, class Pack, class Queue>
-tridi_status pack_pipeline(int nt, int S, Rows &&rows, Pack &&pack, Queue &&queue)
+tridi_status pack_pipeline(tridi_cpu_pool *pool, int nt, int S, Rows &&rows, Pack &&pack, Queue &&queue)
 {
+    if (pool && nt > 1) {
+        using job_t = pipeline_job<std::remove_reference_t<Pack>, std::remove_reference_t<Queue>>;
+        job_t j{&pack, &queue, std::vector<int64_t>(S), std::vector<int64_t>(S, 0), std::vector<int64_t>(S, 0),
+                TRIDI_SUCCESS};
+        for (int sl = 0; sl < S; ++sl)
+            j.n[sl] = rows(sl);
+        tridi_cpu_pool_run(pool, pipeline_share<job_t>, &j, nt);
+        return j.status;
+    }
     tridi_status status = TRIDI_SUCCESS;
 #pragma omp parallel num_threads(nt) if (nt > 1)
     for (int sl = 0; sl < S; ++sl) {

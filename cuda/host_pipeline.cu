@@ -7,7 +7,9 @@
 //  - registered (tridi_host_register): DMA straight from the caller's array, the box as a 3D copy whose
 //    contiguous parts are folded into long runs; no host packing at all, so tridi_upload_async only queues
 //    the copy on that input's stream and returns, and the transfer overlaps whatever the caller does next;
-//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent.
+//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent; for
+//    tridi_upload_async the packing is queued on the input's stream ahead of its copy and done by tridi's
+//    pack threads (upload_pack below), so that call returns at once too.
 // The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
 // stream, each slab is solved on its own stream as soon as its four inputs are there, and its answers go
 // back while later slabs are still going up. No partial answer ever stays in the caller's x (see x_path):
@@ -18,13 +20,18 @@
 //
 // The box geometry and the host copies are in cuda/host_box.cu; failing lines are diagnosed by
 // cuda/diagnose.cu.
+#include "cpu_pool.h"
 #include "cuda_internal.h"
 #include "diagnose.h"
 #include "host_box.h"
 #include "planner.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <climits>
+#include <condition_variable>
+#include <mutex>
 #include <new>
 
 namespace {
@@ -86,6 +93,132 @@ struct slab_rows {
 size_t pack_bytes(const box_plan &b, tridi_dtype st, tridi_dtype dt)
 {
     return b.bcells * std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
+}
+
+// tridi_upload_async of an array that is not registered (docs/decisions/029): each slab is packed into the
+// role's pinned staging by a host function queued on the role's stream ahead of the slab's copy, so the call
+// returns at once and the packing overlaps the caller's next work, as the DMA of a registered array does.
+// The packing runs on a pool of tridi's threads (src/cpu_pool.h) placed on cores after the caller's: the CUDA
+// thread that runs host functions inherited the affinity of the thread that started CUDA, often the
+// caller's own core (OMP_PROC_BIND), where it would take time from the model's assembly; it only waits.
+// The caller's array is read until that host function has run: every solve waits for the uploads of its
+// roles (the ones it uses on the compute stream, the others before reusing their buffers), and
+// tridi_destroy and tridi_host_unregister wait for the up streams; nothing reads the array after the solve.
+constexpr int64_t PACK_CHUNK = 16; // rows a pack thread takes at a time
+
+struct upload_pack {
+    box_plan b{};
+    slab_rows sr{};
+    int sl = 0;
+    const void *src = nullptr;
+    tridi_dtype st = TRIDI_FLOAT32, dt = TRIDI_FLOAT32;
+    void *dst = nullptr;
+    int threads = 1;
+    int64_t rows = 0, next = 0, done = 0;
+    std::mutex m;
+    std::condition_variable cv;
+    bool finished = false;
+    upload_packs *owner = nullptr;
+};
+
+} // namespace
+
+struct upload_packs {
+    upload_pack job[4][MAX_SLABS];
+    tridi_cpu_pool *pool = nullptr; // NULL: the host function packs on its own thread
+    std::mutex pool_lock;           // host functions of different streams may run at once; the pool takes one
+};
+
+void free_host_threads(tridi_cuda_state *st)
+{
+    tridi_cpu_pool_destroy(st->copy_pool);
+    st->copy_pool = nullptr;
+    if (!st->packs)
+        return;
+    tridi_cpu_pool_destroy(st->packs->pool);
+    delete st->packs;
+    st->packs = nullptr;
+}
+
+namespace {
+
+// A pack thread's part: chunks of rows until none is left; the thread that finishes the last wakes the
+// host function (id 0), which only waits.
+void pack_share(void *arg, int id)
+{
+    upload_pack *j = static_cast<upload_pack *>(arg);
+    if (id == 0) {
+        std::unique_lock<std::mutex> lk(j->m);
+        j->cv.wait(lk, [j] { return j->finished; });
+        return;
+    }
+    for (;;) {
+        const int64_t i0 = __atomic_fetch_add(&j->next, PACK_CHUNK, __ATOMIC_RELAXED);
+        if (i0 >= j->rows)
+            return;
+        const int64_t i1 = std::min(j->rows, i0 + PACK_CHUNK);
+        for (int64_t i = i0; i < i1; ++i)
+            j->sr.pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
+        if (__atomic_add_fetch(&j->done, i1 - i0, __ATOMIC_ACQ_REL) == j->rows) {
+            std::lock_guard<std::mutex> lk(j->m);
+            j->finished = true;
+            j->cv.notify_one();
+        }
+    }
+}
+
+void CUDART_CB run_pack(void *arg)
+{
+    upload_pack *j = static_cast<upload_pack *>(arg);
+    upload_packs *u = j->owner;
+    if (u->pool && j->rows > 0) {
+        std::lock_guard<std::mutex> g(u->pool_lock);
+        tridi_cpu_pool_run(u->pool, pack_share, j, j->threads + 1);
+        return;
+    }
+    for (int64_t i = 0; i < j->rows; ++i)
+        j->sr.pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
+}
+
+// The threads of the caller's host copies (NULL: its OpenMP team): made at the first copy, from the calling
+// thread, so that they sit on the places after the caller's.
+tridi_cpu_pool *copy_pool(tridi_cuda_state *st)
+{
+    if (st->openmp_copies || st->copy_pool_failed)
+        return nullptr;
+    if (!st->copy_pool) {
+        const int workers = std::min(8, omp_get_max_threads()) - 1;
+        st->copy_pool = workers > 0 ? tridi_cpu_pool_create(workers, st->pack_spin_ns) : nullptr;
+        st->copy_pool_failed = !st->copy_pool;
+    }
+    return st->copy_pool;
+}
+
+// Queues the packing of slab sl of input r on the role's stream (which has no pack of this role left).
+tridi_status queue_pack(tridi_cuda_state *st, int r, int sl, const box_plan &b, const slab_rows &sr, const void *host,
+                        tridi_dtype type, tridi_dtype xt, int threads)
+{
+    if (!st->packs) {
+        st->packs = new (std::nothrow) upload_packs;
+        if (!st->packs)
+            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_upload_async: out of host memory");
+        st->packs->pool = tridi_cpu_pool_create(std::max(1, std::min(8, omp_get_max_threads())), st->pack_spin_ns);
+    }
+    upload_pack &j = st->packs->job[r][sl];
+    j.b = b;
+    j.sr = sr;
+    j.sl = sl;
+    j.src = host;
+    j.st = type;
+    j.dst = st->hin[r].p;
+    j.dt = xt;
+    j.threads = std::max(1, std::min(threads, tridi_cpu_pool_workers(st->packs->pool)));
+    j.rows = sr.rows(sl);
+    j.next = j.done = 0;
+    j.finished = j.rows == 0;
+    j.owner = st->packs;
+    CK(cudaLaunchHostFunc(st->up[r], run_pack, &j), "queueing the packing of an upload");
+    return TRIDI_SUCCESS;
 }
 
 slab_rows plan_slab_rows(const box_plan &b, int S)
@@ -201,8 +334,8 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         }
         return TRIDI_SUCCESS;
     };
-    tridi_status s = pack_pipeline(npack ? copy_threads(bytes) : 1, S, [&](int sl) { return npack * sr.rows(sl); },
-                                   pack, queue);
+    tridi_status s = pack_pipeline(copy_pool(st), npack ? copy_threads(bytes) : 1, S,
+                                   [&](int sl) { return npack * sr.rows(sl); }, pack, queue);
     if (s)
         return s;
     if (xp == x_path::eager) { // every upload is queued: save x's old box slab by slab, each slab's answers after
@@ -213,7 +346,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             box_slab(b, b2, e2, xh[sl], xb[sl]);
         }
         s = pack_pipeline(
-            copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
+            copy_pool(st), copy_threads(b.bcells * xs), S, [&](int sl) { return xb[sl].cnt[1] * xb[sl].cnt[2]; },
             [&](int sl, int64_t i) {
                 copy_row(p->arrays.x, p->arrays.x_type, host_layout(b), xh[sl].pos, st->undo.data(), p->arrays.x_type,
                          box_layout(b), xb[sl].pos, xb[sl].cnt, i);
@@ -258,18 +391,31 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         return s;
     // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
     // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
+    // An array not registered is packed slab by slab on the stream itself (upload_pack).
     const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
     const slab_rows sr = plan_slab_rows(b, S);
-    s = pack_pipeline(
-        direct ? 1 : copy_threads(pack_bytes(b, type, xt)), S, [&](int sl) { return direct ? 0 : sr.rows(sl); },
-        [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
-        [&](int sl) {
-            int64_t b2, e2;
-            slab_range(b, sl, S, &b2, &e2);
-            return send_slab(st, b, r, host, xt, direct, b2, e2, sl);
-        });
-    if (s)
+    const int threads = copy_threads(pack_bytes(b, type, xt));
+    if (st->uploads_on_caller && !direct) // TRIDI_CPU_POOL=0: packed here, on the caller's OpenMP team
+        s = pack_pipeline(
+            nullptr, threads, S, [&](int sl) { return sr.rows(sl); },
+            [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
+            [&](int sl) {
+                int64_t b2, e2;
+                slab_range(b, sl, S, &b2, &e2);
+                return send_slab(st, b, r, host, xt, false, b2, e2, sl);
+            });
+    for (int sl = 0; sl < S && !s && !(st->uploads_on_caller && !direct); ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        if (!direct)
+            s = queue_pack(st, r, sl, b, sr, host, type, xt, threads);
+        if (!s)
+            s = send_slab(st, b, r, host, xt, direct, b2, e2, sl);
+    }
+    if (s) {
+        cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
         return s;
+    }
     upload_key &k = st->uploaded[r];
     k.grid = p->grid;
     k.axis = (int)p->axis;
@@ -373,8 +519,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
         region xh, xb;
         box_slab(b, 0, b.n[b.a2], xh, xb);
-        copy_rows(st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
-                  host_layout(b), xh.pos, xb.cnt);
+        copy_rows(copy_pool(st), st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x,
+                  p->arrays.x_type, host_layout(b), xh.pos, xb.cnt);
     }
     if (s)
         return s;
@@ -385,8 +531,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     region xh, xb;
     box_slab(b, 0, b.n[b.a2], xh, xb);
     if (xp == x_path::staged) {
-        copy_rows(st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type, host_layout(b),
-                  xh.pos, xb.cnt);
+        copy_rows(copy_pool(st), st->hout.p, p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x, p->arrays.x_type,
+                  host_layout(b), xh.pos, xb.cnt);
     } else if (xp == x_path::verdict) {
         // Only a failing DMA (a device fault) could stop this copy half way.
         CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,

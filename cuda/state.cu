@@ -1,5 +1,6 @@
 // The CUDA backend's context: device count, tridi_create / tridi_destroy of a CUDA context (its streams,
 // events, verdict slots and buffers).
+#include "cpu_pool.h"
 #include "cuda_internal.h"
 
 #include <climits>
@@ -10,6 +11,7 @@ namespace {
 
 void free_state(tridi_cuda_state *st)
 {
+    free_host_threads(st);
     for (int r = 0; r < 4; ++r) {
         device_release(st->mem, st->din[r].p, st->din[r].bytes);
         if (st->hin[r].p)
@@ -114,6 +116,9 @@ tridi_status tridi_cuda_create(int device, const tridi_config *config, const tri
     if (tuning) {
         st->slab_cells = tuning->host_slab_cells ? tuning->host_slab_cells : SLAB_CELLS;
         st->x_choice = tuning->host_x;
+        st->pack_spin_ns = 1000 * (tuning->cpu_spin_set ? tuning->cpu_spin_us : TRIDI_CPU_SPIN_US_DEFAULT);
+        st->openmp_copies = tuning->cpu_openmp_team;
+        st->uploads_on_caller = tuning->cpu_pool_off;
         st->mem.limit = (size_t)tuning->device_memory_limit;
         st->kernel = tk_choice{tuning->cuda_kernel, tuning->cuda_split_lanes};
     }

@@ -251,10 +251,12 @@ TRIDI_API tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tr
 /* Starts moving one input array's box to the device now, so the transfer overlaps the caller's work
  * (for instance assembling the next diagonal). Call it as soon as that array is final; the next
  * tridi_solve with the same grid, axis, box and this pointer and type uses the uploaded copy and waits
- * only on the transfers it needs. The array must not change until that solve returns. Arrays not
- * uploaded are moved by the solve itself. For an array registered with tridi_host_register the call only
- * queues the DMA and returns; otherwise it first copies the box into pinned staging on the calling thread,
- * which is most of the transfer's cost. On the CPU backend this validates and returns SUCCESS. */
+ * only on the transfers it needs. The array must not change, nor be freed, until that solve returns (or
+ * tridi_destroy, or a solve that does not use the upload); after it tridi never reads the array again.
+ * Arrays not uploaded are moved by the solve itself. The call queues the work and returns: an array
+ * registered with tridi_host_register goes by DMA, any other is first copied into pinned staging by tridi's
+ * own threads, in the order of the transfers, while the caller goes on. On the CPU backend this validates
+ * and returns SUCCESS. */
 TRIDI_API tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                                 const int64_t lo[3], const int64_t hi[3], tridi_array_role role,
                                 const void *host, tridi_dtype type);

@@ -51,7 +51,7 @@ echo "== reliability 3/3: libFuzzer, ${FUZZ_SECONDS} s per harness"
 FZ="$TRIDI_ROOT/build-fuzz"
 FUZZ_FLAGS=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$TRIDI_ROOT/include"
             -I"$TRIDI_ROOT/src")
-CORE=("$TRIDI_ROOT"/src/{context,error,validate,solve,plan,backend,backend_cpu,backend_nocuda,cpu_solve,pivot,tuning}.c)
+CORE=("$TRIDI_ROOT"/src/{context,error,validate,solve,plan,backend,backend_cpu,backend_nocuda,cpu_solve,cpu_pool,pivot,tuning}.c)
 mkdir -p "$FZ"
 clang "${FUZZ_FLAGS[@]}" "${CORE[@]}" "$TRIDI_ROOT/tests/fuzz/fuzz_solve.c" -lm -o "$FZ/fuzz_solve"
 clang "${FUZZ_FLAGS[@]}" -I"$TRIDI_ROOT/tests/common" -I"$TRIDI_ROOT/tests/adi" "${CORE[@]}" "$TRIDI_ROOT/src/adi.c" \

@@ -1,4 +1,5 @@
 /* Context lifetime, backend selection (AUTO resolves to CUDA when a GPU is usable, else CPU), version. */
+#include "cpu_pool.h"
 #include "tridi_internal.h"
 
 #ifdef _OPENMP
@@ -319,6 +320,8 @@ tridi_status tridi_destroy(tridi_context ctx)
     if (ctx->cuda)
         tridi_cuda_destroy(ctx->cuda);
 #endif
+    tridi_cpu_pool_destroy(ctx->cpu_pool);
+    ctx->cpu_pool = NULL;
     free(ctx->cpu_scratch);
     ctx->cpu_scratch = NULL;
     free(ctx->host_kept_box);

@@ -12,7 +12,9 @@
  *   Without AVX-512 each input of a 16-line block is transposed into a double buffer first.
  * - Threads: as many as the call's size pays for (threads_that_pay), each starting on an equal share of
  *   the call's lines, cut into blocks (make_plan, thread_blocks), then taking the blocks left in the
- *   other shares: a thread that wakes late does not hold the call up by a share of its own.
+ *   other shares: a thread that wakes late does not hold the call up by a share of its own. The threads
+ *   are the context's worker pool (cpu_pool.c), which join a call only while it has blocks left, so the
+ *   call never waits for a thread still waking (docs/decisions/028).
  *
  * The fast path multiplies by one reciprocal per pivot and checks only that every value stayed finite.
  * A block it flags goes to the careful path: each of its lines re-solved alone with MOHID's two divisions
@@ -34,6 +36,7 @@
  *   only so that a line whose answer then overflows its type can be put back. The careful path writes a
  *   line only once all its answers are known finite. Failing lines are left untouched, the others are
  *   answered, and the status names the lowest failing line and how many failed. */
+#include "cpu_pool.h"
 #include "thomas_core.h"
 #include "tridi_internal.h"
 
@@ -953,9 +956,9 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
  * takes 0.02-0.03 ms on 16 threads and 0.05 ms on 2, a few hundredths of a millisecond that a model never
  * sees. An empty region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads
  * 0.07 ms. With 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on
- * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7: calls in a row keep one team size, as libgomp ends the
- * surplus threads of its pool whenever a smaller team (of more than one thread) starts, and starts them
- * again for the next larger one. */
+ * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7. With the worker pool (docs/decisions/028) a call no longer
+ * waits for its threads to wake, but waking threads a call cannot use still costs the caller its wake-up
+ * calls and the model's cores their time, so the rule stays. */
 #ifndef TRIDI_CPU_BYTES_PER_THREAD
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
@@ -1031,6 +1034,83 @@ static void restore_written(const tridi_problem *p, cpu_layout *y)
             block_log(p, c, b, block_log_at(c, b, y->log, es), 0, 0);
 }
 
+/* What the threads of one call share. */
+typedef struct solve_job {
+    const tridi_problem *p;
+    const cpu_plan *c;
+    char *workspaces, *log;
+    unsigned char *written;
+    size_t ws_bytes, own_save, xes;
+    int lines, nthreads;
+    int64_t best_line; /* lowest failing line so far */
+    int64_t nfailed;   /* failing lines (LINES: all of them; CALL: those found before stopping) */
+    block_failure best;
+    int lock;          /* guards best_line's update with best */
+} solve_job;
+
+/* Thread id's part of a call: the blocks of share id, then those left in the other shares (it also covers
+ * the shares of threads that never join). A thread that wakes late finds its share taken by those already
+ * running, instead of the whole call waiting for its share to start. */
+static void solve_shares(void *arg, int id)
+{
+    solve_job *j = arg;
+    const cpu_plan *c = j->c;
+    char *ws = j->workspaces + (size_t)id * j->ws_bytes;
+    for (int k = 0; k < j->nthreads; ++k) {
+        const int t = (id + k) % j->nthreads;
+        for (;;) {
+            const int64_t b =
+                c->first[t] + __atomic_fetch_add(&c->taken[(size_t)t * TRIDI_CPU_TAKEN_PAD], 1, __ATOMIC_RELAXED);
+            if (b >= c->first[t + 1])
+                break;
+            const int64_t line0 = c->blocks[b].line0;
+            if (!j->lines && __atomic_load_n(&j->best_line, __ATOMIC_RELAXED) < line0)
+                continue; /* the call fails anyway; only lower lines could change the report */
+            block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
+            block_save sv = {j->lines ? ws + j->own_save : block_log_at(c, b, j->log, j->xes), j->lines};
+            const int64_t nf = solve_block(j->p, c, b, ws, sv, j->written, &fail);
+            if (nf) {
+                __atomic_fetch_add(&j->nfailed, nf, __ATOMIC_RELAXED);
+                while (__atomic_exchange_n(&j->lock, 1, __ATOMIC_ACQUIRE))
+                    ;
+                if (line0 + fail.line_in_block < j->best_line) {
+                    __atomic_store_n(&j->best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
+                    j->best = fail;
+                }
+                __atomic_store_n(&j->lock, 0, __ATOMIC_RELEASE);
+            }
+        }
+    }
+    stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
+}
+
+/* Runs a call's shares on nthreads threads: the context's pool (docs/decisions/028), made the first time a
+ * call wants more threads than it has; an OpenMP team per call with TRIDI_CPU_POOL=0 or where no pool can
+ * be started. Inside an active OpenMP region that allows no more levels the caller solves alone, as a
+ * nested parallel region would. */
+static void run_job(tridi_context ctx, solve_job *job, int nthreads)
+{
+#ifdef _OPENMP
+    if (nthreads > 1 && omp_get_active_level() >= omp_get_max_active_levels())
+        nthreads = 1;
+#endif
+    if (nthreads <= 1) {
+        solve_shares(job, 0);
+        return;
+    }
+    if (!ctx->tuning.cpu_openmp_team && tridi_cpu_pool_workers(ctx->cpu_pool) < nthreads - 1) {
+        tridi_cpu_pool_destroy(ctx->cpu_pool);
+        const int64_t spin_us = ctx->tuning.cpu_spin_set ? ctx->tuning.cpu_spin_us : TRIDI_CPU_SPIN_US_DEFAULT;
+        ctx->cpu_pool = tridi_cpu_pool_create(nthreads - 1, spin_us * 1000);
+    }
+    if (!ctx->tuning.cpu_openmp_team && ctx->cpu_pool) {
+        tridi_cpu_pool_run(ctx->cpu_pool, solve_shares, job, nthreads);
+        return;
+    }
+#pragma omp parallel num_threads(nthreads)
+    solve_shares(job, omp_get_thread_num());
+}
+
 /* keep: the first phase of ON_ERROR_CALL (whatever p says): the undo log is kept, whatever the status,
  * for tridi_cpu_commit or tridi_cpu_rollback. Otherwise ON_ERROR_LINES, in one phase. */
 static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int keep)
@@ -1065,44 +1145,11 @@ static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int kee
     memset(written, 0, (size_t)c.nblocks);
     memset(c.taken, 0, (size_t)nthreads * TRIDI_CPU_TAKEN_PAD * sizeof(int64_t));
 
-    int64_t best_line = INT64_MAX; /* lowest failing line so far */
-    int64_t nfailed = 0;           /* failing lines (LINES: all of them; CALL: those found before stopping) */
-    block_failure best = {-1, {0, TRIDI_FAIL_NONE}};
-
-#pragma omp parallel num_threads(nthreads)
-    {
-        const int id = omp_get_thread_num();
-        char *ws = workspaces + (size_t)id * ws_bytes;
-        /* Thread id takes the blocks of share id, then those left in the other shares (it also covers the
-         * shares of threads OpenMP did not give). A thread that wakes late finds its share taken by those
-         * already running, instead of the whole call waiting for its share to start. */
-        for (int k = 0; k < nthreads; ++k) {
-            const int t = (id + k) % nthreads;
-            for (;;) {
-                const int64_t b = c.first[t] + __atomic_fetch_add(&c.taken[(size_t)t * TRIDI_CPU_TAKEN_PAD], 1,
-                                                                  __ATOMIC_RELAXED);
-                if (b >= c.first[t + 1])
-                    break;
-                const int64_t line0 = c.blocks[b].line0;
-                if (!lines && __atomic_load_n(&best_line, __ATOMIC_RELAXED) < line0)
-                    continue; /* the call fails anyway; only lower lines could change the report */
-                block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
-                block_save sv = {lines ? ws + own_save : block_log_at(&c, b, log, xes), lines};
-                const int64_t nf = solve_block(p, &c, b, ws, sv, written, &fail);
-                if (nf) {
-                    __atomic_fetch_add(&nfailed, nf, __ATOMIC_RELAXED);
-#pragma omp critical(tridi_cpu_failure)
-                    {
-                        if (line0 + fail.line_in_block < best_line) {
-                            __atomic_store_n(&best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
-                            best = fail;
-                        }
-                    }
-                }
-            }
-        }
-        stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
-    }
+    solve_job job = {p, &c, workspaces, log, written, ws_bytes, own_save, xes, lines, nthreads,
+                     INT64_MAX, 0, {-1, {0, TRIDI_FAIL_NONE}}, 0};
+    run_job(ctx, &job, nthreads);
+    const int64_t best_line = job.best_line, nfailed = job.nfailed;
+    const block_failure best = job.best;
     if (keep) { /* every block written is logged (and flagged): the log can undo the whole call */
         ctx->cpu_kept = 1;
         ctx->cpu_kept_threads = nthreads;

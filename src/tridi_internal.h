@@ -125,6 +125,12 @@ typedef struct tridi_tuning {
     int cpu_generic;               /* TRIDI_CPU_GENERIC=1: CPU x sweeps through the portable kernels */
     int64_t cpu_wg_budget;         /* TRIDI_CPU_WG_BUDGET: bytes of W/G per y/z block */
     int64_t cpu_bytes_per_thread;  /* TRIDI_CPU_BYTES_PER_THREAD: bytes a call moves per thread it pays for */
+    int cpu_openmp_team;           /* an OpenMP team per CPU call instead of the pool: TRIDI_CPU_POOL=0, or
+                                      unset with OMP_WAIT_POLICY=active */
+    int cpu_pool_off;              /* TRIDI_CPU_POOL=0: every host copy of the CUDA backend on the caller's
+                                      OpenMP team too, uploads' packing included (docs/decisions/029) */
+    int cpu_spin_set;              /* TRIDI_CPU_SPIN_US was set: */
+    int64_t cpu_spin_us;           /*   microseconds a pool worker watches for the next call */
     int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split */
     int cuda_split_lanes;          /* TRIDI_CUDA_KERNEL=split:P: lanes per x line (0: the planner's) */
     int64_t host_slab_cells;       /* TRIDI_HOST_SLAB_CELLS: box cells per slab of the host-array pipeline */
@@ -162,6 +168,7 @@ struct tridi_context_s {
      * log that restores x when a line fails, so no partial answer reaches the caller (cpu_solve.c). */
     void *cpu_scratch;
     size_t cpu_scratch_bytes;
+    struct tridi_cpu_pool *cpu_pool; /* the CPU backend's worker threads, made by its first call that wants them */
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
     /* A kept CPU solve (tridi_cpu_solve_keep): x written, its undo log still in cpu_scratch. */

@@ -108,6 +108,19 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
     if (!s)
         s = read_int(func, "TRIDI_CPU_BYTES_PER_THREAD", 1, TiB, "a number of bytes from 1 to 2^40", &n);
     t.cpu_bytes_per_thread = n;
+    n = -1;
+    if (!s)
+        s = read_int(func, "TRIDI_CPU_POOL", 0, 1, "0 or 1", &n);
+    /* Unset: the pool, unless the model keeps OpenMP's threads spinning, where a team is always awake and
+     * the pool's workers would share cores with the spinning threads (docs/decisions/028). */
+    const char *wait = getenv("OMP_WAIT_POLICY");
+    t.cpu_openmp_team = n == 0 || (n < 0 && wait && !strcasecmp(wait, "active"));
+    t.cpu_pool_off = n == 0;
+    n = -1;
+    if (!s)
+        s = read_int(func, "TRIDI_CPU_SPIN_US", 0, 1000000, "a number of microseconds from 0 to 1000000", &n);
+    t.cpu_spin_set = n >= 0;
+    t.cpu_spin_us = n >= 0 ? n : 0;
     if (!s)
         s = read_cuda_kernel(func, &t);
     n = 0;
