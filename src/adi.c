@@ -48,20 +48,7 @@ static const char axis_letter[3] = {'x', 'y', 'z'};
 
 #define ADI_QUAL static
 #define ADI_UNROLL
-#define ADI_CELL adi_cell_f32
-#define ADI_COEF adi_coef_f32
-#define ADI_T float
-#include "adi_cell.inc"
-#undef ADI_CELL
-#undef ADI_COEF
-#undef ADI_T
-#define ADI_CELL adi_cell_f64
-#define ADI_COEF adi_coef_f64
-#define ADI_T double
-#include "adi_cell.inc"
-#undef ADI_CELL
-#undef ADI_COEF
-#undef ADI_T
+#include "adi_cell_types.inc"
 #undef ADI_QUAL
 #undef ADI_UNROLL
 #define ADI_ROW adi_row_f32

@@ -71,6 +71,35 @@ static double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
+// Median GPU time of launch() over reps launches after two warm-ups (CUDA events around each); then reports
+// a failing line the kernel recorded in err, and frees err.
+template <class Launch>
+static double time_launches(int reps, unsigned long long *err, const char *what, Launch &&launch)
+{
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    std::vector<double> t;
+    for (int rep = 0; rep < reps + 2; ++rep) {
+        cudaEventRecord(e0);
+        launch();
+        cudaEventRecord(e1);
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2)
+            t.push_back(ms * 1e-3);
+    }
+    unsigned long long v;
+    CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
+    if (v != ~0ull)
+        std::printf("  (%s reported a failing line %llu)\n", what, v);
+    cudaFree(err);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return median(t);
+}
+
 __host__ __device__ inline double hash01(uint64_t i, uint64_t salt)
 {
     uint64_t z = i * 0x9E3779B97F4A7C15ull + salt * 0xBF58476D1CE4E5B9ull + 1;
@@ -197,28 +226,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     TRIDI_OK(plan_solve(bare_choice, kt, a, contiguous, true, &plan));
     *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
     *kernel = plan.split ? "split" : plan.wgs ? "line" : "line+scr";
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<double> t;
-    for (int rep = 0; rep < reps + 2; ++rep) {
-        cudaEventRecord(e0);
-        TRIDI_OK(launch_solve(bare_choice, kt, a, contiguous, 0));
-        cudaEventRecord(e1);
-        CUDA_OK(cudaEventSynchronize(e1));
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (rep >= 2)
-            t.push_back(ms * 1e-3);
-    }
-    unsigned long long v;
-    CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
-    if (v != ~0ull)
-        std::printf("  (bare kernel reported a failing line %llu)\n", v);
-    cudaFree(err);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return median(t);
+    return time_launches(reps, err, "bare kernel", [&] { TRIDI_OK(launch_solve(bare_choice, kt, a, contiguous, 0)); });
 }
 
 // cuSPARSE on a compact box: x lines with gtsv2StridedBatch (systems contiguous, batchStride = n), z lines
@@ -724,28 +732,7 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
     TRIDI_OK(plan_solve(bare_choice, kt, a, axis == 0, false, &plan));
     a.scratch = plan_needs_scratch(plan, a.n) ? scratch : nullptr;
     *kern = plan.fast ? (plan.contig ? "fast-staged" : "fast-strided") : plan.split ? "split" : plan.wgs ? "line" : "line+scr";
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    std::vector<double> t;
-    for (int rep = 0; rep < reps + 2; ++rep) {
-        cudaEventRecord(e0);
-        TRIDI_OK(run_solve(kt, a, plan, 0));
-        cudaEventRecord(e1);
-        CUDA_OK(cudaEventSynchronize(e1));
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (rep >= 2)
-            t.push_back(ms * 1e-3);
-    }
-    unsigned long long v;
-    CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
-    if (v != ~0ull)
-        std::printf("  (kernel reported a failing line %llu)\n", v);
-    cudaFree(err);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return median(t);
+    return time_launches(reps, err, "kernel", [&] { TRIDI_OK(run_solve(kt, a, plan, 0)); });
 }
 
 static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)

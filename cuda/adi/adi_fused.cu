@@ -14,20 +14,7 @@
 #define ADI_QUAL static __device__ __forceinline__
 #define ADI_UNROLL _Pragma("unroll")
 #define ADI_LOAD(p) __ldg(p)
-#define ADI_CELL adi_cell_f32
-#define ADI_COEF adi_coef_f32
-#define ADI_T float
-#include "adi_cell.inc"
-#undef ADI_CELL
-#undef ADI_COEF
-#undef ADI_T
-#define ADI_CELL adi_cell_f64
-#define ADI_COEF adi_coef_f64
-#define ADI_T double
-#include "adi_cell.inc"
-#undef ADI_CELL
-#undef ADI_COEF
-#undef ADI_T
+#include "adi_cell_types.inc"
 #undef ADI_QUAL
 #undef ADI_UNROLL
 #undef ADI_LOAD
