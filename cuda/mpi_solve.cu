@@ -12,6 +12,7 @@
 // and left to the host's pipelined Thomas (src/mpi/dsolve.c explains the rule).
 #include "mpi_internal.h"
 #include "thomas_core.h" // the cut solve's pivot, partition and reduced-row checks
+#include "kernels/rcp.cuh"
 
 #include <cuda_runtime.h>
 #include <math_constants.h>
@@ -25,18 +26,6 @@ __device__ inline int64_t line_offset(const tridi_problem &p, int64_t l)
 {
     int64_t l1 = l % p.n1, l2 = l / p.n1;
     return p.origin + l1 * p.stride[p.a1] + l2 * p.stride[p.a2];
-}
-
-// 1/den by the hardware estimate refined with two Newton steps: double precision without the long
-// IEEE division on the recurrence's critical path. Zero pivots are tested before (den == 0).
-__device__ __forceinline__ double rcp(double den)
-{
-    double y;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
-    double e = fma(-den, y, 1.0);
-    y = fma(y, e, y);
-    e = fma(-den, y, 1.0);
-    return fma(y, e, y);
 }
 
 constexpr int AHEAD = 4; // unknowns whose loads are issued before their recurrence steps
@@ -112,7 +101,7 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
                 mark_unsafe(sc + 6 * t);
                 return;
             }
-            const double inv = rcp(den);
+            const double inv = tk_rcp(den); // zero pivots are tested before (den == 0)
             Sp = (m == mb ? -a[u] : -a[u] * Sp) * inv;
             Gp = (m == mb ? r[u] : fma(-a[u], Gp, r[u])) * inv;
             Wp = -c[u] * inv;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernel_args.h"
+#include "rcp.cuh"
 
 // Internal linkage: each kernel is instantiated and launched by one file of the library (cuda/planner.cu
 // the solve kernels, cuda/device_solve.cu the commit kernel, cuda/diagnose.cu the locate kernel); a kernel
@@ -46,20 +47,6 @@ constexpr int TK_STAGES_MAX = 4;       // stages in the ring (3 in flight while 
 constexpr int TK_WG_SHARED_MAX = 110 * 1024; // W/G of a block in shared memory up to this: >= 2 blocks/SM
 
 __device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
-
-// 1/den from the hardware's reciprocal estimate and two Newton steps: full double precision (within an
-// ulp of the rounded quotient) at a fraction of the latency of the IEEE division routine, which sits on
-// the recurrence's critical path. A zero or subnormal pivot gives Inf/NaN, which the finiteness checks
-// catch (the failure is then located with true divisions).
-__device__ __forceinline__ double tk_rcp(double den)
-{
-    double y;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
-    double e = fma(-den, y, 1.0);
-    y = fma(y, e, y);
-    e = fma(-den, y, 1.0);
-    return fma(y, e, y);
-}
 
 // An unknown between the first and the last of MOHID's forward sweep, W kept as Wp = -W. A non-finite
 // lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.

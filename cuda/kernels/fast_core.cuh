@@ -22,6 +22,8 @@
 #include <cfloat>
 #include <cmath>
 
+#include "rcp.cuh"
+
 #if defined(__CUDACC__)
 #define FP_HD __host__ __device__ __forceinline__
 #else
@@ -77,12 +79,7 @@ FP_HD float fp_rcp(float p)
 FP_HD double fp_rcp(double p)
 {
 #if defined(__CUDA_ARCH__)
-    double y;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(p));
-    double e = fma(-p, y, 1.0);
-    y = fma(y, e, y);
-    e = fma(-p, y, 1.0);
-    return fma(y, e, y);
+    return tk_rcp(p);
 #else
     return 1.0 / p;
 #endif
