@@ -307,16 +307,14 @@ static double time_cusparse(cusparseHandle_t h, int axis, int64_t n, int64_t bat
     return median(t);
 }
 
-static int only_axis = -1; // --axis: the resident table's rows of one axis; -1: all
-
-static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
+// The five arrays of a combo (0 f32, 1 f64, 2 mixed: diag double, the rest float) on the device, cells
+// each, filled with a diagonally dominant system; tl / td: the types of the four float-or-double arrays
+// and of the diagonal.
+static void alloc_system(tridi_context ctx, size_t cells, int combo, void *p[5], tridi_dtype *tl, tridi_dtype *td)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
-    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
-    void *p[5];
+    *tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32;
+    *td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
+    const size_t sl = *tl == TRIDI_FLOAT64 ? 8 : 4, sd = *td == TRIDI_FLOAT64 ? 8 : 4;
     for (int r = 0; r < 5; ++r) {
         const size_t es = r == 1 ? sd : sl;
         TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
@@ -325,10 +323,22 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         else
             fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
     }
+}
+
+static int only_axis = -1; // --axis: the resident table's rows of one axis; -1: all
+
+static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    void *p[5];
+    tridi_dtype tl, td;
+    alloc_system(ctx, cells, combo, p, &tl, &td);
     CUDA_OK(cudaDeviceSynchronize());
     void *boxbuf;
     double *scratch;
-    CUDA_OK(cudaMalloc(&boxbuf, box * sl));
+    CUDA_OK(cudaMalloc(&boxbuf, box * (tl == TRIDI_FLOAT64 ? 8 : 4)));
     CUDA_OK(cudaMalloc(&scratch, box * 16));
     tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
     const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
@@ -391,17 +401,9 @@ static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
     const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
-    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
     void *p[5];
-    for (int r = 0; r < 5; ++r) {
-        const size_t es = r == 1 ? sd : sl;
-        TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
-        if (es == 8)
-            fill_kernel<<<2048, 256>>>((double *)p[r], r, cells);
-        else
-            fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
-    }
+    tridi_dtype tl, td;
+    alloc_system(ctx, cells, combo, p, &tl, &td);
     CUDA_OK(cudaDeviceSynchronize());
     const tridi_dtype types[5] = {tl, td, tl, tl, tl};
     tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
@@ -739,17 +741,9 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    const tridi_dtype tl = combo == 1 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, td = combo == 0 ? TRIDI_FLOAT32 : TRIDI_FLOAT64;
-    const size_t sl = tl == TRIDI_FLOAT64 ? 8 : 4, sd = td == TRIDI_FLOAT64 ? 8 : 4;
     void *p[5];
-    for (int r = 0; r < 5; ++r) {
-        const size_t es = r == 1 ? sd : sl;
-        TRIDI_OK(tridi_device_alloc(ctx, cells * es, &p[r]));
-        if (es == 8)
-            fill_kernel<<<2048, 256>>>((double *)p[r], r, cells);
-        else
-            fill_kernel<<<2048, 256>>>((float *)p[r], r, cells);
-    }
+    tridi_dtype tl, td;
+    alloc_system(ctx, cells, combo, p, &tl, &td);
     double *scratch;
     CUDA_OK(cudaMalloc(&scratch, box * 16));
     CUDA_OK(cudaDeviceSynchronize());
