@@ -323,12 +323,12 @@ contains
         kept(slot)%last_use = uses
     end subroutine
 
-    ! The adapter's solves of checked arrays: through the kept plan of their grid, axis and box. An empty
-    ! box is left to tridi_solve (a no-op success without a plan).
-    subroutine solve_3d(axis, lo, hi, D, E, F, Ti, X, s)
-        integer, intent(in) :: axis, lo(3), hi(3)
-        real(4), dimension(:, :, :), pointer, intent(in) :: D, F, Ti, X
-        real(8), dimension(:, :, :), pointer, intent(in) :: E
+    ! The adapter's solves of checked arrays (2D or 3D): through the kept plan of their grid, axis and box.
+    ! An empty box is left to tridi_solve (a no-op success without a plan).
+    subroutine solve_kept(axis, lo, hi, D, E, F, Ti, X, s)
+        integer, intent(in) :: axis, lo(:), hi(:)
+        real(4), pointer, intent(in) :: D(..), F(..), Ti(..), X(..)
+        real(8), pointer, intent(in) :: E(..)
         integer, intent(out) :: s
         integer :: slot
         logical :: found
@@ -336,33 +336,12 @@ contains
             call tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, X, stat=s)
             return
         end if
-        call find_plan(3, axis, lbound(X), ubound(X), lo, hi, slot, found)
+        call find_plan(rank(X), axis, lbound(X), ubound(X), lo, hi, slot, found)
         if (.not. found) then
             call tridi_plan_create(kept(slot)%plan, ctx, axis, lo, hi, D, E, F, Ti, X, &
                                    on_error=TRIDI_ON_ERROR_CALL, arith=TRIDI_ARITH_MOHID, stat=s)
             if (s /= TRIDI_SUCCESS) return
-            call keep(slot, 3, axis, lbound(X), ubound(X), lo, hi)
-        end if
-        call tridi_plan_solve(kept(slot)%plan, D, E, F, Ti, X, stat=s)
-    end subroutine
-
-    subroutine solve_2d(axis, lo, hi, D, E, F, Ti, X, s)
-        integer, intent(in) :: axis, lo(2), hi(2)
-        real(4), dimension(:, :), pointer, intent(in) :: D, F, Ti, X
-        real(8), dimension(:, :), pointer, intent(in) :: E
-        integer, intent(out) :: s
-        integer :: slot
-        logical :: found
-        if (any(hi < lo)) then
-            call tridi_solve(ctx, axis, lo, hi, D, E, F, Ti, X, stat=s)
-            return
-        end if
-        call find_plan(2, axis, lbound(X), ubound(X), lo, hi, slot, found)
-        if (.not. found) then
-            call tridi_plan_create(kept(slot)%plan, ctx, axis, lo, hi, D, E, F, Ti, X, &
-                                   on_error=TRIDI_ON_ERROR_CALL, arith=TRIDI_ARITH_MOHID, stat=s)
-            if (s /= TRIDI_SUCCESS) return
-            call keep(slot, 2, axis, lbound(X), ubound(X), lo, hi)
+            call keep(slot, rank(X), axis, lbound(X), ubound(X), lo, hi)
         end if
         call tridi_plan_solve(kept(slot)%plan, D, E, F, Ti, X, stat=s)
     end subroutine
@@ -396,7 +375,7 @@ contains
         if (.not. ok) return
         call ensure_ready(func, ok, stat)
         if (.not. ok) return
-        call solve_3d(axis, lo, hi, D, E, F, Ti, ANSWER, s)
+        call solve_kept(axis, lo, hi, D, E, F, Ti, ANSWER, s)
         call pass_on(func, s, stat)
     end subroutine
 
@@ -538,7 +517,7 @@ contains
                 pX => tX
             end if
         end if
-        call solve_3d(3, lo, hi, pA, pB, pC, pT, pX, s)
+        call solve_kept(3, lo, hi, pA, pB, pC, pT, pX, s)
         if (s == TRIDI_SUCCESS .and. land) then
             do k = KLB, KUB + 1
                 do j = JLB, JUB
@@ -615,7 +594,7 @@ contains
             pF => tF
             pT => tT
         end if
-        call solve_2d(axis, lo, hi, D, pE, pF, pT, ANSWER, s)
+        call solve_kept(axis, lo, hi, D, pE, pF, pT, ANSWER, s)
         call pass_on(func, s, stat)
     contains
         ! q: the cell MOHID reads the first row of line ij from; c: the line's first cell.

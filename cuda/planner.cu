@@ -306,7 +306,7 @@ void *fp_kernel(const tk_plan &p)
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
 // y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
 // then does (plan_solve), which meets the FAST bound too.
-// The shapes, from the kernel-only measurements of decision 021 (H100, 2026-11-25):
+// The shapes, from the kernel-only measurements of decision 021:
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
 //    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
 //    copy bandwidth with 128 threads, 67% with 256, 55% with 512; staged through shared memory, 52%);
