@@ -325,6 +325,42 @@ static void alloc_system(tridi_context ctx, size_t cells, int combo, void *p[5],
     }
 }
 
+// Seconds per call of a device plan with options o on arrays a (the box 1..n of grid g), calls back to back
+// after three warm-up calls: the median of five runs of reps calls, each closed by tridi_plan_status.
+static double time_plan(tridi_context ctx, const tridi_grid &g, int axis, const tridi_arrays &a,
+                        const tridi_solve_options &o, int reps)
+{
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {g.ubound[0] - 1, g.ubound[1] - 1, g.ubound[2] - 1};
+    const tridi_dtype types[5] = {a.lower_type, a.diag_type, a.upper_type, a.rhs_type, a.x_type};
+    tridi_plan plan;
+    TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
+    for (int w = 0; w < 3; ++w)
+        TRIDI_OK(tridi_plan_solve(plan, &a));
+    TRIDI_OK(tridi_plan_status(plan));
+    std::vector<double> t;
+    for (int rep = 0; rep < 5; ++rep) {
+        const double t0 = now();
+        for (int k = 0; k < reps; ++k)
+            TRIDI_OK(tridi_plan_solve(plan, &a));
+        TRIDI_OK(tridi_plan_status(plan));
+        t.push_back((now() - t0) / reps);
+    }
+    TRIDI_OK(tridi_plan_destroy(plan));
+    return median(t);
+}
+
+// A device plan's options for the FAST table: per-line isolation, deferred verdicts, arithmetic arith.
+static tridi_solve_options lines_deferred(tridi_arith arith)
+{
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = TRIDI_MEMORY_DEVICE;
+    o.arith = arith;
+    o.on_error = TRIDI_ON_ERROR_LINES;
+    o.verdict = TRIDI_VERDICT_DEFERRED;
+    return o;
+}
+
 static int only_axis = -1; // --axis: the resident table's rows of one axis; -1: all
 
 static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
@@ -399,13 +435,11 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
 static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
     const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
     void *p[5];
     tridi_dtype tl, td;
     alloc_system(ctx, cells, combo, p, &tl, &td);
     CUDA_OK(cudaDeviceSynchronize());
-    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
     tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
     const int reps = box < 2000000 ? 200 : box < 50000000 ? 10 : 5;
     for (int axis = 0; axis < 3; ++axis) {
@@ -419,21 +453,7 @@ static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
                 o.memory = TRIDI_MEMORY_DEVICE;
                 o.on_error = oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
                 o.verdict = v ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
-                tridi_plan plan;
-                TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
-                for (int w = 0; w < 3; ++w)
-                    TRIDI_OK(tridi_plan_solve(plan, &a));
-                TRIDI_OK(tridi_plan_status(plan));
-                std::vector<double> t;
-                for (int rep = 0; rep < 5; ++rep) {
-                    double t0 = now();
-                    for (int k = 0; k < reps; ++k)
-                        TRIDI_OK(tridi_plan_solve(plan, &a));
-                    TRIDI_OK(tridi_plan_status(plan));
-                    t.push_back((now() - t0) / reps);
-                }
-                us[oe][v] = median(t) * 1e6;
-                TRIDI_OK(tridi_plan_destroy(plan));
+                us[oe][v] = time_plan(ctx, g, axis, a, o, reps) * 1e6;
             }
         const double bytes = (double)floor_bytes(combo) * box, floor_us = bytes / B.d2d * 1e6;
         std::printf("| %4dx%4dx%3d | %c | %-5s | %8.1f | %8.1f | %5.2f | %8.1f | %8.1f | %5.2f | %6.1f | %5.2f | %5.2f |\n",
@@ -676,35 +696,6 @@ static void csv_row(const grid3 &G, const char *type, char axis, const char *met
     std::fflush(g_csv);
 }
 
-// Seconds per call of a device plan on arrays a, calls back to back.
-static double time_plan(tridi_context ctx, const tridi_grid &g, int axis, const tridi_arrays &a, tridi_arith arith,
-                        int reps)
-{
-    const int64_t lo[3] = {1, 1, 1}, hi[3] = {g.ubound[0] - 1, g.ubound[1] - 1, g.ubound[2] - 1};
-    tridi_solve_options o;
-    tridi_solve_options_init(&o);
-    o.memory = TRIDI_MEMORY_DEVICE;
-    o.arith = arith;
-    o.on_error = TRIDI_ON_ERROR_LINES;
-    o.verdict = TRIDI_VERDICT_DEFERRED;
-    const tridi_dtype types[5] = {a.lower_type, a.diag_type, a.upper_type, a.rhs_type, a.x_type};
-    tridi_plan plan;
-    TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
-    for (int w = 0; w < 3; ++w)
-        TRIDI_OK(tridi_plan_solve(plan, &a));
-    TRIDI_OK(tridi_plan_status(plan));
-    std::vector<double> t;
-    for (int rep = 0; rep < 5; ++rep) {
-        const double t0 = now();
-        for (int k = 0; k < reps; ++k)
-            TRIDI_OK(tridi_plan_solve(plan, &a));
-        TRIDI_OK(tridi_plan_status(plan));
-        t.push_back((now() - t0) / reps);
-    }
-    TRIDI_OK(tridi_plan_destroy(plan));
-    return median(t);
-}
-
 // Seconds of the planner's kernel for a LINES solve of the box into x in place (FAST or MOHID arithmetic),
 // launched bare; *kern names it.
 static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool fast, double *scratch, int reps,
@@ -765,9 +756,9 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         for (int pass = 0; pass < 3; ++pass) {
             if (combo != 2) {
                 kf.push_back(time_kernel(g, axis, a, true, scratch, reps, &kfn));
-                cf.push_back(time_plan(ctx, g, axis, a, TRIDI_ARITH_FAST, reps));
+                cf.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_FAST), reps));
             }
-            cm.push_back(time_plan(ctx, g, axis, a, TRIDI_ARITH_MOHID, reps));
+            cm.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_MOHID), reps));
             km.push_back(time_kernel(g, axis, a, false, scratch, reps, &kmn));
         }
         const double mcm = median(cm), mkm = median(km);
