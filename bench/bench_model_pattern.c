@@ -8,7 +8,8 @@
  *   last-level cache, as a model's serial code does (its threads go to sleep, its arrays leave the cache);
  * - after parallel work: the same pass shared by the threads, as a model's OpenMP loops do.
  * Each table is run twice in one process: the CPU backend's worker pool (the default) and an OpenMP team
- * per call (TRIDI_CPU_POOL=0, docs/tuning.md), each in a context of its own.
+ * per call (TRIDI_CPU_POOL=0, docs/tuning.md), each in a context of its own; with TRIDI_CPU_POOL set in the
+ * environment, only that one (half the time, for a device run that times many thread counts).
  * Probes of why a call after the model's work costs more (issue 29), the same three ways:
  * - an OpenMP parallel region of the call's threads doing only this probe: what waking a team costs (the
  *   last thread's arrival after the fork), each thread's arrival (medians over the steps), how often a
@@ -199,7 +200,9 @@ int main(int argc, char **argv)
      * of each runs every call on all threads (the wake-up probe) and one runs on a single thread. */
     double step[VARIANTS][MODES];
     double med[VARIANTS][KINDS][MODES];
-    for (int v = 0; v < VARIANTS; ++v) {
+    const char *only = getenv("TRIDI_CPU_POOL");
+    const int v0 = only && !strcmp(only, "0") ? 1 : 0, v1 = only && !strcmp(only, "1") ? 1 : VARIANTS;
+    for (int v = v0; v < v1; ++v) {
         setenv("TRIDI_CPU_POOL", variant_env[v], 1);
         tridi_context ctx, ctx_all;
         if (bench_cpu_context(&ctx, threads))
@@ -279,7 +282,7 @@ int main(int argc, char **argv)
                    one[k][1] * 1e3);
     }
 
-    for (int v = 0; v < VARIANTS; ++v) {
+    for (int v = v0; v < v1; ++v) {
         printf("\n%s: median ms per call (calls per model step in brackets; MB: the five arrays' bytes over the "
                "box, 24 B/cell)\n", variant_name[v]);
         printf("%-16s %8s %14s %14s %14s %8s %8s\n", "kind", "MB", mode_name[0], mode_name[1], mode_name[2],
@@ -300,8 +303,9 @@ int main(int argc, char **argv)
         printf("csv,step,%s,%d,solver per step,%.4f,%.4f,%.4f\n", variant_name[v], threads, st[0] * 1e3,
                st[1] * 1e3, st[2] * 1e3);
     }
-    printf("\npool over openmp-team, solver per step: back-to-back %.2f, after serial %.2f, after parallel %.2f\n",
-           step[0][0] / step[1][0], step[0][1] / step[1][1], step[0][2] / step[1][2]);
+    if (v0 == 0 && v1 == VARIANTS)
+        printf("\npool over openmp-team, solver per step: back-to-back %.2f, after serial %.2f, after parallel "
+               "%.2f\n", step[0][0] / step[1][0], step[0][1] / step[1][1], step[0][2] / step[1][2]);
     free(t), free(tw), free(arrive), free(busy), free(cpu);
     arrays_free(&a3), arrays_free(&a2), free(buf);
     return stream_sink == 12345.0; /* keeps the streaming passes */

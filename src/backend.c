@@ -19,17 +19,25 @@ const tridi_backend_ops *tridi_backend_of(tridi_context ctx)
 /* From docs/performance.md (H100 machine, 16-core Xeon host):
  * - PCIe: pinned host-to-device 51.5-54.8 GB/s in the "Host arrays" runs, 55 GB/s each way for large copies;
  * - the GPU call beyond its transfers: the registered 140x140x56 call took 0.53-0.60 ms, 1.08-1.24x its
- *   pinned transfer time (0.48 ms): the last slab's solve (about 40 us) and the call's synchronisation;
+ *   pinned transfer time (0.48 ms): the last slab's solve (about 40 us) and the call's synchronisation; the
+ *   registered 70x70x28 call 0.132-0.139 ms against 0.060 ms of transfer at 55 GB/s (its small copies run
+ *   at 35-40 GB/s): 75 us, which puts 140x140x56 at 0.55 ms, within 4% of its 0.53 ms in the same run
+ *   (docs/decisions/018's measurement);
  * - the host: 85.7 GB/s, the 16-thread copy bandwidth (read + write) of the model-pattern run ("Inside a
  *   model loop"; 64-110 GB/s across runs);
  * - one thread: in that run 4 threads took 3.14x the 16-thread time back to back (14.49 against 4.61 ms
  *   per step), about 27 GB/s for 4 threads, 6.8 GB/s each;
- * - waking the threads: a library called between a model's serial loops finds its OpenMP threads asleep;
- *   in the same run an empty parallel region after a serial pass took about 3 ms on 16 threads and 0.07 ms
- *   on 4 (docs/decisions/017): 13.3 us * (t - 1)^2 gives 3 ms and 0.12 ms. Counted on every call, since
- *   tridi cannot tell whether the caller's threads are awake: a drop-in in a model loop is the case AUTO
- *   serves (issue 29), and back to back the model then favours the GPU a little. */
-const tridi_auto_machine tridi_auto_h100_host = {55e9, 55e9, 50e-6, 6.8e9, 85.7e9, 13.3e-6};
+ * - a call after the model's serial work: tridi's worker pool (docs/decisions/028) starts the call on the
+ *   caller at once and its workers join as they wake, so a call never waits for a late thread; what the
+ *   late workers still cost: a 16x16 call on 16 threads after a serial pass took 0.045 ms (3 us a worker),
+ *   and a 140x140x56 call on 16 threads 0.43-0.48 ms after a pass over 256 MiB against the 0.41 ms of the
+ *   bandwidth term (docs/decisions/018's measurement): 4 us * (t - 1). Counted on every call, since tridi
+ *   cannot tell whether the caller's loop just ran: a drop-in in a model loop is the case AUTO serves
+ *   (issue 29), and back to back the model then favours the GPU a little;
+ * - an OpenMP team per call (TRIDI_CPU_POOL=0) whose threads slept waits at its end for the last to wake:
+ *   an empty region after a serial pass took about 3 ms on 16 threads and 0.07 ms on 4 (docs/decisions/017),
+ *   13.3 us * (t - 1)^2 gives 3 ms and 0.12 ms; a team that spins (OMP_WAIT_POLICY=active) costs neither. */
+const tridi_auto_machine tridi_auto_h100_host = {55e9, 55e9, 75e-6, 6.8e9, 85.7e9, 4e-6, 13.3e-6};
 
 /* One thread per 512 KiB of a call's traffic: the CPU backend's rule (docs/decisions/017) and the GPU
  * path's host copies' (docs/decisions/012, at most 8 threads). */
@@ -58,8 +66,11 @@ tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const 
     /* The CPU reads the inputs and writes x, and its undo log reads the old x and writes it again
      * (docs/decisions/007): 32 B/cell for MOHID's types. */
     e.cpu_threads = threads_for(cells * c->host_bytes, threads);
+    const double workers = e.cpu_threads - 1.0;
     e.cpu_s = cells * (c->host_bytes + 2.0 * c->x_bytes) / bandwidth(m, e.cpu_threads) +
-              m->wake_s * (e.cpu_threads - 1.0) * (e.cpu_threads - 1.0);
+              (c->how == TRIDI_AUTO_CPU_POOL   ? m->pool_late_s * workers
+               : c->how == TRIDI_AUTO_CPU_TEAM ? m->team_wake_s * workers * workers
+                                               : 0.0);
     /* The GPU path: the inputs up, x down, and arrays not registered read into (or written from) pinned
      * staging on the host first. */
     e.gpu_s = m->gpu_call_s + cells * c->pcie_in_bytes / m->h2d_bytes_per_s + cells * c->x_bytes / m->d2h_bytes_per_s;
@@ -72,19 +83,23 @@ tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const 
 }
 
 #ifdef TRIDI_HAVE_CUDA
-static void say(const tridi_problem *p, int mask, const tridi_auto_estimate *e, int per_plan)
+static void say(const tridi_problem *p, int mask, const tridi_auto_call *c, const tridi_auto_estimate *e,
+                int per_plan)
 {
     long long ext[3];
     for (int a = 0; a < 3; ++a)
         ext[a] = (long long)(p->hi[a] - p->lo[a] + 1);
     fprintf(stderr,
             "tridi %s: AUTO, host arrays %lldx%lldx%lld along %c (%lld cells, %d of 5 arrays registered): %s "
-            "backend, modelled %.3f ms on %d CPU thread%s against %.3f ms through the GPU (docs/decisions/018; "
-            "stated once per %s)\n",
+            "backend, modelled %.3f ms on %d CPU thread%s (%s) against %.3f ms through the GPU "
+            "(docs/decisions/018; stated once per %s)\n",
             tridi_version_string(), ext[0], ext[1], ext[2], "xyz"[p->axis], (long long)(p->nlines * p->n),
             __builtin_popcount((unsigned)mask), e->use_cpu ? "cpu" : "cuda", 1e3 * e->cpu_s, e->cpu_threads,
-            e->cpu_threads > 1 ? "s" : "", 1e3 * e->gpu_s, per_plan ? "plan and set of registered arrays"
-                                                                     : "context and backend (tridi_solve)");
+            e->cpu_threads > 1 ? "s" : "",
+            c->how == TRIDI_AUTO_CPU_POOL   ? "tridi's worker pool, workers joining late after the caller's work"
+            : c->how == TRIDI_AUTO_CPU_TEAM ? "an OpenMP team per call, waking after the caller's work"
+                                            : "an OpenMP team kept spinning",
+            1e3 * e->gpu_s, per_plan ? "plan and set of registered arrays" : "context and backend (tridi_solve)");
 }
 
 const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *p, signed char memo[32])
@@ -102,7 +117,10 @@ const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *
     const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
     const int narrow = ctx->config.allow_f32_transfer && p->combo != TRIDI_COMBO_F32;
     tridi_auto_call c = {p->nlines * p->n, 0, (int)tridi_dtype_size(a->x_type), 0, 0,
-                         ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads()};
+                         ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads(),
+                         !ctx->tuning.cpu_openmp_team    ? TRIDI_AUTO_CPU_POOL
+                         : ctx->tuning.omp_wait_active ? TRIDI_AUTO_CPU_TEAM_AWAKE
+                                                       : TRIDI_AUTO_CPU_TEAM};
     int mask = 0;
     for (int r = 0; r < 5; ++r) {
         const int es = (int)tridi_dtype_size(type[r]);
@@ -127,7 +145,7 @@ const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *
         ctx->auto_said |= choice;
     }
     if (tell)
-        say(p, mask, &e, memo != NULL);
+        say(p, mask, &c, &e, memo != NULL);
     return e.use_cpu ? &tridi_backend_cpu_ops : &tridi_backend_cuda_ops;
 }
 #else

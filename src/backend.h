@@ -51,9 +51,19 @@ typedef struct tridi_auto_machine {
     double gpu_call_s;                       /* a host-array GPU call beyond its transfers */
     double thread_bytes_per_s;               /* host bandwidth (read + write) one thread draws */
     double host_bytes_per_s;                 /* host bandwidth (read + write) of all threads together */
-    double wake_s;                           /* waking t threads that slept through a model's serial work:
-                                                wake_s * (t - 1)^2 seconds */
+    double pool_late_s;                      /* a call on the CPU backend's pool (docs/decisions/028) after a
+                                                model's serial work, beyond its bandwidth time: pool_late_s *
+                                                (t - 1) seconds for t threads */
+    double team_wake_s;                      /* the same on an OpenMP team per call whose threads slept through
+                                                that work: team_wake_s * (t - 1)^2 seconds */
 } tridi_auto_machine;
+
+/* How a CPU call reaches its threads, which sets what it costs after the caller's serial work. */
+typedef enum tridi_auto_cpu_threads {
+    TRIDI_AUTO_CPU_POOL = 0,      /* tridi's worker pool: joins late, never waits for a waking thread */
+    TRIDI_AUTO_CPU_TEAM = 1,      /* an OpenMP team per call, its threads asleep (TRIDI_CPU_POOL=0) */
+    TRIDI_AUTO_CPU_TEAM_AWAKE = 2 /* an OpenMP team whose threads spin (OMP_WAIT_POLICY=active) */
+} tridi_auto_cpu_threads;
 
 /* The H100 machine's host and link, from docs/performance.md (backend.c says which figure is which). */
 extern const tridi_auto_machine tridi_auto_h100_host;
@@ -66,6 +76,7 @@ typedef struct tridi_auto_call {
     int pcie_in_bytes; /* the four inputs as they cross PCIe (narrowed by allow_f32_transfer); x comes back */
     int staged_bytes; /* the arrays the GPU path copies through pinned staging (not registered, or narrowed) */
     int threads;      /* the threads the context offers a CPU call */
+    tridi_auto_cpu_threads how; /* how the CPU call would run them */
 } tridi_auto_call;
 
 typedef struct tridi_auto_estimate {

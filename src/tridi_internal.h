@@ -129,6 +129,8 @@ typedef struct tridi_tuning {
                                       unset with OMP_WAIT_POLICY=active */
     int cpu_pool_off;              /* TRIDI_CPU_POOL=0: every host copy of the CUDA backend on the caller's
                                       OpenMP team too, uploads' packing included (docs/decisions/029) */
+    int omp_wait_active;           /* OMP_WAIT_POLICY=active: the model's OpenMP threads spin between its
+                                      loops, so a team per call finds them awake (docs/decisions/018) */
     int cpu_spin_set;              /* TRIDI_CPU_SPIN_US was set: */
     int64_t cpu_spin_us;           /*   microseconds a pool worker watches for the next call */
     int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split */

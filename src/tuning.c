@@ -116,6 +116,7 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
     const char *wait = getenv("OMP_WAIT_POLICY");
     t.cpu_openmp_team = n == 0 || (n < 0 && wait && !strcasecmp(wait, "active"));
     t.cpu_pool_off = n == 0;
+    t.omp_wait_active = wait && !strcasecmp(wait, "active");
     n = -1;
     if (!s)
         s = read_int(func, "TRIDI_CPU_SPIN_US", 0, 1000000, "a number of microseconds from 0 to 1000000", &n);

@@ -564,7 +564,8 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
     return m;
 }
 
-static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, const bw &B, double max_seq_cells)
+static void host_arrays(tridi_context gpu, tridi_context cpu, tridi_context autoc, const grid3 &G, const bw &B,
+                        double max_seq_cells)
 {
     tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
@@ -591,6 +592,15 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
         for (int r = 0; r < 5; ++r)
             TRIDI_OK(tridi_host_unregister(gpu, arr[r]));
         const double tcpu = median_time([&] { TRIDI_OK(tridi_solve(cpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
+        // AUTO (docs/decisions/018) on the same arrays, not registered and registered with its own context: its
+        // time against the faster of the two paths it chooses between (its choice is stated on stderr).
+        auto on_auto = [&] { TRIDI_OK(tridi_solve(autoc, &g, (tridi_axis)axis, lo, hi, &a)); };
+        const double tauto_st = median_time(on_auto, reps);
+        for (int r = 0; r < 5; ++r)
+            TRIDI_OK(tridi_host_register(autoc, arr[r], bytes[r]));
+        const double tauto_rg = median_time(on_auto, reps);
+        for (int r = 0; r < 5; ++r)
+            TRIDI_OK(tridi_host_unregister(autoc, arr[r]));
         const double tomp = median_time([&] { mohid_thomas(&mg, axis, lo, hi, D, E, F, R, X, 16); }, reps);
         double tseq = NAN;
         if ((double)box <= max_seq_cells)
@@ -606,6 +616,10 @@ static void host_arrays(tridi_context gpu, tridi_context cpu, const grid3 &G, co
                     tseq * 1e3, tomp * 1e3, tcpu * 1e3, st.after_assembly * 1e3, st.in_calls * 1e3,
                     st.in_uploads * 1e3, st.solve_alone * 1e3, rg.after_assembly * 1e3, rg.in_calls * 1e3,
                     rg.in_uploads * 1e3, rg.solve_alone * 1e3);
+        std::printf("|   (AUTO, 16 threads: staged %.3f ms, %.2fx the faster of staged and tridi CPU; registered %.3f "
+                    "ms, %.2fx the faster of registered and tridi CPU) |\n",
+                    tauto_st * 1e3, tauto_st / std::min(st.call, tcpu), tauto_rg * 1e3,
+                    tauto_rg / std::min(rg.call, tcpu));
         std::fflush(stdout);
     }
     std::free(D);
@@ -867,6 +881,11 @@ int main(int argc, char **argv)
     c.backend = TRIDI_BACKEND_CPU;
     c.num_threads = 16;
     TRIDI_OK(tridi_create(&cpu, &c));
+    tridi_context autoc = nullptr; // AUTO's choice for host arrays, timed in the host-array table
+    c.backend = TRIDI_BACKEND_AUTO;
+    c.verbose = 1;
+    TRIDI_OK(tridi_create(&autoc, &c));
+    c.verbose = 0;
     cusparseHandle_t sp;
     SP_OK(cusparseCreate(&sp));
 
@@ -941,10 +960,11 @@ int main(int argc, char **argv)
                     "| vs OMP16 | vs tridi CPU | ms assembly | hidden staged | hidden registered |\n"
                     "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (const grid3 &G : grids)
-            host_arrays(gpu, cpu, G, B, max_seq_cells);
+            host_arrays(gpu, cpu, autoc, G, B, max_seq_cells);
     }
     cusparseDestroy(sp);
     tridi_destroy(gpu);
     tridi_destroy(cpu);
+    tridi_destroy(autoc);
     return 0;
 }

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Issue 29's figures in one run on one host: each kind of solve per call inside flow_channel (70-28 and
+# 140-56, backend cpu on 1, 4, 8 and 16 threads, backend gpu with host arrays registered and not) beside the
+# same kind in tridi_bench_model_pattern (after a serial pass over memory, as the model's own loops; back to
+# back), the solver time per step against the `reference` backend stepped alongside, the host-array GPU path
+# and AUTO's choice in tridi_bench_gpu --host (assembly overlap, registered and plain swap, with the packing
+# on tridi's pool and, TRIDI_CPU_POOL=0, on the caller), and tridi_bench_cpu back to back.
+#   bench/run_inmodel.sh BUILD OUT [COMMIT] [SECONDS]
+# BUILD: a build with flow_channel, tridi_bench_model_pattern, tridi_bench_gpu and tridi_bench_cpu; OUT: a
+# folder for the logs, the side-by-side table (summary.txt) and the CSV rows (inmodel.csv); SECONDS: a
+# budget (default 270) past which the remaining steps are skipped. Every command runs under `timeout`.
+set -uo pipefail
+b="$1"; out="$2"; commit="${3:-unknown}"; budget="${4:-270}"
+export OMP_PROC_BIND=close OMP_PLACES=cores
+mkdir -p "$out"
+fc="$b/testcases/flow_channel/flow_channel"; mp="$b/bench/tridi_bench_model_pattern"
+gb="$b/bench/gpu/tridi_bench_gpu"; cb="$b/bench/tridi_bench_cpu"
+start=$SECONDS
+status=0
+# step NAME LIMIT CMD...: runs CMD under timeout into OUT/NAME.log unless the budget is spent.
+step() {
+  local name="$1" limit="$2"; shift 2
+  local left=$((budget - (SECONDS - start)))
+  if [ "$left" -lt 10 ]; then echo "skipped (budget): $name" | tee -a "$out/skipped.txt"; return; fi
+  [ "$limit" -gt "$left" ] && limit="$left"
+  local t0=$SECONDS
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "$name: rc $rc, $((SECONDS - t0)) s (at $((SECONDS - start)) s)" | tee -a "$out/steps.txt"
+  [ "$rc" -ne 0 ] && status=1
+}
+threads="1 4 8 16"
+# In order of what issue 29's targets need first, so that a short budget drops the extras at the end.
+# The model's footprint between calls: 256 MiB streamed for 140-56; 70-28 has an eighth of its cells.
+for t in $threads; do
+  step "mp-140x140x56-$t" 60 env TRIDI_CPU_POOL=1 "$mp" "$t" 4 140x140x56 256
+done
+for t in $threads; do
+  step "fc-140-56-cpu-$t" 90 "$fc" flow_channel_140-56 --backend cpu --threads "$t" --compare reference \
+    --steps 6 --ramp 0 --quiet
+done
+step fc-140-56-gpu-registered 90 "$fc" flow_channel_140-56 --backend gpu --compare reference --steps 6 --ramp 0 --quiet
+step fc-140-56-gpu-plain 90 env FLOW_CHANNEL_REGISTER=0 "$fc" flow_channel_140-56 --backend gpu --compare reference \
+  --steps 6 --ramp 0 --quiet
+step gpu-host 90 "$gb" 2e7 --host --grid=140x140x56 --grid=70x70x28
+for t in $threads; do
+  step "mp-70x70x28-$t" 40 env TRIDI_CPU_POOL=1 "$mp" "$t" 4 70x70x28 32
+done
+for t in $threads; do
+  step "fc-70-28-cpu-$t" 60 "$fc" flow_channel_70-28 --backend cpu --threads "$t" --compare reference \
+    --steps 16 --ramp 0 --quiet
+done
+step cpu-b2b-140x140x56 30 "$cb" 16 5 140x140x56
+step cpu-b2b-70x70x28 30 "$cb" 16 5 70x70x28
+step fc-70-28-gpu-registered 60 "$fc" flow_channel_70-28 --backend gpu --compare reference --steps 16 --ramp 0 --quiet
+step gpu-host-pool0 90 env TRIDI_CPU_POOL=0 "$gb" 0 --host --grid=140x140x56
+
+# The side-by-side table and the CSV rows. Model-pattern kinds: THOMAS_2D is the mean of its x and y calls
+# (one of each per step), as flow_channel counts them as one kind.
+date=$(date -u +%Y-%m-%dT%H:%MZ)
+{
+  echo "flow_channel per call inside the model against tridi_bench_model_pattern (pool), ms; $(nproc) cores"
+  printf '%-7s %-4s %-12s %9s %9s %9s %9s %8s %8s\n' grid thr kind in-model fc-replay mp-b2b mp-serial \
+    in/serial in/b2b
+} >"$out/summary.txt"
+echo "device,date,commit,grid,type,axis,metric,value,value_max,unit" >"$out/inmodel.csv"
+for g in 140-56 70-28; do
+  case $g in 140-56) box=140x140x56 ;; *) box=70x70x28 ;; esac
+  for t in $threads; do
+    f="$out/fc-$g-cpu-$t.log"; m="$out/mp-$box-$t.log"
+    [ -f "$f" ] && [ -f "$m" ] || continue
+    awk -v g="$g" -v t="$t" -v dev=H100-host -v date="$date" -v commit="$commit" -v csv="$out/inmodel.csv" '
+      FNR == NR && /^csv,kind,pool,/ { split($0, c, ","); k = c[5]; b2b[k] = c[6]; ser[k] = c[7]; next }
+      FNR == NR { next }
+      /^per call \(ms\), cpu, / {
+        k = $0; sub(/^per call \(ms\), cpu, /, "", k); sub(/:.*/, "", k)
+        inm = $0; sub(/.*in the model /, "", inm); sub(/ .*/, "", inm)
+        rep = $0; sub(/.*back to back /, "", rep); sub(/ .*/, "", rep)
+        mk = k
+        if (k == "THOMAS_2D") { b2b[k] = (b2b["THOMAS_2D x"] + b2b["THOMAS_2D y"]) / 2; ser[k] = (ser["THOMAS_2D x"] + ser["THOMAS_2D y"]) / 2 }
+        printf "%-7s %-4s %-12s %9.4f %9.4f %9.4f %9.4f %8.2f %8.2f\n", g, t, k, inm, rep, b2b[k], ser[k], inm / ser[k], inm / b2b[k]
+        ax = k; gsub(/ /, "_", ax)
+        printf "%s,%s,%s,flow_channel_%s,mixed,%s,in_model_ms_per_call_%st,%.4f,,ms\n", dev, date, commit, g, ax, t, inm >> csv
+        printf "%s,%s,%s,flow_channel_%s,mixed,%s,replay_b2b_ms_per_call_%st,%.4f,,ms\n", dev, date, commit, g, ax, t, rep >> csv
+        printf "%s,%s,%s,flow_channel_%s,mixed,%s,model_pattern_b2b_ms_per_call_%st,%.4f,,ms\n", dev, date, commit, g, ax, t, b2b[k] >> csv
+        printf "%s,%s,%s,flow_channel_%s,mixed,%s,model_pattern_after_serial_ms_per_call_%st,%.4f,,ms\n", dev, date, commit, g, ax, t, ser[k] >> csv
+      }
+    ' "$m" "$f" >>"$out/summary.txt"
+  done
+done
+{
+  echo
+  echo "solver ms per step (FLOW_CHANNEL lines: main backend; the reference stepped alongside in the same process)"
+  for f in "$out"/fc-*.log; do
+    n=$(basename "$f" .log)
+    grep -h '^FLOW_CHANNEL ' "$f" | sed "s/^/$n: /"
+    grep -hE '^ *[0-9]+-[0-9]+ +[a-z-]+ ' "$f" | sed "s/^/$n: /"
+    grep -h '^solver time by kind' "$f" | sed "s/^/$n: /"
+    grep -h '^per call (ms), gpu' "$f" | sed "s/^/$n: /"
+    grep -hE '^compare: (FAILED|.*agree)|FAILED' "$f" | sed "s/^/$n: /"
+  done
+  echo
+  echo "model-pattern solver per step (pool): back-to-back, after serial, after parallel"
+  grep -h '^csv,step,' "$out"/mp-*.log
+  echo
+  echo "host arrays (tridi_bench_gpu --host; gpu-host-pool0: TRIDI_CPU_POOL=0, packing on the caller)"
+  for n in gpu-host gpu-host-pool0; do
+    [ -f "$out/$n.log" ] && grep -hE '^\| +[0-9]+x|^\|   \(|AUTO|pinned H2D' "$out/$n.log" | sed "s/^/$n: /"
+  done
+  echo
+  echo "tridi_bench_cpu 16 threads, back to back"
+  grep -hE '^\|' "$out"/cpu-b2b-*.log 2>/dev/null
+  echo
+  cat "$out/steps.txt" "$out/skipped.txt" 2>/dev/null
+} >>"$out/summary.txt"
+for t in $threads; do
+  for box in 140x140x56 70x70x28; do
+    grep -h '^csv,step,pool,' "$out/mp-$box-$t.log" 2>/dev/null | awk -F, -v dev=H100-host -v date="$date" \
+      -v commit="$commit" -v box="$box" '{ printf "%s,%s,%s,%s,mixed,xyz,model_pattern_b2b_ms_per_step_%st,%s,,ms\n", dev, date, commit, box, $4, $6
+           printf "%s,%s,%s,%s,mixed,xyz,model_pattern_after_serial_ms_per_step_%st,%s,,ms\n", dev, date, commit, box, $4, $7
+           printf "%s,%s,%s,%s,mixed,xyz,model_pattern_after_parallel_ms_per_step_%st,%s,,ms\n", dev, date, commit, box, $4, $8 }' >>"$out/inmodel.csv"
+  done
+done
+cat "$out/summary.txt"
+exit $status
