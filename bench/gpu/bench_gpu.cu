@@ -14,7 +14,8 @@
 //    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
 //  - FAST arithmetic (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against MOHID
 //    arithmetic and cuSPARSE on the same data (y lines too: one gtsvInterleavedBatch per k slab), kernel-only
-//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes, raw rows to --csv.
+//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes (--passes), raw rows
+//    to --csv.
 //  - streams of small solves (--graph; --fast adds them for its small grid): a plan's calls back to back as
 //    launched and captured in a CUDA graph, per call against the floor-traffic time.
 //  - --ncu: one plan solve per FAST-table row inside a profiler range, for bench/gpu/ncu_rows.sh.
@@ -680,9 +681,10 @@ static void transfer_shapes(const grid3 &G)
 // batch), FAST against MOHID arithmetic on the same data; the bare kernels the planner picks for each (into x,
 // no verdict); cuSPARSE on the same data and precision in the layout its routines need: x lines
 // gtsv2StridedBatch, z lines gtsvInterleavedBatch, y lines gtsvInterleavedBatch once per k slab of a compact
-// box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in three passes; the
+// box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in g_passes passes; the
 // table shows the median of the three (range of the per-call %), the CSV (--csv=FILE) every pass.
 static FILE *g_csv;
+static int g_passes = 3; // --passes: the FAST and graph tables' passes per row (fewer: a shorter run)
 static std::string g_csv_head; // device,date,commit, (bench/results/README.md's schema)
 
 // One row of bench/results/README.md's schema: the range of a figure over the passes (value_max empty when
@@ -757,7 +759,7 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         }
         std::vector<double> kf, cf, cm, km;
         const char *kfn = "-", *kmn = "";
-        for (int pass = 0; pass < 3; ++pass) {
+        for (int pass = 0; pass < g_passes; ++pass) {
             if (combo != 2) {
                 kf.push_back(time_kernel(g, axis, a, true, scratch, reps, &kfn));
                 cf.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_FAST), reps));
@@ -872,7 +874,7 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
             }
         }
         std::vector<double> tl_us, tg_us;
-        for (int pass = 0; pass < 3; ++pass) {
+        for (int pass = 0; pass < g_passes; ++pass) {
             std::vector<double> t1, t2;
             for (int rep = 0; rep < 5; ++rep) {
                 CUDA_OK(cudaEventRecord(e0, st));
@@ -967,7 +969,7 @@ static void usage()
                          "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
                          "  --fast: only the FAST arithmetic table (FAST / MOHID / cuSPARSE; default grids: issue 27's)\n"
                          "  --csv=FILE: the FAST table's rows in bench/results/README.md's schema (ranges over the\n"
-                         "    three passes); --commit=HASH fills its commit column\n"
+                         "    three passes); --commit=HASH fills its commit column; --passes=N: N passes, not 3\n"
                          "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
                          "  --axis=x|y|z, --type=f32|f64|mixed: only these rows (device-resident, plans, FAST,\n"
                          "    graph and ncu tables; with --grid, --fast runs a single row)\n"
@@ -1004,6 +1006,8 @@ int main(int argc, char **argv)
             do_graph = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--ncu"))
             do_ncu = true, do_resident = do_host = false;
+        else if (!std::strncmp(argv[i], "--passes=", 9) && std::atoi(argv[i] + 9) > 0)
+            g_passes = std::atoi(argv[i] + 9);
         else if (!std::strncmp(argv[i], "--csv=", 6) && argv[i][6])
             csv_path = argv[i] + 6;
         else if (!std::strncmp(argv[i], "--commit=", 9) && argv[i][9])
@@ -1091,7 +1095,7 @@ int main(int argc, char **argv)
     if (do_fast) {
         std::printf("FAST arithmetic (device plans, ON_ERROR_LINES, DEFERRED verdicts, calls back to back; FAST / "
                     "MOHID call = us per tridi_plan_solve; kernel = the planner's kernel alone, into x; %% = floor "
-                    "traffic at the device copy bandwidth of this run, median of three passes (range of the "
+                    "traffic at the device copy bandwidth of this run, median of the passes (range of the "
                     "per-call %% over them); cuSPARSE: x gtsv2StridedBatch, y gtsvInterleavedBatch per k slab, z "
                     "gtsvInterleavedBatch, same data and precision, compact box)\n");
         std::printf("| grid | type | axis | FAST kernel | us kernel | us call | %% copy kernel | %% copy call (range) "
@@ -1112,7 +1116,7 @@ int main(int argc, char **argv)
             std::printf("\nStreams of solves, launched and captured in a CUDA graph (a device plan on the caller's "
                         "stream, ON_ERROR_LINES, DEFERRED verdicts; launched: calls back to back between two events, "
                         "one tridi_plan_status after them; graph: the same calls captured and replayed; floor: floor "
-                        "traffic at the device copy bandwidth; medians of three passes; answers of both paths equal bit "
+                        "traffic at the device copy bandwidth; medians of the passes; answers of both paths equal bit "
                         "for bit)\n");
             std::printf("| grid | type | arithmetic | axis | us floor | us launched | launched / floor | us graph "
                         "| graph / floor | graph / launched |\n|---|---|---|---|---|---|---|---|---|---|\n");
