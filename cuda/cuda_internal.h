@@ -17,6 +17,8 @@
 
 constexpr int NSLOT = 256;    // device-mode solves that may be in flight before the oldest is checked
 constexpr int HOST_SLOT = NSLOT;
+constexpr int GRAPH_SLOT = NSLOT + 1; // every device solve captured in a CUDA graph (device_solve.cu)
+constexpr int NSLOT_ALL = NSLOT + 2;
 constexpr int MAX_SLABS = 8;
 // Host-array pipeline: one slab per this many box cells (TRIDI_HOST_SLAB_CELLS overrides it: tuning.c). Fewer, larger
 // slabs spend less on per-copy overhead; more, smaller ones leave a shorter tail (the last slab's solve and
@@ -90,7 +92,7 @@ struct tridi_cuda_state {
     cudaEvent_t ev_last = nullptr;         // the context's latest queued work
     bool have_last = false;
     cudaStream_t last_stream = nullptr;    // the stream ev_last was recorded on
-    tk_slot *d_slots = nullptr;            // NSLOT + 1 verdict slots; the last one is host mode's
+    tk_slot *d_slots = nullptr;            // NSLOT_ALL verdict slots: the ring, host mode's, the graphs'
     tk_verdict *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts of the slots
     unsigned long long calls = 0;          // device solves queued so far
     unsigned long long *h_verdict = nullptr; // pinned: host mode's verdict, read without a pageable copy
@@ -100,6 +102,13 @@ struct tridi_cuda_state {
     hbuf hin[4], hout;                     // pinned staging of unregistered arrays
     std::vector<char> undo;                // the old box of a registered x, put back if a line fails
     plan_memo memo;                        // device mode's latest plan
+    // Solves captured in CUDA graphs share GRAPH_SLOT, whose failures add up over the replays until
+    // tridi_cuda_synchronize reads it (docs/decisions/030). graph_p: the latest captured solve, of the live
+    // plan graph_plan (NULL once it is destroyed); graph_mixed: solves of another plan, box or arrays were
+    // captured while it lived. Only when neither holds is a failing line's cell located (in graph_p's arrays).
+    bool graph_used = false, graph_mixed = false;
+    const void *graph_plan = nullptr;
+    tridi_problem graph_p{};
     // A kept solve (tridi_cuda_solve_keep): its answers wait in dbox for tridi_cuda_commit or
     // tridi_cuda_rollback (docs/decisions/020).
     // Any later device solve reuses the box, so it drops the kept answers.

@@ -182,6 +182,54 @@ tk_args device_args(const tridi_problem *p)
     return a;
 }
 
+// Whether two captured solves are the same box of the same arrays (a failing line is then named with its cell).
+bool same_solve(const tridi_problem &a, const tridi_problem &b)
+{
+    const tridi_arrays &x = a.arrays, &y = b.arrays;
+    return a.axis == b.axis && a.origin == b.origin && a.n == b.n && a.n1 == b.n1 && a.n2 == b.n2 &&
+           a.stride[1] == b.stride[1] && a.stride[2] == b.stride[2] && a.combo == b.combo && x.lower == y.lower &&
+           x.diag == y.diag && x.upper == y.upper && x.rhs == y.rhs && x.x == y.x;
+}
+
+// A plan's solve captured into a CUDA graph on the caller's stream (docs/decisions/030); cp: NULL for the
+// convenience call and the kept first phase of ON_ERROR_CALL, which are refused. The host waits for
+// nothing and records nothing of it (a captured event could not be waited for, and the graph's replays are
+// the caller's to order): it takes no slot of the ring, orders nothing against the context's other work, and
+// its lines' failures go to GRAPH_SLOT, where they add up over the replays until tridi_cuda_synchronize
+// reads them. Under ON_ERROR_LINES a failing line is left untouched whenever it fails, so nothing else needs
+// the verdict on the device.
+tridi_status solve_captured(tridi_cuda_state *st, const tridi_problem *p, cudaStream_t cs, cuda_plan *cp)
+{
+    if (!cp || p->on_error != TRIDI_ON_ERROR_LINES || p->verdict != TRIDI_VERDICT_DEFERRED)
+        return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
+                          "%s: the stream is being captured into a CUDA graph; only a device plan's solves with "
+                          "ON_ERROR_LINES and a DEFERRED verdict can be captured (a SYNC verdict waits on the "
+                          "host, ON_ERROR_CALL's guard hands its verdict to the host between kernels)",
+                          cp ? "tridi_plan_solve" : "tridi_solve_device");
+    tk_args a = device_args(p);
+    const tk_plan &plan = cp->plan;
+    if (plan_needs_scratch(plan, p->n)) {
+        if (cp->scratch.bytes < (size_t)(p->n * p->nlines) * 2 * sizeof(double)) // made by tridi_cuda_plan_create
+            return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi_plan_solve: the plan has no W/G scratch to capture");
+        a.scratch = (double *)cp->scratch.p;
+    }
+    tk_slot *g = &st->d_slots[GRAPH_SLOT];
+    a.X = p->arrays.x;
+    a.err = &g->first;
+    a.nfail = &g->nfailed; // slot, verdict, next_err stay NULL: the kernel hands nothing on
+    tridi_status s = run_solve(types_of(p, false), a, plan, cs);
+    if (s) {
+        cudaGetLastError();
+        return s;
+    }
+    if (st->graph_plan && !(st->graph_plan == cp && same_solve(st->graph_p, *p)))
+        st->graph_mixed = true;
+    st->graph_p = *p;
+    st->graph_plan = cp;
+    st->graph_used = true;
+    return TRIDI_SUCCESS;
+}
+
 // Device-mode solve. keep: the first phase of ON_ERROR_CALL whatever p says: the answers stay in the
 // context's box (never the one-wave variant, which writes x itself) and only the verdict is handed on;
 // tridi_cuda_commit copies them into x later, tridi_cuda_rollback drops them. cp: a plan's state (its kernel
@@ -195,6 +243,12 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
     if (s)
         return s;
     cudaStream_t cs = stream ? (cudaStream_t)stream : st->compute;
+    if (stream && cs != st->compute) { // the context's own stream is never the caller's to capture
+        cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+        CK(cudaStreamIsCapturing(cs, &cap), "cudaStreamIsCapturing");
+        if (cap != cudaStreamCaptureStatusNone)
+            return solve_captured(st, p, cs, keep ? nullptr : cp);
+    }
     const int slot = st->next_slot;
     s = retire_slot(st, slot); // the ring is full: the oldest solve must be checked first
     if (s)
@@ -329,7 +383,12 @@ tridi_status tridi_cuda_plan_create(tridi_cuda_state *st, const tridi_problem *p
     tridi_status s = plan_solve(st->kernel, types_of(p, false), device_args(p),
                                 p->axis == TRIDI_AXIS_X && p->stride[0] == 1, p->on_error == TRIDI_ON_ERROR_CALL,
                                 &cp->plan);
+    // The W/G scratch of long lines is the plan's from the start, so that even its first solve can be
+    // captured into a CUDA graph (no allocation while a stream is captured).
+    if (!s && plan_needs_scratch(cp->plan, p->n))
+        s = ensure(st, cp->scratch, (size_t)(p->n * p->nlines) * 2 * sizeof(double), "the W/G scratch of long lines");
     if (s) {
+        device_release(st->mem, cp->scratch.p, cp->scratch.bytes);
         delete cp;
         return s;
     }
@@ -346,6 +405,10 @@ void tridi_cuda_plan_destroy(tridi_cuda_state *st, void *state)
     // Solves queued with the plan's buffers may still run.
     if (st->have_last)
         cudaEventSynchronize(st->ev_last);
+    if (st->graph_plan == cp) { // its captured solves' arrays are no longer known to be there
+        st->graph_plan = nullptr;
+        st->graph_mixed = false;
+    }
     device_release(st->mem, cp->box.p, cp->box.bytes);
     device_release(st->mem, cp->scratch.p, cp->scratch.bytes);
     delete cp;
@@ -406,6 +469,29 @@ tridi_status tridi_cuda_synchronize(tridi_cuda_state *st)
     cudaError_t e = cudaStreamSynchronize(st->compute);
     if (!first && e != cudaSuccess)
         return cuda_fail("tridi_synchronize", e);
+    if (!first && st->graph_used) {
+        // The failures of captured solves, over every replay that ended before this call (the caller waits
+        // for its replays' stream first: docs/decisions/030); read, then re-armed for later replays.
+        tk_slot g;
+        e = cudaMemcpy(&g, &st->d_slots[GRAPH_SLOT], sizeof g, cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess && g.first != ULLONG_MAX) {
+            const tk_slot armed{ULLONG_MAX, 0, 0, 0};
+            e = cudaMemcpy(&st->d_slots[GRAPH_SLOT], &armed, sizeof armed, cudaMemcpyHostToDevice);
+            if (e == cudaSuccess) {
+                const char *func = "tridi_plan_solve (a solve captured in a CUDA graph, replayed)";
+                if (st->graph_plan && !st->graph_mixed)
+                    return locate_on_device(st, func, &st->graph_p, (int64_t)g.first, (int64_t)g.nfailed);
+                return tridi_fail_numeric_lines(func, &st->graph_p, TRIDI_ERROR_NONFINITE, (int64_t)g.first, 0,
+                                                "a zero pivot or non-finite value (not located: solves of several "
+                                                "plans, boxes or arrays were captured, or the latest one's plan is "
+                                                "destroyed; the line is numbered in its own solve's box, the cell "
+                                                "shown is that line's first in the latest captured solve's)",
+                                                (int64_t)g.nfailed);
+            }
+        }
+        if (e != cudaSuccess)
+            return cuda_fail("reading the verdict of captured solves", e);
+    }
     return first;
 }
 

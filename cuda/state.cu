@@ -22,7 +22,7 @@ void free_state(tridi_cuda_state *st)
     device_release(st->mem, st->scratch.p, st->scratch.bytes);
     if (st->hout.p)
         cudaFreeHost(st->hout.p);
-    device_release(st->mem, st->d_slots, (NSLOT + 1) * sizeof(tk_slot));
+    device_release(st->mem, st->d_slots, NSLOT_ALL * sizeof(tk_slot));
     if (st->h_mirror)
         cudaFreeHost(st->h_mirror);
     if (st->h_verdict)
@@ -74,12 +74,12 @@ tridi_status create_state(tridi_cuda_state *st)
         CK(cudaEventCreateWithFlags(&st->ev_slot[s], fl), "cudaEventCreate");
     CK(cudaEventCreateWithFlags(&st->ev_last, fl), "cudaEventCreate");
     void *p = nullptr;
-    tridi_status s = device_alloc(st->mem, (NSLOT + 1) * sizeof(tk_slot), &p, "error slots");
+    tridi_status s = device_alloc(st->mem, NSLOT_ALL * sizeof(tk_slot), &p, "error slots");
     if (s)
         return s;
     st->d_slots = (tk_slot *)p;
-    std::vector<tk_slot> armed(NSLOT + 1, tk_slot{ULLONG_MAX, 0, 0, 0});
-    CK(cudaMemcpy(st->d_slots, armed.data(), (NSLOT + 1) * sizeof(tk_slot), cudaMemcpyHostToDevice), "cudaMemcpy");
+    std::vector<tk_slot> armed(NSLOT_ALL, tk_slot{ULLONG_MAX, 0, 0, 0});
+    CK(cudaMemcpy(st->d_slots, armed.data(), NSLOT_ALL * sizeof(tk_slot), cudaMemcpyHostToDevice), "cudaMemcpy");
     CK(cudaHostAlloc((void **)&st->h_mirror, NSLOT * sizeof(tk_verdict), cudaHostAllocMapped),
        "cudaHostAlloc (mapped)");
     CK(cudaHostGetDevicePointer((void **)&st->h_mirror_dev, st->h_mirror, 0), "cudaHostGetDevicePointer");

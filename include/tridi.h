@@ -319,8 +319,9 @@ typedef struct tridi_solve_options {
     tridi_verdict verdict;   /* device plans only; host plans always return the numerical status
                                 (default: TRIDI_VERDICT_SYNC) */
     tridi_memory memory;     /* (default: TRIDI_MEMORY_HOST) */
-    void *stream;            /* device plans: cudaStream_t as void*, NULL = the context's own stream
-                                (default: NULL) */
+    void *stream;            /* device plans: cudaStream_t as void*, NULL = the context's own stream;
+                                solves on it can be captured in a CUDA graph under ON_ERROR_LINES with a
+                                DEFERRED verdict (docs/api.md) (default: NULL) */
 } tridi_solve_options;
 
 TRIDI_API void tridi_solve_options_init(tridi_solve_options *options);

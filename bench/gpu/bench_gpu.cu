@@ -14,9 +14,13 @@
 //    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
 //  - FAST arithmetic (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against MOHID
 //    arithmetic and cuSPARSE on the same data (y lines too: one gtsvInterleavedBatch per k slab), kernel-only
-//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes, raw rows to --csv.
+//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes (--passes), raw rows
+//    to --csv.
+//  - streams of small solves (--graph; --fast adds them for its small grid): a plan's calls back to back as
+//    launched and captured in a CUDA graph, per call against the floor-traffic time.
+//  - --ncu: one plan solve per FAST-table row inside a profiler range, for bench/gpu/ncu_rows.sh.
 // Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
-// --plans | --fast] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
+// --plans | --fast | --graph | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -24,6 +28,7 @@ extern "C" {
 #include "tridi.h"
 #include "tridi_internal.h"
 
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <omp.h>
@@ -690,9 +695,10 @@ static void transfer_shapes(const grid3 &G)
 // batch), FAST against MOHID arithmetic on the same data; the bare kernels the planner picks for each (into x,
 // no verdict); cuSPARSE on the same data and precision in the layout its routines need: x lines
 // gtsv2StridedBatch, z lines gtsvInterleavedBatch, y lines gtsvInterleavedBatch once per k slab of a compact
-// box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in three passes; the
+// box (a slab's y lines are interleaved: no transpose, nz calls). Every row measured in g_passes passes; the
 // table shows the median of the three (range of the per-call %), the CSV (--csv=FILE) every pass.
 static FILE *g_csv;
+static int g_passes = 3; // --passes: the FAST and graph tables' passes per row (fewer: a shorter run)
 static std::string g_csv_head; // device,date,commit, (bench/results/README.md's schema)
 
 // One row of bench/results/README.md's schema: the range of a figure over the passes (value_max empty when
@@ -767,7 +773,7 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         }
         std::vector<double> kf, cf, cm, km;
         const char *kfn = "-", *kmn = "";
-        for (int pass = 0; pass < 3; ++pass) {
+        for (int pass = 0; pass < g_passes; ++pass) {
             if (combo != 2) {
                 kf.push_back(time_kernel(g, axis, a, true, scratch, reps, &kfn));
                 cf.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_FAST), reps));
@@ -812,6 +818,164 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
     cudaFree(scratch);
 }
 
+// ---- Streams of small solves (--graph, and in --fast on the 140x140x56 grid; issue 27's target 3) -------
+// A plan on the caller's stream (ON_ERROR_LINES, DEFERRED verdicts; FAST f32 and f64, MOHID mixed): calls
+// back to back as launched (reps calls between two events, then one tridi_plan_status), and the same calls
+// captured in a CUDA graph (per_graph solves, replayed reps / per_graph times between two events). Before
+// timing, x is poisoned (NaN) for each path and the captured answers must equal the launched ones bit for
+// bit. Per call: event time / calls; floor: floor traffic at the device copy bandwidth.
+static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    void *p[5];
+    tridi_dtype tl, td;
+    alloc_system(ctx, cells, combo, p, &tl, &td);
+    const size_t xbytes = cells * (tl == TRIDI_FLOAT64 ? 8 : 4);
+    void *want;
+    CUDA_OK(cudaMalloc(&want, xbytes));
+    CUDA_OK(cudaDeviceSynchronize());
+    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
+    const double floor_us = (double)floor_bytes(combo) * box / B.d2d * 1e6;
+    const int reps = box < 2000000 ? 200 : 20, per_graph = box < 2000000 ? 20 : 5; // reps < NSLOT: no retire inside
+    cudaStream_t st;
+    CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cudaEvent_t e0, e1;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    auto elapsed = [&] {
+        CUDA_OK(cudaEventSynchronize(e1));
+        float ms;
+        CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
+        return ms * 1e3;
+    };
+    const tridi_arith arith = combo == 2 ? TRIDI_ARITH_MOHID : TRIDI_ARITH_FAST;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (only_axis >= 0 && axis != only_axis)
+            continue;
+        tridi_solve_options o = lines_deferred(arith);
+        o.stream = st;
+        tridi_plan plan;
+        TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
+        // the launched answers, then the captured ones, each into a poisoned x
+        CUDA_OK(cudaMemsetAsync(p[4], 0xff, xbytes, st));
+        TRIDI_OK(tridi_plan_solve(plan, &a));
+        CUDA_OK(cudaStreamSynchronize(st));
+        TRIDI_OK(tridi_plan_status(plan));
+        CUDA_OK(cudaMemcpy(want, p[4], xbytes, cudaMemcpyDeviceToDevice));
+        CUDA_OK(cudaMemsetAsync(p[4], 0xff, xbytes, st));
+        CUDA_OK(cudaStreamSynchronize(st));
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+        for (int k = 0; k < per_graph; ++k)
+            TRIDI_OK(tridi_plan_solve(plan, &a));
+        CUDA_OK(cudaStreamEndCapture(st, &graph));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        CUDA_OK(cudaGraphLaunch(exec, st));
+        CUDA_OK(cudaStreamSynchronize(st));
+        TRIDI_OK(tridi_plan_status(plan));
+        {
+            std::vector<char> h1(xbytes), h2(xbytes);
+            CUDA_OK(cudaMemcpy(h1.data(), want, xbytes, cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(h2.data(), p[4], xbytes, cudaMemcpyDeviceToHost));
+            if (std::memcmp(h1.data(), h2.data(), xbytes)) {
+                std::fprintf(stderr, "tridi_bench_gpu: %dx%dx%d %s %c: the graph's answers differ from the launched "
+                             "ones\n", G.nx, G.ny, G.nz, tname(combo), "xyz"[axis]);
+                std::exit(1);
+            }
+        }
+        std::vector<double> tl_us, tg_us;
+        for (int pass = 0; pass < g_passes; ++pass) {
+            std::vector<double> t1, t2;
+            for (int rep = 0; rep < 5; ++rep) {
+                CUDA_OK(cudaEventRecord(e0, st));
+                for (int k = 0; k < reps; ++k)
+                    TRIDI_OK(tridi_plan_solve(plan, &a));
+                CUDA_OK(cudaEventRecord(e1, st));
+                t1.push_back(elapsed() / reps);
+                TRIDI_OK(tridi_plan_status(plan));
+                CUDA_OK(cudaEventRecord(e0, st));
+                for (int k = 0; k < reps / per_graph; ++k)
+                    CUDA_OK(cudaGraphLaunch(exec, st));
+                CUDA_OK(cudaEventRecord(e1, st));
+                t2.push_back(elapsed() / (reps / per_graph * per_graph));
+            }
+            tl_us.push_back(median(t1));
+            tg_us.push_back(median(t2));
+        }
+        TRIDI_OK(tridi_plan_status(plan));
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
+        TRIDI_OK(tridi_plan_destroy(plan));
+        auto range = [&](const char *metric, const std::vector<double> &t, double scale, const char *unit) {
+            csv_row(G, tname(combo), "xyz"[axis], metric, *std::min_element(t.begin(), t.end()) * scale,
+                    *std::max_element(t.begin(), t.end()) * scale, unit);
+        };
+        range("stream_call_us", tl_us, 1.0, "us");
+        range("stream_call_over_floor", tl_us, 1.0 / floor_us, "ratio");
+        range("graph_call_us", tg_us, 1.0, "us");
+        range("graph_call_over_floor", tg_us, 1.0 / floor_us, "ratio");
+        const double ml = median(tl_us), mg = median(tg_us);
+        std::printf("| %dx%dx%d | %s | %s | %c | %.1f | %.1f | %.2fx | %.1f | %.2fx | %.2f |\n", G.nx, G.ny, G.nz,
+                    tname(combo), combo == 2 ? "MOHID" : "FAST", "xyz"[axis], floor_us, ml, ml / floor_us, mg,
+                    mg / floor_us, mg / ml);
+        std::fflush(stdout);
+    }
+    CUDA_OK(cudaEventDestroy(e0));
+    CUDA_OK(cudaEventDestroy(e1));
+    CUDA_OK(cudaStreamDestroy(st));
+    cudaFree(want);
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, p[r]));
+}
+
+// ---- One solve per row under the profiler (--ncu: bench/gpu/ncu_rows.sh) -----------------------------
+// For every row of the FAST table's selection (FAST for f32 and f64, MOHID for the mixed type): the plan of
+// the table (ON_ERROR_LINES, DEFERRED), three warm-up calls, then one call between cudaProfilerStart and
+// cudaProfilerStop, so that `ncu --profile-from-start off` profiles exactly that call's kernel. A line
+// "ncu_row,<grid>,<type>,<axis>,<arith>,<kernel>" per row, in the profiled order.
+static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
+    void *p[5];
+    tridi_dtype tl, td;
+    alloc_system(ctx, cells, combo, p, &tl, &td);
+    double *scratch;
+    CUDA_OK(cudaMalloc(&scratch, box * 16));
+    CUDA_OK(cudaDeviceSynchronize());
+    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
+    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
+    const bool fast = combo != 2;
+    for (int axis = 0; axis < 3; ++axis) {
+        if (only_axis >= 0 && axis != only_axis)
+            continue;
+        const char *kern = "";
+        time_kernel(g, axis, a, fast, scratch, 1, &kern); // names the planner's kernel (outside the profiled range)
+        const tridi_solve_options o = lines_deferred(fast ? TRIDI_ARITH_FAST : TRIDI_ARITH_MOHID);
+        tridi_plan plan;
+        TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
+        for (int w = 0; w < 3; ++w)
+            TRIDI_OK(tridi_plan_solve(plan, &a));
+        TRIDI_OK(tridi_plan_status(plan));
+        CUDA_OK(cudaProfilerStart());
+        TRIDI_OK(tridi_plan_solve(plan, &a));
+        TRIDI_OK(tridi_plan_status(plan));
+        CUDA_OK(cudaProfilerStop());
+        TRIDI_OK(tridi_plan_destroy(plan));
+        std::printf("ncu_row,%dx%dx%d,%s,%c,%s,%s\n", G.nx, G.ny, G.nz, tname(combo), "xyz"[axis],
+                    fast ? "FAST" : "MOHID", kern);
+        std::fflush(stdout);
+    }
+    cudaFree(scratch);
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, p[r]));
+}
+
 static void usage()
 {
     std::fprintf(stderr, "usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host] [--grid=NXxNYxNZ]...\n"
@@ -819,16 +983,21 @@ static void usage()
                          "  --plans: only the device plans' table (ON_ERROR_LINES / _CALL, SYNC / DEFERRED verdicts)\n"
                          "  --fast: only the FAST arithmetic table (FAST / MOHID / cuSPARSE; default grids: issue 27's)\n"
                          "  --csv=FILE: the FAST table's rows in bench/results/README.md's schema (ranges over the\n"
-                         "    three passes); --commit=HASH fills its commit column\n"
+                         "    three passes); --commit=HASH fills its commit column; --passes=N: N passes, not 3\n"
                          "  --grid: only these grids (repeatable; default: the five grids of docs/performance.md)\n"
-                         "  --axis=x|y|z, --type=f32|f64|mixed: only these rows of the device-resident table\n");
+                         "  --axis=x|y|z, --type=f32|f64|mixed: only these rows (device-resident, plans, FAST,\n"
+                         "    graph and ncu tables; with --grid, --fast runs a single row)\n"
+                         "  --graph: only the table of small-grid streams, launched and captured in a CUDA graph\n"
+                         "    (default grid 140x140x56; --fast adds it for that grid)\n"
+                         "  --ncu: one plan solve per FAST-table row between cudaProfilerStart/Stop, for\n"
+                         "    ncu --profile-from-start off (bench/gpu/ncu_rows.sh)\n");
     std::exit(2);
 }
 
 int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
-    bool do_resident = true, do_host = true, do_plans = false, do_fast = false;
+    bool do_resident = true, do_host = true, do_plans = false, do_fast = false, do_graph = false, do_ncu = false;
     const char *csv_path = nullptr, *commit = "-";
     std::vector<grid3> grids;
     int only_type = -1;
@@ -847,6 +1016,12 @@ int main(int argc, char **argv)
             do_plans = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--fast"))
             do_fast = true, do_resident = do_host = false;
+        else if (!std::strcmp(argv[i], "--graph"))
+            do_graph = true, do_resident = do_host = false;
+        else if (!std::strcmp(argv[i], "--ncu"))
+            do_ncu = true, do_resident = do_host = false;
+        else if (!std::strncmp(argv[i], "--passes=", 9) && std::atoi(argv[i] + 9) > 0)
+            g_passes = std::atoi(argv[i] + 9);
         else if (!std::strncmp(argv[i], "--csv=", 6) && argv[i][6])
             csv_path = argv[i] + 6;
         else if (!std::strncmp(argv[i], "--commit=", 9) && argv[i][9])
@@ -860,6 +1035,10 @@ int main(int argc, char **argv)
     }
     if (grids.empty() && do_fast)
         grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}, {560, 560, 56}, {140, 140, 56}};
+    if (grids.empty() && do_ncu)
+        grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}};
+    if (grids.empty() && do_graph)
+        grids = {{140, 140, 56}};
     if (grids.empty())
         grids = {{70, 70, 28}, {140, 140, 28}, {140, 140, 56}, {560, 560, 56}, {1024, 1024, 128}};
     cudaDeviceProp prop;
@@ -913,7 +1092,12 @@ int main(int argc, char **argv)
                 if (only_type < 0 || combo == only_type)
                     plans(gpu, G, B, combo);
     }
-    if (do_fast) {
+    if (do_ncu)
+        for (const grid3 &G : grids)
+            for (int combo = 0; combo < 3; ++combo)
+                if (only_type < 0 || combo == only_type)
+                    ncu_rows(gpu, G, combo);
+    if (do_fast || do_graph) {
         if (csv_path && !(g_csv = std::fopen(csv_path, "w"))) {
             std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
             return 2;
@@ -926,9 +1110,11 @@ int main(int argc, char **argv)
             std::fprintf(g_csv, "device,date,commit,grid,type,axis,metric,value,value_max,unit\n");
             std::fprintf(g_csv, "%s-,-,-,device_copy_bw,%.4g,,GB/s\n", g_csv_head.c_str(), B.d2d * 1e-9);
         }
+    }
+    if (do_fast) {
         std::printf("FAST arithmetic (device plans, ON_ERROR_LINES, DEFERRED verdicts, calls back to back; FAST / "
                     "MOHID call = us per tridi_plan_solve; kernel = the planner's kernel alone, into x; %% = floor "
-                    "traffic at the device copy bandwidth of this run, median of three passes (range of the "
+                    "traffic at the device copy bandwidth of this run, median of the passes (range of the "
                     "per-call %% over them); cuSPARSE: x gtsv2StridedBatch, y gtsvInterleavedBatch per k slab, z "
                     "gtsvInterleavedBatch, same data and precision, compact box)\n");
         std::printf("| grid | type | axis | FAST kernel | us kernel | us call | %% copy kernel | %% copy call (range) "
@@ -938,6 +1124,26 @@ int main(int argc, char **argv)
             for (int combo = 0; combo < 3; ++combo)
                 if (only_type < 0 || combo == only_type)
                     fast_rows(gpu, sp, G, B, combo);
+    }
+    if (do_fast || do_graph) {
+        // --fast: the small grids' streams too (a grid of a few million cells takes no longer than its launch)
+        std::vector<grid3> small;
+        for (const grid3 &G : grids)
+            if (do_graph || (size_t)G.nx * G.ny * G.nz <= 2000000)
+                small.push_back(G);
+        if (!small.empty()) {
+            std::printf("\nStreams of solves, launched and captured in a CUDA graph (a device plan on the caller's "
+                        "stream, ON_ERROR_LINES, DEFERRED verdicts; launched: calls back to back between two events, "
+                        "one tridi_plan_status after them; graph: the same calls captured and replayed; floor: floor "
+                        "traffic at the device copy bandwidth; medians of the passes; answers of both paths equal bit "
+                        "for bit)\n");
+            std::printf("| grid | type | arithmetic | axis | us floor | us launched | launched / floor | us graph "
+                        "| graph / floor | graph / launched |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        }
+        for (const grid3 &G : small)
+            for (int combo = 0; combo < 3; ++combo)
+                if (only_type < 0 || combo == only_type)
+                    graph_rows(gpu, G, B, combo);
         if (g_csv)
             std::fclose(g_csv);
     }

@@ -7,12 +7,18 @@
  *    partitioned arithmetic really ran (some answers differ from a MOHID plan's on the same data);
  *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
  *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
- *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered.
+ *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered;
+ *  - CUDA graphs (docs/decisions/030): a plan's solves captured on the caller's stream and replayed give the
+ *    uncaptured answers bit for bit (FAST f32 and f64, MOHID mixed; short lines and lines past 2048 unknowns,
+ *    whose W/G scratch the plan owns from its creation); capturing runs nothing; a NaN line in a replay is left
+ *    untouched, the others answered, and the next tridi_plan_status names its line and cell, then the slot
+ *    is clear; a SYNC plan's solve is refused while the stream is captured.
  * Outputs are poisoned before every solve; the seed is printed (TRIDI_SEED replays it). Exits 77 without a GPU.
  * --quick: fewer line lengths (one per kernel variant), for the sanitizers (tests/cuda/run_device.sh). */
 #include "fast_oracle.h"
 #include "testutil.h"
 
+#include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +35,6 @@ static void fill(tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_a
 {
     const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     const int64_t n = hi[axis] - lo[axis] + 1, nl = (hi[a1] - lo[a1] + 1) * (hi[a2] - lo[a2] + 1);
-    const tridi_dtype t = s->a.x_type;
     for (int64_t l = 0; l < nl; ++l)
         for (int64_t m = 0; m < n; ++m) {
             int64_t c[3];
@@ -40,10 +45,10 @@ static void fill(tu_system *s, const int64_t lo[3], const int64_t hi[3], tridi_a
             if (kind == 1)
                 e = sign * 1.001 * (fabs(d) + fabs(f));
             const double k = kind == 2 ? pow(10.0, -30.0 + 60.0 * tu_uniform(rng)) : 1.0;
-            tu_set((void *)s->a.lower, t, i, d * k);
-            tu_set((void *)s->a.diag, t, i, e * k);
-            tu_set((void *)s->a.upper, t, i, f * k);
-            tu_set((void *)s->a.rhs, t, i, (2.0 * tu_uniform(rng) - 1.0) * k);
+            tu_set((void *)s->a.lower, s->a.lower_type, i, d * k);
+            tu_set((void *)s->a.diag, s->a.diag_type, i, e * k);
+            tu_set((void *)s->a.upper, s->a.upper_type, i, f * k);
+            tu_set((void *)s->a.rhs, s->a.rhs_type, i, (2.0 * tu_uniform(rng) - 1.0) * k);
         }
 }
 
@@ -324,6 +329,147 @@ static void failures(tridi_dtype t, uint64_t *rng)
         }
 }
 
+/* Whether the device x of the box's lines other than `skip` (-1: none) equals want bit for bit, and line
+ * `skip` equals s->x_before (untouched). */
+static int compare_lines(tu_system *s, const tu_dev_set *dev, const void *want, const int64_t lo[3],
+                         const int64_t hi[3], tridi_axis axis, int64_t skip)
+{
+    fetch(s, dev);
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n = hi[axis] - lo[axis] + 1, nl = (hi[a1] - lo[a1] + 1) * (hi[a2] - lo[a2] + 1);
+    const size_t es = tu_esize(s->a.x_type);
+    int64_t c[3], wrong = 0;
+    for (int64_t l = 0; l < nl; ++l)
+        for (int64_t m = 0; m < n; ++m) {
+            const int64_t i = tu_line_cell(&s->grid, lo, hi, axis, l, m, c);
+            const char *ref = l == skip ? (const char *)s->x_before : (const char *)want;
+            wrong += memcmp((const char *)s->a.x + i * es, ref + i * es, es) != 0;
+        }
+    return wrong == 0;
+}
+
+/* Plan solves captured in a CUDA graph on the caller's stream, against the same solves uncaptured. */
+static void captured(tridi_dtype tl, tridi_dtype td, tridi_arith arith, uint64_t *rng)
+{
+    const char *tn = tl == TRIDI_FLOAT32 ? (td == TRIDI_FLOAT32 ? "f32" : "mixed") : "f64";
+    cudaStream_t st;
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess) {
+        printf("FAILED cudaStreamCreate\n");
+        exit(1);
+    }
+    for (int ax = 0; ax < 3; ++ax)
+        for (int longl = 0; longl < 2; ++longl) {
+            const tridi_axis axis = (tridi_axis)ax;
+            const int64_t n = longl ? 3000 : 40, bad = 5, mbad = 17;
+            tridi_grid g;
+            int64_t lo[3], hi[3];
+            geometry(axis, n, longl ? 5 : 37, 3, &g, lo, hi);
+            tu_system s;
+            tu_dev_set dev;
+            if (tu_system_alloc(&s, &g, tl, td, tl, tl, tl, rng))
+                exit(1);
+            fill(&s, lo, hi, axis, 0, rng);
+            if (tu_dev_upload(ctx, &s, &dev))
+                exit(1);
+            const tridi_arrays da = tu_dev_arrays(&s, &dev);
+            char what[160], w2[240];
+            snprintf(what, sizeof what, "graph: %s %s, axis %c, lines of %lld", arith == TRIDI_ARITH_FAST ? "FAST" : "MOHID",
+                     tn, "xyz"[ax], (long long)n);
+            tridi_solve_options o;
+            tridi_solve_options_init(&o);
+            o.memory = TRIDI_MEMORY_DEVICE;
+            o.arith = arith;
+            o.on_error = TRIDI_ON_ERROR_LINES;
+            o.verdict = TRIDI_VERDICT_DEFERRED;
+            o.stream = st;
+            const tridi_dtype types[5] = {tl, td, tl, tl, tl};
+            tridi_plan plan = NULL, sync_plan = NULL;
+            if (tridi_plan_create(ctx, &g, axis, lo, hi, types, &o, &plan)) {
+                printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
+                exit(1);
+            }
+            o.verdict = TRIDI_VERDICT_SYNC;
+            if (tridi_plan_create(ctx, &g, axis, lo, hi, types, &o, &sync_plan)) {
+                printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
+                exit(1);
+            }
+            /* the uncaptured answers */
+            poison(&s, &dev, rng);
+            tridi_status r = tridi_plan_solve(plan, &da);
+            if (!r && cudaStreamSynchronize(st) != cudaSuccess)
+                r = TRIDI_ERROR_CUDA;
+            if (!r)
+                r = tridi_plan_status(plan);
+            tu_expect(what, r, TRIDI_SUCCESS, NULL);
+            fetch(&s, &dev);
+            const size_t xb = dev.bytes[4];
+            void *want = malloc(xb);
+            memcpy(want, s.a.x, xb);
+            /* two solves captured (and a SYNC plan's refused meanwhile), then the graph replayed twice */
+            poison(&s, &dev, rng);
+            cudaGraph_t graph = NULL;
+            cudaGraphExec_t exec = NULL;
+            tridi_status r1 = TRIDI_ERROR_CUDA, r2 = TRIDI_ERROR_CUDA, rs = TRIDI_SUCCESS;
+            if (cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+                r1 = tridi_plan_solve(plan, &da);
+                rs = tridi_plan_solve(sync_plan, &da);
+                r2 = tridi_plan_solve(plan, &da);
+                if (cudaStreamEndCapture(st, &graph) != cudaSuccess ||
+                    cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+                    exec = NULL;
+            }
+            snprintf(w2, sizeof w2, "%s: captured", what);
+            tu_expect(w2, r1 ? r1 : r2, TRIDI_SUCCESS, NULL);
+            tu_expect_true(w2, exec != NULL);
+            snprintf(w2, sizeof w2, "%s: a SYNC plan's solve refused while the stream is captured", what);
+            tu_expect(w2, rs, TRIDI_ERROR_UNSUPPORTED, "captured");
+            snprintf(w2, sizeof w2, "%s: capturing ran nothing", what);
+            tu_expect_true(w2, cudaStreamSynchronize(st) == cudaSuccess && compare_lines(&s, &dev, s.x_before, lo, hi, axis, -1));
+            if (exec) {
+                r = cudaGraphLaunch(exec, st) == cudaSuccess && cudaGraphLaunch(exec, st) == cudaSuccess &&
+                            cudaStreamSynchronize(st) == cudaSuccess
+                        ? tridi_plan_status(plan)
+                        : TRIDI_ERROR_CUDA;
+                snprintf(w2, sizeof w2, "%s: replayed twice, the uncaptured answers bit for bit", what);
+                tu_expect(w2, r, TRIDI_SUCCESS, NULL);
+                tu_expect_true(w2, compare_lines(&s, &dev, want, lo, hi, axis, -1));
+                /* a NaN in line `bad`: replays leave it untouched, answer the others, and the verdict names it */
+                int64_t cbad[3];
+                const int64_t ib = tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad);
+                const double keep = tu_get(s.a.diag, td, ib);
+                tu_set((void *)s.a.diag, td, ib, NAN);
+                if (tridi_copy_to_device(ctx, dev.p[1], s.a.diag, dev.bytes[1]))
+                    exit(1);
+                poison(&s, &dev, rng);
+                r = cudaGraphLaunch(exec, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess
+                        ? tridi_plan_status(plan)
+                        : TRIDI_ERROR_CUDA;
+                char needle[64];
+                snprintf(needle, sizeof needle, "number %lld,", (long long)bad);
+                snprintf(w2, sizeof w2, "%s: a NaN line in a replay", what);
+                tu_expect(w2, r, TRIDI_ERROR_NONFINITE, needle);
+                int64_t cell[3] = {0, 0, 0};
+                tridi_error_cell(cell);
+                snprintf(w2, sizeof w2, "%s: a NaN line in a replay: its cell named, the line untouched, the others "
+                         "answered", what);
+                tu_expect_true(w2, cell[0] == cbad[0] && cell[1] == cbad[1] && cell[2] == cbad[2]);
+                tu_expect_true(w2, compare_lines(&s, &dev, want, lo, hi, axis, bad));
+                snprintf(w2, sizeof w2, "%s: the next status is clear", what);
+                tu_expect(w2, tridi_plan_status(plan), TRIDI_SUCCESS, NULL);
+                tu_set((void *)s.a.diag, td, ib, keep);
+                cudaGraphExecDestroy(exec);
+            }
+            if (graph)
+                cudaGraphDestroy(graph);
+            free(want);
+            tridi_plan_destroy(plan);
+            tridi_plan_destroy(sync_plan);
+            tu_dev_free(ctx, &dev);
+            tu_system_free(&s);
+        }
+    cudaStreamDestroy(st);
+}
+
 int main(int argc, char **argv)
 {
     quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -343,6 +489,9 @@ int main(int argc, char **argv)
     accuracy(TRIDI_FLOAT64, &rng);
     failures(TRIDI_FLOAT32, &rng);
     failures(TRIDI_FLOAT64, &rng);
+    captured(TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_ARITH_FAST, &rng);
+    captured(TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_ARITH_FAST, &rng);
+    captured(TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_ARITH_MOHID, &rng);
     tridi_destroy(ctx);
     printf("test_fast_gpu: %d checks, %d failures\n", tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
