@@ -330,6 +330,34 @@ static void alloc_system(tridi_context ctx, size_t cells, int combo, void *p[5],
     }
 }
 
+// A grid's system on the device, filled by alloc_system: the grid (one-cell halo), its cell and box counts,
+// the five arrays and their descriptor; every resident table starts from one.
+struct device_system {
+    tridi_grid g;
+    size_t cells, box;
+    void *p[5];
+    tridi_dtype tl, td;
+    tridi_arrays a;
+};
+
+static device_system make_system(tridi_context ctx, const grid3 &G, int combo)
+{
+    device_system s;
+    s.g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
+    s.cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2);
+    s.box = (size_t)G.nx * G.ny * G.nz;
+    alloc_system(ctx, s.cells, combo, s.p, &s.tl, &s.td);
+    CUDA_OK(cudaDeviceSynchronize());
+    s.a = {s.p[0], s.tl, s.p[1], s.td, s.p[2], s.tl, s.p[3], s.tl, s.p[4], s.tl};
+    return s;
+}
+
+static void free_system(tridi_context ctx, const device_system &s)
+{
+    for (int r = 0; r < 5; ++r)
+        TRIDI_OK(tridi_device_free(ctx, s.p[r]));
+}
+
 // Seconds per call of a device plan with options o on arrays a (the box 1..n of grid g), calls back to back
 // after three warm-up calls: the median of five runs of reps calls, each closed by tridi_plan_status.
 static double time_plan(tridi_context ctx, const tridi_grid &g, int axis, const tridi_arrays &a,
@@ -370,19 +398,15 @@ static int only_axis = -1; // --axis: the resident table's rows of one axis; -1:
 
 static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    void *p[5];
-    tridi_dtype tl, td;
-    alloc_system(ctx, cells, combo, p, &tl, &td);
-    CUDA_OK(cudaDeviceSynchronize());
+    const device_system s = make_system(ctx, G, combo);
+    const tridi_grid &g = s.g;
     void *boxbuf;
     double *scratch;
-    CUDA_OK(cudaMalloc(&boxbuf, box * (tl == TRIDI_FLOAT64 ? 8 : 4)));
-    CUDA_OK(cudaMalloc(&scratch, box * 16));
-    tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
-    const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
+    CUDA_OK(cudaMalloc(&boxbuf, s.box * (s.tl == TRIDI_FLOAT64 ? 8 : 4)));
+    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
+    tridi_arrays a = s.a;
+    const int reps = s.box < 2000000 ? 50 : s.box < 50000000 ? 10 : 5;
     for (int axis = 0; axis < 3; ++axis) {
         if (only_axis >= 0 && axis != only_axis)
             continue;
@@ -404,15 +428,15 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         bool one_wave = false;
         const char *kern = "";
         if (combo == 0)
-            tk = time_bare_kernel<float, float, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
+            tk = time_bare_kernel<float, float, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
         else if (combo == 1)
-            tk = time_bare_kernel<double, double, double>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
+            tk = time_bare_kernel<double, double, double>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
         else
-            tk = time_bare_kernel<float, double, float>(g, axis, p[0], p[1], p[2], p[3], boxbuf, scratch, reps, &one_wave, &kern);
-        const double bytes = (double)floor_bytes(combo) * box;
+            tk = time_bare_kernel<float, double, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
+        const double bytes = (double)floor_bytes(combo) * s.box;
         char sp_col[64] = "-";
         if (combo != 2 && axis != 1) {
-            const int64_t batch = (int64_t)(box / n);
+            const int64_t batch = (int64_t)(s.box / n);
             const double ts = combo == 0 ? time_cusparse<float>(sp, axis, n, batch, reps)
                                          : time_cusparse<double>(sp, axis, n, batch, reps);
             std::snprintf(sp_col, sizeof sp_col, "%9.1f %6.2fx", ts * 1e6, ts / tc);
@@ -426,8 +450,7 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
                     sp_col);
         std::fflush(stdout);
     }
-    for (int r = 0; r < 5; ++r)
-        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    free_system(ctx, s);
     cudaFree(boxbuf);
     cudaFree(scratch);
 }
@@ -439,14 +462,10 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
 // waits for its verdict).
 static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    void *p[5];
-    tridi_dtype tl, td;
-    alloc_system(ctx, cells, combo, p, &tl, &td);
-    CUDA_OK(cudaDeviceSynchronize());
-    tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
-    const int reps = box < 2000000 ? 200 : box < 50000000 ? 10 : 5;
+    const device_system s = make_system(ctx, G, combo);
+    const tridi_grid &g = s.g;
+    tridi_arrays a = s.a;
+    const int reps = s.box < 2000000 ? 200 : s.box < 50000000 ? 10 : 5;
     for (int axis = 0; axis < 3; ++axis) {
         if (only_axis >= 0 && axis != only_axis)
             continue;
@@ -460,14 +479,13 @@ static void plans(tridi_context ctx, const grid3 &G, const bw &B, int combo)
                 o.verdict = v ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
                 us[oe][v] = time_plan(ctx, g, axis, a, o, reps) * 1e6;
             }
-        const double bytes = (double)floor_bytes(combo) * box, floor_us = bytes / B.d2d * 1e6;
+        const double bytes = (double)floor_bytes(combo) * s.box, floor_us = bytes / B.d2d * 1e6;
         std::printf("| %4dx%4dx%3d | %c | %-5s | %8.1f | %8.1f | %5.2f | %8.1f | %8.1f | %5.2f | %6.1f | %5.2f | %5.2f |\n",
                     G.nx, G.ny, G.nz, "xyz"[axis], tname(combo), us[1][1], us[0][1], us[1][1] / us[0][1], us[0][0],
                     us[0][1], us[0][0] / us[0][1], floor_us, us[0][1] / floor_us, us[1][1] / floor_us);
         std::fflush(stdout);
     }
-    for (int r = 0; r < 5; ++r)
-        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    free_system(ctx, s);
 }
 
 // MOHID-like assembly of one diagonal: a sequential host loop over the box writing each cell from a few
@@ -750,24 +768,21 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
 
 static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    void *p[5];
-    tridi_dtype tl, td;
-    alloc_system(ctx, cells, combo, p, &tl, &td);
+    const device_system s = make_system(ctx, G, combo);
+    const tridi_grid &g = s.g;
     double *scratch;
-    CUDA_OK(cudaMalloc(&scratch, box * 16));
+    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
     CUDA_OK(cudaDeviceSynchronize());
-    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
-    const int reps = box < 2000000 ? 50 : box < 50000000 ? 10 : 5;
-    const double bytes = (double)floor_bytes(combo) * box;
+    const tridi_arrays a = s.a;
+    const int reps = s.box < 2000000 ? 50 : s.box < 50000000 ? 10 : 5;
+    const double bytes = (double)floor_bytes(combo) * s.box;
     for (int axis = 0; axis < 3; ++axis) {
         if (only_axis >= 0 && axis != only_axis)
             continue;
         const int64_t n = axis == 0 ? G.nx : axis == 1 ? G.ny : G.nz;
         double ts = 0.0;
         if (combo != 2) {
-            const int64_t batch = (int64_t)(box / n);
+            const int64_t batch = (int64_t)(s.box / n);
             ts = combo == 0 ? time_cusparse<float>(sp, axis, n, batch, reps, G.nx)
                             : time_cusparse<double>(sp, axis, n, batch, reps, G.nx);
         }
@@ -813,8 +828,7 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         }
         std::fflush(stdout);
     }
-    for (int r = 0; r < 5; ++r)
-        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    free_system(ctx, s);
     cudaFree(scratch);
 }
 
@@ -826,20 +840,17 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
 // bit. Per call: event time / calls; floor: floor traffic at the device copy bandwidth.
 static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    void *p[5];
-    tridi_dtype tl, td;
-    alloc_system(ctx, cells, combo, p, &tl, &td);
-    const size_t xbytes = cells * (tl == TRIDI_FLOAT64 ? 8 : 4);
+    const device_system s = make_system(ctx, G, combo);
+    const tridi_grid &g = s.g;
+    const size_t xbytes = s.cells * (s.tl == TRIDI_FLOAT64 ? 8 : 4);
     void *want;
     CUDA_OK(cudaMalloc(&want, xbytes));
     CUDA_OK(cudaDeviceSynchronize());
-    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const tridi_arrays a = s.a;
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
-    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
-    const double floor_us = (double)floor_bytes(combo) * box / B.d2d * 1e6;
-    const int reps = box < 2000000 ? 200 : 20, per_graph = box < 2000000 ? 20 : 5; // reps < NSLOT: no retire inside
+    const tridi_dtype types[5] = {s.tl, s.td, s.tl, s.tl, s.tl};
+    const double floor_us = (double)floor_bytes(combo) * s.box / B.d2d * 1e6;
+    const int reps = s.box < 2000000 ? 200 : 20, per_graph = s.box < 2000000 ? 20 : 5; // reps < NSLOT: no retire inside
     cudaStream_t st;
     CUDA_OK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cudaEvent_t e0, e1;
@@ -860,12 +871,12 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
         tridi_plan plan;
         TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
         // the launched answers, then the captured ones, each into a poisoned x
-        CUDA_OK(cudaMemsetAsync(p[4], 0xff, xbytes, st));
+        CUDA_OK(cudaMemsetAsync(s.p[4], 0xff, xbytes, st));
         TRIDI_OK(tridi_plan_solve(plan, &a));
         CUDA_OK(cudaStreamSynchronize(st));
         TRIDI_OK(tridi_plan_status(plan));
-        CUDA_OK(cudaMemcpy(want, p[4], xbytes, cudaMemcpyDeviceToDevice));
-        CUDA_OK(cudaMemsetAsync(p[4], 0xff, xbytes, st));
+        CUDA_OK(cudaMemcpy(want, s.p[4], xbytes, cudaMemcpyDeviceToDevice));
+        CUDA_OK(cudaMemsetAsync(s.p[4], 0xff, xbytes, st));
         CUDA_OK(cudaStreamSynchronize(st));
         cudaGraph_t graph;
         cudaGraphExec_t exec;
@@ -880,7 +891,7 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
         {
             std::vector<char> h1(xbytes), h2(xbytes);
             CUDA_OK(cudaMemcpy(h1.data(), want, xbytes, cudaMemcpyDeviceToHost));
-            CUDA_OK(cudaMemcpy(h2.data(), p[4], xbytes, cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpy(h2.data(), s.p[4], xbytes, cudaMemcpyDeviceToHost));
             if (std::memcmp(h1.data(), h2.data(), xbytes)) {
                 std::fprintf(stderr, "tridi_bench_gpu: %dx%dx%d %s %c: the graph's answers differ from the launched "
                              "ones\n", G.nx, G.ny, G.nz, tname(combo), "xyz"[axis]);
@@ -928,8 +939,7 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
     CUDA_OK(cudaEventDestroy(e1));
     CUDA_OK(cudaStreamDestroy(st));
     cudaFree(want);
-    for (int r = 0; r < 5; ++r)
-        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    free_system(ctx, s);
 }
 
 // ---- One solve per row under the profiler (--ncu: bench/gpu/ncu_rows.sh) -----------------------------
@@ -939,17 +949,14 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
 // "ncu_row,<grid>,<type>,<axis>,<arith>,<kernel>" per row, in the profiled order.
 static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
 {
-    tridi_grid g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
-    const size_t cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2), box = (size_t)G.nx * G.ny * G.nz;
-    void *p[5];
-    tridi_dtype tl, td;
-    alloc_system(ctx, cells, combo, p, &tl, &td);
+    const device_system s = make_system(ctx, G, combo);
+    const tridi_grid &g = s.g;
     double *scratch;
-    CUDA_OK(cudaMalloc(&scratch, box * 16));
+    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
     CUDA_OK(cudaDeviceSynchronize());
-    const tridi_arrays a = {p[0], tl, p[1], td, p[2], tl, p[3], tl, p[4], tl};
+    const tridi_arrays a = s.a;
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
-    const tridi_dtype types[5] = {tl, td, tl, tl, tl};
+    const tridi_dtype types[5] = {s.tl, s.td, s.tl, s.tl, s.tl};
     const bool fast = combo != 2;
     for (int axis = 0; axis < 3; ++axis) {
         if (only_axis >= 0 && axis != only_axis)
@@ -972,8 +979,7 @@ static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
         std::fflush(stdout);
     }
     cudaFree(scratch);
-    for (int r = 0; r < 5; ++r)
-        TRIDI_OK(tridi_device_free(ctx, p[r]));
+    free_system(ctx, s);
 }
 
 static void usage()

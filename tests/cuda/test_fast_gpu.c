@@ -97,8 +97,9 @@ static int64_t check_bound(const char *what, const tu_system *s, const void *x, 
     return bad;
 }
 
-static tridi_plan make_plan(const tu_system *s, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
-                            tridi_arith arith, tridi_on_error on_error, tridi_verdict verdict)
+/* A device plan for s's types; stream NULL: the context's own. */
+static tridi_plan make_plan_on(const tu_system *s, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
+                               tridi_arith arith, tridi_on_error on_error, tridi_verdict verdict, void *stream)
 {
     tridi_solve_options o;
     tridi_solve_options_init(&o);
@@ -106,13 +107,20 @@ static tridi_plan make_plan(const tu_system *s, tridi_axis axis, const int64_t l
     o.arith = arith;
     o.on_error = on_error;
     o.verdict = verdict;
-    const tridi_dtype t = s->a.x_type, types[5] = {t, t, t, t, t};
+    o.stream = stream;
+    const tridi_dtype types[5] = {s->a.lower_type, s->a.diag_type, s->a.upper_type, s->a.rhs_type, s->a.x_type};
     tridi_plan plan = NULL;
     if (tridi_plan_create(ctx, &s->grid, axis, lo, hi, types, &o, &plan)) {
         printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
         exit(1);
     }
     return plan;
+}
+
+static tridi_plan make_plan(const tu_system *s, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],
+                            tridi_arith arith, tridi_on_error on_error, tridi_verdict verdict)
+{
+    return make_plan_on(s, axis, lo, hi, arith, on_error, verdict, NULL);
 }
 
 /* Poisons x (host copy kept in x_before) and sends it to the device. */
@@ -375,24 +383,8 @@ static void captured(tridi_dtype tl, tridi_dtype td, tridi_arith arith, uint64_t
             char what[160], w2[240];
             snprintf(what, sizeof what, "graph: %s %s, axis %c, lines of %lld", arith == TRIDI_ARITH_FAST ? "FAST" : "MOHID",
                      tn, "xyz"[ax], (long long)n);
-            tridi_solve_options o;
-            tridi_solve_options_init(&o);
-            o.memory = TRIDI_MEMORY_DEVICE;
-            o.arith = arith;
-            o.on_error = TRIDI_ON_ERROR_LINES;
-            o.verdict = TRIDI_VERDICT_DEFERRED;
-            o.stream = st;
-            const tridi_dtype types[5] = {tl, td, tl, tl, tl};
-            tridi_plan plan = NULL, sync_plan = NULL;
-            if (tridi_plan_create(ctx, &g, axis, lo, hi, types, &o, &plan)) {
-                printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
-                exit(1);
-            }
-            o.verdict = TRIDI_VERDICT_SYNC;
-            if (tridi_plan_create(ctx, &g, axis, lo, hi, types, &o, &sync_plan)) {
-                printf("FAILED tridi_plan_create: %s\n", tridi_error_message());
-                exit(1);
-            }
+            tridi_plan plan = make_plan_on(&s, axis, lo, hi, arith, TRIDI_ON_ERROR_LINES, TRIDI_VERDICT_DEFERRED, st);
+            tridi_plan sync_plan = make_plan_on(&s, axis, lo, hi, arith, TRIDI_ON_ERROR_LINES, TRIDI_VERDICT_SYNC, st);
             /* the uncaptured answers */
             poison(&s, &dev, rng);
             tridi_status r = tridi_plan_solve(plan, &da);
