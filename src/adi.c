@@ -530,7 +530,8 @@ static double now_ms(void)
 
 /* Solve along axis over the plan's box: x may be rhs. f: the entry point the caller called. All or
  * nothing whatever the context's on_error (docs/decisions/019): a step's last sweep writes the field, and
- * a failed tridi_adi_sweep leaves x as it was. */
+ * a failed tridi_adi_sweep leaves x as it was. FAST arithmetic, the default for all-float and all-double
+ * arrays, so that a sweep runs at the resident FAST solve's speed (docs/decisions/031). */
 static tridi_status solve(const char *f, const tridi_adi plan, int axis, const void *lower, const void *diag,
                           const void *upper, const void *rhs, void *x, void *stream)
 {
@@ -538,9 +539,9 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const v
     tridi_arrays arr = {lower, t, diag, t, upper, t, rhs, t, x, t};
     if (plan->cuda)
         return as_called(f, tridi_solve_device_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi,
-                                                  &arr, stream, TRIDI_ON_ERROR_CALL));
+                                                  &arr, stream, TRIDI_ON_ERROR_CALL, TRIDI_ARITH_FAST));
     return as_called(f, tridi_solve_as(plan->ctx, &plan->grid, (tridi_axis)axis, plan->lo, plan->hi, &arr,
-                                       TRIDI_ON_ERROR_CALL));
+                                       TRIDI_ON_ERROR_CALL, TRIDI_ARITH_FAST));
 }
 
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)

@@ -8,12 +8,14 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     tridi_status s = tridi_check_context("tridi_solve", ctx);
     if (s)
         return s;
-    /* LINES unless the context asks for CALL (docs/decisions/019) */
-    return tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error);
+    /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
+    return tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error,
+                          TRIDI_ARITH_MOHID);
 }
 
 tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error)
+                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error,
+                            tridi_arith arith)
 {
     static const char *f = "tridi_solve";
     tridi_status s = tridi_check_context(f, ctx);
@@ -25,6 +27,7 @@ tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axi
     if (s || empty)
         return s;
     p.on_error = on_error;
+    p.arith = arith;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
     const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
     if (p.pivoting != TRIDI_PIVOT_NONE)
@@ -75,13 +78,14 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     tridi_status s = tridi_check_context("tridi_solve_device", ctx);
     if (s)
         return s;
-    /* LINES unless the context asks for CALL (docs/decisions/019) */
-    return tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error);
+    /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
+    return tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error,
+                                 TRIDI_ARITH_MOHID);
 }
 
 tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
-                                   tridi_on_error on_error)
+                                   tridi_on_error on_error, tridi_arith arith)
 {
     static const char *f = "tridi_solve_device";
     tridi_status s = need_cuda(f, ctx);
@@ -97,6 +101,7 @@ tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tr
     if (s || empty)
         return s;
     p.on_error = on_error;
+    p.arith = arith;
     p.verdict = TRIDI_VERDICT_DEFERRED; /* failures reported by tridi_synchronize */
     return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
 }

@@ -1,6 +1,7 @@
 /* tridi_adi_sweep, the caller-diagonal path, on the CPU backend: random diagonally dominant systems on
  * the plan's grid and box, every axis, float and double, in place or not, against the reference Thomas
- * (tests/common) and bit for bit against tridi_solve on the same diagonals. Cells outside the box must
+ * (tests/common) and bit for bit against a plan of the sweep's contract (FAST arithmetic, all or nothing:
+ * docs/decisions/031) on the same diagonals. Cells outside the box must
  * stay as they were. */
 #include "adi_case.h"
 
@@ -48,15 +49,24 @@ static int run_case(uint64_t *rng, int index)
             printf("%s: %s %s\n", label, tridi_status_name(s), tridi_error_message());
         } else {
             bad = tu_check(label, &sys, xref, c.ref.lo, c.ref.hi, (tridi_axis)axis, tu_tolerance(t)) != 0;
-            /* The same diagonals through tridi_solve itself: the sweep is that solve, bit for bit. */
+            /* The same diagonals through a plan of the sweep's contract: the sweep is that solve, bit for bit. */
             void *xs = malloc(bytes);
             memcpy(xs, inplace ? rhs_copy : sys.x_before, bytes);
             tridi_arrays direct = sys.a;
             direct.rhs = inplace ? xs : sys.a.rhs;
             direct.x = xs;
-            s = tridi_solve(ctx, g, (tridi_axis)axis, c.ref.lo, c.ref.hi, &direct);
+            tridi_solve_options o;
+            tridi_solve_options_init(&o);
+            o.arith = TRIDI_ARITH_FAST;
+            o.on_error = TRIDI_ON_ERROR_CALL;
+            const tridi_dtype types[5] = {t, t, t, t, t};
+            tridi_plan direct_plan = NULL;
+            s = tridi_plan_create(ctx, g, (tridi_axis)axis, c.ref.lo, c.ref.hi, types, &o, &direct_plan);
+            if (!s)
+                s = tridi_plan_solve(direct_plan, &direct);
+            tridi_plan_destroy(direct_plan);
             if (s || memcmp(xs, sys.a.x, bytes)) {
-                printf("%s: tridi_solve on the same diagonals %s\n", label,
+                printf("%s: a FAST plan on the same diagonals %s\n", label,
                        s ? tridi_error_message() : "differs from the sweep");
                 bad = 1;
             }
