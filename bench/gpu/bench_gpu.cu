@@ -330,6 +330,16 @@ static void alloc_system(tridi_context ctx, size_t cells, int combo, void *p[5],
     }
 }
 
+// Every grid of gs with every type combination (only_type: the one --type= selects, or -1), in table order.
+template <class F>
+static void for_each_case(const std::vector<grid3> &gs, int only_type, F &&fn)
+{
+    for (const grid3 &G : gs)
+        for (int combo = 0; combo < 3; ++combo)
+            if (only_type < 0 || combo == only_type)
+                fn(G, combo);
+}
+
 // A grid's system on the device, filled by alloc_system: the grid (one-cell halo), its cell and box counts,
 // the five arrays and their descriptor; every resident table starts from one.
 struct device_system {
@@ -1081,10 +1091,7 @@ int main(int argc, char **argv)
                     "box + commit kernel)\n");
         std::printf("| grid | axis | type | kernel | guard | us/call | us kernel | guard cost | GB/s at floor | %% of copy (call) "
                     "| %% of copy (kernel) | cuSPARSE us, ratio |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (const grid3 &G : grids)
-            for (int combo = 0; combo < 3; ++combo)
-                if (only_type < 0 || combo == only_type)
-                    resident(gpu, sp, G, B, combo);
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { resident(gpu, sp, G, B, combo); });
     }
     if (do_plans) {
         std::printf("Device plans (tridi_plan_solve on device arrays, calls back to back; LINES = ON_ERROR_LINES, CALL = "
@@ -1093,16 +1100,10 @@ int main(int argc, char **argv)
         std::printf("| grid | axis | type | us CALL deferred | us LINES deferred | CALL / LINES | us LINES sync "
                     "| us LINES deferred | SYNC / DEFERRED | us floor | LINES deferred / floor | CALL deferred / floor |\n"
                     "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (const grid3 &G : grids)
-            for (int combo = 0; combo < 3; ++combo)
-                if (only_type < 0 || combo == only_type)
-                    plans(gpu, G, B, combo);
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { plans(gpu, G, B, combo); });
     }
     if (do_ncu)
-        for (const grid3 &G : grids)
-            for (int combo = 0; combo < 3; ++combo)
-                if (only_type < 0 || combo == only_type)
-                    ncu_rows(gpu, G, combo);
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { ncu_rows(gpu, G, combo); });
     if (do_fast || do_graph) {
         if (csv_path && !(g_csv = std::fopen(csv_path, "w"))) {
             std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
@@ -1126,10 +1127,7 @@ int main(int argc, char **argv)
         std::printf("| grid | type | axis | FAST kernel | us kernel | us call | %% copy kernel | %% copy call (range) "
                     "| MOHID us call (kernel, us) | MOHID %% copy call | MOHID / FAST | cuSPARSE us | cuSPARSE / FAST |\n"
                     "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-        for (const grid3 &G : grids)
-            for (int combo = 0; combo < 3; ++combo)
-                if (only_type < 0 || combo == only_type)
-                    fast_rows(gpu, sp, G, B, combo);
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { fast_rows(gpu, sp, G, B, combo); });
     }
     if (do_fast || do_graph) {
         // --fast: the small grids' streams too (a grid of a few million cells takes no longer than its launch)
@@ -1146,10 +1144,7 @@ int main(int argc, char **argv)
             std::printf("| grid | type | arithmetic | axis | us floor | us launched | launched / floor | us graph "
                         "| graph / floor | graph / launched |\n|---|---|---|---|---|---|---|---|---|---|\n");
         }
-        for (const grid3 &G : small)
-            for (int combo = 0; combo < 3; ++combo)
-                if (only_type < 0 || combo == only_type)
-                    graph_rows(gpu, G, B, combo);
+        for_each_case(small, only_type, [&](const grid3 &G, int combo) { graph_rows(gpu, G, B, combo); });
         if (g_csv)
             std::fclose(g_csv);
     }

@@ -167,3 +167,20 @@ double adi_box_error(const adi_case *c, const void *x, const double *ref, const 
             }
     return err / scale;
 }
+
+tridi_status adi_contract_solve(tridi_context ctx, const tridi_grid *g, tridi_axis axis, const int64_t lo[3],
+                                const int64_t hi[3], tridi_memory memory, const tridi_arrays *a)
+{
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = memory;
+    o.arith = TRIDI_ARITH_FAST;
+    o.on_error = TRIDI_ON_ERROR_CALL;
+    const tridi_dtype t = a->x_type, types[5] = {t, t, t, t, t};
+    tridi_plan plan = NULL;
+    tridi_status s = tridi_plan_create(ctx, g, axis, lo, hi, types, &o, &plan);
+    if (!s)
+        s = tridi_plan_solve(plan, a);
+    tridi_plan_destroy(plan);
+    return s;
+}

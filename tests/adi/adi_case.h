@@ -18,6 +18,12 @@ typedef struct adi_case {
     char label[256];
 } adi_case;
 
+/* One solve of arrays a (all of x's type, on the host or the device) through a plan of the ADI solves'
+ * contract, FAST arithmetic and all or nothing (docs/decisions/031): what tridi_adi_sweep must equal bit
+ * for bit. The plan's status (device plans: a synchronous verdict). */
+tridi_status adi_contract_solve(tridi_context ctx, const tridi_grid *g, tridi_axis axis, const int64_t lo[3],
+                                const int64_t hi[3], tridi_memory memory, const tridi_arrays *a);
+
 /* dtype < 0: random. ndim 0: random 2 or 3. Returns 0 on success. */
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim);
 void adi_case_free(adi_case *c);

@@ -145,16 +145,7 @@ static int sweep_case(uint64_t *rng, int index)
          * nothing: docs/decisions/031): bit for bit the sweep's answer. */
         void *dx2 = upload(sys.x_before, bytes), *x2 = malloc(bytes);
         tridi_arrays direct = {dl, t, dd, t, du, t, dr, t, dx2, t};
-        tridi_solve_options o;
-        tridi_solve_options_init(&o);
-        o.memory = TRIDI_MEMORY_DEVICE;
-        o.arith = TRIDI_ARITH_FAST;
-        o.on_error = TRIDI_ON_ERROR_CALL;
-        const tridi_dtype types[5] = {t, t, t, t, t};
-        tridi_plan direct_plan = NULL;
-        s = tridi_plan_create(gpu, g, (tridi_axis)axis, c.ref.lo, c.ref.hi, types, &o, &direct_plan);
-        if (!s)
-            s = tridi_plan_solve(direct_plan, &direct);
+        s = adi_contract_solve(gpu, g, (tridi_axis)axis, c.ref.lo, c.ref.hi, TRIDI_MEMORY_DEVICE, &direct);
         if (!s)
             s = tridi_copy_to_host(gpu, x2, dx2, bytes);
         if (s || memcmp(x2, sys.a.x, bytes)) {
@@ -162,7 +153,6 @@ static int sweep_case(uint64_t *rng, int index)
                    s ? tridi_error_message() : "differs from the sweep");
             bad = 1;
         }
-        tridi_plan_destroy(direct_plan);
         tridi_device_free(gpu, dx2);
         free(x2);
     }
