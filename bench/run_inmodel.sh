@@ -32,24 +32,24 @@ step() {
 threads="1 4 8 16"
 # In order of what issue 29's targets need first, so that a short budget drops the extras at the end.
 # The model's footprint between calls: 256 MiB streamed for 140-56; 70-28 has an eighth of its cells.
-for t in $threads; do
-  step "mp-140x140x56-$t" 60 env TRIDI_CPU_POOL=1 "$mp" "$t" 4 140x140x56 256
-done
-for t in $threads; do
-  step "fc-140-56-cpu-$t" 90 "$fc" flow_channel_140-56 --backend cpu --threads "$t" --compare reference \
-    --steps 6 --ramp 0 --quiet
-done
+# cpu_rows GRID BOX MIB STEPS LIMIT: the model-pattern benchmark (MIB streamed between steps) and flow_channel
+# (STEPS model steps) on the cpu backend at every thread count.
+cpu_rows() {
+  local t
+  for t in $threads; do
+    step "mp-$2-$t" "$5" env TRIDI_CPU_POOL=1 "$mp" "$t" 4 "$2" "$3"
+  done
+  for t in $threads; do
+    step "fc-$1-cpu-$t" "$5" "$fc" "flow_channel_$1" --backend cpu --threads "$t" --compare reference \
+      --steps "$4" --ramp 0 --quiet
+  done
+}
+cpu_rows 140-56 140x140x56 256 6 90
 step fc-140-56-gpu-registered 90 "$fc" flow_channel_140-56 --backend gpu --compare reference --steps 6 --ramp 0 --quiet
 step fc-140-56-gpu-plain 90 env FLOW_CHANNEL_REGISTER=0 "$fc" flow_channel_140-56 --backend gpu --compare reference \
   --steps 6 --ramp 0 --quiet
 step gpu-host 90 "$gb" 2e7 --host --grid=140x140x56 --grid=70x70x28
-for t in $threads; do
-  step "mp-70x70x28-$t" 40 env TRIDI_CPU_POOL=1 "$mp" "$t" 4 70x70x28 32
-done
-for t in $threads; do
-  step "fc-70-28-cpu-$t" 60 "$fc" flow_channel_70-28 --backend cpu --threads "$t" --compare reference \
-    --steps 16 --ramp 0 --quiet
-done
+cpu_rows 70-28 70x70x28 32 16 60
 step cpu-b2b-140x140x56 30 "$cb" 16 5 140x140x56
 step cpu-b2b-70x70x28 30 "$cb" 16 5 70x70x28
 step fc-70-28-gpu-registered 60 "$fc" flow_channel_70-28 --backend gpu --compare reference --steps 16 --ramp 0 --quiet

@@ -341,22 +341,27 @@ static void for_each_case(const std::vector<grid3> &gs, int only_type, F &&fn)
 }
 
 // A grid's system on the device, filled by alloc_system: the grid (one-cell halo), its cell and box counts,
-// the five arrays and their descriptor; every resident table starts from one.
+// the five arrays and their descriptor, and where asked a W/G scratch of 16 B a box cell for the bare
+// kernels; every resident table starts from one.
 struct device_system {
     tridi_grid g;
     size_t cells, box;
     void *p[5];
     tridi_dtype tl, td;
     tridi_arrays a;
+    double *scratch;
 };
 
-static device_system make_system(tridi_context ctx, const grid3 &G, int combo)
+static device_system make_system(tridi_context ctx, const grid3 &G, int combo, bool with_scratch = false)
 {
     device_system s;
+    s.scratch = nullptr;
     s.g = {3, {0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     s.cells = (size_t)(G.nx + 2) * (G.ny + 2) * (G.nz + 2);
     s.box = (size_t)G.nx * G.ny * G.nz;
     alloc_system(ctx, s.cells, combo, s.p, &s.tl, &s.td);
+    if (with_scratch)
+        CUDA_OK(cudaMalloc(&s.scratch, s.box * 16));
     CUDA_OK(cudaDeviceSynchronize());
     s.a = {s.p[0], s.tl, s.p[1], s.td, s.p[2], s.tl, s.p[3], s.tl, s.p[4], s.tl};
     return s;
@@ -366,6 +371,7 @@ static void free_system(tridi_context ctx, const device_system &s)
 {
     for (int r = 0; r < 5; ++r)
         TRIDI_OK(tridi_device_free(ctx, s.p[r]));
+    cudaFree(s.scratch);
 }
 
 // Seconds per call of a device plan with options o on arrays a (the box 1..n of grid g), calls back to back
@@ -409,12 +415,10 @@ static int only_axis = -1; // --axis: the resident table's rows of one axis; -1:
 static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
-    const device_system s = make_system(ctx, G, combo);
+    const device_system s = make_system(ctx, G, combo, true);
     const tridi_grid &g = s.g;
     void *boxbuf;
-    double *scratch;
     CUDA_OK(cudaMalloc(&boxbuf, s.box * (s.tl == TRIDI_FLOAT64 ? 8 : 4)));
-    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
     tridi_arrays a = s.a;
     const int reps = s.box < 2000000 ? 50 : s.box < 50000000 ? 10 : 5;
     for (int axis = 0; axis < 3; ++axis) {
@@ -438,11 +442,11 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
         bool one_wave = false;
         const char *kern = "";
         if (combo == 0)
-            tk = time_bare_kernel<float, float, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
+            tk = time_bare_kernel<float, float, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, s.scratch, reps, &one_wave, &kern);
         else if (combo == 1)
-            tk = time_bare_kernel<double, double, double>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
+            tk = time_bare_kernel<double, double, double>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, s.scratch, reps, &one_wave, &kern);
         else
-            tk = time_bare_kernel<float, double, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, scratch, reps, &one_wave, &kern);
+            tk = time_bare_kernel<float, double, float>(g, axis, s.p[0], s.p[1], s.p[2], s.p[3], boxbuf, s.scratch, reps, &one_wave, &kern);
         const double bytes = (double)floor_bytes(combo) * s.box;
         char sp_col[64] = "-";
         if (combo != 2 && axis != 1) {
@@ -462,7 +466,6 @@ static void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, con
     }
     free_system(ctx, s);
     cudaFree(boxbuf);
-    cudaFree(scratch);
 }
 
 // Device plans (tridi_plan_solve, calls back to back on device arrays): the cost of each contract, same data,
@@ -778,11 +781,8 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
 
 static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo)
 {
-    const device_system s = make_system(ctx, G, combo);
+    const device_system s = make_system(ctx, G, combo, true);
     const tridi_grid &g = s.g;
-    double *scratch;
-    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
-    CUDA_OK(cudaDeviceSynchronize());
     const tridi_arrays a = s.a;
     const int reps = s.box < 2000000 ? 50 : s.box < 50000000 ? 10 : 5;
     const double bytes = (double)floor_bytes(combo) * s.box;
@@ -800,11 +800,11 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         const char *kfn = "-", *kmn = "";
         for (int pass = 0; pass < g_passes; ++pass) {
             if (combo != 2) {
-                kf.push_back(time_kernel(g, axis, a, true, scratch, reps, &kfn));
+                kf.push_back(time_kernel(g, axis, a, true, s.scratch, reps, &kfn));
                 cf.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_FAST), reps));
             }
             cm.push_back(time_plan(ctx, g, axis, a, lines_deferred(TRIDI_ARITH_MOHID), reps));
-            km.push_back(time_kernel(g, axis, a, false, scratch, reps, &kmn));
+            km.push_back(time_kernel(g, axis, a, false, s.scratch, reps, &kmn));
         }
         const double mcm = median(cm), mkm = median(km);
         auto pct = [&](double t) { return 100.0 * bytes / t / B.d2d; };
@@ -839,7 +839,6 @@ static void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, co
         std::fflush(stdout);
     }
     free_system(ctx, s);
-    cudaFree(scratch);
 }
 
 // ---- Streams of small solves (--graph, and in --fast on the 140x140x56 grid; issue 27's target 3) -------
@@ -959,11 +958,8 @@ static void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo
 // "ncu_row,<grid>,<type>,<axis>,<arith>,<kernel>" per row, in the profiled order.
 static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
 {
-    const device_system s = make_system(ctx, G, combo);
+    const device_system s = make_system(ctx, G, combo, true);
     const tridi_grid &g = s.g;
-    double *scratch;
-    CUDA_OK(cudaMalloc(&scratch, s.box * 16));
-    CUDA_OK(cudaDeviceSynchronize());
     const tridi_arrays a = s.a;
     const int64_t lo[3] = {1, 1, 1}, hi[3] = {G.nx, G.ny, G.nz};
     const tridi_dtype types[5] = {s.tl, s.td, s.tl, s.tl, s.tl};
@@ -972,7 +968,7 @@ static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
         if (only_axis >= 0 && axis != only_axis)
             continue;
         const char *kern = "";
-        time_kernel(g, axis, a, fast, scratch, 1, &kern); // names the planner's kernel (outside the profiled range)
+        time_kernel(g, axis, a, fast, s.scratch, 1, &kern); // names the planner's kernel (outside the profiled range)
         const tridi_solve_options o = lines_deferred(fast ? TRIDI_ARITH_FAST : TRIDI_ARITH_MOHID);
         tridi_plan plan;
         TRIDI_OK(tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, types, &o, &plan));
@@ -988,7 +984,6 @@ static void ncu_rows(tridi_context ctx, const grid3 &G, int combo)
                     fast ? "FAST" : "MOHID", kern);
         std::fflush(stdout);
     }
-    cudaFree(scratch);
     free_system(ctx, s);
 }
 
