@@ -182,6 +182,9 @@ tk_args device_args(const tridi_problem *p)
     return a;
 }
 
+// The W/G scratch of a solve whose lines keep W and G in global memory: two doubles a box cell.
+size_t wg_scratch_bytes(const tridi_problem *p) { return (size_t)(p->n * p->nlines) * 2 * sizeof(double); }
+
 // Whether two captured solves are the same box of the same arrays (a failing line is then named with its cell).
 bool same_solve(const tridi_problem &a, const tridi_problem &b)
 {
@@ -209,7 +212,7 @@ tridi_status solve_captured(tridi_cuda_state *st, const tridi_problem *p, cudaSt
     tk_args a = device_args(p);
     const tk_plan &plan = cp->plan;
     if (plan_needs_scratch(plan, p->n)) {
-        if (cp->scratch.bytes < (size_t)(p->n * p->nlines) * 2 * sizeof(double)) // made by tridi_cuda_plan_create
+        if (cp->scratch.bytes < wg_scratch_bytes(p)) // made by tridi_cuda_plan_create
             return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi_plan_solve: the plan has no W/G scratch to capture");
         a.scratch = (double *)cp->scratch.p;
     }
@@ -286,7 +289,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         plan = mm.plan;
     }
     const bool scratch = plan_needs_scratch(plan, p->n); // split and FAST lines keep W/G on chip
-    const size_t need_box = plan.coop || lines ? 0 : cells * xs, need_scratch = scratch ? cells * 2 * sizeof(double) : 0;
+    const size_t need_box = plan.coop || lines ? 0 : cells * xs, need_scratch = scratch ? wg_scratch_bytes(p) : 0;
     if (box->bytes < need_box || scr->bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.
         if (st->have_last)
@@ -386,7 +389,7 @@ tridi_status tridi_cuda_plan_create(tridi_cuda_state *st, const tridi_problem *p
     // The W/G scratch of long lines is the plan's from the start, so that even its first solve can be
     // captured into a CUDA graph (no allocation while a stream is captured).
     if (!s && plan_needs_scratch(cp->plan, p->n))
-        s = ensure(st, cp->scratch, (size_t)(p->n * p->nlines) * 2 * sizeof(double), "the W/G scratch of long lines");
+        s = ensure(st, cp->scratch, wg_scratch_bytes(p), "the W/G scratch of long lines");
     if (s) {
         device_release(st->mem, cp->scratch.p, cp->scratch.bytes);
         delete cp;
