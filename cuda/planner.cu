@@ -306,7 +306,7 @@ void *fp_kernel(const tk_plan &p)
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
 // y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
 // then does (plan_solve), which meets the FAST bound too.
-// The shapes, from the kernel-only measurements of decision 021:
+// The shapes (fp_shape, cuda/kernels/fast_lines.cuh), from the kernel-only measurements of decision 021:
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
 //    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
 //    copy bandwidth with 128 threads, 67% with 256, 55% with 512; staged through shared memory, 52%);
@@ -327,21 +327,11 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
         return cudaSuccess;
     const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
     p.fmode = contig ? FP_CONTIG : FP_STRIDED;
-    p.fL = !contig && sizeof(T) == 4 && a.n >= 64 ? 16 : 8;
-    const int P = fp_chunks(a.n, p.fL);
-    int lines;
-    if (contig) {
-        lines = std::max(1, 128 / P);
-    } else {
-        const int run = 128 / (int)sizeof(T); // neighbouring lines in 128 bytes
-        lines = std::max(1, 256 / P);
-        if (lines < run)
-            lines = std::min(run, std::max(1, FP_MAX_THREADS / P));
-        if (sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
-            return cudaSuccess;
-    }
-    lines = std::min(lines, FP_MAX_LINES);
-    if (lines * P > FP_MAX_THREADS)
+    fp_geom g;
+    if (!fp_shape<T>(a.n, contig, 16, &p.fL, &g))
+        return cudaSuccess;
+    const int P = g.P, lines = g.lines;
+    if (!contig && sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
         return cudaSuccess;
     p.fgeom = {P, lines};
     p.threads = (unsigned)(P * lines);

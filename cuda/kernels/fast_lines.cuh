@@ -47,76 +47,54 @@ inline size_t fp_smem_bytes(int64_t n, const fp_geom &g)
     return fp_flag_bytes(g) + (red > wg ? red : wg);
 }
 
-// MOHID's recurrence on one line (one thread), W/G in `wg`: the same steps and checks as tk_locate, the
-// answers rounded to T as MOHID's are; writes them only if every step succeeded. Returns the failure kind.
+// The chunk length, the tile and the mode for lines of n unknowns of a T-typed solve (decision 021):
+//  - x lines (contiguous: FP_CONTIG): chunks of 8, about 128 threads a block (the more blocks an SM holds,
+//    the better their load and reduction phases overlap);
+//  - y/z lines (FP_STRIDED): chunks of float_L (16 for the solves) for float lines of 64 unknowns or more,
+//    else 8; 256 threads a block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring
+//    lines.
+// Returns false where the shape does not fit a block (lines past FP_N_MAX).
 template <class T>
-__device__ int fp_careful_line(const T *D, const T *E, const T *F, const T *R, T *X, int si, int so, int64_t n,
-                               double2 *wg)
+__host__ inline bool fp_shape(int64_t n, bool contig, int float_L, int *L, fp_geom *g)
 {
-    double w = 0.0, g = 0.0;
-    for (int64_t m = 0; m < n; ++m) {
-        const int o = (int)m * si;
-        const double d = m ? (double)D[o] : 0.0, e = (double)E[o];
-        const double f = m < n - 1 ? (double)F[o] : 0.0, r = (double)R[o];
-        const int k = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);
-        if (k)
-            return k;
-        wg[m] = make_double2(w, g);
+    if (n < 1 || n > FP_N_MAX)
+        return false;
+    *L = !contig && sizeof(T) == 4 && n >= 64 ? float_L : 8;
+    const int P = fp_chunks(n, *L);
+    int lines;
+    if (contig) {
+        lines = 128 / P > 1 ? 128 / P : 1;
+    } else {
+        const int run = 128 / (int)sizeof(T); // neighbouring lines in 128 bytes
+        lines = 256 / P > 1 ? 256 / P : 1;
+        if (lines < run) {
+            const int most = FP_MAX_THREADS / P > 1 ? FP_MAX_THREADS / P : 1;
+            lines = run < most ? run : most;
+        }
     }
-    double x = 0.0;
-    for (int64_t m = n - 1; m >= 0; --m) {
-        x = tridi_thomas_back(wg[m].x, wg[m].y, x, m == n - 1, sizeof(T) == 8);
-        if (!tridi_thomas_finite(x))
-            return TRIDI_FAIL_ANSWER_OVERFLOW;
-        wg[m].x = x; // kept until the line is known to succeed
-    }
-    for (int64_t m = 0; m < n; ++m)
-        X[(int)m * so] = (T)wg[m].x;
-    return TRIDI_FAIL_NONE;
+    lines = lines < FP_MAX_LINES ? lines : FP_MAX_LINES;
+    *g = {P, lines};
+    return lines * P <= FP_MAX_THREADS;
 }
 
-// Offsets are int: the plan takes a call only when every offset it touches fits.
-template <class T, int L, int MODE>
-__global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
+// A thread's line in its block's tile (t) and its chunk of that line (q).
+template <int MODE>
+__device__ __forceinline__ void fp_place(const fp_geom &g, int *t, int *q)
 {
-    extern __shared__ __align__(16) unsigned char fp_dyn[];
-    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL;
     const int tid = threadIdx.x;
-    const int t = MODE == FP_STRIDED ? tid % TL : tid / P, q = MODE == FP_STRIDED ? tid / TL : tid % P;
-    const int n = (int)a.n;
-    const int64_t li0 = (int64_t)blockIdx.x * TL;
-    const int nl = (int)min((int64_t)TL, a.l_count - li0);
-    const bool active = t < nl;
-    const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
-    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    const int si = (int)a.in.sm, so = (int)a.out.sm;
-    long long s0l;
-    int len;
-    fp_chunk_range(n, P, q, &s0l, &len);
-    const int s0 = (int)s0l;
-    if (!active)
-        len = 1; // a zero line's one row: keeps the reduction's arithmetic finite
+    *t = MODE == FP_STRIDED ? tid % g.lines : tid / g.P;
+    *q = MODE == FP_STRIDED ? tid / g.lines : tid % g.P;
+}
 
-    int *lflag = (int *)fp_dyn;
-    unsigned char *area = fp_dyn + fp_flag_bytes(geo);
-    if (q == 0)
-        lflag[t] = 0;
-
-    const T *E = (const T *)a.E, *D = (const T *)a.D, *F = (const T *)a.F, *Rh = (const T *)a.R;
-    T av[L], bv[L], cv[L], dv[L];
-    // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
-    FP_UNROLL
-    for (int k = 0; k < L; ++k) {
-        const int m = s0 + k, o = io + m * si;
-        const bool in = active && k < len;
-        bv[k] = in ? __ldg(E + o) : T(1);
-        dv[k] = in ? __ldg(Rh + o) : T(0);
-        av[k] = in && m > 0 ? __ldg(D + o) : T(0);
-        cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
-    }
-    fp_row<T> ru, rv;
-    bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
-
+// Step 4 of fast_core.cuh for a block: the reduced rows ru, rv of thread (t, q) joined with those of the
+// other chunks of line t by cyclic reduction in `area` (3 * 2P * lines values of T); on return ru.d and
+// rv.d are the chunk's first and last unknowns. False on a pivot that is not a normal number. Every thread
+// of the block calls it.
+template <class T, int MODE>
+__device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsigned char *area, fp_row<T> &ru,
+                                        fp_row<T> &rv)
+{
+    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL;
     // The reduced rows: even rows (the chunks' first) and odd rows (their last) apart, each in the order of
     // the block's threads (chunk-major for y/z lines, line-major for x lines), so that the threads of a warp
     // read and write neighbouring words at every step (a stride of 2 for the even rows alone, as with rows
@@ -138,6 +116,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
         const int o = rpos(i);
         return fp_row<T>{ra[o], rc[o], rd[o]};
     };
+    bool ok = true;
     for (int s = 1; s < R2; s <<= 1) {
         put(i0, ru);
         put(i1, rv);
@@ -147,33 +126,178 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
         ok &= fp_reduce(rv, lo1, hi1);
         __syncthreads();
     }
-    ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
-    if (!ok && active)
-        lflag[t] = 1;
-    __syncthreads();
-    if (active && !lflag[t]) {
-        T *X = (T *)a.X + oo;
-        FP_UNROLL
-        for (int k = 0; k < L; ++k)
-            if (k < len)
-                X[(s0 + k) * so] = dv[k];
-    }
-    // Lines the partitioned solve could not answer: MOHID's recurrence, one line at a time (they share the
-    // W/G area). Rare: no cost when no line of the block is flagged.
-    if (__syncthreads_or(active && lflag[t] != 0)) {
+    return ok;
+}
+
+// The lines flagged in lflag, by src.careful: MOHID's recurrence, one line at a time (they share the W/G
+// area). Rare: no cost when no line of the block is flagged. Every thread of the block calls it; it starts
+// with a barrier, so the area may still be read before it.
+template <class Src>
+__device__ __forceinline__ void fp_fallback(int t, int q, int nl, const int *lflag, unsigned char *area, Src &src)
+{
+    if (__syncthreads_or(t < nl && lflag[t] != 0)) {
         double2 *wg = (double2 *)area;
         for (int u = 0; u < nl; ++u) {
             __syncthreads();
-            if (t == u && q == 0 && lflag[u]) {
-                const int kind = fp_careful_line<T>(D + io, E + io, F + io, Rh + io, (T *)a.X + oo, si, so, n, wg);
-                if (kind != TRIDI_FAIL_NONE) {
-                    atomicMin(a.err, (unsigned long long)l);
-                    if (a.nfail)
-                        atomicAdd(a.nfail, 1ull);
-                }
-            }
+            if (t == u && q == 0 && lflag[u])
+                src.careful(wg);
         }
     }
+}
+
+// The end of a block's solve: each line whose every chunk succeeded (ok) has its chunks' answers xv
+// stored by src.store; the others go to fp_fallback. Every thread of the block calls it.
+template <class T, int L, class Src>
+__device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int nl, bool ok, int *lflag,
+                                          unsigned char *area, Src &src, int s0, int len, const T (&xv)[L])
+{
+    const bool active = t < nl;
+    if (!ok && active)
+        lflag[t] = 1;
+    __syncthreads();
+    if (active && !lflag[t])
+        src.store(s0, len, xv);
+    fp_fallback(t, q, nl, lflag, area, src);
+}
+
+// The partitioned solve of a block's nl lines of n unknowns, every thread of the block calling it. The
+// rows come from and the answers go to `src`, one per thread for the thread's own line t (fp_place):
+//   src.rows(s0, len, a, b, c, d)  the rows s0 .. s0+len-1 into the arrays (a not read at the line's first
+//                                  unknown, c not at its last), all loads at once;
+//   src.store(s0, len, x)          the chunk's answers;
+//   src.careful(wg)                the line again by MOHID's recurrence (one thread, W/G in wg, n double2),
+//                                  its answers written only if every step succeeds, its failure reported.
+// smem: fp_smem_bytes of shared memory. A line flagged by the partitioned solve goes to src.careful (decision
+// 022), one line of the block at a time.
+template <class T, int L, int MODE, class Src>
+__device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+{
+    int t, q;
+    fp_place<MODE>(geo, &t, &q);
+    const bool active = t < nl;
+    long long s0l;
+    int len;
+    fp_chunk_range(n, geo.P, q, &s0l, &len);
+    const int s0 = (int)s0l;
+    if (!active)
+        len = 1; // a zero line's one row: keeps the reduction's arithmetic finite
+
+    int *lflag = (int *)smem;
+    unsigned char *area = smem + fp_flag_bytes(geo);
+    if (q == 0)
+        lflag[t] = 0;
+
+    T av[L], bv[L], cv[L], dv[L];
+    if (active) {
+        src.rows(s0, len, av, bv, cv, dv);
+    } else {
+FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            av[k] = cv[k] = dv[k] = T(0);
+            bv[k] = T(1);
+        }
+    }
+    fp_row<T> ru, rv;
+    bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
+    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
+    ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
+    fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
+}
+
+// MOHID's recurrence on one line (one thread), W/G in `wg`: the same steps and checks as tk_locate, the
+// answers rounded to T as MOHID's are, written (put(m, x)) only if every step succeeded. row(m, &d, &e, &f)
+// gives row m (d not read at the first unknown, f not at the last) and returns its right-hand side. Returns
+// the failure kind, its unknown in *at.
+template <class T, class Row, class Put>
+__device__ int fp_careful_line(int64_t n, double2 *wg, Row row, Put put, int64_t *at)
+{
+    double w = 0.0, g = 0.0;
+    for (int64_t m = 0; m < n; ++m) {
+        double d, e, f;
+        const double r = row(m, &d, &e, &f);
+        const int k = tridi_thomas_forward(m ? d : 0.0, e, m < n - 1 ? f : 0.0, r, m == n - 1, &w, &g);
+        if (k) {
+            *at = m;
+            return k;
+        }
+        wg[m] = make_double2(w, g);
+    }
+    double x = 0.0;
+    for (int64_t m = n - 1; m >= 0; --m) {
+        x = tridi_thomas_back(wg[m].x, wg[m].y, x, m == n - 1, sizeof(T) == 8);
+        if (!tridi_thomas_finite(x)) {
+            *at = m;
+            return TRIDI_FAIL_ANSWER_OVERFLOW;
+        }
+        wg[m].x = x; // kept until the line is known to succeed
+    }
+    for (int64_t m = 0; m < n; ++m)
+        put(m, (T)wg[m].x);
+    return TRIDI_FAIL_NONE;
+}
+
+// The rows of a solve's arrays (tk_args) for one thread's line.
+template <class T, int L>
+struct fp_array_rows {
+    const T *D, *E, *F, *R;
+    T *X;
+    int si, so, n;
+    unsigned long long *err, *nfail;
+    int64_t l;
+
+    __device__ void rows(int s0, int len, T (&av)[L], T (&bv)[L], T (&cv)[L], T (&dv)[L]) const
+    {
+        // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
+FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            const int m = s0 + k, o = m * si;
+            const bool in = k < len;
+            bv[k] = in ? __ldg(E + o) : T(1);
+            dv[k] = in ? __ldg(R + o) : T(0);
+            av[k] = in && m > 0 ? __ldg(D + o) : T(0);
+            cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
+        }
+    }
+    __device__ void store(int s0, int len, const T (&xv)[L]) const
+    {
+FP_UNROLL
+        for (int k = 0; k < L; ++k)
+            if (k < len)
+                X[(s0 + k) * so] = xv[k];
+    }
+    __device__ void careful(double2 *wg) const
+    {
+        int64_t at;
+        auto row = [&](int64_t m, double *d, double *e, double *f) {
+            const int o = (int)m * si;
+            *d = m ? (double)D[o] : 0.0;
+            *e = (double)E[o];
+            *f = m < n - 1 ? (double)F[o] : 0.0;
+            return (double)R[o];
+        };
+        auto put = [&](int64_t m, T x) { X[(int)m * so] = x; };
+        if (fp_careful_line<T>(n, wg, row, put, &at) != TRIDI_FAIL_NONE) {
+            atomicMin(err, (unsigned long long)l);
+            if (nfail)
+                atomicAdd(nfail, 1ull);
+        }
+    }
+};
+
+// Offsets are int: the plan takes a call only when every offset it touches fits.
+template <class T, int L, int MODE>
+__global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
+{
+    extern __shared__ __align__(16) unsigned char fp_dyn[];
+    int t, q;
+    fp_place<MODE>(geo, &t, &q);
+    const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
+    const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
+    const int64_t l = a.l_begin + li0 + (t < nl ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
+    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    fp_array_rows<T, L> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
+                            (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+    fp_block<T, L, MODE>(geo, (int)a.n, nl, fp_dyn, src);
     tk_finish(a);
 }
 
