@@ -1,6 +1,6 @@
 /* ADI steps: plans, validation, the stages of the Douglas and Peaceman-Rachford schemes, and their
  * dispatch to the CPU (OpenMP over rows, adi_row.inc, then tridi_solve) or to the GPU: by default one
- * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/025), else (TRIDI_ADI_PATH=staged, or a
+ * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/032), else (TRIDI_ADI_PATH=staged, or a
  * box too large for the fused path's failure record) adi_cell.inc in cuda/adi_stage.cu then
  * tridi_solve_device, all on one stream.
  *
@@ -34,10 +34,7 @@ struct tridi_adi_s {
     void *work[W_COUNT];
     void *stream;        /* the plan's own stream (CUDA), used when the caller passes NULL */
     int fused;           /* CUDA steps through the fused sweeps (else stage + tridi_solve_device) */
-    void *fz_g, *fz_w;   /* the fused sweeps' G and W (double, one per box cell; fz_w NULL when unused) */
-    void *aux;           /* status word, table dts, tables (adi_internal.h) */
-    int table[3];        /* the lines along axis a share their rows: W from a table */
-    int narrow;          /* float plan whose fused sweeps keep W and G in float */
+    unsigned long long *status; /* the fused sweeps' deferred verdict (device memory, adi_internal.h) */
     void *done;          /* event of the latest step's end (fused), waited for by tridi_adi_synchronize */
     void *timer;         /* CUDA events at the sweep boundaries (profile) */
     double ms[3];
@@ -180,10 +177,8 @@ static void release_contents(tridi_adi plan)
         else
             free(plan->work[w]);
     }
-    void *dev[3] = {plan->fz_g, plan->fz_w, plan->aux};
-    for (int q = 0; q < 3; ++q)
-        if (dev[q])
-            tridi_device_free(plan->ctx, dev[q]);
+    if (plan->status)
+        tridi_device_free(plan->ctx, plan->status);
 #ifdef TRIDI_HAVE_CUDA
     if (plan->done)
         tridi_adi_cuda_event_destroy(plan->ctx->config.device, plan->done);
@@ -194,10 +189,10 @@ static void release_contents(tridi_adi plan)
 #endif
 }
 
-/* The GPU path of a plan (docs/decisions/025): TRIDI_ADI_PATH=fused or staged when set; otherwise fused
+/* The GPU path of a plan (docs/decisions/032): TRIDI_ADI_PATH=fused or staged when set; otherwise fused
  * unless the x lines have rows of their own (a kappa field, or a velocity along x), where the staged step
- * measured as fast (double) or faster (float). Never fused past what its failure record holds
- * (adi_internal.h, ADI_KEY). */
+ * measured faster. Staged wherever the fused sweeps cannot take the box: a line too long for a block of
+ * the partitioned solve, or past what the failure record holds (adi_internal.h, ADI_KEY). */
 static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
 {
     const char *path = getenv("TRIDI_ADI_PATH");
@@ -209,37 +204,21 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
     int fits = 1;
     for (int a = 0; a < plan->op.naxes; ++a)
         fits &= b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
+#ifdef TRIDI_HAVE_CUDA
+    fits = fits && tridi_adi_cuda_fused_fits(plan->ctx->config.device, b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
+#endif
     const int x_own_rows = b->kappa || b->vel[0];
-    if (path && *path)
-        plan->fused = fits && !strcmp(path, "fused");
-    else
-        plan->fused = fits && !x_own_rows;
+    plan->fused = fits && (path && *path ? !strcmp(path, "fused") : !x_own_rows);
     return TRIDI_SUCCESS;
 }
 
 #ifdef TRIDI_HAVE_CUDA
-/* The fused sweeps' scratch: G (and W where some axis has per-line rows), the status block, the event. */
+/* The fused sweeps' status word and the event a step ends with. */
 static tridi_status fused_alloc(const char *f, tridi_adi plan)
 {
-    const adi_stage *b = &plan->base;
-    const size_t cells = (size_t)(b->n[0] * b->n[1] * b->n[2]);
-    int need_w = 0;
-    for (int a = 0; a < plan->op.naxes; ++a) {
-        plan->table[a] = !b->kappa && !b->vel[a];
-        need_w |= !plan->table[a];
-    }
-    /* A float plan keeps W and G in float between its passes (docs/decisions/027). */
-    plan->narrow = plan->dtype == TRIDI_FLOAT32;
-    const size_t es = plan->narrow ? sizeof(float) : sizeof(double);
-    const size_t aux_bytes =
-        sizeof(double) * (size_t)(ADI_AUX_TABLES + ADI_TABLE_ARRAYS * (b->n[0] + b->n[1] + b->n[2]));
-    tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_g));
-    if (!s && need_w)
-        s = as_called(f, tridi_device_alloc(plan->ctx, cells * es, &plan->fz_w));
+    tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, sizeof *plan->status, (void **)&plan->status));
     if (!s)
-        s = as_called(f, tridi_device_alloc(plan->ctx, aux_bytes, &plan->aux));
-    if (!s)
-        s = tridi_adi_cuda_aux_reset(plan->ctx->config.device, plan->aux, aux_bytes);
+        s = tridi_adi_cuda_status_reset(plan->ctx->config.device, plan->status);
     if (!s)
         s = tridi_adi_cuda_event_create(plan->ctx->config.device, &plan->done);
     return s;
@@ -608,15 +587,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
 
     s = mark(plan, 0, stream, &t[0]);
 #ifdef TRIDI_HAVE_CUDA
-    adi_fused fz = {plan->fz_g, plan->fz_w, NULL, (unsigned long long *)plan->aux, plan->narrow};
-    if (!s && plan->fused) {
-        const int use[3] = {plan->table[0], plan->table[1], n > 2 && plan->table[2]};
-        const double w = plan->op.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? 0.5 : theta;
-        const double tdt[3] = {w * dt, w * dt, w * dt};
-        if (use[0] || use[1] || use[2])
-            s = tridi_adi_cuda_tables(plan->ctx->config.device, &st, plan->dtype == TRIDI_FLOAT64, plan->aux, use,
-                                      tdt, stream);
-    }
+    adi_fused fz = {plan->status, 0};
 #endif
     for (int a = 0; a < n && !s; ++a) {
         st.axis = a;
@@ -652,15 +623,19 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
         }
 #ifdef TRIDI_HAVE_CUDA
         if (plan->fused) {
-            /* The sweep writes its answer straight into x: a Douglas sweep reads its input and the field
-             * along its own line only, before writing it (docs/decisions/025). */
+            /* The sweep writes its answer straight into x: a sweep reads the field and its input along its
+             * own line only, before writing it (docs/decisions/032). */
             st.out = x;
-            fz.table = NULL;
-            if (plan->table[a]) {
-                const double *tab = (const double *)plan->aux + ADI_AUX_TABLES;
-                for (int q = 0; q < a; ++q)
-                    tab += ADI_TABLE_ARRAYS * b->n[q];
-                fz.table = tab;
+            fz.accumulate = 0;
+            if (plan->op.scheme == TRIDI_ADI_DOUGLAS) {
+                /* Douglas in increments D_a = Y_a - u (the same step: decision 032): (I - th dt L_x) D_1 =
+                 * dt L u, (I - th dt L_a) D_a = D_{a-1}, u += D_n; the sweeps after the first read one
+                 * array and form no explicit term, and the increments' halo values are 0. */
+                st.increment = 1;
+                for (int q = 0; q < n; ++q)
+                    st.alpha[q] = a == 0 ? dt : 0.0;
+                st.x0 = a == 0 ? NULL : W1;
+                fz.accumulate = a == n - 1;
             }
             s = tridi_adi_cuda_fused_sweep(plan->ctx->config.device, &st, plan->dtype == TRIDI_FLOAT64, &fz, stream);
             if (!s)
@@ -733,7 +708,7 @@ tridi_status tridi_adi_synchronize(tridi_adi plan)
         unsigned long long key = ADI_STATUS_CLEAR;
         s = tridi_adi_cuda_event_sync(plan->done);
         if (!s)
-            s = tridi_adi_cuda_status_take(plan->ctx->config.device, plan->aux, &key);
+            s = tridi_adi_cuda_status_take(plan->ctx->config.device, plan->status, &key);
         if (!s && key != ADI_STATUS_CLEAR)
             s = fused_verdict(plan, key);
         if (s)

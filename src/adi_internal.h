@@ -14,7 +14,9 @@ extern "C" {
  * and, when axis >= 0, the diagonals of (I - tdt L_axis) written to lower/diag/upper, with the
  * Dirichlet values of that axis moved to out. Neighbours outside the box are read from field (its halo
  * holds the boundary values) so work arrays need no halo of their own. out may be x0 (each cell reads
- * its own x0 before writing); out must not be y. */
+ * its own x0 before writing); out must not be y. x0 NULL: no x0 term. increment: the stage's unknowns
+ * are increments of the field (the fused GPU Douglas step, docs/decisions/032), whose halo values are 0,
+ * so no Dirichlet term moves to out. */
 typedef struct adi_stage {
     int64_t n[3];          /* box extent per axis (1 on axes a 2D grid lacks) */
     int64_t stride[3];     /* element stride per axis */
@@ -34,21 +36,21 @@ typedef struct adi_stage {
     const void *vel[3];
     double inv_h[3], inv_h2[3];
     int dirichlet_lo[3], dirichlet_hi[3];
+    int increment;
 } adi_stage;
 
-/* The fused GPU sweep (cuda/adi/adi_fused.cu, docs/decisions/025): one kernel per sweep, one thread per
- * line, forming each cell's row with adi_cell.inc's ADI_COEF and solving the line at once; only the
- * sweep's output (s->out) and the line's W and G are written. W and G live in the scratch arrays below,
- * indexed m * nlines + line (line numbered with the lower other axis fastest), so that neighbouring
- * threads touch neighbouring words whatever the sweep's axis. */
+/* adi_cell.inc's coefficient arrays (ADI_COEF's coefs): the kappa field, the velocities. */
+#define ADI_COEFS_KAPPA 1
+#define ADI_COEFS_VEL 2
+#define ADI_COEFS_ALL 3
+
+/* The fused GPU sweeps (cuda/adi/adi_fused.cu, docs/decisions/032): one kernel per sweep, each line
+ * partitioned over threads, the rows formed with adi_cell.inc's ADI_COEF and solved on chip; only the
+ * sweep's output (s->out) is written. */
 typedef struct adi_fused {
-    void *g;                    /* G of every cell of the box: double, or float when narrow */
-    void *w;                    /* W likewise; unused when table is set */
-    const double *table;        /* W of the sweep's axis when every line has the same rows (no kappa
-                                   field, no velocity along the axis), followed by those rows' lower,
-                                   diagonal and upper coefficients (n[axis] each); NULL otherwise */
     unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
-    int narrow;                 /* float plans: W and G kept in float between the passes */
+    int accumulate;             /* the answers are added to out (the last sweep of a Douglas step in
+                                   increments, decision 032) instead of written over it */
 } adi_fused;
 
 /* A failure as the fused kernels record it (atomicMin: the earliest sweep, then the lowest line, wins):
@@ -61,27 +63,19 @@ typedef struct adi_fused {
     (((unsigned long long)(axis) << 62) | ((unsigned long long)(line) << 24) | ((unsigned long long)(m) << 4) | \
      (unsigned long long)(kind))
 
-/* The plan's small device block (one allocation): the status word, the dt each axis's table was made for,
- * then the tables of the axes: for axis a, W, then the rows' lower, diagonal and upper coefficients, n[a]
- * doubles each. */
-#define ADI_AUX_TABLES 4   /* doubles before the first table */
-#define ADI_TABLE_ARRAYS 4 /* W, lower, diagonal, upper */
-
 #ifdef TRIDI_HAVE_CUDA
 /* GPU path (cuda/adi_stage.cu, cuda/adi/adi_fused.cu). device: the context's CUDA ordinal. */
 tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void *stream);
-/* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written
- * but fz's scratch; does nothing once *fz->status holds a failure. */
+/* Whether the fused sweeps take the plan's stage s (its box and coefficients) along each of its naxes
+ * axes: their lines fit a block of the partitioned solve. */
+int tridi_adi_cuda_fused_fits(int device, const adi_stage *s, int naxes, int f64);
+/* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written;
+ * does nothing once *fz->status holds a failure. */
 tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz, void *stream);
-/* Brings the tables of the axes with use[a] set up to date for implicit weights tdt[a] (a kernel that
- * recomputes a table only when its dt changed, so a captured step replays correctly). s: the plan's stage
- * with field set. aux: the plan's device block. */
-tridi_status tridi_adi_cuda_tables(int device, const adi_stage *s, int f64, double *aux, const int use[3],
-                                   const double tdt[3], void *stream);
-/* Clears the plan's device block (no failure, no table made). */
-tridi_status tridi_adi_cuda_aux_reset(int device, double *aux, size_t bytes);
+/* Clears the plan's status word (no failure). */
+tridi_status tridi_adi_cuda_status_reset(int device, unsigned long long *status);
 /* Reads the status word and clears it; call after the plan's streams are drained. */
-tridi_status tridi_adi_cuda_status_take(int device, double *aux, unsigned long long *key);
+tridi_status tridi_adi_cuda_status_take(int device, unsigned long long *status, unsigned long long *key);
 /* The event a step records on its stream (not while the stream is captured), waited for by
  * tridi_adi_synchronize. */
 tridi_status tridi_adi_cuda_event_create(int device, void **event);

@@ -1,0 +1,249 @@
+// The FAST partitioned solve (fast_core.cuh, fast_lines.cuh) of lines that all have the same rows, only
+// their right-hand sides differing: a sweep of the heat operator, whose rows depend on the position along
+// the line alone (docs/decisions/032). Everything of fp_chunk and the reduction that depends on the rows
+// alone (the pivots, the chunks' a'' and c'', their reduced rows' coefficients) is made once per block into
+// shared memory by one thread per chunk; each line's thread then carries only its chunk's right-hand sides
+// in registers. The arithmetic is fp_chunk's and fp_finish's, operation for operation, so a line gets the
+// answers fp_block would give it.
+//
+// A pivot of the shared rows that is not a normal number sends every line of the block to src.careful
+// (MOHID's recurrence, which names the line and cell); a line whose values stop being finite goes there
+// alone, as in fp_block.
+#ifndef TRIDI_FAST_SHARED_ROWS_CUH
+#define TRIDI_FAST_SHARED_ROWS_CUH
+
+#include "fast_lines.cuh"
+
+namespace {
+
+constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose load and reduction phases overlap
+
+// The table's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a warp
+// (x lines, 16 unknowns apart) fall on different banks.
+__device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
+
+template <class T>
+__host__ __device__ inline size_t fs_table_bytes(int64_t n, int P)
+{
+    const size_t npad = (size_t)(n + n / 16 + 1);
+    return ((5 * npad + 4 * (size_t)P) * sizeof(T) + 15) / 16 * 16;
+}
+
+// A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
+// fs_pos-indexed.
+__host__ __device__ inline int fs_pitch(int64_t n) { return (int)(n + n / 16 + 1); }
+
+// Shared memory of a block: the line flags, the table, then the area of the staged right-hand sides
+// (staged: Src::STAGED), then of the reduction, then of the fallback.
+template <class T>
+inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
+{
+    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    const size_t rhs = staged ? (size_t)g.lines * fs_pitch(n) * sizeof(T) : 0;
+    size_t area = red > wg ? red : wg;
+    area = area > rhs ? area : rhs;
+    return fp_flag_bytes(g) + fs_table_bytes<T>(n, g.P) + area;
+}
+
+// The shape: chunks of 16; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
+// rows within FS_MAX_THREADS, x lines (FP_CONTIG) about 128 threads a block. False past FP_N_MAX.
+template <class T>
+__host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
+{
+    if (n < 1 || n > FP_N_MAX)
+        return false;
+    const int P = fp_chunks(n, 16);
+    int lines;
+    if (contig) {
+        lines = 128 / P > 1 ? 128 / P : 1;
+    } else {
+        const int run = 128 / (int)sizeof(T), most = FS_MAX_THREADS / P > 1 ? FS_MAX_THREADS / P : 1;
+        lines = run < most ? run : most;
+    }
+    *g = {P, lines};
+    return lines * P <= FS_MAX_THREADS;
+}
+
+// The block's table, in shared memory: per unknown (fs_pos) the lower coefficient the forward step
+// subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that of its row 0
+// after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
+// 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c.
+template <class T>
+struct fs_table {
+    T *alpha, *inv, *gamma, *a2, *c2, *ua, *uc, *va, *vc;
+    __device__ fs_table(unsigned char *base, int n, int P)
+    {
+        const int npad = n + n / 16 + 1;
+        alpha = (T *)base;
+        inv = alpha + npad;
+        gamma = inv + npad;
+        a2 = gamma + npad;
+        c2 = a2 + npad;
+        ua = c2 + npad;
+        uc = ua + P;
+        va = uc + P;
+        vc = va + P;
+    }
+};
+
+// fp_chunk's row-only part for chunk q (rows s0 .. s0+len-1 from src.shared_row) into the table. False if a
+// pivot is not a normal number or a coefficient is not finite.
+template <class T, class Src>
+__device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Src &src)
+{
+    T a, b, c;
+    if (len == 1) {
+        src.shared_row(s0, &a, &b, &c);
+        const T inv = fp_rcp(b);
+        tb.inv[fs_pos(s0)] = inv;
+        tb.ua[q] = a * inv;
+        tb.uc[q] = c * inv;
+        tb.va[q] = tb.vc[q] = T(0);
+        return fp_pivot_ok(b) && fp_finite(tb.ua[q]) && fp_finite(tb.uc[q]);
+    }
+    bool ok = true;
+    src.shared_row(s0 + 1, &a, &b, &c);
+    ok &= fp_pivot_ok(b);
+    T inv = fp_rcp(b), A = a * inv, C = c * inv;
+    tb.inv[fs_pos(s0 + 1)] = inv;
+    tb.a2[fs_pos(s0 + 1)] = A;
+    tb.c2[fs_pos(s0 + 1)] = C;
+    for (int k = 2; k < len; ++k) {
+        const int p = fs_pos(s0 + k);
+        src.shared_row(s0 + k, &a, &b, &c);
+        const T den = b - a * C;
+        ok &= fp_pivot_ok(den);
+        inv = fp_rcp(den);
+        A = -a * A * inv;
+        C = c * inv;
+        tb.alpha[p] = a;
+        tb.inv[p] = inv;
+        tb.a2[p] = A;
+        tb.c2[p] = C;
+    }
+    tb.va[q] = A;
+    tb.vc[q] = C;
+    for (int k = len - 3; k >= 1; --k) {
+        const int p = fs_pos(s0 + k), p1 = fs_pos(s0 + k + 1);
+        const T ck = tb.c2[p];
+        tb.gamma[p] = ck;
+        tb.a2[p] -= ck * tb.a2[p1];
+        tb.c2[p] = -ck * tb.c2[p1];
+    }
+    src.shared_row(s0, &a, &b, &c);
+    T B = b, C0 = c, g0 = T(0);
+    if (len > 2) {
+        B = b - c * tb.a2[fs_pos(s0 + 1)];
+        C0 = -c * tb.c2[fs_pos(s0 + 1)];
+        g0 = c;
+    }
+    ok &= fp_pivot_ok(B);
+    inv = fp_rcp(B);
+    tb.inv[fs_pos(s0)] = inv;
+    tb.gamma[fs_pos(s0)] = g0;
+    tb.ua[q] = a * inv;
+    tb.uc[q] = C0 * inv;
+    return ok && fp_finite(tb.ua[q]) && fp_finite(tb.uc[q]) && fp_finite(tb.va[q]) && fp_finite(tb.vc[q]);
+}
+
+// fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero
+// at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
+// The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
+// the whole block calls stage(buf, nl), which writes every line's into buf (line t at t * fs_pitch(n),
+// unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that right-hand sides
+// read from a stencil of the field are read in whole runs (x lines, decision 032), and the answers come
+// back the same way: unstage(buf, nl, lflag) stores the lines without a flag. smem: fs_smem_bytes.
+template <class T, int L, int MODE, class Src>
+__device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+{
+    int t, q;
+    fp_place<MODE>(geo, &t, &q);
+    const bool active = t < nl;
+    long long s0l;
+    int len;
+    fp_chunk_range(n, geo.P, q, &s0l, &len);
+    const int s0 = (int)s0l;
+    int *lflag = (int *)smem;
+    const fs_table<T> tb(smem + fp_flag_bytes(geo), n, geo.P);
+    unsigned char *area = smem + fp_flag_bytes(geo) + fs_table_bytes<T>(n, geo.P);
+    if (q == 0)
+        lflag[t] = 0;
+    const bool rows_ok = __syncthreads_and(t != 0 || fs_build<T>(tb, q, s0, len, src));
+
+    T dv[L];
+    if constexpr (Src::STAGED) {
+        T *buf = (T *)area;
+        src.stage(buf, nl);
+        __syncthreads();
+        const T *mine = buf + t * fs_pitch(n);
+FP_UNROLL
+        for (int k = 0; k < L; ++k)
+            dv[k] = active && k < len ? mine[fs_pos(s0 + k)] : T(0);
+        __syncthreads(); // the area is the reduction's next
+    } else if (active) {
+        src.rhs(s0, len, dv);
+    } else {
+FP_UNROLL
+        for (int k = 0; k < L; ++k)
+            dv[k] = T(0);
+    }
+    // fp_chunk on the right-hand sides, the rows' part from the table
+    fp_row<T> ru, rv;
+    if (len == 1) {
+        ru = {tb.ua[q], tb.uc[q], dv[0] * tb.inv[fs_pos(s0)]};
+        rv = {T(0), T(0), T(0)};
+    } else {
+        dv[1] *= tb.inv[fs_pos(s0 + 1)];
+        rv = {tb.va[q], tb.vc[q], dv[1]};
+FP_UNROLL
+        for (int k = 2; k < L; ++k)
+            if (k < len) {
+                const int p = fs_pos(s0 + k);
+                dv[k] = (dv[k] - tb.alpha[p] * dv[k - 1]) * tb.inv[p];
+                rv.d = dv[k];
+            }
+FP_UNROLL
+        for (int k = L - 3; k >= 1; --k)
+            if (k <= len - 3)
+                dv[k] -= tb.gamma[fs_pos(s0 + k)] * dv[k + 1];
+        ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma[fs_pos(s0)] * dv[1]) * tb.inv[fs_pos(s0)]};
+    }
+    bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
+    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
+    // fp_finish, a'' and c'' from the table
+    const T u = ru.d, v = rv.d;
+    T mx = fp_abs(u);
+FP_UNROLL
+    for (int k = 1; k < L; ++k) {
+        if (k < len - 1) {
+            const int p = fs_pos(s0 + k);
+            dv[k] = dv[k] - tb.a2[p] * u - tb.c2[p] * v;
+        } else {
+            dv[k] = v;
+        }
+        if (k < len)
+            mx = fp_abs(dv[k]) > mx ? fp_abs(dv[k]) : mx;
+    }
+    dv[0] = u;
+    ok &= fp_finite(mx);
+    if constexpr (Src::STAGED) {
+        // The answers leave as the right-hand sides came: through the area, src.unstage storing whole
+        // runs of each line that succeeded.
+        if (!ok && active)
+            lflag[t] = 1;
+        T *mine = (T *)area + t * fs_pitch(n);
+FP_UNROLL
+        for (int k = 0; k < L; ++k)
+            if (active && k < len)
+                mine[fs_pos(s0 + k)] = dv[k];
+        __syncthreads();
+        src.unstage((const T *)area, nl, lflag);
+        fp_fallback(t, q, nl, lflag, area, src);
+    } else {
+        fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
+    }
+}
+
+} // namespace
+
+#endif
