@@ -21,7 +21,7 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
     return v;
 }
 
-int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim)
+int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
     memset(c, 0, sizeof *c);
     ref_problem *p = &c->ref;
@@ -35,6 +35,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim)
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
     op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
     p->grid.ndim = ndim;
+    const int long_axis = nlong > 0 ? (int)tu_randint(rng, 0, ndim - 1) : -1;
     for (int a = 0; a < 3; ++a) {
         if (a >= ndim) {
             p->grid.lbound[a] = p->grid.ubound[a] = p->lo[a] = p->hi[a] = 1;
@@ -44,6 +45,8 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim)
         op->bc_hi[a] = (tridi_adi_bc)tu_randint(rng, 0, 1);
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
+        if (a == long_axis)
+            n = tu_randint(rng, nlong / 2, nlong);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;

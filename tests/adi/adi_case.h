@@ -24,8 +24,10 @@ typedef struct adi_case {
 tridi_status adi_contract_solve(tridi_context ctx, const tridi_grid *g, tridi_axis axis, const int64_t lo[3],
                                 const int64_t hi[3], tridi_memory memory, const tridi_arrays *a);
 
-/* dtype < 0: random. ndim 0: random 2 or 3. Returns 0 on success. */
-int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim);
+/* dtype < 0: random. ndim 0: random 2 or 3. nlong > 0: one random axis gets nlong / 2 .. nlong cells
+ * (lines that the GPU's partitioned solves cut into many chunks), the others their usual few. Returns 0 on
+ * success. */
+int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
 void adi_case_free(adi_case *c);
 /* Newly allocated copy of n doubles in type t. */
 void *adi_to_type(const double *src, int64_t n, tridi_dtype t);

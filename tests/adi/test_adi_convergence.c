@@ -155,7 +155,7 @@ static int series(const char *name, int ndim, int naxes, tridi_adi_scheme scheme
 static int conservation(uint64_t *rng, tridi_adi_scheme scheme, int ndim)
 {
     adi_case c;
-    adi_case_random(&c, rng, TRIDI_FLOAT64, ndim);
+    adi_case_random(&c, rng, TRIDI_FLOAT64, ndim, 0);
     tridi_adi_operator op = c.ref.op;
     op.scheme = scheme;
     if (scheme == TRIDI_ADI_PEACEMAN_RACHFORD)

@@ -35,10 +35,10 @@ static void use_path(const char *path)
     setenv("TRIDI_ADI_PATH", path, 1);
 }
 
-static int step_case(uint64_t *rng, int index, const char *path)
+static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0);
+    adi_case_random(&c, rng, -1, 0, nlong);
     use_path(path);
     size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
     int steps = (int)tu_randint(rng, 1, 4), bad = 0;
@@ -112,7 +112,7 @@ static int step_case(uint64_t *rng, int index, const char *path)
 static int sweep_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0);
+    adi_case_random(&c, rng, -1, 0, 0);
     const tridi_grid *g = &c.ref.grid;
     tridi_dtype t = c.dtype;
     tu_system sys;
@@ -168,11 +168,12 @@ static int sweep_case(uint64_t *rng, int index)
 
 /* A NaN in the device field: the step fails (reported by tridi_adi_synchronize, naming a cell), a second
  * step queued before the verdict does nothing, and the field comes back exactly as it was; on the fused
- * path the message names the sweep, and once the verdict is taken the plan steps again. */
-static int nan_case(uint64_t *rng, const char *path)
+ * path the message names the sweep, and once the verdict is taken the plan steps again. nlong as for
+ * adi_case_random. */
+static int nan_case(uint64_t *rng, const char *path, int64_t nlong)
 {
     adi_case c;
-    adi_case_random(&c, rng, TRIDI_FLOAT64, 3);
+    adi_case_random(&c, rng, TRIDI_FLOAT64, 3, nlong);
     const ref_problem *p = &c.ref;
     int64_t cell[3];
     for (int a = 0; a < 3; ++a)
@@ -231,7 +232,7 @@ static int nan_case(uint64_t *rng, const char *path)
 static int bad_path_case(uint64_t *rng)
 {
     adi_case c;
-    adi_case_random(&c, rng, TRIDI_FLOAT64, 0);
+    adi_case_random(&c, rng, TRIDI_FLOAT64, 0, 0);
     use_path("fast");
     tridi_adi plan = NULL;
     tridi_status s = tridi_adi_create(&plan, gpu, &c.ref.grid, c.ref.lo, c.ref.hi, c.dtype, &c.ref.op);
@@ -249,7 +250,7 @@ static int bad_path_case(uint64_t *rng)
 static int graph_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 3);
+    adi_case_random(&c, rng, -1, 3, 0);
     use_path("fused");
     const size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
     tridi_adi_operator op = c.ref.op;
@@ -335,23 +336,28 @@ int main(void)
         return 1;
     }
     uint64_t rng = tu_seed("test_adi_cuda");
-    int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, staged_cases = 60;
+    int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, staged_cases = 60;
     for (int i = 0; i < cases; ++i)
-        steps_bad += step_case(&rng, i, "fused");
+        steps_bad += step_case(&rng, i, "fused", 0);
+    /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
+     * reduction over several warps (docs/decisions/032). */
+    for (int i = 0; i < long_cases; ++i)
+        steps_bad += step_case(&rng, cases + i, "fused", 700);
     for (int i = 0; i < staged_cases; ++i)
-        staged_bad += step_case(&rng, i, "staged");
+        staged_bad += step_case(&rng, i, "staged", 0);
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
     int nan_bad = bad_path_case(&rng), graph_bad = 0, graph_cases = 0;
     for (int i = 0; i < 6; ++i)
-        nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused");
+        nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused", i < 4 ? 0 : 700); /* the last two: a long axis */
 #ifdef ADI_TEST_CUDART
     graph_cases = 6;
     for (int i = 0; i < graph_cases; ++i)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases, staged_bad, staged_cases,
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases, staged_bad,
+           staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);
     tridi_destroy(gpu);

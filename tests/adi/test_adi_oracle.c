@@ -11,7 +11,7 @@
 static int run_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0);
+    adi_case_random(&c, rng, -1, 0, 0);
     tridi_config cfg;
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CPU;

@@ -12,7 +12,7 @@
 static int run_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0);
+    adi_case_random(&c, rng, -1, 0, 0);
     const tridi_grid *g = &c.ref.grid;
     tridi_dtype t = c.dtype;
     tu_system sys;
