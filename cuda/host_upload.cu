@@ -1,19 +1,20 @@
-// CUDA backend, host-array mode: tridi_upload_async, an input sent ahead of its solve by tridi's upload
-// thread, so that the call returns at once (docs/decisions/033).
+// CUDA backend, host-array mode: tridi_upload_async, an input sent ahead of its solve while the caller
+// assembles the next one.
 //
-// The call validates, makes sure the role's device buffer (and pinned staging) is large enough, posts a
-// job and returns: it makes no CUDA call unless a buffer grows. The upload thread takes the jobs in the
-// order posted and, slab by slab in the solve's cut, packs the slab into pinned staging when the array is
-// not registered (with tridi's pack threads, docs/decisions/029) and queues the slab's copy and event on
-// the role's stream: a slab's copy starts as soon as its rows are packed, while the next slab's are, and
-// the solve starts on a slab as soon as its copy is queued. A job the thread has not started when the
-// solve needs it is run by the solve itself: nothing waits for a sleeping thread to wake (decision 028).
+// A registered array (docs/decisions/033): the call validates, makes sure the role's device buffer is
+// large enough, posts a job to tridi's upload thread and returns; it makes no CUDA call unless the buffer
+// grows. The thread takes the jobs in the order posted and queues each slab's copy (in the solve's cut)
+// and event on the role's stream; the solve starts on a slab as soon as its copy is queued. A job the
+// thread has not started when the solve needs it is run by the solve itself: nothing waits for a sleeping
+// thread to wake (decision 028).
+// An array not registered (docs/decisions/029): each slab is packed into the role's pinned staging by a host
+// function queued on the role's stream ahead of the slab's copy, on tridi's pack threads.
 //
-// The caller's array is read only by its job, before the job queues its last slab. The solve that uses
-// the upload waits for every slab to be queued, then for its copy (its event, on the compute stream);
-// a solve of another box, tridi_host_unregister and tridi_destroy drop the role's job if it has not
-// started, wait for it if it has, then wait for the up streams (uploads_settle): nothing reads the array
-// after the call that uses it, or abandons it, returns (docs/api.md).
+// The caller's array is read only until its upload has queued (registered) or packed (not registered) its
+// last slab. The solve that uses the upload waits for that (upload_wait, then the slabs' events); a solve of
+// another box, tridi_host_unregister and tridi_destroy drop the role's job if it has not started, wait for
+// it if it has, then wait for the up streams (uploads_settle): nothing reads the array after the call that
+// uses it, or abandons it, returns (docs/api.md).
 #include "cpu_pool.h"
 #include "cuda_internal.h"
 #include "host_box.h"
@@ -30,15 +31,37 @@
 
 #include <algorithm>
 #include <climits>
+#include <condition_variable>
 #include <mutex>
 #include <new>
 
 namespace {
 
-// With TRIDI_CPU_POOL=0 the caller queues its uploads itself, as before decision 033: a box of at most this
-// many slabs goes as one copy with one event (each copy and event costs the caller several us of CUDA calls;
-// docs/decisions/011). The upload thread sends every box in the solve's slabs.
+// Where the caller queues an upload's copies itself (arrays not registered; every upload with
+// TRIDI_CPU_POOL=0), a box of at most this many slabs goes as one copy with one event: each copy and event
+// costs the caller several us of CUDA calls (docs/decisions/011). The upload thread sends every box in the
+// solve's slabs.
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
+
+// The packing of one slab of an array that is not registered, run by a host function on the role's stream
+// (decision 029): on the pack threads, the host function's own thread (CUDA's, often on the caller's core)
+// only waiting for them.
+constexpr int64_t PACK_CHUNK = 16; // rows a pack thread takes at a time
+
+struct upload_pack {
+    box_plan b{};
+    const slab_rows *sr = nullptr;
+    int sl = 0;
+    const void *src = nullptr;
+    tridi_dtype st = TRIDI_FLOAT32, dt = TRIDI_FLOAT32;
+    void *dst = nullptr;
+    int threads = 1;
+    int64_t rows = 0, next = 0, done = 0;
+    std::mutex m;
+    std::condition_variable cv;
+    bool finished = false;
+    host_uploads *owner = nullptr;
+};
 
 enum job_state { JOB_EMPTY, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
@@ -71,24 +94,28 @@ struct host_uploads {
     upload_job job[4]; // each role's latest upload
     uint64_t seq = 0;
     int pending = 0; // jobs queued (written under mu, read without)
-    // The thread sleeps on a futex of `posted` (bumped by every post), as tridi's pool workers do, not on a
-    // condition variable: notify_one took 0.23-0.28 ms per upload inside flow_channel on the GPU machine's
-    // host (glibc's signal may wait for an earlier woken waiter to run; decision 033).
+    // The thread sleeps on a futex of `posted` (bumped by every post), as tridi's pool workers do.
     uint32_t posted = 0;
     int sleeping = 0, stop = 0;
     // Per role: seq << 8 | the slabs queued of its latest job, published (release) as each is queued.
     uint64_t issued[4] = {};
     pthread_t thread{};
     bool threaded = false;
-    tridi_cpu_pool *pack_pool = nullptr; // NULL: the job packs on its own thread
-    std::mutex pack_mu;                  // the pack pool runs one job at a time: the thread's or a solve's
+    // Arrays not registered: each role's slabs' packing (one role's are queued only once its stream is
+    // idle) and the pack threads, made by the first such upload.
+    slab_rows pack_rows[4];
+    upload_pack pack[4][MAX_SLABS];
+    tridi_cpu_pool *pack_pool = nullptr; // NULL: the host function packs on its own thread
+    bool pack_pool_made = false;
+    std::mutex pack_mu; // host functions of different streams may run at once; the pool takes one
 };
 
 namespace {
 
-// Runs job j on this thread (tridi's upload thread, or the caller's when it takes a job over); pool: the
-// pack threads, NULL for the OpenMP team of this thread (TRIDI_CPU_POOL=0). Records the first failure in j.
-void run_job(tridi_cuda_state *st, host_uploads *u, tridi_cpu_pool *pool, upload_job &j)
+// Runs job j on this thread: tridi's upload thread, or the caller's (when it takes a job over, where the
+// thread could not start, and with TRIDI_CPU_POOL=0, where an array not registered is packed on the caller's
+// OpenMP team). Records the first failure in j.
+void run_job(tridi_cuda_state *st, host_uploads *u, upload_job &j)
 {
     cudaError_t e = cudaSuccess;
     const char *what = nullptr;
@@ -112,12 +139,7 @@ void run_job(tridi_cuda_state *st, host_uploads *u, tridi_cpu_pool *pool, upload
     } else if (e == cudaSuccess) {
         auto rows = [&](int sl) { return j.sr.rows(sl); };
         auto pack = [&](int sl, int64_t i) { j.sr.pack(j.b, sl, i, j.host, j.type, st->hin[j.r].p, j.xt); };
-        if (pool) {
-            std::lock_guard<std::mutex> g(u->pack_mu);
-            pack_pipeline(pool, j.threads, j.S, rows, pack, queue);
-        } else {
-            pack_pipeline(nullptr, u ? 1 : j.threads, j.S, rows, pack, queue);
-        }
+        pack_pipeline(nullptr, j.threads, j.S, rows, pack, queue);
     }
     j.err = e;
     j.what = what;
@@ -195,7 +217,7 @@ void *upload_thread(void *arg)
     host_uploads *u = static_cast<host_uploads *>(arg);
     cudaSetDevice(u->st->device); // a failure shows in the jobs' first CUDA call
     while (upload_job *j = next_job(u)) {
-        run_job(u->st, u, u->pack_pool, *j);
+        run_job(u->st, u, *j);
         finish(u, *j);
     }
     return nullptr;
@@ -227,8 +249,8 @@ void settle_role(host_uploads *u, int r)
     }
 }
 
-// The state's upload thread and pack threads, made by the first upload from the calling thread (so that
-// they sit on the places after the caller's); NULL where TRIDI_CPU_POOL=0 keeps uploads on the caller.
+// The state's upload thread, made by the first upload from the calling thread (so that it sits on a place
+// after the caller's); NULL where TRIDI_CPU_POOL=0 keeps uploads on the caller.
 host_uploads *uploads_of(tridi_cuda_state *st)
 {
     if (st->uploads || st->uploads_on_caller)
@@ -237,12 +259,73 @@ host_uploads *uploads_of(tridi_cuda_state *st)
     if (!u)
         return nullptr;
     u->st = st;
-    const int packers = std::max(1, std::min(8, omp_get_max_threads()));
-    u->pack_pool = tridi_cpu_pool_create(packers, st->pack_spin_ns);
-    // After the pack threads' places: the thread packs too, as their job's first share.
-    u->threaded = tridi_cpu_thread_start(&u->thread, upload_thread, u, packers) == 0;
+    // After the pack threads' places.
+    u->threaded = tridi_cpu_thread_start(&u->thread, upload_thread, u, std::min(8, omp_get_max_threads())) == 0;
     st->uploads = u;
     return u;
+}
+
+// A pack thread's part: chunks of rows until none is left; the thread that finishes the last wakes the
+// host function (id 0), which only waits.
+void pack_share(void *arg, int id)
+{
+    upload_pack *j = static_cast<upload_pack *>(arg);
+    if (id == 0) {
+        std::unique_lock<std::mutex> lk(j->m);
+        j->cv.wait(lk, [j] { return j->finished; });
+        return;
+    }
+    for (;;) {
+        const int64_t i0 = __atomic_fetch_add(&j->next, PACK_CHUNK, __ATOMIC_RELAXED);
+        if (i0 >= j->rows)
+            return;
+        const int64_t i1 = std::min(j->rows, i0 + PACK_CHUNK);
+        for (int64_t i = i0; i < i1; ++i)
+            j->sr->pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
+        if (__atomic_add_fetch(&j->done, i1 - i0, __ATOMIC_ACQ_REL) == j->rows) {
+            std::lock_guard<std::mutex> lk(j->m);
+            j->finished = true;
+            j->cv.notify_one();
+        }
+    }
+}
+
+void CUDART_CB run_pack(void *arg)
+{
+    upload_pack *j = static_cast<upload_pack *>(arg);
+    host_uploads *u = j->owner;
+    if (u->pack_pool && j->rows > 0) {
+        std::lock_guard<std::mutex> g(u->pack_mu);
+        tridi_cpu_pool_run(u->pack_pool, pack_share, j, j->threads + 1);
+        return;
+    }
+    for (int64_t i = 0; i < j->rows; ++i)
+        j->sr->pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
+}
+
+// Queues the packing of slab sl of job j's array on the role's stream, which has no pack of this role left
+// (the caller waited for it).
+tridi_status queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job &j, int sl)
+{
+    if (!u->pack_pool_made) { // from the caller's thread: the pack threads sit on the places after its own
+        u->pack_pool = tridi_cpu_pool_create(std::max(1, std::min(8, omp_get_max_threads())), st->pack_spin_ns);
+        u->pack_pool_made = true;
+    }
+    upload_pack &k = u->pack[j.r][sl];
+    k.b = j.b;
+    k.sr = &u->pack_rows[j.r];
+    k.sl = sl;
+    k.src = j.host;
+    k.st = j.type;
+    k.dst = st->hin[j.r].p;
+    k.dt = j.xt;
+    k.threads = std::max(1, std::min(j.threads, tridi_cpu_pool_workers(u->pack_pool)));
+    k.rows = j.sr.rows(sl);
+    k.next = k.done = 0;
+    k.finished = k.rows == 0;
+    k.owner = u;
+    CK(cudaLaunchHostFunc(st->up[j.r], run_pack, &k), "queueing the packing of an upload");
+    return TRIDI_SUCCESS;
 }
 
 } // namespace
@@ -283,7 +366,7 @@ tridi_status upload_wait(tridi_cuda_state *st, int r, uint64_t seq, int sl)
             }
         }
         if (mine) { // not started yet: run it here rather than wait for the thread to wake
-            run_job(st, u, u->pack_pool, *mine);
+            run_job(st, u, *mine);
             finish(u, *mine);
             continue;
         }
@@ -333,10 +416,11 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     host_uploads *u = uploads_of(st);
     if (u)
         settle_role(u, r); // an earlier upload of this role, unused, is dropped or done with
-    const bool threaded = u && u->threaded;
-    // A buffer being replaced may still be used by the role's previous copy (the staging's reuse is the
-    // job's own wait: run_job).
-    if (st->din[r].bytes < bytes || (!direct && st->hin[r].bytes < bytes)) {
+    const bool on_thread = direct && u && u->threaded;
+    const bool stream_packs = !direct && u; // decision 029
+    // A buffer being replaced may still be used by the role's previous copy, and the staging reused by
+    // stream_packs may still feed it (without tridi's threads, run_job waits for it itself).
+    if (st->din[r].bytes < bytes || (!direct && st->hin[r].bytes < bytes) || stream_packs) {
         CK(cudaSetDevice(st->device), "cudaSetDevice");
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
     }
@@ -347,10 +431,10 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         return s;
     const int S_solve = slab_count(b, st->slab_cells);
     upload_job local;
-    upload_job &j = threaded ? u->job[r] : local; // settled: the thread does not touch it until posted
+    upload_job &j = on_thread ? u->job[r] : local; // settled: the thread does not touch it until posted
     j.r = r;
     j.b = b;
-    j.S = threaded || S_solve > UPLOAD_WHOLE_MAX_SLABS ? S_solve : 1;
+    j.S = on_thread || S_solve > UPLOAD_WHOLE_MAX_SLABS ? S_solve : 1;
     j.sr = plan_slab_rows(b, j.S);
     j.host = host;
     j.type = type;
@@ -360,7 +444,7 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     j.err = cudaSuccess;
     j.what = nullptr;
     uint64_t seq = 0;
-    if (threaded) {
+    if (on_thread) {
         {
             std::lock_guard<std::mutex> g(u->mu);
             j.seq = seq = ++u->seq;
@@ -370,9 +454,24 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         __atomic_add_fetch(&u->posted, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&u->sleeping, __ATOMIC_SEQ_CST))
             wake_thread(u, 1);
-    } else { // no thread (TRIDI_CPU_POOL=0, or it could not start): queued here, packed on this thread's team
+    } else if (stream_packs) {
+        u->pack_rows[r] = j.sr;
+        for (int sl = 0; sl < j.S && !s; ++sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, j.S, &b2, &e2);
+            s = queue_pack(st, u, j, sl);
+            const char *what = nullptr;
+            cudaError_t e = s ? cudaSuccess : send_slab(st, b, r, host, xt, false, b2, e2, sl, &what);
+            if (e != cudaSuccess)
+                s = cuda_fail(what, e);
+        }
+        if (s) {
+            cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
+            return s;
+        }
+    } else { // TRIDI_CPU_POOL=0, or a registered array where the thread could not start: queued here
         CK(cudaSetDevice(st->device), "cudaSetDevice");
-        run_job(st, nullptr, nullptr, j);
+        run_job(st, nullptr, j);
         if (j.err != cudaSuccess) {
             cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
             return cuda_fail(j.what, j.err);
