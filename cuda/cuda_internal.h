@@ -52,6 +52,7 @@ struct upload_key {
     tridi_dtype type = TRIDI_FLOAT32, xfer = TRIDI_FLOAT32;
     void *dptr = nullptr;
     int slabs = 0; // its slab s arrived when ev_in[role][s] fired; 1: the whole box (ev_in[role][0])
+    uint64_t seq = 0; // its job on tridi's upload thread (cuda/host_upload.cu); 0: queued by the caller
 };
 
 struct pending_solve {
@@ -72,8 +73,8 @@ struct plan_memo {
     tk_plan plan{};
 };
 
-// tridi_upload_async's packing of arrays that are not registered, off the caller's thread (host_pipeline.cu).
-struct upload_packs;
+// tridi_upload_async's upload thread and pack threads (cuda/host_upload.cu).
+struct host_uploads;
 struct tridi_cpu_pool;
 
 struct tridi_cuda_state {
@@ -116,7 +117,7 @@ struct tridi_cuda_state {
     int kept_slot = 0;
     tridi_problem kept_p{};
     upload_key uploaded[4];
-    upload_packs *packs = nullptr;         // made by the first upload of an array that is not registered
+    host_uploads *uploads = nullptr;       // made by the first tridi_upload_async
     int64_t pack_spin_ns = 0;              // how long tridi's threads watch for the next job (TRIDI_CPU_SPIN_US)
     // The caller's host copies (packing, x's box): tridi's threads (docs/decisions/028), made by the first
     // copy that wants them, or the caller's OpenMP team (openmp_copies: tridi_tuning::cpu_openmp_team).
@@ -136,8 +137,11 @@ void device_release(device_budget &m, void *p, size_t bytes);
 // Grows b to at least `bytes` (its contents are not kept).
 tridi_status ensure(tridi_cuda_state *st, dbuf &b, size_t bytes, const char *purpose);
 tridi_status ensure_pinned(hbuf &b, size_t bytes);
-// Ends tridi's host threads of the state (host_pipeline.cu): the uploads' pack threads (the up streams must
-// be idle) and the copy threads.
+// Returns once no upload of tridi's upload thread is queued or running (queued ones are dropped: they never
+// read the caller's arrays), so that waiting for the up streams covers every read of them (host_upload.cu).
+void uploads_settle(tridi_cuda_state *st);
+// Ends tridi's host threads of the state (host_upload.cu): the upload and pack threads (after
+// uploads_settle) and the copy threads.
 void free_host_threads(tridi_cuda_state *st);
 
 #endif

@@ -7,9 +7,9 @@
 //  - registered (tridi_host_register): DMA straight from the caller's array, the box as a 3D copy whose
 //    contiguous parts are folded into long runs; no host packing at all, so tridi_upload_async only queues
 //    the copy on that input's stream and returns, and the transfer overlaps whatever the caller does next;
-//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent; for
-//    tridi_upload_async the packing is queued on the input's stream ahead of its copy and done by tridi's
-//    pack threads (upload_pack below), so that call returns at once too.
+//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent.
+// tridi_upload_async (cuda/host_upload.cu) does either on tridi's upload thread, slab by slab, and returns
+// at once; the solve waits for each slab it uses to be queued (upload_wait).
 // The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
 // stream, each slab is solved on its own stream as soon as its four inputs are there, and its answers go
 // back while later slabs are still going up. No partial answer ever stays in the caller's x (see x_path):
@@ -24,22 +24,51 @@
 #include "cuda_internal.h"
 #include "diagnose.h"
 #include "host_box.h"
+#include "host_pipeline.h"
 #include "planner.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <climits>
-#include <condition_variable>
-#include <mutex>
 #include <new>
 
-namespace {
+// Shared with cuda/host_upload.cu (host_pipeline.h).
+cudaError_t send_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer, bool direct,
+                      int64_t b2, int64_t e2, int sl, const char **what)
+{
+    region hr, dr;
+    input_slab(b, b2, e2, hr, dr);
+    const size_t es = tridi_dtype_size(xfer);
+    cudaError_t e = direct ? dma_region(st->din[r].p, widened_layout(b), dr.pos, host, host_layout(b), hr.pos, dr.cnt,
+                                        es, cudaMemcpyHostToDevice, st->up[r])
+                           : dma_region(st->din[r].p, widened_layout(b), dr.pos, st->hin[r].p, widened_layout(b),
+                                        dr.pos, dr.cnt, es, cudaMemcpyHostToDevice, st->up[r]);
+    *what = "copying an input slab to the device";
+    if (e == cudaSuccess) {
+        e = cudaEventRecord(st->ev_in[r][sl], st->up[r]);
+        *what = "cudaEventRecord";
+    }
+    return e;
+}
 
-// tridi_upload_async sends a box of at most this many slabs as one copy with one event (each copy and
-// event costs the host several us of CUDA calls, which the model waits for); larger boxes go slab by slab,
-// so that the solve starts on the first slabs of the last array while the rest still moves.
-constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
+size_t pack_bytes(const box_plan &b, tridi_dtype st, tridi_dtype dt)
+{
+    return b.bcells * std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
+}
+
+slab_rows plan_slab_rows(const box_plan &b, int S)
+{
+    slab_rows sr;
+    for (int sl = 0; sl < S; ++sl) {
+        int64_t b2, e2;
+        slab_range(b, sl, S, &b2, &e2);
+        box_in_widened(b, b2, e2, sr.host[sl], sr.wide[sl]);
+    }
+    return sr;
+}
+
+namespace {
 
 // The eager path (below) pays a host copy of x's old box, hidden only behind transfers this very call
 // makes: it is taken when the call uploads at least EAGER_UPLOAD_RATIO times x's box bytes itself.
@@ -57,129 +86,6 @@ bool same_box(const upload_key &k, const tridi_problem *p)
     return true;
 }
 
-// Queues slab sl of input r (lines [b2, e2) along the slab axis) on the role's stream: DMA straight from a
-// registered array, else from the pinned staging packed before; then records ev_in[r][sl].
-tridi_status send_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer,
-                       bool direct, int64_t b2, int64_t e2, int sl)
-{
-    region hr, dr;
-    input_slab(b, b2, e2, hr, dr);
-    const size_t es = tridi_dtype_size(xfer);
-    if (direct)
-        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, host, host_layout(b), hr.pos, dr.cnt, es,
-                      cudaMemcpyHostToDevice, st->up[r]),
-           "copying an input slab to the device");
-    else
-        CK(dma_region(st->din[r].p, widened_layout(b), dr.pos, st->hin[r].p, widened_layout(b), dr.pos, dr.cnt, es,
-                      cudaMemcpyHostToDevice, st->up[r]),
-           "copying an input slab to the device");
-    CK(cudaEventRecord(st->ev_in[r][sl], st->up[r]), "cudaEventRecord");
-    return TRIDI_SUCCESS;
-}
-
-// The box cells of each slab inside the host array and the widened layout: the rows that packing copies.
-struct slab_rows {
-    region host[MAX_SLABS], wide[MAX_SLABS];
-    int64_t rows(int sl) const { return host[sl].cnt[1] * host[sl].cnt[2]; }
-    // Packs row i of slab sl of an input: from the caller's array (type st) into its widened pinned staging
-    // (type dt).
-    void pack(const box_plan &b, int sl, int64_t i, const void *src, tridi_dtype st, void *dst, tridi_dtype dt) const
-    {
-        copy_row(src, st, host_layout(b), host[sl].pos, dst, dt, widened_layout(b), wide[sl].pos, host[sl].cnt, i);
-    }
-};
-
-// Host bytes that packing one input's box touches (what copy_threads sizes the threads by).
-size_t pack_bytes(const box_plan &b, tridi_dtype st, tridi_dtype dt)
-{
-    return b.bcells * std::max(tridi_dtype_size(st), tridi_dtype_size(dt));
-}
-
-// tridi_upload_async of an array that is not registered (docs/decisions/029): each slab is packed into the
-// role's pinned staging by a host function queued on the role's stream ahead of the slab's copy, so the call
-// returns at once and the packing overlaps the caller's next work, as the DMA of a registered array does.
-// The packing runs on a pool of tridi's threads (src/cpu_pool.h) placed on cores after the caller's: the CUDA
-// thread that runs host functions inherited the affinity of the thread that started CUDA, often the
-// caller's own core (OMP_PROC_BIND), where it would take time from the model's assembly; it only waits.
-// The caller's array is read until that host function has run: every solve waits for the uploads of its
-// roles (the ones it uses on the compute stream, the others before reusing their buffers), and
-// tridi_destroy and tridi_host_unregister wait for the up streams; nothing reads the array after the solve.
-constexpr int64_t PACK_CHUNK = 16; // rows a pack thread takes at a time
-
-struct upload_pack {
-    box_plan b{};
-    slab_rows sr{};
-    int sl = 0;
-    const void *src = nullptr;
-    tridi_dtype st = TRIDI_FLOAT32, dt = TRIDI_FLOAT32;
-    void *dst = nullptr;
-    int threads = 1;
-    int64_t rows = 0, next = 0, done = 0;
-    std::mutex m;
-    std::condition_variable cv;
-    bool finished = false;
-    upload_packs *owner = nullptr;
-};
-
-} // namespace
-
-struct upload_packs {
-    upload_pack job[4][MAX_SLABS];
-    tridi_cpu_pool *pool = nullptr; // NULL: the host function packs on its own thread
-    std::mutex pool_lock;           // host functions of different streams may run at once; the pool takes one
-};
-
-void free_host_threads(tridi_cuda_state *st)
-{
-    tridi_cpu_pool_destroy(st->copy_pool);
-    st->copy_pool = nullptr;
-    if (!st->packs)
-        return;
-    tridi_cpu_pool_destroy(st->packs->pool);
-    delete st->packs;
-    st->packs = nullptr;
-}
-
-namespace {
-
-// A pack thread's part: chunks of rows until none is left; the thread that finishes the last wakes the
-// host function (id 0), which only waits.
-void pack_share(void *arg, int id)
-{
-    upload_pack *j = static_cast<upload_pack *>(arg);
-    if (id == 0) {
-        std::unique_lock<std::mutex> lk(j->m);
-        j->cv.wait(lk, [j] { return j->finished; });
-        return;
-    }
-    for (;;) {
-        const int64_t i0 = __atomic_fetch_add(&j->next, PACK_CHUNK, __ATOMIC_RELAXED);
-        if (i0 >= j->rows)
-            return;
-        const int64_t i1 = std::min(j->rows, i0 + PACK_CHUNK);
-        for (int64_t i = i0; i < i1; ++i)
-            j->sr.pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
-        if (__atomic_add_fetch(&j->done, i1 - i0, __ATOMIC_ACQ_REL) == j->rows) {
-            std::lock_guard<std::mutex> lk(j->m);
-            j->finished = true;
-            j->cv.notify_one();
-        }
-    }
-}
-
-void CUDART_CB run_pack(void *arg)
-{
-    upload_pack *j = static_cast<upload_pack *>(arg);
-    upload_packs *u = j->owner;
-    if (u->pool && j->rows > 0) {
-        std::lock_guard<std::mutex> g(u->pool_lock);
-        tridi_cpu_pool_run(u->pool, pack_share, j, j->threads + 1);
-        return;
-    }
-    for (int64_t i = 0; i < j->rows; ++i)
-        j->sr.pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
-}
-
 // The threads of the caller's host copies (NULL: its OpenMP team): made at the first copy, from the calling
 // thread, so that they sit on the places after the caller's.
 tridi_cpu_pool *copy_pool(tridi_cuda_state *st)
@@ -194,42 +100,13 @@ tridi_cpu_pool *copy_pool(tridi_cuda_state *st)
     return st->copy_pool;
 }
 
-// Queues the packing of slab sl of input r on the role's stream (which has no pack of this role left).
-tridi_status queue_pack(tridi_cuda_state *st, int r, int sl, const box_plan &b, const slab_rows &sr, const void *host,
-                        tridi_dtype type, tridi_dtype xt, int threads)
+// A slab's send by the solve itself: its failure as a status.
+tridi_status send_slab_now(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer,
+                           bool direct, int64_t b2, int64_t e2, int sl)
 {
-    if (!st->packs) {
-        st->packs = new (std::nothrow) upload_packs;
-        if (!st->packs)
-            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_upload_async: out of host memory");
-        st->packs->pool = tridi_cpu_pool_create(std::max(1, std::min(8, omp_get_max_threads())), st->pack_spin_ns);
-    }
-    upload_pack &j = st->packs->job[r][sl];
-    j.b = b;
-    j.sr = sr;
-    j.sl = sl;
-    j.src = host;
-    j.st = type;
-    j.dst = st->hin[r].p;
-    j.dt = xt;
-    j.threads = std::max(1, std::min(threads, tridi_cpu_pool_workers(st->packs->pool)));
-    j.rows = sr.rows(sl);
-    j.next = j.done = 0;
-    j.finished = j.rows == 0;
-    j.owner = st->packs;
-    CK(cudaLaunchHostFunc(st->up[r], run_pack, &j), "queueing the packing of an upload");
-    return TRIDI_SUCCESS;
-}
-
-slab_rows plan_slab_rows(const box_plan &b, int S)
-{
-    slab_rows sr;
-    for (int sl = 0; sl < S; ++sl) {
-        int64_t b2, e2;
-        slab_range(b, sl, S, &b2, &e2);
-        box_in_widened(b, b2, e2, sr.host[sl], sr.wide[sl]);
-    }
-    return sr;
+    const char *what = nullptr;
+    const cudaError_t e = send_slab(st, b, r, host, xfer, direct, b2, e2, sl, &what);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail(what, e);
 }
 
 // How the answers of a host-array solve reach x without ever leaving a partial answer there.
@@ -307,12 +184,11 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         cudaStream_t cs = st->slab[sl];
         CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
         for (int r = 0; r < 4; ++r) {
-            if (!have[r]) {
-                tridi_status s = send_slab(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
-                if (s)
-                    return s;
-            }
             const int ev = have[r] && st->uploaded[r].slabs == 1 ? 0 : sl; // uploaded ahead as one copy
+            tridi_status s = have[r] ? upload_wait(st, r, st->uploaded[r].seq, ev)
+                                     : send_slab_now(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
+            if (s)
+                return s;
             CK(cudaStreamWaitEvent(cs, st->ev_in[r][ev], 0), "cudaStreamWaitEvent");
         }
         a.l_begin = b2 * p->n1;
@@ -370,68 +246,6 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
 
 extern "C" {
 
-tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *p, tridi_array_role role,
-                                     const void *host, tridi_dtype type, int registered)
-{
-    CK(cudaSetDevice(st->device), "cudaSetDevice");
-    const int r = (int)role;
-    const tridi_dtype xt = st->allow_f32 && type == TRIDI_FLOAT64 ? TRIDI_FLOAT32 : type;
-    const bool direct = registered && xt == type; // narrowing to float needs the host pass
-    const box_plan b = plan_box(p);
-    const size_t bytes = b.wcells * tridi_dtype_size(xt);
-    st->uploaded[r].valid = false;
-    // Packing reuses the staging, which may still feed this role's previous copy; a buffer being replaced may
-    // still be written by it. A direct copy into a large enough buffer just queues behind it.
-    if (!direct || st->din[r].bytes < bytes)
-        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
-    tridi_status s = ensure(st, st->din[r], bytes, "a device input box");
-    if (!s && !direct)
-        s = ensure_pinned(st->hin[r], bytes);
-    if (s)
-        return s;
-    // Sent in the solve's slabs, each with its event, so that the solve starts on the first slabs of the
-    // last array uploaded while the rest still moves; a box of few slabs as one copy (UPLOAD_WHOLE_MAX_SLABS).
-    // An array not registered is packed slab by slab on the stream itself (upload_pack).
-    const int S_solve = slab_count(b, st->slab_cells), S = S_solve <= UPLOAD_WHOLE_MAX_SLABS ? 1 : S_solve;
-    const slab_rows sr = plan_slab_rows(b, S);
-    const int threads = copy_threads(pack_bytes(b, type, xt));
-    if (st->uploads_on_caller && !direct) // TRIDI_CPU_POOL=0: packed here, on the caller's OpenMP team
-        s = pack_pipeline(
-            nullptr, threads, S, [&](int sl) { return sr.rows(sl); },
-            [&](int sl, int64_t i) { sr.pack(b, sl, i, host, type, st->hin[r].p, xt); },
-            [&](int sl) {
-                int64_t b2, e2;
-                slab_range(b, sl, S, &b2, &e2);
-                return send_slab(st, b, r, host, xt, false, b2, e2, sl);
-            });
-    for (int sl = 0; sl < S && !s && !(st->uploads_on_caller && !direct); ++sl) {
-        int64_t b2, e2;
-        slab_range(b, sl, S, &b2, &e2);
-        if (!direct)
-            s = queue_pack(st, r, sl, b, sr, host, type, xt, threads);
-        if (!s)
-            s = send_slab(st, b, r, host, xt, direct, b2, e2, sl);
-    }
-    if (s) {
-        cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
-        return s;
-    }
-    upload_key &k = st->uploaded[r];
-    k.grid = p->grid;
-    k.axis = (int)p->axis;
-    for (int a = 0; a < 3; ++a) {
-        k.lo[a] = p->lo[a];
-        k.hi[a] = p->hi[a];
-    }
-    k.host = host;
-    k.type = type;
-    k.xfer = xt;
-    k.dptr = st->din[r].p;
-    k.slabs = S;
-    k.valid = true;
-    return TRIDI_SUCCESS;
-}
-
 tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p, const int registered[5])
 {
     const char *f = p->func;
@@ -471,7 +285,9 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         if (have[r])
             continue;
         const size_t bytes = b.wcells * tridi_dtype_size(xfer_t[r]);
-        // An upload of this role for another box may still be running into these buffers.
+        // An upload of this role for another box may still be running into these buffers (and reading
+        // its array: uploads_settle drops it if it has not started).
+        upload_settle(st, r);
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
         s = ensure(st, st->din[r], bytes, "a device input box");
         if (!s && !direct[r])
@@ -496,6 +312,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         }
     }
     if (s) {
+        uploads_settle(st); // nothing reads the arrays once the call returns
         for (int r = 0; r < 4; ++r)
             st->uploaded[r].valid = false;
         return s;
@@ -510,9 +327,11 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     cudaError_t e = cudaStreamSynchronize(st->compute), e2 = cudaStreamSynchronize(st->down);
     if (e == cudaSuccess)
         e = e2;
-    if (s)
+    if (s) {
+        uploads_settle(st);
         for (int r = 0; r < 4 + MAX_SLABS; ++r)
             cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
+    }
     const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
     if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES)
         return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);

@@ -112,6 +112,7 @@ tridi_status tridi_cuda_host_unregister(tridi_cuda_state *st, const void *ptr, i
 {
     CK(cudaSetDevice(st->device), "cudaSetDevice");
     // Copies queued by tridi_upload_async may still read the range.
+    uploads_settle(st);
     for (int r = 0; r < 4; ++r)
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the uploads");
     if (pinned) {

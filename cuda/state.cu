@@ -138,6 +138,7 @@ void tridi_cuda_destroy(tridi_cuda_state *st)
     cudaSetDevice(st->device);
     if (st->have_last)
         cudaEventSynchronize(st->ev_last);
+    uploads_settle(st);
     for (int r = 0; r < 4; ++r)
         cudaStreamSynchronize(st->up[r]);
     cudaStreamSynchronize(st->compute);

@@ -230,6 +230,20 @@ tridi_cpu_pool *tridi_cpu_pool_create(int workers, int64_t spin_ns)
     return p;
 }
 
+int tridi_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, int index)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    place_worker(&attr, index);
+    const int err = pthread_create(thread, &attr, fn, arg);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
+}
+
 int tridi_cpu_pool_workers(const tridi_cpu_pool *pool) { return pool ? pool->nworkers : 0; }
 
 void tridi_cpu_pool_run(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int want)

@@ -3,6 +3,7 @@
 #ifndef TRIDI_CPU_POOL_H
 #define TRIDI_CPU_POOL_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,6 +33,10 @@ int tridi_cpu_pool_workers(const tridi_cpu_pool *pool);
 /* Wakes the workers, runs fn(arg, 0), lets no worker join once that returns, and returns when every worker
  * that joined has left fn: nothing touches arg afterwards. One call at a time per pool. */
 void tridi_cpu_pool_run(tridi_cpu_pool *pool, tridi_cpu_pool_fn fn, void *arg, int want);
+
+/* Starts fn(arg) on a thread of tridi's own, placed as worker `index` of a pool made here would be and
+ * taking no signal (tridi's upload thread, docs/decisions/033). pthread_create's result. */
+int tridi_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, int index);
 
 /* Ends and joins the workers and frees the pool (NULL: nothing). */
 void tridi_cpu_pool_destroy(tridi_cpu_pool *pool);

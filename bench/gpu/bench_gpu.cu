@@ -590,6 +590,11 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
         TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
         TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
         TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_RHS, R, TRIDI_FLOAT32));
+        // tridi's upload thread queues the copies (docs/decisions/033), within a millisecond or two of the
+        // posts; then the device has them all once it is idle. Waited for busy, as the model's assembly
+        // keeps its core: a core that slept makes the solve that follows slower than after an assembly.
+        for (const double t1 = now() + 0.02; now() < t1;)
+            ;
         CUDA_OK(cudaDeviceSynchronize());
         double t0 = now();
         TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a));
