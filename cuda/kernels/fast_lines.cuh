@@ -86,6 +86,24 @@ __device__ __forceinline__ void fp_place(const fp_geom &g, int *t, int *q)
     *q = MODE == FP_STRIDED ? tid / g.lines : tid % g.P;
 }
 
+// A thread's part of its block's solve: its line t of the block (active when t < nl, the block's lines), its
+// chunk q of that line, the chunk's first unknown s0 and length len.
+struct fp_thread {
+    int t, q, s0, len;
+    bool active;
+};
+template <int MODE>
+__device__ __forceinline__ fp_thread fp_thread_of(const fp_geom &geo, int n, int nl)
+{
+    fp_thread th;
+    fp_place<MODE>(geo, &th.t, &th.q);
+    long long s0;
+    fp_chunk_range(n, geo.P, th.q, &s0, &th.len);
+    th.s0 = (int)s0;
+    th.active = th.t < nl;
+    return th;
+}
+
 // Step 4 of fast_core.cuh for a block: the reduced rows ru, rv of thread (t, q) joined with those of the
 // other chunks of line t by cyclic reduction in `area` (3 * 2P * lines values of T); on return ru.d and
 // rv.d are the chunk's first and last unknowns. False on a pivot that is not a normal number. Every thread
@@ -172,15 +190,10 @@ __device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int 
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    int t, q;
-    fp_place<MODE>(geo, &t, &q);
-    const bool active = t < nl;
-    long long s0l;
-    int len;
-    fp_chunk_range(n, geo.P, q, &s0l, &len);
-    const int s0 = (int)s0l;
-    if (!active)
-        len = 1; // a zero line's one row: keeps the reduction's arithmetic finite
+    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
+    const int t = th.t, q = th.q, s0 = th.s0;
+    const bool active = th.active;
+    const int len = active ? th.len : 1; // a zero line's one row: keeps the reduction's arithmetic finite
 
     int *lflag = (int *)smem;
     unsigned char *area = smem + fp_flag_bytes(geo);

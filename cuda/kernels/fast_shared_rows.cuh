@@ -156,13 +156,9 @@ __device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Sr
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    int t, q;
-    fp_place<MODE>(geo, &t, &q);
-    const bool active = t < nl;
-    long long s0l;
-    int len;
-    fp_chunk_range(n, geo.P, q, &s0l, &len);
-    const int s0 = (int)s0l;
+    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
+    const int t = th.t, q = th.q, s0 = th.s0, len = th.len;
+    const bool active = th.active;
     int *lflag = (int *)smem;
     const fs_table<T> tb(smem + fp_flag_bytes(geo), n, geo.P);
     unsigned char *area = smem + fp_flag_bytes(geo) + fs_table_bytes<T>(n, geo.P);
