@@ -35,6 +35,7 @@ struct tridi_adi_s {
     void *stream;        /* the plan's own stream (CUDA), used when the caller passes NULL */
     int fused;           /* CUDA steps through the fused sweeps (else stage + tridi_solve_device) */
     unsigned long long *status; /* the fused sweeps' deferred verdict (device memory, adi_internal.h) */
+    void *rows_table;           /* the fused sweeps' table of shared rows (adi_fused.table) */
     void *done;          /* event of the latest step's end (fused), waited for by tridi_adi_synchronize */
     void *timer;         /* CUDA events at the sweep boundaries (profile) */
     double ms[3];
@@ -179,6 +180,8 @@ static void release_contents(tridi_adi plan)
     }
     if (plan->status)
         tridi_device_free(plan->ctx, plan->status);
+    if (plan->rows_table)
+        tridi_device_free(plan->ctx, plan->rows_table);
 #ifdef TRIDI_HAVE_CUDA
     if (plan->done)
         tridi_adi_cuda_event_destroy(plan->ctx->config.device, plan->done);
@@ -213,10 +216,14 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
 }
 
 #ifdef TRIDI_HAVE_CUDA
-/* The fused sweeps' status word and the event a step ends with. */
+/* The fused sweeps' status word, their table of shared rows and the event a step ends with. */
 static tridi_status fused_alloc(const char *f, tridi_adi plan)
 {
     tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, sizeof *plan->status, (void **)&plan->status));
+    const size_t table = tridi_adi_cuda_table_bytes(plan->ctx->config.device, &plan->base, plan->op.naxes,
+                                                    plan->dtype == TRIDI_FLOAT64);
+    if (!s && table)
+        s = as_called(f, tridi_device_alloc(plan->ctx, table, &plan->rows_table));
     if (!s)
         s = tridi_adi_cuda_status_reset(plan->ctx->config.device, plan->status);
     if (!s)
@@ -587,7 +594,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
 
     s = mark(plan, 0, stream, &t[0]);
 #ifdef TRIDI_HAVE_CUDA
-    adi_fused fz = {plan->status, 0};
+    adi_fused fz = {plan->status, 0, plan->rows_table};
 #endif
     for (int a = 0; a < n && !s; ++a) {
         st.axis = a;

@@ -51,6 +51,8 @@ typedef struct adi_fused {
     unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
     int accumulate;             /* the answers are added to out (the last sweep of a Douglas step in
                                    increments, decision 032) instead of written over it */
+    void *table;                /* device memory for the elimination of a sweep's shared rows
+                                   (tridi_adi_cuda_table_bytes), remade by each sweep that has them */
 } adi_fused;
 
 /* A failure as the fused kernels record it (atomicMin: the earliest sweep, then the lowest line, wins):
@@ -69,6 +71,9 @@ tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void 
 /* Whether the fused sweeps take the plan's stage s (its box and coefficients) along each of its naxes
  * axes: their lines fit a block of the partitioned solve. */
 int tridi_adi_cuda_fused_fits(int device, const adi_stage *s, int naxes, int f64);
+/* The bytes of adi_fused's table for the plan's stage s: the largest of its axes' (0 if none has shared
+ * rows). */
+size_t tridi_adi_cuda_table_bytes(int device, const adi_stage *s, int naxes, int f64);
 /* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written;
  * does nothing once *fz->status holds a failure. */
 tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz, void *stream);

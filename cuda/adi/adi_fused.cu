@@ -183,7 +183,7 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     sweep_rows<T, L, AXIS, COEFS, EXPL> src{&s,   &fz, line, l1, l2, s.origin + l1 * s.stride[A1] + l2 * s.stride[A2],
                                             s.n[AXIS], li0};
     if (SHARED)
-        fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src);
+        fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
     else
         fp_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src);
 }
@@ -200,14 +200,22 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
 // several share an SM (decision 032). EXPL: the right-hand side has explicit terms (else it is x0); on y/z
 // lines, where each thread forms its own chunk's, those terms' loads take registers that a cap of three
-// blocks an SM would spill (decision 032), so only the other sweeps are held to it.
+// blocks an SM would spill, and without a cap one block an SM (decision 032): they are held to two.
 template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL>
-__global__ void __launch_bounds__(FS_MAX_THREADS, EXPL && AXIS != 0 ? 1 : 3) fused_sweep_shared(const __grid_constant__ adi_stage s,
+__global__ void __launch_bounds__(FS_MAX_THREADS, EXPL && AXIS != 0 ? 2 : 3) fused_sweep_shared(const __grid_constant__ adi_stage s,
                                                                                    const __grid_constant__ adi_fused fz,
                                                                                    int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
     sweep_block<T, L, MODE, AXIS, COEFS, true, EXPL>(s, fz, nlines, geo, fp_dyn);
+}
+
+// The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream.
+template <typename T, int L, int AXIS, int COEFS>
+__global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_constant__ adi_fused fz, const fp_geom geo)
+{
+    const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS], 0};
+    fs_build_table<T>((unsigned char *)fz.table, (int)s.n[AXIS], geo.P, src);
 }
 
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
@@ -279,6 +287,7 @@ cudaError_t launch_axis(int device, const adi_stage *s, const adi_fused *fz, int
     const size_t most = smem_max(device);
     if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, most, &g)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
+        fused_table<T, SHARED_CHUNK, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
@@ -328,6 +337,21 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
 extern "C" int tridi_adi_cuda_fused_fits(int device, const adi_stage *s, int naxes, int f64)
 {
     return f64 ? fits<double>(device, s, naxes) : fits<float>(device, s, naxes);
+}
+
+extern "C" size_t tridi_adi_cuda_table_bytes(int device, const adi_stage *s, int naxes, int f64)
+{
+    const size_t most = smem_max(device);
+    size_t bytes = 0;
+    for (int a = 0; a < naxes; ++a) {
+        fp_geom g;
+        if (!shared_rows(s, a))
+            continue;
+        const size_t b = f64 ? (shared_fits<double>(s->n[a], a, most, &g) ? fs_table_bytes<double>(s->n[a], g.P) : 0)
+                             : (shared_fits<float>(s->n[a], a, most, &g) ? fs_table_bytes<float>(s->n[a], g.P) : 0);
+        bytes = b > bytes ? b : bytes;
+    }
+    return bytes;
 }
 
 extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz,

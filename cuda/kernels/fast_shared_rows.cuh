@@ -1,14 +1,14 @@
 // The FAST partitioned solve (fast_core.cuh, fast_lines.cuh) of lines that all have the same rows, only
 // their right-hand sides differing: a sweep of the heat operator, whose rows depend on the position along
 // the line alone (docs/decisions/032). Everything of fp_chunk and the reduction that depends on the rows
-// alone (the pivots, the chunks' a'' and c'', their reduced rows' coefficients) is made once per block into
-// shared memory by one thread per chunk; each line's thread then carries only its chunk's right-hand sides
-// in registers. The arithmetic is fp_chunk's and fp_finish's, operation for operation, so a line gets the
-// answers fp_block would give it.
+// alone (the pivots, the chunks' a'' and c'', their reduced rows' coefficients) is made once per sweep
+// into a table in global memory (fs_build_table, one thread a chunk); each line's thread then carries only
+// its chunk's right-hand sides in registers and reads the table through L1. The arithmetic is fp_chunk's
+// and fp_finish's, operation for operation, so a line gets the answers fp_block would give it.
 //
-// A pivot of the shared rows that is not a normal number sends every line of the block to src.careful
-// (MOHID's recurrence, which names the line and cell); a line whose values stop being finite goes there
-// alone, as in fp_block.
+// A pivot of the shared rows that is not a normal number sends every line to src.careful (MOHID's
+// recurrence, which names the line and cell); a line whose values stop being finite goes there alone, as
+// in fp_block.
 #ifndef TRIDI_FAST_SHARED_ROWS_CUH
 #define TRIDI_FAST_SHARED_ROWS_CUH
 
@@ -22,11 +22,14 @@ constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose lo
 // (x lines, 16 unknowns apart) fall on different banks.
 __device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
 
+// The table of a sweep's shared rows (fs_table): a word saying whether every pivot was a normal number,
+// then the arrays.
+constexpr size_t FS_TABLE_HEAD = 16;
 template <class T>
 __host__ __device__ inline size_t fs_table_bytes(int64_t n, int P)
 {
     const size_t npad = (size_t)(n + n / 16 + 1);
-    return ((5 * npad + 4 * (size_t)P) * sizeof(T) + 15) / 16 * 16;
+    return FS_TABLE_HEAD + ((5 * npad + 4 * (size_t)P) * sizeof(T) + 15) / 16 * 16;
 }
 
 // A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
@@ -42,7 +45,7 @@ inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
     const size_t rhs = staged ? (size_t)g.lines * fs_pitch(n) * sizeof(T) : 0;
     size_t area = red > wg ? red : wg;
     area = area > rhs ? area : rhs;
-    return fp_flag_bytes(g) + fs_table_bytes<T>(n, g.P) + area;
+    return fp_flag_bytes(g) + area;
 }
 
 // The shape: chunks of 16; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
@@ -71,10 +74,10 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 template <class T>
 struct fs_table {
     T *alpha, *inv, *gamma, *a2, *c2, *ua, *uc, *va, *vc;
-    __device__ fs_table(unsigned char *base, int n, int P)
+    __device__ fs_table(unsigned char *table, int n, int P)
     {
         const int npad = n + n / 16 + 1;
-        alpha = (T *)base;
+        alpha = (T *)(table + FS_TABLE_HEAD);
         inv = alpha + npad;
         gamma = inv + npad;
         a2 = gamma + npad;
@@ -146,25 +149,46 @@ __device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Sr
     return ok && fp_finite(tb.ua[q]) && fp_finite(tb.uc[q]) && fp_finite(tb.va[q]) && fp_finite(tb.vc[q]);
 }
 
+// The table of a sweep's shared rows, made by one block of at least P threads (thread q: chunk q), into
+// table (fs_table_bytes, global memory), read by every block of the sweep (fs_block).
+template <class T, class Src>
+__device__ void fs_build_table(unsigned char *table, int n, int P, const Src &src)
+{
+    const fs_table<T> tb(table, n, P);
+    const int q = threadIdx.x;
+    bool ok = true;
+    if (q < P) {
+        long long s0;
+        int len;
+        fp_chunk_range(n, P, q, &s0, &len);
+        ok = fs_build<T>(tb, q, (int)s0, len, src);
+    }
+    ok = __syncthreads_and(ok);
+    if (q == 0)
+        *(int *)table = ok;
+}
+
 // fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero
 // at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
 // The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
 // the whole block calls stage(buf, nl), which writes every line's into buf (line t at t * fs_pitch(n),
 // unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that right-hand sides
 // read from a stencil of the field are read in whole runs (x lines, decision 032), and the answers come
-// back the same way: unstage(buf, nl, lflag) stores the lines without a flag. smem: fs_smem_bytes.
+// back the same way: unstage(buf, nl, lflag) stores the lines without a flag. smem: fs_smem_bytes; table:
+// the sweep's table (fs_build_table, run before on the same stream).
 template <class T, int L, int MODE, class Src>
-__device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+__device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
+                                         unsigned char *table)
 {
     const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
     const int t = th.t, q = th.q, s0 = th.s0, len = th.len;
     const bool active = th.active;
     int *lflag = (int *)smem;
-    const fs_table<T> tb(smem + fp_flag_bytes(geo), n, geo.P);
-    unsigned char *area = smem + fp_flag_bytes(geo) + fs_table_bytes<T>(n, geo.P);
+    const fs_table<T> tb(table, n, geo.P);
+    unsigned char *area = smem + fp_flag_bytes(geo);
     if (q == 0)
         lflag[t] = 0;
-    const bool rows_ok = __syncthreads_and(t != 0 || fs_build<T>(tb, q, s0, len, src));
+    const bool rows_ok = *(const volatile int *)table != 0;
 
     T dv[L];
     if constexpr (Src::STAGED) {
