@@ -208,7 +208,7 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
     for (int a = 0; a < plan->op.naxes; ++a)
         fits &= b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
 #ifdef TRIDI_HAVE_CUDA
-    fits = fits && tridi_adi_cuda_fused_fits(plan->ctx->config.device, b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
+    fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
 #endif
     const int x_own_rows = b->kappa || b->vel[0];
     plan->fused = fits && (path && *path ? !strcmp(path, "fused") : !x_own_rows);
@@ -220,8 +220,7 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
 static tridi_status fused_alloc(const char *f, tridi_adi plan)
 {
     tridi_status s = as_called(f, tridi_device_alloc(plan->ctx, sizeof *plan->status, (void **)&plan->status));
-    const size_t table = tridi_adi_cuda_table_bytes(plan->ctx->config.device, &plan->base, plan->op.naxes,
-                                                    plan->dtype == TRIDI_FLOAT64);
+    const size_t table = tridi_adi_cuda_table_bytes(&plan->base, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
     if (!s && table)
         s = as_called(f, tridi_device_alloc(plan->ctx, table, &plan->rows_table));
     if (!s)

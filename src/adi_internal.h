@@ -70,10 +70,10 @@ typedef struct adi_fused {
 tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void *stream);
 /* Whether the fused sweeps take the plan's stage s (its box and coefficients) along each of its naxes
  * axes: their lines fit a block of the partitioned solve. */
-int tridi_adi_cuda_fused_fits(int device, const adi_stage *s, int naxes, int f64);
+int tridi_adi_cuda_fused_fits(const adi_stage *s, int naxes, int f64);
 /* The bytes of adi_fused's table for the plan's stage s: the largest of its axes' (0 if none has shared
  * rows). */
-size_t tridi_adi_cuda_table_bytes(int device, const adi_stage *s, int naxes, int f64);
+size_t tridi_adi_cuda_table_bytes(const adi_stage *s, int naxes, int f64);
 /* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written;
  * does nothing once *fz->status holds a failure. */
 tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz, void *stream);

@@ -42,14 +42,21 @@ template <typename T, int L, int AXIS, int COEFS, bool EXPL = true>
 struct sweep_rows {
     // fs_block: x lines have their right-hand sides and answers staged by the whole block.
     static constexpr bool STAGED = AXIS == 0;
+    static constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2; // the other axes, lower first
     const adi_stage *s;
     const adi_fused *fz;
     int64_t line, l1, l2, c0, n, li0; // li0: the block's first line
 
+    // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
+    __device__ static int64_t line_at(const adi_stage *s, int64_t p, int64_t *p1, int64_t *p2)
+    {
+        *p1 = p % s->n[A1];
+        *p2 = p / s->n[A1];
+        return s->origin + *p1 * s->stride[A1] + *p2 * s->stride[A2];
+    }
     // Row m of line (p1, p2) in double, each value rounded to T first; returns the right-hand side.
     __device__ double row_of(int64_t p1, int64_t p2, int64_t m, double *d, double *e, double *f) const
     {
-        constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
         int64_t idx[3];
         idx[AXIS] = m;
         idx[A1] = p1;
@@ -106,10 +113,9 @@ FP_UNROLL
     // STAGED: the block's right-hand sides, a line at a time, neighbouring threads on neighbouring unknowns.
     __device__ void stage(T *buf, int nl) const
     {
-        constexpr int A1 = AXIS == 0 ? 1 : 0;
-        const int64_t n1 = s->n[A1];
         for (int t = 0; t < nl; ++t) {
-            const int64_t p = li0 + t, p1 = p % n1, p2 = p / n1;
+            int64_t p1, p2;
+            line_at(s, li0 + t, &p1, &p2);
             T *row_t = buf + t * fs_pitch(n);
             // Several cells' loads in flight per thread: the stencil's loads wait on L2.
 #pragma unroll 4
@@ -123,13 +129,11 @@ FP_UNROLL
     // left to careful.
     __device__ void unstage(const T *buf, int nl, const int *lflag) const
     {
-        constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
-        const int64_t n1 = s->n[A1];
         for (int t = 0; t < nl; ++t) {
             if (lflag[t])
                 continue;
-            const int64_t p = li0 + t, p1 = p % n1, p2 = p / n1;
-            T *o = (T *)s->out + s->origin + p1 * s->stride[A1] + p2 * s->stride[A2];
+            int64_t p1, p2;
+            T *o = (T *)s->out + line_at(s, li0 + t, &p1, &p2);
             const T *row_t = buf + t * fs_pitch(n);
 #pragma unroll 4
             for (int m = threadIdx.x; m < n; m += blockDim.x)
@@ -174,14 +178,15 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     // One read of the status word per block, so that all its threads take the same way past the barriers.
     if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
-    constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
+    using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL>;
     int t, q;
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, nlines - li0);
-    const int64_t line = li0 + (t < nl ? t : 0), n1 = s.n[A1], l1 = line % n1, l2 = line / n1;
-    sweep_rows<T, L, AXIS, COEFS, EXPL> src{&s,   &fz, line, l1, l2, s.origin + l1 * s.stride[A1] + l2 * s.stride[A2],
-                                            s.n[AXIS], li0};
+    const int64_t line = li0 + (t < nl ? t : 0);
+    int64_t l1, l2;
+    const int64_t c0 = Rows::line_at(&s, line, &l1, &l2);
+    Rows src{&s, &fz, line, l1, l2, c0, s.n[AXIS], li0};
     if (SHARED)
         fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
     else
@@ -221,24 +226,9 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
 // the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
 constexpr int CHUNK = 8, SHARED_CHUNK = 16;
-// Shared memory a block may take: what the device gives a block that opts in (the table of shared rows of
-// lines of 1024 doubles is 44 KiB), never more than SMEM_CAP, so that two blocks still fit an SM.
-constexpr size_t SMEM_DEFAULT = 48 * 1024, SMEM_CAP = 100 * 1024;
-
-size_t smem_max(int device)
-{
-    int optin = 0;
-    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
-        return SMEM_DEFAULT;
-    return (size_t)optin < SMEM_CAP ? (size_t)optin : SMEM_CAP;
-}
-
-// A launch of kernel k with smem bytes of shared memory: past the default, the kernel opts in first.
-cudaError_t allow_smem(const void *k, size_t smem)
-{
-    return smem > SMEM_DEFAULT ? cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)
-                               : cudaSuccess;
-}
+// Every shape of lines up to FP_N_MAX takes less shared memory than every device gives a block without
+// opting in (the reduction's rows, the fallback's W/G of one line, the staged x lines); a guard.
+constexpr size_t SMEM_MAX = 48 * 1024;
 
 // Whether the lines along axis a all have the same rows: no kappa field, no velocity along a.
 bool shared_rows(const adi_stage *s, int a) { return !s->kappa && !s->vel[a]; }
@@ -250,77 +240,70 @@ bool x0_only(const adi_stage *s)
     return s->increment && s->x0 && s->alpha[0] == 0.0 && s->alpha[1] == 0.0 && s->alpha[2] == 0.0;
 }
 
-// x lines take the default at most: a block past it (lines of 1024 doubles) leaves too few blocks an SM to
-// hide the latency of their stencil (decision 032).
 template <typename T>
-bool shared_fits(int64_t n, int a, size_t most, fp_geom *g)
+bool shared_fits(int64_t n, int a, fp_geom *g)
 {
-    return fs_shape<T>(n, a == 0, g) && fs_smem_bytes<T>(n, *g, a == 0) <= (a == 0 ? SMEM_DEFAULT : most);
+    return fs_shape<T>(n, a == 0, g) && fs_smem_bytes<T>(n, *g, a == 0) <= SMEM_MAX;
 }
 
 template <typename T>
-bool own_fits(int64_t n, int a, size_t most, fp_geom *g)
+bool own_fits(int64_t n, int a, fp_geom *g)
 {
     int L;
-    return fp_shape<T>(n, a == 0, CHUNK, &L, g) && fp_smem_bytes<T>(n, *g) <= most;
+    return fp_shape<T>(n, a == 0, CHUNK, &L, g) && fp_smem_bytes<T>(n, *g) <= SMEM_MAX;
 }
 
-// A kernel of one of the families above on its own shape (g), opting in to its shared memory first.
+// A kernel of one of the families above on its own shape (g).
 template <typename K>
 cudaError_t launch_kernel(K *k, const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz,
                           int64_t nlines, cudaStream_t st)
 {
-    cudaError_t e = allow_smem((const void *)k, smem);
-    if (e != cudaSuccess)
-        return e;
     const unsigned blocks = (unsigned)((nlines + g.lines - 1) / g.lines);
     k<<<blocks, g.P * g.lines, smem, st>>>(*s, *fz, nlines, g);
     return cudaGetLastError();
 }
 
 template <typename T, int AXIS, int COEFS>
-cudaError_t launch_axis(int device, const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     constexpr int MODE = AXIS == 0 ? FP_CONTIG : FP_STRIDED;
     fp_geom g{};
     const int64_t n = s->n[AXIS];
-    const size_t most = smem_max(device);
-    if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, most, &g)) {
+    if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
         fused_table<T, SHARED_CHUNK, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
-    own_fits<T>(n, AXIS, most, &g); // tridi_adi_cuda_fused_fits has said it fits
+    own_fits<T>(n, AXIS, &g); // tridi_adi_cuda_fused_fits has said it fits
     return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS>, g, fp_smem_bytes<T>(n, g), s, fz, nlines, st);
 }
 
 template <typename T, int AXIS>
-cudaError_t launch_t(int device, const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+cudaError_t launch_t(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     if (s->kappa || s->vel[0] || s->vel[1] || s->vel[2])
-        return launch_axis<T, AXIS, ADI_COEFS_ALL>(device, s, fz, nlines, st);
-    return launch_axis<T, AXIS, 0>(device, s, fz, nlines, st);
+        return launch_axis<T, AXIS, ADI_COEFS_ALL>(s, fz, nlines, st);
+    return launch_axis<T, AXIS, 0>(s, fz, nlines, st);
 }
 
 template <typename T>
-cudaError_t launch(int device, const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
+cudaError_t launch(const adi_stage *s, const adi_fused *fz, int64_t nlines, cudaStream_t st)
 {
     switch (s->axis) {
-    case 0: return launch_t<T, 0>(device, s, fz, nlines, st);
-    case 1: return launch_t<T, 1>(device, s, fz, nlines, st);
-    default: return launch_t<T, 2>(device, s, fz, nlines, st);
+    case 0: return launch_t<T, 0>(s, fz, nlines, st);
+    case 1: return launch_t<T, 1>(s, fz, nlines, st);
+    default: return launch_t<T, 2>(s, fz, nlines, st);
     }
 }
 
 template <typename T>
-bool fits(int device, const adi_stage *s, int naxes)
+bool fits(const adi_stage *s, int naxes)
 {
-    const size_t most = smem_max(device);
     for (int a = 0; a < naxes; ++a) {
         fp_geom g;
-        if (!(shared_rows(s, a) && shared_fits<T>(s->n[a], a, most, &g)) && !own_fits<T>(s->n[a], a, most, &g))
+        if (!(shared_rows(s, a) && shared_fits<T>(s->n[a], a, &g)) && !own_fits<T>(s->n[a], a, &g))
             return false;
     }
     return true;
@@ -334,21 +317,20 @@ tridi_status cuda_fail(const char *what, cudaError_t e)
 
 } // namespace
 
-extern "C" int tridi_adi_cuda_fused_fits(int device, const adi_stage *s, int naxes, int f64)
+extern "C" int tridi_adi_cuda_fused_fits(const adi_stage *s, int naxes, int f64)
 {
-    return f64 ? fits<double>(device, s, naxes) : fits<float>(device, s, naxes);
+    return f64 ? fits<double>(s, naxes) : fits<float>(s, naxes);
 }
 
-extern "C" size_t tridi_adi_cuda_table_bytes(int device, const adi_stage *s, int naxes, int f64)
+extern "C" size_t tridi_adi_cuda_table_bytes(const adi_stage *s, int naxes, int f64)
 {
-    const size_t most = smem_max(device);
     size_t bytes = 0;
     for (int a = 0; a < naxes; ++a) {
         fp_geom g;
         if (!shared_rows(s, a))
             continue;
-        const size_t b = f64 ? (shared_fits<double>(s->n[a], a, most, &g) ? fs_table_bytes<double>(s->n[a], g.P) : 0)
-                             : (shared_fits<float>(s->n[a], a, most, &g) ? fs_table_bytes<float>(s->n[a], g.P) : 0);
+        const size_t b = f64 ? (shared_fits<double>(s->n[a], a, &g) ? fs_table_bytes<double>(s->n[a], g.P) : 0)
+                             : (shared_fits<float>(s->n[a], a, &g) ? fs_table_bytes<float>(s->n[a], g.P) : 0);
         bytes = b > bytes ? b : bytes;
     }
     return bytes;
@@ -361,8 +343,7 @@ extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *
     if (e != cudaSuccess)
         return cuda_fail("cudaSetDevice", e);
     const int64_t nlines = s->n[0] * s->n[1] * s->n[2] / s->n[s->axis];
-    e = f64 ? launch<double>(device, s, fz, nlines, (cudaStream_t)stream)
-            : launch<float>(device, s, fz, nlines, (cudaStream_t)stream);
+    e = f64 ? launch<double>(s, fz, nlines, (cudaStream_t)stream) : launch<float>(s, fz, nlines, (cudaStream_t)stream);
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("fused sweep launch", e);
 }
 

@@ -188,7 +188,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     unsigned char *area = smem + fp_flag_bytes(geo);
     if (q == 0)
         lflag[t] = 0;
-    const bool rows_ok = *(const volatile int *)table != 0;
+    const bool rows_ok = *(const int *)table != 0; // written by fs_build_table, the kernel before
 
     T dv[L];
     if constexpr (Src::STAGED) {
