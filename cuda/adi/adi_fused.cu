@@ -12,6 +12,7 @@
 #include "adi_internal.h"
 #include "kernels/fast_lines.cuh"
 #include "kernels/fast_shared_rows.cuh"
+#include "line_rhs.cuh"
 
 #include <cuda_runtime.h>
 
@@ -48,11 +49,31 @@ struct sweep_rows {
     int64_t line, l1, l2, c0, n, li0; // li0: the block's first line
 
     // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
+    // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034).
     __device__ static int64_t line_at(const adi_stage *s, int64_t p, int64_t *p1, int64_t *p2)
     {
-        *p1 = p % s->n[A1];
-        *p2 = p / s->n[A1];
-        return s->origin + *p1 * s->stride[A1] + *p2 * s->stride[A2];
+        const int64_t n1 = s->n[A1];
+        if (p <= UINT32_MAX && n1 <= UINT32_MAX) {
+            const uint32_t q = (uint32_t)p / (uint32_t)n1;
+            *p2 = q;
+            *p1 = (uint32_t)p - q * (uint32_t)n1;
+        } else {
+            *p1 = p % n1;
+            *p2 = p / n1;
+        }
+        return offset_of(s, *p1, *p2);
+    }
+    __device__ static int64_t offset_of(const adi_stage *s, int64_t p1, int64_t p2)
+    {
+        return s->origin + p1 * s->stride[A1] + p2 * s->stride[A2];
+    }
+    // The line after (p1, p2).
+    __device__ static void next_line(const adi_stage *s, int64_t *p1, int64_t *p2)
+    {
+        if (++*p1 == s->n[A1]) {
+            *p1 = 0;
+            ++*p2;
+        }
     }
     // Row m of line (p1, p2) in double, each value rounded to T first; returns the right-hand side.
     __device__ double row_of(int64_t p1, int64_t p2, int64_t m, double *d, double *e, double *f) const
@@ -97,31 +118,75 @@ FP_UNROLL
         const T *x0 = (const T *)s->x0 + c0;
         const T *out = (const T *)s->out + c0;
         const int64_t st = s->stride[AXIS];
-FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            double d, e, f;
-            if (EXPL)
-                dv[k] = k < len ? (T)row(s0 + k, &d, &e, &f) : T(0);
+        if constexpr (EXPL && COEFS == 0) {
+            // Without coefficient arrays the explicit terms come from line_rhs, whose loads batch
+            // (decision 034); the line's ends made again after.
+            const line_rhs<T, AXIS> cr(s, l1, l2);
+            if (cr.has_x0)
+                interior_rhs<true>(cr, s0, len, dv);
             else
-                dv[k] = k < len ? __ldg(x0 + (s0 + k) * st) : T(0);
-            // The values store() will add to, asked of L2 now: their loads then wait on L2, not on DRAM,
-            // after the reduction (the Douglas step's last sweep: decision 032).
-            if (fz->accumulate && k < len)
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
+                interior_rhs<false>(cr, s0, len, dv);
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                if (k < len && (s0 + k == 0 || s0 + k == n - 1))
+                    dv[k] = (T)cr(s0 + k);
+        } else {
+FP_UNROLL
+            for (int k = 0; k < L; ++k) {
+                double d, e, f;
+                if (EXPL)
+                    dv[k] = k < len ? (T)row(s0 + k, &d, &e, &f) : T(0);
+                else
+                    dv[k] = k < len ? __ldg(x0 + (s0 + k) * st) : T(0);
+            }
         }
+        // The values store() will add to, asked of L2 now: their loads then wait on L2, not on DRAM, after
+        // the reduction (the Douglas step's last sweep: decision 032).
+        if (fz->accumulate) {
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                if (k < len)
+                    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
+        }
+    }
+    template <bool X0>
+    __device__ void interior_rhs(const line_rhs<T, AXIS> &cr, int s0, int len, T (&dv)[L]) const
+    {
+FP_UNROLL
+        for (int k = 0; k < L; ++k)
+            dv[k] = k < len ? (T)cr.template interior<X0>(s0 + k) : T(0);
     }
     // STAGED: the block's right-hand sides, a line at a time, neighbouring threads on neighbouring unknowns.
     __device__ void stage(T *buf, int nl) const
     {
-        for (int t = 0; t < nl; ++t) {
-            int64_t p1, p2;
-            line_at(s, li0 + t, &p1, &p2);
+        int64_t p1, p2;
+        line_at(s, li0, &p1, &p2);
+        for (int t = 0; t < nl; ++t, next_line(s, &p1, &p2)) {
             T *row_t = buf + t * fs_pitch(n);
-            // Several cells' loads in flight per thread: the stencil's loads wait on L2.
+            // Several cells' loads in flight per thread: the stencil's loads wait on L2. Without coefficient
+            // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
+            if constexpr (COEFS == 0) {
+                const line_rhs<T, AXIS> cr(s, p1, p2);
+                if (cr.has_x0) {
 #pragma unroll 4
-            for (int m = threadIdx.x; m < n; m += blockDim.x) {
-                double d, e, f;
-                row_t[fs_pos(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
+                    for (int m = threadIdx.x; m < n; m += blockDim.x)
+                        row_t[fs_pos(m)] = (T)cr.template interior<true>(m);
+                } else {
+#pragma unroll 4
+                    for (int m = threadIdx.x; m < n; m += blockDim.x)
+                        row_t[fs_pos(m)] = (T)cr.template interior<false>(m);
+                }
+                // the line's ends made again by the threads that wrote them
+                if (threadIdx.x == 0)
+                    row_t[fs_pos(0)] = (T)cr(0);
+                if (threadIdx.x == (n - 1) % blockDim.x)
+                    row_t[fs_pos(n - 1)] = (T)cr(n - 1);
+            } else {
+#pragma unroll 4
+                for (int m = threadIdx.x; m < n; m += blockDim.x) {
+                    double d, e, f;
+                    row_t[fs_pos(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
+                }
             }
         }
     }
@@ -129,11 +194,12 @@ FP_UNROLL
     // left to careful.
     __device__ void unstage(const T *buf, int nl, const int *lflag) const
     {
-        for (int t = 0; t < nl; ++t) {
+        int64_t p1, p2;
+        line_at(s, li0, &p1, &p2);
+        for (int t = 0; t < nl; ++t, next_line(s, &p1, &p2)) {
             if (lflag[t])
                 continue;
-            int64_t p1, p2;
-            T *o = (T *)s->out + line_at(s, li0 + t, &p1, &p2);
+            T *o = (T *)s->out + offset_of(s, p1, p2);
             const T *row_t = buf + t * fs_pitch(n);
 #pragma unroll 4
             for (int m = threadIdx.x; m < n; m += blockDim.x)
@@ -141,15 +207,30 @@ FP_UNROLL
         }
     }
     // An answer into out, or added to it (fz->accumulate: out holds the field, the answer its increment).
-    __device__ void put(T *o, T x) const { *o = fz->accumulate ? (T)((double)*o + (double)x) : x; }
+    // A float sum of two floats is the double sum rounded to float (53 >= 2 * 24 + 2 bits), without the
+    // conversions.
+    __device__ void put(T *o, T x) const { *o = fz->accumulate ? *o + x : x; }
     __device__ void store(int s0, int len, const T (&xv)[L]) const
     {
         T *out = (T *)s->out + c0;
         const int64_t st = s->stride[AXIS];
+        if (fz->accumulate) {
+            // Every value added to is loaded before the first store, so that the loads wait on L2 together,
+            // not one after another behind stores the compiler cannot tell apart from them (decision 034).
+            T old[L];
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                old[k] = k < len ? out[(s0 + k) * st] : T(0);
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                if (k < len)
+                    out[(s0 + k) * st] = old[k] + xv[k]; // as put()
+            return;
+        }
 FP_UNROLL
         for (int k = 0; k < L; ++k)
             if (k < len)
-                put(out + (s0 + k) * st, xv[k]);
+                out[(s0 + k) * st] = xv[k];
     }
     __device__ void careful(double2 *wg) const
     {
@@ -203,11 +284,19 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
-// several share an SM (decision 032). EXPL: the right-hand side has explicit terms (else it is x0); on y/z
-// lines, where each thread forms its own chunk's, those terms' loads take registers that a cap of three
-// blocks an SM would spill, and without a cap one block an SM (decision 032): they are held to two.
+// several share an SM (decision 032). The registers a thread may have (decision 034): x blocks (at most 128
+// threads) five an SM for double (96 registers; six spill the staged stencil's values), six for float
+// (80); y/z blocks (256 threads) three (80), except where a thread holds more than its 16 right-hand sides
+// (its explicit terms' loads, EXPL, or double values), which three would spill: two (128).
+template <typename T>
+constexpr int fs_blocks_per_sm(int axis, bool expl)
+{
+    return axis == 0 ? (sizeof(T) == 8 ? 5 : 6) : (expl || sizeof(T) == 8) ? 2 : 3;
+}
+constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
+
 template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL>
-__global__ void __launch_bounds__(FS_MAX_THREADS, EXPL && AXIS != 0 ? 2 : 3) fused_sweep_shared(const __grid_constant__ adi_stage s,
+__global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL)) fused_sweep_shared(const __grid_constant__ adi_stage s,
                                                                                    const __grid_constant__ adi_fused fz,
                                                                                    int64_t nlines, const fp_geom geo)
 {

@@ -17,6 +17,7 @@
 namespace {
 
 constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose load and reduction phases overlap
+constexpr int FS_X_THREADS = 128;   // per block of x lines (FP_CONTIG), which stage their lines
 
 // The table's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a warp
 // (x lines, 16 unknowns apart) fall on different banks.
@@ -49,7 +50,7 @@ inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
 }
 
 // The shape: chunks of 16; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
-// rows within FS_MAX_THREADS, x lines (FP_CONTIG) about 128 threads a block. False past FP_N_MAX.
+// rows within FS_MAX_THREADS, x lines (FP_CONTIG) within FS_X_THREADS. False past FP_N_MAX.
 template <class T>
 __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 {
@@ -58,16 +59,16 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
     const int P = fp_chunks(n, 16);
     int lines;
     if (contig) {
-        lines = 128 / P > 1 ? 128 / P : 1;
+        lines = FS_X_THREADS / P > 1 ? FS_X_THREADS / P : 1;
     } else {
         const int run = 128 / (int)sizeof(T), most = FS_MAX_THREADS / P > 1 ? FS_MAX_THREADS / P : 1;
         lines = run < most ? run : most;
     }
     *g = {P, lines};
-    return lines * P <= FS_MAX_THREADS;
+    return lines * P <= (contig ? FS_X_THREADS : FS_MAX_THREADS);
 }
 
-// The block's table, in shared memory: per unknown (fs_pos) the lower coefficient the forward step
+// The sweep's table, in global memory: per unknown (fs_pos) the lower coefficient the forward step
 // subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that of its row 0
 // after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
 // 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c.
@@ -168,6 +169,60 @@ __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &sr
         *(int *)table = ok;
 }
 
+// fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
+// area for the reduction; returns false if the chunk's values stop being finite. FULL: every chunk of the
+// line has L = 16 unknowns (n a multiple of 16), so the chunk's table and staged entries lie at fixed
+// offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + k) and no step tests the chunk's length: half the
+// instructions of the general form, which the sweeps of 256, 512 or 1024 cells take (decision 034).
+template <class T, int L, int MODE, bool FULL>
+__device__ __forceinline__ bool fs_chunk_solve(const fp_geom &geo, const fs_table<T> &tb, bool rows_ok, int t, int q,
+                                               int s0, int len_, T (&dv)[L], unsigned char *area)
+{
+    static_assert(!FULL || L == 16, "fs_pos pads every 16 unknowns");
+    const int len = FULL ? L : len_;
+    const int base = fs_pos(s0);
+    auto at = [&](int k) { return FULL ? base + k : fs_pos(s0 + k); };
+    // fp_chunk on the right-hand sides, the rows' part from the table
+    fp_row<T> ru, rv;
+    if (len == 1) {
+        ru = {tb.ua[q], tb.uc[q], dv[0] * tb.inv[base]};
+        rv = {T(0), T(0), T(0)};
+    } else {
+        dv[1] *= tb.inv[at(1)];
+        rv = {tb.va[q], tb.vc[q], dv[1]};
+FP_UNROLL
+        for (int k = 2; k < L; ++k)
+            if (k < len) {
+                const int p = at(k);
+                dv[k] = (dv[k] - tb.alpha[p] * dv[k - 1]) * tb.inv[p];
+                rv.d = dv[k];
+            }
+FP_UNROLL
+        for (int k = L - 3; k >= 1; --k)
+            if (k <= len - 3)
+                dv[k] -= tb.gamma[at(k)] * dv[k + 1];
+        ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma[base] * dv[1]) * tb.inv[base]};
+    }
+    bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
+    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
+    // fp_finish, a'' and c'' from the table
+    const T u = ru.d, v = rv.d;
+    T mx = fp_abs(u);
+FP_UNROLL
+    for (int k = 1; k < L; ++k) {
+        if (k < len - 1) {
+            const int p = at(k);
+            dv[k] = dv[k] - tb.a2[p] * u - tb.c2[p] * v;
+        } else {
+            dv[k] = v;
+        }
+        if (k < len)
+            mx = fp_abs(dv[k]) > mx ? fp_abs(dv[k]) : mx;
+    }
+    dv[0] = u;
+    return ok && fp_finite(mx);
+}
+
 // fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero
 // at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
 // The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
@@ -189,6 +244,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     if (q == 0)
         lflag[t] = 0;
     const bool rows_ok = *(const int *)table != 0; // written by fs_build_table, the kernel before
+    const bool full = L == 16 && n % 16 == 0;       // the same for every thread of the block
 
     T dv[L];
     if constexpr (Src::STAGED) {
@@ -196,9 +252,15 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
         src.stage(buf, nl);
         __syncthreads();
         const T *mine = buf + t * fs_pitch(n);
+        if (full && active) {
 FP_UNROLL
-        for (int k = 0; k < L; ++k)
-            dv[k] = active && k < len ? mine[fs_pos(s0 + k)] : T(0);
+            for (int k = 0; k < L; ++k)
+                dv[k] = mine[fs_pos(s0) + k];
+        } else {
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                dv[k] = active && k < len ? mine[fs_pos(s0 + k)] : T(0);
+        }
         __syncthreads(); // the area is the reduction's next
     } else if (active) {
         src.rhs(s0, len, dv);
@@ -207,55 +269,28 @@ FP_UNROLL
         for (int k = 0; k < L; ++k)
             dv[k] = T(0);
     }
-    // fp_chunk on the right-hand sides, the rows' part from the table
-    fp_row<T> ru, rv;
-    if (len == 1) {
-        ru = {tb.ua[q], tb.uc[q], dv[0] * tb.inv[fs_pos(s0)]};
-        rv = {T(0), T(0), T(0)};
-    } else {
-        dv[1] *= tb.inv[fs_pos(s0 + 1)];
-        rv = {tb.va[q], tb.vc[q], dv[1]};
-FP_UNROLL
-        for (int k = 2; k < L; ++k)
-            if (k < len) {
-                const int p = fs_pos(s0 + k);
-                dv[k] = (dv[k] - tb.alpha[p] * dv[k - 1]) * tb.inv[p];
-                rv.d = dv[k];
-            }
-FP_UNROLL
-        for (int k = L - 3; k >= 1; --k)
-            if (k <= len - 3)
-                dv[k] -= tb.gamma[fs_pos(s0 + k)] * dv[k + 1];
-        ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma[fs_pos(s0)] * dv[1]) * tb.inv[fs_pos(s0)]};
-    }
-    bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
-    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
-    // fp_finish, a'' and c'' from the table
-    const T u = ru.d, v = rv.d;
-    T mx = fp_abs(u);
-FP_UNROLL
-    for (int k = 1; k < L; ++k) {
-        if (k < len - 1) {
-            const int p = fs_pos(s0 + k);
-            dv[k] = dv[k] - tb.a2[p] * u - tb.c2[p] * v;
-        } else {
-            dv[k] = v;
-        }
-        if (k < len)
-            mx = fp_abs(dv[k]) > mx ? fp_abs(dv[k]) : mx;
-    }
-    dv[0] = u;
-    ok &= fp_finite(mx);
+    bool ok;
+    if constexpr (L == 16)
+        ok = full ? fs_chunk_solve<T, L, MODE, true>(geo, tb, rows_ok, t, q, s0, len, dv, area)
+                  : fs_chunk_solve<T, L, MODE, false>(geo, tb, rows_ok, t, q, s0, len, dv, area);
+    else
+        ok = fs_chunk_solve<T, L, MODE, false>(geo, tb, rows_ok, t, q, s0, len, dv, area);
     if constexpr (Src::STAGED) {
         // The answers leave as the right-hand sides came: through the area, src.unstage storing whole
         // runs of each line that succeeded.
         if (!ok && active)
             lflag[t] = 1;
         T *mine = (T *)area + t * fs_pitch(n);
+        if (full && active) {
 FP_UNROLL
-        for (int k = 0; k < L; ++k)
-            if (active && k < len)
-                mine[fs_pos(s0 + k)] = dv[k];
+            for (int k = 0; k < L; ++k)
+                mine[fs_pos(s0) + k] = dv[k];
+        } else {
+FP_UNROLL
+            for (int k = 0; k < L; ++k)
+                if (active && k < len)
+                    mine[fs_pos(s0 + k)] = dv[k];
+        }
         __syncthreads();
         src.unstage((const T *)area, nl, lflag);
         fp_fallback(t, q, nl, lflag, area, src);

@@ -1,0 +1,154 @@
+// The right-hand side of an ADI stage along one line for operators without coefficient arrays (the heat
+// operator: a constant kappa, no velocity), for the fused sweeps (cuda/adi/adi_fused.cu, decision 034).
+// A cell's value is ADI_COEF's (src/adi_cell.inc): the same terms in the same order, each product fused or
+// rounded as written here (__fma_rn, __dmul_rn), where nvcc may have fused ADI_COEF's other way; a value
+// may differ from the staged path's in its last bit, as both may from the CPU's. What differs is where the
+// choices are made: each face's (halo or neighbour, open or closed, explicit weight 0 or not) once per
+// line for the line's other axes, and by selects for its own axis, so that a cell's loads are one basic
+// block and a thread has several cells' loads in flight; ADI_COEF's branches put each load in a block of
+// its own and left the x sweep waiting on each in turn. interior() drops the tests of the line's ends.
+//
+// A face that ADI_COEF skips (closed, or an axis whose explicit weight is 0) is read here at the cell
+// itself with coefficients 0: it adds an exact 0 while the field is finite. Where it is not, the line's
+// values stop being finite and the line goes to the sweep's careful solve, which forms its rows with
+// ADI_COEF itself.
+#ifndef TRIDI_ADI_LINE_RHS_CUH
+#define TRIDI_ADI_LINE_RHS_CUH
+
+#include "adi_internal.h"
+
+namespace {
+
+template <typename T, int AXIS>
+struct line_rhs {
+    const T *y, *x0;   // the line's first cell in the stage's y and x0 (x0: y's if the stage has none)
+    const T *lo_end, *hi_end; // the line's halo cells along AXIS where Dirichlet, else its end cells in y
+    const T *nb[3][2]; // the other axes' neighbour lines (minus, plus): y's, the field's halo, or y itself
+    double c0[3], cm[3], cp[3], alpha[3]; // per other axis; 0 where ADI_COEF skips the term
+    double d, alpha_ax, tdt;              // the line's own axis
+    double c0_in, cm_in, cp_in;           // its coefficients inside the line (0 if alpha_ax is)
+    int64_t st, n;
+    bool has_x0, dlo, dhi, dirichlet_terms;
+
+    // The line at coordinates (p1, p2) along the other axes, lower axis first (ADI_KEY's numbering).
+    __device__ line_rhs(const adi_stage *s, int64_t p1, int64_t p2)
+    {
+        constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
+        const int64_t c = s->origin + p1 * s->stride[A1] + p2 * s->stride[A2];
+        const T *F = (const T *)s->field;
+        y = (const T *)s->y + c;
+        has_x0 = s->x0 != nullptr;
+        x0 = has_x0 ? (const T *)s->x0 + c : y;
+        st = s->stride[AXIS];
+        n = s->n[AXIS];
+        dlo = s->dirichlet_lo[AXIS];
+        dhi = s->dirichlet_hi[AXIS];
+        lo_end = dlo ? F + c - st : y;
+        hi_end = dhi ? F + c + n * st : y + (n - 1) * st;
+        d = AXIS < s->naxes ? s->kappa_const * s->inv_h2[AXIS] : 0.0;
+        alpha_ax = AXIS < s->naxes ? s->alpha[AXIS] : 0.0;
+        tdt = s->tdt;
+        dirichlet_terms = !s->increment;
+        const bool ex = alpha_ax != 0.0;
+        cm_in = ex ? d + 0.0 : 0.0;
+        cp_in = ex ? d - 0.0 : 0.0;
+        c0_in = ex ? (0.0 + (-d + 0.0)) + (-d - 0.0) : 0.0;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            nb[b][0] = nb[b][1] = y;
+            c0[b] = cm[b] = cp[b] = alpha[b] = 0.0;
+            if (b == AXIS || b >= s->naxes || s->alpha[b] == 0.0)
+                continue;
+            const int64_t pb = b == A1 ? p1 : p2, sb = s->stride[b];
+            const bool first = pb == 0, last = pb == s->n[b] - 1;
+            const bool open_m = !first || s->dirichlet_lo[b], open_p = !last || s->dirichlet_hi[b];
+            const double db = s->kappa_const * s->inv_h2[b];
+            // ADI_COEF's sums with a velocity of 0
+            if (open_m) {
+                cm[b] = db + 0.0;
+                c0[b] += -db + 0.0;
+                nb[b][0] = (first ? F + c : y) - sb;
+            }
+            if (open_p) {
+                cp[b] = db - 0.0;
+                c0[b] += -db - 0.0;
+                nb[b][1] = (last ? F + c : y) + sb;
+            }
+            alpha[b] = s->alpha[b];
+        }
+    }
+
+    // The explicit term of another axis b of the cell at offset off, added to acc.
+    __device__ __forceinline__ double other_axis(int b, int64_t off, double yc, double acc) const
+    {
+        double lu = __dmul_rn(c0[b], yc);
+        lu = __fma_rn(cm[b], (double)__ldg(nb[b][0] + off), lu);
+        lu = __fma_rn(cp[b], (double)__ldg(nb[b][1] + off), lu);
+        return __fma_rn(alpha[b], lu, acc);
+    }
+
+    // The right-hand side of unknown m (0 <= m < n), unrounded.
+    __device__ __forceinline__ double operator()(int64_t m) const
+    {
+        const int64_t off = m * st;
+        const double xv = (double)__ldg(x0 + off); // read either way: no branch between the loads
+        double acc = has_x0 ? xv : 0.0;
+        const double yc = (double)__ldg(y + off);
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            if (b != AXIS) {
+                acc = other_axis(b, off, yc, acc);
+                continue;
+            }
+            const bool first = m == 0, last = m == n - 1;
+            const bool open_m = !first || dlo, open_p = !last || dhi;
+            const double vm = (double)__ldg(first ? lo_end : y + off - st);
+            const double vp = (double)__ldg(last ? hi_end : y + off + st);
+            // the explicit term (none if the axis's weight is 0)
+            const bool ex = alpha_ax != 0.0;
+            const double cmv = ex && open_m ? d + 0.0 : 0.0, cpv = ex && open_p ? d - 0.0 : 0.0;
+            double c0v = 0.0;
+            c0v = ex && open_m ? c0v + (-d + 0.0) : c0v;
+            c0v = ex && open_p ? c0v + (-d - 0.0) : c0v;
+            double lu = __dmul_rn(c0v, yc);
+            lu = __fma_rn(cmv, vm, lu);
+            lu = __fma_rn(cpv, vp, lu);
+            acc = __fma_rn(alpha_ax, lu, acc);
+            // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
+            const double tlo = first && dlo && dirichlet_terms ? tdt * (d + 0.0) : 0.0;
+            const double thi = last && dhi && dirichlet_terms ? tdt * (d - 0.0) : 0.0;
+            acc = __fma_rn(tlo, vm, acc);
+            acc = __fma_rn(thi, vp, acc);
+        }
+        return acc;
+    }
+
+    // operator()(m) for 0 < m < n - 1 with no test of the line's ends: their neighbours are read at the
+    // nearest cell of the line, so that it may run on every m, the ends then made again by operator().
+    // X0: the stage has an x0 (has_x0), a constant so that a stage without one reads nothing for it.
+    template <bool X0>
+    __device__ __forceinline__ double interior(int64_t m) const
+    {
+        const int64_t off = m * st;
+        double acc = X0 ? (double)__ldg(x0 + off) : 0.0;
+        const double yc = (double)__ldg(y + off);
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            if (b != AXIS) {
+                acc = other_axis(b, off, yc, acc);
+                continue;
+            }
+            const double vm = (double)__ldg(y + off - (m > 0 ? st : 0));
+            const double vp = (double)__ldg(y + off + (m < n - 1 ? st : 0));
+            double lu = __dmul_rn(c0_in, yc);
+            lu = __fma_rn(cm_in, vm, lu);
+            lu = __fma_rn(cp_in, vp, lu);
+            acc = __fma_rn(alpha_ax, lu, acc);
+        }
+        return acc;
+    }
+};
+
+} // namespace
+
+#endif
