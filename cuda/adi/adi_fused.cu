@@ -291,7 +291,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
-    return axis == 0 ? (sizeof(T) == 8 ? 5 : 6) : (expl || sizeof(T) == 8) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 ? 5 : 6) : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
@@ -314,7 +314,7 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
 
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
 // the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
-constexpr int CHUNK = 8, SHARED_CHUNK = 16;
+constexpr int CHUNK = 8;
 // Every shape of lines up to FP_N_MAX takes less shared memory than every device gives a block without
 // opting in (the reduction's rows, the fallback's W/G of one line, the staged x lines); a guard.
 constexpr size_t SMEM_MAX = 48 * 1024;
@@ -360,10 +360,11 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     const int64_t n = s->n[AXIS];
     if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
-        fused_table<T, SHARED_CHUNK, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
+        constexpr int SL = fs_chunk<T>(AXIS == 0);
+        fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
-            return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
-        return launch_kernel(fused_sweep_shared<T, SHARED_CHUNK, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
+            return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
+        return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
     own_fits<T>(n, AXIS, &g); // tridi_adi_cuda_fused_fits has said it fits
     return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS>, g, fp_smem_bytes<T>(n, g), s, fz, nlines, st);

@@ -19,6 +19,14 @@ namespace {
 constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose load and reduction phases overlap
 constexpr int FS_X_THREADS = 128;   // per block of x lines (FP_CONTIG), which stage their lines
 
+// Unknowns a chunk: 16, or 32 for float y/z lines (FP_STRIDED), whose warps then read 64-byte runs of
+// 16 neighbouring lines in a block of 256 threads, and whose join has half the rows a cell (decision 034).
+template <class T>
+__host__ __device__ constexpr int fs_chunk(bool contig)
+{
+    return !contig && sizeof(T) == 4 ? 32 : 16;
+}
+
 // The table's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a warp
 // (x lines, 16 unknowns apart) fall on different banks.
 __device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
@@ -49,14 +57,14 @@ inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
     return fp_flag_bytes(g) + area;
 }
 
-// The shape: chunks of 16; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
+// The shape: chunks of fs_chunk; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
 // rows within FS_MAX_THREADS, x lines (FP_CONTIG) within FS_X_THREADS. False past FP_N_MAX.
 template <class T>
 __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 {
     if (n < 1 || n > FP_N_MAX)
         return false;
-    const int P = fp_chunks(n, 16);
+    const int P = fp_chunks(n, fs_chunk<T>(contig));
     int lines;
     if (contig) {
         lines = FS_X_THREADS / P > 1 ? FS_X_THREADS / P : 1;
@@ -171,17 +179,18 @@ __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &sr
 
 // fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
 // area for the reduction; returns false if the chunk's values stop being finite. FULL: every chunk of the
-// line has L = 16 unknowns (n a multiple of 16), so the chunk's table and staged entries lie at fixed
-// offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + k) and no step tests the chunk's length: half the
-// instructions of the general form, which the sweeps of 256, 512 or 1024 cells take (decision 034).
+// line has L unknowns, a multiple of 16 (n a multiple of L), so the chunk's table and staged entries lie at
+// fixed offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + fs_pos(k)) and no step tests the chunk's
+// length: half the instructions of the general form, which the sweeps of 256, 512 or 1024 cells take
+// (decision 034).
 template <class T, int L, int MODE, bool FULL>
 __device__ __forceinline__ bool fs_chunk_solve(const fp_geom &geo, const fs_table<T> &tb, bool rows_ok, int t, int q,
                                                int s0, int len_, T (&dv)[L], unsigned char *area)
 {
-    static_assert(!FULL || L == 16, "fs_pos pads every 16 unknowns");
+    static_assert(!FULL || L % 16 == 0, "fs_pos pads every 16 unknowns");
     const int len = FULL ? L : len_;
     const int base = fs_pos(s0);
-    auto at = [&](int k) { return FULL ? base + k : fs_pos(s0 + k); };
+    auto at = [&](int k) { return FULL ? base + fs_pos(k) : fs_pos(s0 + k); };
     // fp_chunk on the right-hand sides, the rows' part from the table
     fp_row<T> ru, rv;
     if (len == 1) {
@@ -244,7 +253,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     if (q == 0)
         lflag[t] = 0;
     const bool rows_ok = *(const int *)table != 0; // written by fs_build_table, the kernel before
-    const bool full = L == 16 && n % 16 == 0;       // the same for every thread of the block
+    const bool full = L % 16 == 0 && n % L == 0;    // the same for every thread of the block
 
     T dv[L];
     if constexpr (Src::STAGED) {
@@ -255,7 +264,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
         if (full && active) {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
-                dv[k] = mine[fs_pos(s0) + k];
+                dv[k] = mine[fs_pos(s0) + fs_pos(k)];
         } else {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
@@ -270,7 +279,7 @@ FP_UNROLL
             dv[k] = T(0);
     }
     bool ok;
-    if constexpr (L == 16)
+    if constexpr (L % 16 == 0)
         ok = full ? fs_chunk_solve<T, L, MODE, true>(geo, tb, rows_ok, t, q, s0, len, dv, area)
                   : fs_chunk_solve<T, L, MODE, false>(geo, tb, rows_ok, t, q, s0, len, dv, area);
     else
@@ -284,7 +293,7 @@ FP_UNROLL
         if (full && active) {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
-                mine[fs_pos(s0) + k] = dv[k];
+                mine[fs_pos(s0) + fs_pos(k)] = dv[k];
         } else {
 FP_UNROLL
             for (int k = 0; k < L; ++k)

@@ -35,7 +35,9 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
     op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
     p->grid.ndim = ndim;
-    const int long_axis = nlong > 0 ? (int)tu_randint(rng, 0, ndim - 1) : -1;
+    const int long_axis = nlong != 0 ? (int)tu_randint(rng, 0, ndim - 1) : -1;
+    const int64_t full = nlong < 0 ? 32 : 1; /* the long axis a multiple of this */
+    nlong = nlong < 0 ? -nlong : nlong;
     for (int a = 0; a < 3; ++a) {
         if (a >= ndim) {
             p->grid.lbound[a] = p->grid.ubound[a] = p->lo[a] = p->hi[a] = 1;
@@ -46,7 +48,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
         if (a == long_axis)
-            n = tu_randint(rng, nlong / 2, nlong);
+            n = full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;

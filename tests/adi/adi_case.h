@@ -25,7 +25,8 @@ tridi_status adi_contract_solve(tridi_context ctx, const tridi_grid *g, tridi_ax
                                 const int64_t hi[3], tridi_memory memory, const tridi_arrays *a);
 
 /* dtype < 0: random. ndim 0: random 2 or 3. nlong > 0: one random axis gets nlong / 2 .. nlong cells
- * (lines that the GPU's partitioned solves cut into many chunks), the others their usual few. Returns 0 on
+ * (lines that the GPU's partitioned solves cut into many chunks), the others their usual few; nlong < 0:
+ * as for -nlong, a multiple of 32 cells (lines whose chunks are all full, decision 034). Returns 0 on
  * success. */
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
 void adi_case_free(adi_case *c);

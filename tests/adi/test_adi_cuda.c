@@ -336,13 +336,17 @@ int main(void)
         return 1;
     }
     uint64_t rng = tu_seed("test_adi_cuda");
-    int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, staged_cases = 60;
+    int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
+        staged_cases = 60;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
      * reduction over several warps (docs/decisions/032). */
     for (int i = 0; i < long_cases; ++i)
         steps_bad += step_case(&rng, cases + i, "fused", 700);
+    /* A long axis of a multiple of 32 cells: every chunk full, solved at fixed offsets (decision 034). */
+    for (int i = 0; i < full_cases; ++i)
+        steps_bad += step_case(&rng, cases + long_cases + i, "fused", -640);
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0);
     for (int i = 0; i < cases; ++i)
@@ -356,7 +360,7 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases, staged_bad,
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases + full_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);
