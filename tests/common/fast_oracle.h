@@ -4,7 +4,11 @@
  * the bound is |x - x*| <= 32 u cond(A, x*) |x*| in the max norm, cond(A, x) = || |A^-1| |A| |x| || / ||x||.
  * |A^-1| v is computed column by column up to FO_EXACT_MAX unknowns; longer lines use <A>^-1 v, with <A>
  * the comparison matrix (|diag| on the diagonal, -|lower|, -|upper| off it): for a diagonally dominant A,
- * <A>^-1 >= |A^-1| entry by entry, so the bound checked there is the stated one or looser by that ratio. */
+ * <A>^-1 >= |A^-1| entry by entry, so the bound checked there is the stated one or looser by that ratio.
+ * A line that is not row diagonally dominant is outside the stated bound (docs/api.md: it gets MOHID's
+ * recurrence's guarantee); for it |A| |x| becomes max(|A| |x|, |L| |U| |x|) with L, U the recurrence's
+ * own factors, the backward error of an LU without pivoting, so that the bound allows the recurrence's
+ * growth where a row is not dominant. */
 #ifndef TRIDI_FAST_ORACLE_H
 #define TRIDI_FAST_ORACLE_H
 
@@ -38,8 +42,21 @@ static int fo_line(int64_t n, const long double *d, const long double *e, const 
     long double *w = buf, *g = buf + n, *v = buf + 2 * n, *c = buf + 3 * n, *col = buf + 4 * n, *t1 = buf + 5 * n,
                 *t2 = buf + 6 * n;
     fo_thomas(n, d, e, f, r, x, w, g);
-    for (int64_t m = 0; m < n; ++m) /* v = |A| |x| */
+    int dominant = 1;
+    for (int64_t m = 0; m < n; ++m) {
+        dominant &= fabsl(e[m]) >= (m ? fabsl(d[m]) : 0.0L) + (m < n - 1 ? fabsl(f[m]) : 0.0L);
         v[m] = fabsl(e[m] * x[m]) + (m ? fabsl(d[m] * x[m - 1]) : 0.0L) + (m < n - 1 ? fabsl(f[m] * x[m + 1]) : 0.0L);
+    }
+    if (!dominant) /* v = max(v, |L| |U| |x|): U's pivots den_m and f_m, L's multipliers d_m / den_(m-1) */
+        for (int64_t m = 0; m < n; ++m) {
+            const long double den = e[m] + (m ? d[m] * w[m - 1] : 0.0L);
+            long double lu = fabsl(den * x[m]) + (m < n - 1 ? fabsl(f[m] * x[m + 1]) : 0.0L);
+            if (m) {
+                const long double prev = e[m - 1] + (m > 1 ? d[m - 1] * w[m - 2] : 0.0L);
+                lu += fabsl(d[m] / prev) * (fabsl(prev * x[m - 1]) + fabsl(f[m - 1] * x[m]));
+            }
+            v[m] = fmaxl(v[m], lu);
+        }
     long double cn = 0.0L;
     if (n <= FO_EXACT_MAX) {
         for (int64_t m = 0; m < n; ++m)
