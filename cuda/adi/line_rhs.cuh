@@ -78,49 +78,51 @@ struct line_rhs {
         }
     }
 
+    // One axis's explicit term, alpha (c0 y + cm vm + cp vp), added to acc as ADI_COEF adds it.
+    __device__ __forceinline__ static double term(double a, double c0v, double cmv, double cpv, double yc, double vm,
+                                                  double vp, double acc)
+    {
+        double lu = __dmul_rn(c0v, yc);
+        lu = __fma_rn(cmv, vm, lu);
+        lu = __fma_rn(cpv, vp, lu);
+        return __fma_rn(a, lu, acc);
+    }
     // The explicit term of another axis b of the cell at offset off, added to acc.
     __device__ __forceinline__ double other_axis(int b, int64_t off, double yc, double acc) const
     {
-        double lu = __dmul_rn(c0[b], yc);
-        lu = __fma_rn(cm[b], (double)__ldg(nb[b][0] + off), lu);
-        lu = __fma_rn(cp[b], (double)__ldg(nb[b][1] + off), lu);
-        return __fma_rn(alpha[b], lu, acc);
+        return term(alpha[b], c0[b], cm[b], cp[b], yc, (double)__ldg(nb[b][0] + off), (double)__ldg(nb[b][1] + off),
+                    acc);
     }
 
-    // The right-hand side of unknown m (0 <= m < n), unrounded.
-    __device__ __forceinline__ double operator()(int64_t m) const
+    // The other axes' terms from axis b0 up to (not including) b1, added to acc in ADI_COEF's order.
+    __device__ __forceinline__ double others(int b0, int b1, int64_t off, double yc, double acc) const
+    {
+        for (int b = b0; b < b1; ++b)
+            acc = other_axis(b, off, yc, acc);
+        return acc;
+    }
+
+    // The right-hand side of unknown m (0 <= m < n), unrounded (the line's two ends: a cold path).
+    __device__ double operator()(int64_t m) const
     {
         const int64_t off = m * st;
-        const double xv = (double)__ldg(x0 + off); // read either way: no branch between the loads
-        double acc = has_x0 ? xv : 0.0;
         const double yc = (double)__ldg(y + off);
-#pragma unroll
-        for (int b = 0; b < 3; ++b) {
-            if (b != AXIS) {
-                acc = other_axis(b, off, yc, acc);
-                continue;
-            }
-            const bool first = m == 0, last = m == n - 1;
-            const bool open_m = !first || dlo, open_p = !last || dhi;
-            const double vm = (double)__ldg(first ? lo_end : y + off - st);
-            const double vp = (double)__ldg(last ? hi_end : y + off + st);
-            // the explicit term (none if the axis's weight is 0)
-            const bool ex = alpha_ax != 0.0;
-            const double cmv = ex && open_m ? d + 0.0 : 0.0, cpv = ex && open_p ? d - 0.0 : 0.0;
-            double c0v = 0.0;
-            c0v = ex && open_m ? c0v + (-d + 0.0) : c0v;
-            c0v = ex && open_p ? c0v + (-d - 0.0) : c0v;
-            double lu = __dmul_rn(c0v, yc);
-            lu = __fma_rn(cmv, vm, lu);
-            lu = __fma_rn(cpv, vp, lu);
-            acc = __fma_rn(alpha_ax, lu, acc);
-            // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
-            const double tlo = first && dlo && dirichlet_terms ? tdt * (d + 0.0) : 0.0;
-            const double thi = last && dhi && dirichlet_terms ? tdt * (d - 0.0) : 0.0;
-            acc = __fma_rn(tlo, vm, acc);
-            acc = __fma_rn(thi, vp, acc);
-        }
-        return acc;
+        double acc = others(0, AXIS, off, yc, has_x0 ? (double)__ldg(x0 + off) : 0.0);
+        const bool first = m == 0, last = m == n - 1;
+        const bool open_m = !first || dlo, open_p = !last || dhi;
+        const double vm = (double)__ldg(first ? lo_end : y + off - st);
+        const double vp = (double)__ldg(last ? hi_end : y + off + st);
+        // the explicit term (none if the axis's weight is 0)
+        const bool ex = alpha_ax != 0.0;
+        const double cmv = ex && open_m ? d + 0.0 : 0.0, cpv = ex && open_p ? d - 0.0 : 0.0;
+        double c0v = 0.0;
+        c0v = ex && open_m ? c0v + (-d + 0.0) : c0v;
+        c0v = ex && open_p ? c0v + (-d - 0.0) : c0v;
+        acc = term(alpha_ax, c0v, cmv, cpv, yc, vm, vp, acc);
+        // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
+        acc = __fma_rn(first && dlo && dirichlet_terms ? tdt * (d + 0.0) : 0.0, vm, acc);
+        acc = __fma_rn(last && dhi && dirichlet_terms ? tdt * (d - 0.0) : 0.0, vp, acc);
+        return others(AXIS + 1, 3, off, yc, acc);
     }
 
     // operator()(m) for 0 < m < n - 1 with no test of the line's ends: their neighbours are read at the
@@ -140,10 +142,7 @@ struct line_rhs {
             }
             const double vm = (double)__ldg(y + off - (m > 0 ? st : 0));
             const double vp = (double)__ldg(y + off + (m < n - 1 ? st : 0));
-            double lu = __dmul_rn(c0_in, yc);
-            lu = __fma_rn(cm_in, vm, lu);
-            lu = __fma_rn(cp_in, vp, lu);
-            acc = __fma_rn(alpha_ax, lu, acc);
+            acc = term(alpha_ax, c0_in, cm_in, cp_in, yc, vm, vp, acc);
         }
         return acc;
     }
