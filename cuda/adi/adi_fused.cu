@@ -13,6 +13,7 @@
 #include "kernels/fast_lines.cuh"
 #include "kernels/fast_shared_rows.cuh"
 #include "line_rhs.cuh"
+#include "line_rows.cuh"
 
 #include <cuda_runtime.h>
 
@@ -92,15 +93,34 @@ struct sweep_rows {
     __device__ double row(int64_t m, double *d, double *e, double *f) const { return row_of(l1, l2, m, d, e, f); }
     __device__ void rows(int s0, int len, T (&av)[L], T (&bv)[L], T (&cv)[L], T (&dv)[L]) const
     {
+        if constexpr (COEFS != 0 && AXIS == 0) {
+            // x rows with coefficient arrays come from line_rows, whose loads batch (decision 035): every k
+            // forms a row of the line (the last one past the chunk's end), then drops it. y/z rows keep
+            // ADI_COEF, which skips the axes a sweep without explicit terms does not read (line_rows reads
+            // them all, and spills, in those sweeps).
+            const line_rows<T, AXIS> lr(s, l1, l2);
 FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            double d = 0.0, e = 1.0, f = 0.0, r = 0.0;
-            if (k < len)
-                r = row(s0 + k, &d, &e, &f);
-            av[k] = (T)d;
-            bv[k] = (T)e;
-            cv[k] = (T)f;
-            dv[k] = (T)r;
+            for (int k = 0; k < L; ++k) {
+                const int64_t m = s0 + k < n ? s0 + k : n - 1;
+                double d, e, f;
+                const double r = lr(m, &d, &e, &f);
+                const bool in = k < len;
+                av[k] = in && m > 0 ? (T)d : T(0);
+                bv[k] = in ? (T)e : T(1);
+                cv[k] = in && m < n - 1 ? (T)f : T(0);
+                dv[k] = in ? (T)r : T(0);
+            }
+        } else {
+FP_UNROLL
+            for (int k = 0; k < L; ++k) {
+                double d = 0.0, e = 1.0, f = 0.0, r = 0.0;
+                if (k < len)
+                    r = row(s0 + k, &d, &e, &f);
+                av[k] = (T)d;
+                bv[k] = (T)e;
+                cv[k] = (T)f;
+                dv[k] = (T)r;
+            }
         }
     }
     // fs_block: the rows every line of the sweep has (line 0's), and this line's right-hand sides alone.

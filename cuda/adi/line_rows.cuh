@@ -1,0 +1,148 @@
+// The rows of an ADI stage along one line for operators with coefficient arrays (a kappa field, velocities),
+// for the fused sweeps whose lines form their own rows (cuda/adi/adi_fused.cu, fp_block; decision 035).
+// A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order,
+// the explicit products fused as written here (__fma_rn, __dmul_rn). As in line_rhs.cuh, every choice of a
+// face (halo or neighbour, open or closed, a coefficient array or the constant, an explicit weight of 0)
+// is made once a line for the line's other axes and by selects for its own axis, so that a cell's loads
+// are one basic block; a face ADI_COEF skips is read at the cell itself and weighted 0. Where the inputs
+// are not finite the line's values stop being finite and the line goes to the sweep's careful solve,
+// which forms its rows with ADI_COEF itself.
+#ifndef TRIDI_ADI_LINE_ROWS_CUH
+#define TRIDI_ADI_LINE_ROWS_CUH
+
+#include "adi_internal.h"
+
+namespace {
+
+template <typename T, int AXIS>
+struct line_rows {
+    const T *y, *x0, *f, *k, *v[3]; // the line's first cell in each array (x0, k, v[b]: y's if absent)
+    const T *ym[3], *yp[3];         // the other axes' neighbour lines in y or the field's halo (y if closed)
+    int64_t km[3], kp[3];           // the other axes' offsets of the faces' far cells (0 if closed)
+    double a[3], ih[3], ih2[3];     // explicit weights (0 where ADI_COEF skips the axis), 1/h, 1/h^2
+    bool open_m[3], open_p[3], has_v[3];
+    double kc, tdt;
+    int64_t st, n;
+    bool has_x0, has_k, harmonic, dlo, dhi, dirichlet_terms;
+
+    // The line at coordinates (p1, p2) along the other axes, lower axis first (ADI_KEY's numbering).
+    __device__ line_rows(const adi_stage *s, int64_t p1, int64_t p2)
+    {
+        constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2;
+        const int64_t c = s->origin + p1 * s->stride[A1] + p2 * s->stride[A2];
+        y = (const T *)s->y + c;
+        f = (const T *)s->field + c;
+        has_x0 = s->x0 != nullptr;
+        x0 = has_x0 ? (const T *)s->x0 + c : y;
+        has_k = s->kappa != nullptr;
+        k = has_k ? (const T *)s->kappa + c : y;
+        harmonic = s->harmonic;
+        kc = s->kappa_const;
+        tdt = s->tdt;
+        st = s->stride[AXIS];
+        n = s->n[AXIS];
+        dlo = s->dirichlet_lo[AXIS];
+        dhi = s->dirichlet_hi[AXIS];
+        dirichlet_terms = !s->increment;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            const bool on = b < s->naxes;
+            has_v[b] = on && s->vel[b] != nullptr;
+            v[b] = has_v[b] ? (const T *)s->vel[b] + c : y;
+            ih[b] = on ? s->inv_h[b] : 0.0;
+            ih2[b] = on ? s->inv_h2[b] : 0.0;
+            a[b] = on ? s->alpha[b] : 0.0;
+            ym[b] = yp[b] = y;
+            km[b] = kp[b] = 0;
+            open_m[b] = open_p[b] = false;
+            if (b == AXIS || !on || s->alpha[b] == 0.0)
+                continue;
+            const int64_t pb = b == A1 ? p1 : p2, sb = s->stride[b];
+            const bool first = pb == 0, last = pb == s->n[b] - 1;
+            open_m[b] = !first || s->dirichlet_lo[b];
+            open_p[b] = !last || s->dirichlet_hi[b];
+            if (open_m[b]) {
+                ym[b] = (first ? f : y) - sb;
+                km[b] = -sb;
+            }
+            if (open_p[b]) {
+                yp[b] = (last ? f : y) + sb;
+                kp[b] = sb;
+            }
+        }
+    }
+
+    // A face's diffusion, ADI_COEF's d: the mean of the kappas on either side, or the constant.
+    __device__ __forceinline__ double face_d(double k1, double k2, int b) const
+    {
+        const double hm = k1 + k2 > 0.0 ? 2.0 * k1 * k2 / (k1 + k2) : 0.0;
+        double d = has_k ? (harmonic ? hm : 0.5 * (k1 + k2)) : kc;
+        d *= ih2[b];
+        return d;
+    }
+    // A face's velocity, ADI_COEF's v.
+    __device__ __forceinline__ double face_v(double v1, double v2, int b) const
+    {
+        return has_v[b] ? 0.5 * (v1 + v2) * ih[b] : 0.0;
+    }
+    // One axis's coefficients of the cell: cm, cp and c0 as ADI_COEF sums them, 0 for a closed face.
+    __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
+                                          double vcell, double v_m, double v_p, double *cm, double *cp,
+                                          double *c0) const
+    {
+        double c = 0.0;
+        const double dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
+        *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
+        c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
+        const double dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
+        *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
+        c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
+        *c0 = c;
+    }
+    __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
+
+    // Row m of the line (0 <= m < n): returns the right-hand side, the row of (I - tdt L_AXIS) in *lo, *di,
+    // *up, all unrounded.
+    __device__ __forceinline__ double operator()(int64_t m, double *lo, double *di, double *up) const
+    {
+        const int64_t off = m * st;
+        double acc = has_x0 ? ld(x0 + off) : 0.0;
+        const double yc = ld(y + off), kcell = ld(k + off);
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            const double vcell = ld(v[b] + off);
+            if (b != AXIS) {
+                double cm, cp, c0;
+                coefs(b, open_m[b], open_p[b], kcell, ld(k + off + km[b]), ld(k + off + kp[b]), vcell,
+                      ld(v[b] + off + km[b]), ld(v[b] + off + kp[b]), &cm, &cp, &c0);
+                double lu = __dmul_rn(c0, yc);
+                lu = __fma_rn(cm, ld(ym[b] + off), lu);
+                lu = __fma_rn(cp, ld(yp[b] + off), lu);
+                acc = __fma_rn(a[b], lu, acc);
+                continue;
+            }
+            const bool first = m == 0, last = m == n - 1;
+            const bool om = !first || dlo, op = !last || dhi;
+            const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+            double cm, cp, c0;
+            coefs(b, om, op, kcell, ld(k + off + sm), ld(k + off + sp), vcell, ld(v[b] + off + sm),
+                  ld(v[b] + off + sp), &cm, &cp, &c0);
+            const double vm = ld((first ? f : y) + off + sm), vp = ld((last ? f : y) + off + sp);
+            double lu = __dmul_rn(c0, yc);
+            lu = __fma_rn(cm, vm, lu);
+            lu = __fma_rn(cp, vp, lu);
+            acc = __fma_rn(a[b], lu, acc);
+            *lo = -tdt * cm;
+            *di = 1.0 - tdt * c0;
+            *up = -tdt * cp;
+            // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
+            acc = __fma_rn(first && dlo && dirichlet_terms ? tdt * cm : 0.0, vm, acc);
+            acc = __fma_rn(last && dhi && dirichlet_terms ? tdt * cp : 0.0, vp, acc);
+        }
+        return acc;
+    }
+};
+
+} // namespace
+
+#endif
