@@ -306,8 +306,9 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
 // several share an SM (decision 032). The registers a thread may have (decision 034): x blocks (at most 128
 // threads) five an SM for double (96 registers; six spill the staged stencil's values), six for float
-// (80); y/z blocks (256 threads) three (80), except where a thread holds more than its 16 right-hand sides
-// (its explicit terms' loads, EXPL, or double values), which three would spill: two (128).
+// (80); y/z blocks (256 threads) three (80), except where a thread holds more than 16 float right-hand
+// sides (its explicit terms' loads, EXPL, double values, or float chunks of 32), which three would spill:
+// two (128).
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
