@@ -79,13 +79,6 @@ struct upload_job {
     const char *what = nullptr;
 };
 
-int64_t now_ns()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
-
 } // namespace
 
 struct host_uploads {
@@ -189,7 +182,7 @@ void wake_thread(host_uploads *u, int n)
 // at a time), then slept on. NULL: the state is being destroyed.
 upload_job *next_job(host_uploads *u)
 {
-    int64_t until = now_ns() + u->st->pack_spin_ns;
+    int64_t until = tridi_now_ns() + u->st->pack_spin_ns;
     for (unsigned i = 1;; ++i) {
         if (__atomic_load_n(&u->stop, __ATOMIC_ACQUIRE))
             return nullptr;
@@ -199,7 +192,7 @@ upload_job *next_job(host_uploads *u)
                 return j;
         }
         copy_relax();
-        if ((i & 63) || now_ns() < until)
+        if ((i & 63) || tridi_now_ns() < until)
             continue;
         // A post bumps `posted` after `pending` and then reads `sleeping` (all sequentially consistent):
         // either this thread sees the job or the post sees it asleep and wakes it.
@@ -208,7 +201,7 @@ upload_job *next_job(host_uploads *u)
         if (!__atomic_load_n(&u->pending, __ATOMIC_SEQ_CST) && !__atomic_load_n(&u->stop, __ATOMIC_SEQ_CST))
             sleep_until_posted(u, seen);
         __atomic_store_n(&u->sleeping, 0, __ATOMIC_SEQ_CST);
-        until = now_ns() + u->st->pack_spin_ns;
+        until = tridi_now_ns() + u->st->pack_spin_ns;
     }
 }
 

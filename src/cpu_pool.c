@@ -64,7 +64,7 @@ static inline void relax(void)
 #endif
 }
 
-static int64_t now_ns(void)
+int64_t tridi_now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -110,14 +110,14 @@ static uint32_t next_job(tridi_cpu_pool *p, uint32_t seen)
     uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
     if (g != seen)
         return g;
-    int64_t until = now_ns() + p->spin_ns;
+    int64_t until = tridi_now_ns() + p->spin_ns;
     for (unsigned i = 1;; ++i) {
         relax();
         if ((g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE)) != seen)
             return g;
         if (!(i & 63)) {
             const uint64_t s = __atomic_load_n(&p->state, __ATOMIC_RELAXED);
-            const int64_t t = now_ns();
+            const int64_t t = tridi_now_ns();
             if ((uint32_t)(s >> 32) == seen && !(s & JOB_CLOSED))
                 until = t + p->spin_ns;
             else if (t >= until)

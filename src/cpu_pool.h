@@ -38,6 +38,9 @@ void tridi_cpu_pool_run(tridi_cpu_pool *pool, tridi_cpu_pool_fn fn, void *arg, i
  * taking no signal (tridi's upload thread, docs/decisions/033). pthread_create's result. */
 int tridi_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, int index);
 
+/* CLOCK_MONOTONIC in nanoseconds: the spin deadlines of the workers and of tridi's upload thread. */
+int64_t tridi_now_ns(void);
+
 /* Ends and joins the workers and frees the pool (NULL: nothing). */
 void tridi_cpu_pool_destroy(tridi_cpu_pool *pool);
 
