@@ -1,14 +1,15 @@
 // CUDA backend, host-array mode: tridi_upload_async, an input sent ahead of its solve while the caller
 // assembles the next one.
 //
-// A registered array (docs/decisions/033): the call validates, makes sure the role's device buffer is
-// large enough, posts a job to tridi's upload thread and returns; it makes no CUDA call unless the buffer
-// grows. The thread takes the jobs in the order posted and queues each slab's copy (in the solve's cut)
-// and event on the role's stream; the solve starts on a slab as soon as its copy is queued. A job the
+// The call validates, makes sure the role's device buffer (and, for an array not registered, its pinned
+// staging) is large enough, posts a job to tridi's upload thread and returns; it makes no CUDA call unless a
+// buffer grows (docs/decisions/033). The thread takes the jobs in the order posted and queues, slab by slab
+// (in the solve's cut), the slab's copy and event on the role's stream: straight from a registered array,
+// or for an array not registered behind a host function that packs the slab into the staging on tridi's
+// pack threads (docs/decisions/029). The packing goes on a stream of its own, so that slab s + 1 is packed
+// while slab s is copied. The solve starts on a slab as soon as its copy is queued. A job the
 // thread has not started when the solve needs it is run by the solve itself: nothing waits for a sleeping
 // thread to wake (decision 028).
-// An array not registered (docs/decisions/029): each slab is packed into the role's pinned staging by a host
-// function queued on the role's stream ahead of the slab's copy, on tridi's pack threads.
 //
 // The caller's array is read only until its upload has queued (registered) or packed (not registered) its
 // last slab. The solve that uses the upload waits for that (upload_wait, then the slabs' events); a solve of
@@ -37,10 +38,10 @@
 
 namespace {
 
-// Where the caller queues an upload's copies itself (arrays not registered; every upload with
-// TRIDI_CPU_POOL=0), a box of at most this many slabs goes as one copy with one event: each copy and event
-// costs the caller several us of CUDA calls (docs/decisions/011). The upload thread sends every box in the
-// solve's slabs.
+// Where the caller queues an upload's copies itself (with TRIDI_CPU_POOL=0, or where the upload thread could
+// not start), a box of at most this many slabs goes as one copy with one event: each copy and event costs
+// the caller several us of CUDA calls (docs/decisions/011). The upload thread sends every box in the solve's
+// slabs.
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
 // The packing of one slab of an array that is not registered, run by a host function on the role's stream
@@ -99,15 +100,19 @@ struct host_uploads {
     slab_rows pack_rows[4];
     upload_pack pack[4][MAX_SLABS];
     tridi_cpu_pool *pack_pool = nullptr; // NULL: the host function packs on its own thread
-    bool pack_pool_made = false;
+    bool pack_made = false;
+    cudaStream_t pack_stream[4] = {};          // each role's packing host functions
+    cudaEvent_t packed[4][MAX_SLABS] = {};     // slab s of a role packed: its copy waits for it
     std::mutex pack_mu; // host functions of different streams may run at once; the pool takes one
 };
 
 namespace {
 
+cudaError_t queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job &j, int sl);
+
 // Runs job j on this thread: tridi's upload thread, or the caller's (when it takes a job over, where the
-// thread could not start, and with TRIDI_CPU_POOL=0, where an array not registered is packed on the caller's
-// OpenMP team). Records the first failure in j.
+// thread could not start, and with TRIDI_CPU_POOL=0, u NULL, where an array not registered is packed on the
+// caller's OpenMP team). Records the first failure in j.
 void run_job(tridi_cuda_state *st, host_uploads *u, upload_job &j)
 {
     cudaError_t e = cudaSuccess;
@@ -122,13 +127,29 @@ void run_job(tridi_cuda_state *st, host_uploads *u, upload_job &j)
         slab_range(j.b, sl, j.S, &b2, &e2);
         if ((e = send_slab(st, j.b, j.r, j.host, j.xt, j.direct, b2, e2, sl, &what)) != cudaSuccess)
             return TRIDI_ERROR_CUDA;
-        if (u)
+        if (u && j.seq) // posted jobs only: the caller's own (seq 0) are waited for by no one
             __atomic_store_n(&u->issued[j.r], j.seq << 8 | (uint64_t)(sl + 1), __ATOMIC_RELEASE);
         return TRIDI_SUCCESS;
     };
     if (j.direct) {
         for (int sl = 0; sl < j.S && e == cudaSuccess; ++sl)
             queue(sl);
+    } else if (u && e == cudaSuccess) {
+        // Decision 029: each slab packed by a host function on the role's pack stream, its copy waiting for
+        // that on the up stream; every packing is waited for by a copy, so the up stream idle (above) means
+        // no host function reads the old rows.
+        const int r = j.r;
+        u->pack_rows[r] = j.sr;
+        for (int sl = 0; sl < j.S && e == cudaSuccess; ++sl) {
+            if ((e = queue_pack(st, u, j, sl)) != cudaSuccess ||
+                (e = cudaEventRecord(u->packed[r][sl], u->pack_stream[r])) != cudaSuccess ||
+                (e = cudaStreamWaitEvent(st->up[r], u->packed[r][sl], 0)) != cudaSuccess)
+                what = "queueing the packing of an upload";
+            else
+                queue(sl);
+        }
+        if (e != cudaSuccess)
+            cudaStreamSynchronize(u->pack_stream[r]); // a packing no copy waits for: done before the array is let go
     } else if (e == cudaSuccess) {
         auto rows = [&](int sl) { return j.sr.rows(sl); };
         auto pack = [&](int sl, int64_t i) { j.sr.pack(j.b, sl, i, j.host, j.type, st->hin[j.r].p, j.xt); };
@@ -296,14 +317,30 @@ void CUDART_CB run_pack(void *arg)
         j->sr->pack(j->b, j->sl, i, j->src, j->st, j->dst, j->dt);
 }
 
-// Queues the packing of slab sl of job j's array on the role's stream, which has no pack of this role left
-// (the caller waited for it).
-tridi_status queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job &j, int sl)
+// The pack threads and streams, made by the first upload of an array not registered, from the caller's thread:
+// the threads sit on the places after its own. Without them (a thread that cannot start) the host function
+// packs alone.
+tridi_status make_packing(tridi_cuda_state *st, host_uploads *u)
 {
-    if (!u->pack_pool_made) { // from the caller's thread: the pack threads sit on the places after its own
-        u->pack_pool = tridi_cpu_pool_create(std::max(1, std::min(8, omp_get_max_threads())), st->pack_spin_ns);
-        u->pack_pool_made = true;
+    if (u->pack_made)
+        return TRIDI_SUCCESS;
+    CK(cudaSetDevice(st->device), "cudaSetDevice");
+    for (int r = 0; r < 4; ++r) {
+        if (!u->pack_stream[r])
+            CK(cudaStreamCreateWithFlags(&u->pack_stream[r], cudaStreamNonBlocking), "cudaStreamCreate");
+        for (int sl = 0; sl < MAX_SLABS; ++sl)
+            if (!u->packed[r][sl])
+                CK(cudaEventCreateWithFlags(&u->packed[r][sl], cudaEventDisableTiming), "cudaEventCreate");
     }
+    u->pack_pool = tridi_cpu_pool_create(std::max(1, std::min(8, omp_get_max_threads())), st->pack_spin_ns);
+    u->pack_made = true;
+    return TRIDI_SUCCESS;
+}
+
+// Queues the packing of slab sl of job j's array on the role's stream, which has no pack of this role left
+// (run_job waited for it).
+cudaError_t queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job &j, int sl)
+{
     upload_pack &k = u->pack[j.r][sl];
     k.b = j.b;
     k.sr = &u->pack_rows[j.r];
@@ -317,8 +354,7 @@ tridi_status queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job 
     k.next = k.done = 0;
     k.finished = k.rows == 0;
     k.owner = u;
-    CK(cudaLaunchHostFunc(st->up[j.r], run_pack, &k), "queueing the packing of an upload");
-    return TRIDI_SUCCESS;
+    return cudaLaunchHostFunc(u->pack_stream[j.r], run_pack, &k);
 }
 
 } // namespace
@@ -390,7 +426,17 @@ void free_host_threads(tridi_cuda_state *st)
         wake_thread(u, INT_MAX);
         pthread_join(u->thread, nullptr);
     }
+    for (int r = 0; r < 4; ++r) // no host function may use the pack threads after this
+        if (u->pack_stream[r])
+            cudaStreamSynchronize(u->pack_stream[r]);
     tridi_cpu_pool_destroy(u->pack_pool);
+    for (int r = 0; r < 4; ++r) {
+        for (int sl = 0; sl < MAX_SLABS; ++sl)
+            if (u->packed[r][sl])
+                cudaEventDestroy(u->packed[r][sl]);
+        if (u->pack_stream[r])
+            cudaStreamDestroy(u->pack_stream[r]);
+    }
     delete u;
     st->uploads = nullptr;
 }
@@ -409,11 +455,10 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     host_uploads *u = uploads_of(st);
     if (u)
         settle_role(u, r); // an earlier upload of this role, unused, is dropped or done with
-    const bool on_thread = direct && u && u->threaded;
-    const bool stream_packs = !direct && u; // decision 029
-    // A buffer being replaced may still be used by the role's previous copy, and the staging reused by
-    // stream_packs may still feed it (without tridi's threads, run_job waits for it itself).
-    if (st->din[r].bytes < bytes || (!direct && st->hin[r].bytes < bytes) || stream_packs) {
+    const bool on_thread = u && u->threaded;
+    // A buffer being replaced may still be used by the role's previous copy (the staging's reuse is waited
+    // for by run_job).
+    if (st->din[r].bytes < bytes || (!direct && st->hin[r].bytes < bytes)) {
         CK(cudaSetDevice(st->device), "cudaSetDevice");
         CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
     }
@@ -421,6 +466,8 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
     if (!s && !direct)
         s = ensure_pinned(st->hin[r], bytes);
     if (s)
+        return s;
+    if (u && !direct && (s = make_packing(st, u)) != TRIDI_SUCCESS)
         return s;
     const int S_solve = slab_count(b, st->slab_cells);
     upload_job local;
@@ -447,24 +494,9 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
         __atomic_add_fetch(&u->posted, 1, __ATOMIC_SEQ_CST);
         if (__atomic_load_n(&u->sleeping, __ATOMIC_SEQ_CST))
             wake_thread(u, 1);
-    } else if (stream_packs) {
-        u->pack_rows[r] = j.sr;
-        for (int sl = 0; sl < j.S && !s; ++sl) {
-            int64_t b2, e2;
-            slab_range(b, sl, j.S, &b2, &e2);
-            s = queue_pack(st, u, j, sl);
-            const char *what = nullptr;
-            cudaError_t e = s ? cudaSuccess : send_slab(st, b, r, host, xt, false, b2, e2, sl, &what);
-            if (e != cudaSuccess)
-                s = cuda_fail(what, e);
-        }
-        if (s) {
-            cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
-            return s;
-        }
-    } else { // TRIDI_CPU_POOL=0, or a registered array where the thread could not start: queued here
+    } else { // TRIDI_CPU_POOL=0 (u NULL), or the thread could not start: queued here
         CK(cudaSetDevice(st->device), "cudaSetDevice");
-        run_job(st, nullptr, j);
+        run_job(st, u, j);
         if (j.err != cudaSuccess) {
             cudaStreamSynchronize(st->up[r]); // what was queued still reads the array: done before returning
             return cuda_fail(j.what, j.err);
