@@ -333,14 +333,22 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
             cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
     }
     const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
-    if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES)
-        return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);
-    if (verdict != ULLONG_MAX && x_written) { // nothing is in flight any more: put x's old box back
+    auto put_back = [&] { // nothing is in flight any more: x's old box, saved by the eager path
         region xh, xb;
         box_slab(b, 0, b.n[b.a2], xh, xb);
         copy_rows(copy_pool(st), st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x,
                   p->arrays.x_type, host_layout(b), xh.pos, xb.cnt);
+    };
+    if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES) {
+        if (x_written && p->arrays.x == p->arrays.rhs) {
+            // In place: the host re-solves every line from the rhs, which the eager slabs overwrote.
+            put_back();
+            return lines_on_host(f, p, b, nullptr);
+        }
+        return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);
     }
+    if (verdict != ULLONG_MAX && x_written)
+        put_back();
     if (s)
         return s;
     if (e != cudaSuccess)

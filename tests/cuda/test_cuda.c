@@ -34,6 +34,8 @@ static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs, ctx_gpu_lines, ct
 /* Slab contexts whose registered-x answers always take one way (TRIDI_HOST_X_PATH), so both ways meet
  * every upload pattern of slab_case, not only the one the rule picks for it. */
 static tridi_context ctx_slabs_eager, ctx_slabs_verdict;
+/* Slab contexts under per-line isolation (the default contract): the rule's ways and the verdict forced. */
+static tridi_context ctx_slabs_lines, ctx_slabs_lines_verdict;
 
 static tridi_context make_ctx_on_error(tridi_backend b, int f32, tridi_on_error on_error)
 {
@@ -625,6 +627,112 @@ static int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo
     return bad;
 }
 
+/* Per-line isolation across slabs (docs/decisions/037): registered arrays cut into several slabs, zero pivots
+ * in lines of chosen slabs (none; the first, a middle or the last slab; several). Each way x can get its
+ * answers: inputs uploaded ahead (slabwise: a slab reaches x only once no line of it or of an earlier slab
+ * failed), the verdict forced, no upload ahead (eager: x's old box saved first), and in place (x is the rhs)
+ * with and without uploads ahead. Failing lines must stay untouched, every other line answered. */
+static int slab_lines_case(uint64_t *rng, int axis, int combo)
+{
+    tridi_grid g = {3, {0, 0, 0}, {0, 0, 0}};
+    int64_t lo[3], hi[3];
+    const int64_t n[3] = {tu_randint(rng, 50, 70), tu_randint(rng, 40, 60), tu_randint(rng, 20, 30)};
+    for (int a = 0; a < 3; ++a) {
+        g.lbound[a] = tu_randint(rng, -1, 1);
+        lo[a] = g.lbound[a] + tu_randint(rng, 0, 1);
+        hi[a] = lo[a] + n[a] - 1;
+        g.ubound[a] = hi[a] + tu_randint(rng, 0, 1);
+    }
+    const tridi_dtype *t = combos[combo];
+    tu_system s;
+    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
+    const int64_t n1 = n[a1], n2 = n[a2], len = n[axis];
+    /* Lines are numbered with a1 fastest; slabs cut along a2. */
+    const int64_t at_a2[3] = {0, n2 / 2, n2 - 1};
+    static const int sets[6] = {0, 1, 2, 4, 7, 6}; /* bit k: a failing line at at_a2[k] */
+    static const char *set_name[6] = {"none", "first slab", "middle slab", "last slab", "three slabs",
+                                      "middle and last"};
+    const size_t rb = (size_t)s.cells * tu_esize(t[3]);
+    void *rhs_keep = malloc(rb);
+    int bad = register_set(ctx_slabs_lines, &s, 31, 0, 0) + register_set(ctx_slabs_lines_verdict, &s, 31, 0, 0);
+    for (int si = 0; si < 6; ++si) {
+        int64_t failing[3], cell[3][3], off[3];
+        double old_d[3], old_l[3];
+        int nf = 0;
+        for (int k = 0; k < 3; ++k) {
+            if (!(sets[si] >> k & 1))
+                continue;
+            const int64_t l = tu_randint(rng, 0, n1 - 1) + n1 * at_a2[k];
+            off[nf] = tu_line_cell(&g, lo, hi, (tridi_axis)axis, l, tu_randint(rng, 0, len - 1), cell[nf]);
+            old_d[nf] = tu_get(s.a.diag, t[1], off[nf]);
+            old_l[nf] = tu_get(s.a.lower, t[0], off[nf]);
+            tu_set((void *)s.a.diag, t[1], off[nf], 0.0); /* diag and lower zero: the pivot is exactly 0 */
+            tu_set((void *)s.a.lower, t[0], off[nf], 0.0);
+            failing[nf++] = l;
+        }
+        /* ways: 0 uploads ahead, 1 verdict forced with uploads ahead, 2 no upload ahead, 3-4 in place with and
+         * without uploads ahead */
+        for (int way = 0; way < 5; ++way) {
+            const int place = way >= 3, ahead = way == 0 || way == 1 || way == 3;
+            if (place && t[3] != t[4])
+                continue;
+            static const char *way_name[5] = {"uploads ahead", "verdict forced", "no upload ahead",
+                                              "in place, uploads ahead", "in place"};
+            char label[200];
+            snprintf(label, sizeof label, "slab lines axis %c %s, %lld x %lld x %lld, failing: %s, %s", "xyz"[axis],
+                     combo_name[combo], (long long)n[0], (long long)n[1], (long long)n[2], set_name[si],
+                     way_name[way]);
+            tridi_context ctx = way == 1 ? ctx_slabs_lines_verdict : ctx_slabs_lines;
+            tu_system v = s;
+            tu_poison_x(&s, rng);
+            v.x_before = s.x_before;
+            if (place) { /* the oracle reads the rhs kept aside; x (the rhs) starts as the rhs */
+                memcpy(rhs_keep, s.a.rhs, rb);
+                v.a.rhs = rhs_keep;
+                v.a.x = (void *)s.a.rhs;
+                v.x_before = rhs_keep;
+            }
+            tridi_arrays arr = s.a;
+            if (place)
+                arr.x = (void *)arr.rhs;
+            const void *in[4] = {arr.lower, arr.diag, arr.upper, arr.rhs};
+            tridi_status st = TRIDI_SUCCESS;
+            for (int r = 0; r < 4 && ahead && !st; ++r)
+                st = tridi_upload_async(ctx, &g, (tridi_axis)axis, lo, hi, (tridi_array_role)r, in[r], t[r]);
+            if (!st)
+                st = tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &arr);
+            const tridi_status want = nf ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_SUCCESS;
+            int64_t got[3] = {0, 0, 0};
+            const int rank = tridi_error_cell(got);
+            if (st != want || (nf && (rank != 3 || got[0] != cell[0][0] || got[1] != cell[0][1] || got[2] != cell[0][2]))) {
+                printf("  %s: got %s at (%lld,%lld,%lld), want %s at (%lld,%lld,%lld): %s\n", label,
+                       tridi_status_name(st), (long long)got[0], (long long)got[1], (long long)got[2],
+                       tridi_status_name(want), (long long)cell[0][0], (long long)cell[0][1], (long long)cell[0][2],
+                       tridi_error_message());
+                bad++;
+            }
+            if (tu_check_lines(label, &v, lo, hi, (tridi_axis)axis, tu_tolerance(t[4]), failing, nf)) {
+                printf("  %s: a failing line was written or another line not answered\n", label);
+                bad++;
+            }
+            if (place)
+                memcpy((void *)s.a.rhs, rhs_keep, rb);
+        }
+        for (int k = nf - 1; k >= 0; --k) {
+            tu_set((void *)s.a.diag, t[1], off[k], old_d[k]);
+            tu_set((void *)s.a.lower, t[0], off[k], old_l[k]);
+        }
+    }
+    bad += register_set(ctx_slabs_lines, &s, 31, 0, 1) + register_set(ctx_slabs_lines_verdict, &s, 31, 0, 1);
+    if (bad)
+        printf("FAIL slab lines axis %c %s\n", "xyz"[axis], combo_name[combo]);
+    free(rhs_keep);
+    tu_system_free(&s);
+    return bad;
+}
+
 /* Registrations seen by two contexts, and memory the caller page-locked itself: both are used in place;
  * when the owner unregisters, the other context's solves stay right (CUDA then stages the copies). */
 static int sharing_case(uint64_t *rng)
@@ -872,10 +980,12 @@ int main(void)
     ctx_cpu_lines = make_ctx_on_error(TRIDI_BACKEND_CPU, 0, TRIDI_ON_ERROR_LINES);
     setenv("TRIDI_HOST_SLAB_CELLS", "20000", 1);
     ctx_slabs = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    ctx_slabs_lines = make_ctx_on_error(TRIDI_BACKEND_CUDA, 0, TRIDI_ON_ERROR_LINES);
     setenv("TRIDI_HOST_X_PATH", "eager", 1);
     ctx_slabs_eager = make_ctx(TRIDI_BACKEND_CUDA, 0);
     setenv("TRIDI_HOST_X_PATH", "verdict", 1);
     ctx_slabs_verdict = make_ctx(TRIDI_BACKEND_CUDA, 0);
+    ctx_slabs_lines_verdict = make_ctx_on_error(TRIDI_BACKEND_CUDA, 0, TRIDI_ON_ERROR_LINES);
     unsetenv("TRIDI_HOST_X_PATH");
     unsetenv("TRIDI_HOST_SLAB_CELLS");
     int bad = 0, cases = 0;
@@ -894,6 +1004,11 @@ int main(void)
     for (int axis = 0; axis < 3; ++axis)
         for (int combo = 1; combo < 3; ++combo) {
             bad += slab_case(ctx_slabs, &rng, axis, combo);
+            cases++;
+        }
+    for (int axis = 0; axis < 3; ++axis)
+        for (int combo = 0; combo < 3; ++combo) {
+            bad += slab_lines_case(&rng, axis, combo);
             cases++;
         }
     for (int axis = 0; axis < 3; ++axis) {
@@ -926,6 +1041,8 @@ int main(void)
     tridi_destroy(ctx_slabs);
     tridi_destroy(ctx_slabs_eager);
     tridi_destroy(ctx_slabs_verdict);
+    tridi_destroy(ctx_slabs_lines);
+    tridi_destroy(ctx_slabs_lines_verdict);
     printf("%d cases, %d failed checks\n", cases + 3, bad);
     return bad ? 1 : 0;
 }
