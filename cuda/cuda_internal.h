@@ -96,7 +96,9 @@ struct tridi_cuda_state {
     tk_slot *d_slots = nullptr;            // NSLOT_ALL verdict slots: the ring, host mode's, the graphs'
     tk_verdict *h_mirror = nullptr, *h_mirror_dev = nullptr; // mapped pinned verdicts of the slots
     unsigned long long calls = 0;          // device solves queued so far
-    unsigned long long *h_verdict = nullptr; // pinned: host mode's verdict, read without a pageable copy
+    // Pinned: host mode's verdict (h_verdict[0]), and the lowest failing line after slab s was solved
+    // (h_verdict[1 + s], the slabwise answers of docs/decisions/037), read without a pageable copy.
+    unsigned long long *h_verdict = nullptr;
     int next_slot = 0;
     pending_solve pending[NSLOT];
     dbuf din[4], dout, dbox, scratch;

@@ -14,9 +14,10 @@
 // stream, each slab is solved on its own stream as soon as its four inputs are there, and its answers go
 // back while later slabs are still going up. No partial answer ever stays in the caller's x (see x_path):
 // answers for a registered x go by DMA straight into x, slab by slab after the old box of x was saved on the
-// host (put back if any line failed) while inputs still move, or in one copy after the verdict when every
-// input was already on the device; answers for an unregistered x go to pinned staging and are copied into x
-// only once every line is known to have succeeded.
+// host (put back if any line failed) while inputs still move; or, when the inputs were uploaded ahead, slab
+// by slab once no line of that slab or an earlier one has failed (per-line isolation), else in one copy
+// after the verdict; answers for an unregistered x go to pinned staging and are copied into x only once
+// every line is known to have succeeded.
 //
 // The box geometry and the host copies are in cuda/host_box.cu; failing lines are diagnosed by
 // cuda/diagnose.cu.
@@ -116,10 +117,18 @@ enum class x_path {
              // as it is solved, after its old values were saved in st->undo on the host (put back if any
              // line failed); the host copy runs while the GPU moves the inputs, and the answers' transfer
              // overlaps theirs
-    verdict  // x registered, the inputs already on the device or queued by tridi_upload_async: little would
-             // hide that host copy, so the whole box goes into x by one DMA once the verdict says every line
-             // succeeded (the solve still starts on each slab as soon as its inputs are there)
+    verdict,  // x registered, the inputs already on the device or queued by tridi_upload_async: little would
+              // hide that host copy, so the whole box goes into x by one DMA once the verdict says every line
+              // succeeded (the solve still starts on each slab as soon as its inputs are there)
+    slabwise  // as verdict, under per-line isolation and x not the rhs: slab s goes into x by DMA as soon as
+              // it is solved and no line of it or of an earlier slab has failed (docs/decisions/037). A failing
+              // line's slab never reaches x, so nothing is saved; the lines are then answered on the host
+              // (lines_on_host), as on the other paths
 };
+
+// x is the rhs array itself (an in-place solve): answers written into x change the inputs the host
+// re-solves from when a line fails (lines_on_host).
+bool in_place(const tridi_problem *p) { return p->arrays.x == p->arrays.rhs; }
 
 // Host-array solve once the buffers are there: queues every slab (inputs up, solve, answers down as xp
 // says) and the read of the verdict into st->h_verdict. Slab s is solved on its own stream as soon as its
@@ -198,6 +207,9 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         tridi_status s = launch_solve(st->kernel, kt, a, p->axis == TRIDI_AXIS_X, cs);
         if (s)
             return s;
+        if (xp == x_path::slabwise) // failures of this slab and, checked before, of the earlier ones
+            CK(cudaMemcpyAsync(&st->h_verdict[1 + sl], err, sizeof *err, cudaMemcpyDeviceToHost, cs),
+               "reading a slab's verdict");
         CK(cudaEventRecord(st->ev_solved[sl], cs), "cudaEventRecord");
         CK(cudaStreamWaitEvent(st->compute, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
         if (xp == x_path::staged) {
@@ -239,6 +251,21 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             return s;
     }
     CK(cudaMemcpyAsync(st->h_verdict, err, sizeof *err, cudaMemcpyDeviceToHost, st->compute), "reading the verdict");
+    if (xp == x_path::slabwise) { // slabs in order: the read after slab s has every failure of slabs <= s
+        for (int sl = 0; sl < S; ++sl) {
+            int64_t b2, e2;
+            slab_range(b, sl, S, &b2, &e2);
+            CK(cudaEventSynchronize(st->ev_solved[sl]), "waiting for a slab's verdict");
+            if (st->h_verdict[1 + sl] < (unsigned long long)(e2 * p->n1))
+                break; // a line of this slab failed: it and the later slabs wait for the verdict
+            region xh, xb;
+            box_slab(b, b2, e2, xh, xb);
+            *x_written = true;
+            CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
+                          cudaMemcpyDeviceToHost, st->down),
+               "copying an answer slab into x");
+        }
+    }
     return TRIDI_SUCCESS;
 }
 
@@ -275,7 +302,11 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
             up_bytes += b.wcells * tridi_dtype_size(xfer_t[r]);
     const bool eager = st->x_choice == TRIDI_HOST_X_RULE ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
                                                             : st->x_choice == TRIDI_HOST_X_EAGER;
-    const x_path xp = !registered[4] ? x_path::staged : eager ? x_path::eager : x_path::verdict;
+    const bool slabwise = p->on_error == TRIDI_ON_ERROR_LINES && !in_place(p) && st->x_choice != TRIDI_HOST_X_VERDICT;
+    const x_path xp = !registered[4] ? x_path::staged
+                      : eager        ? x_path::eager
+                      : slabwise     ? x_path::slabwise
+                                     : x_path::verdict;
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
     if (st->have_last)
@@ -333,21 +364,23 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
             cudaStreamSynchronize(r < 4 ? st->up[r] : st->slab[r - 4]);
     }
     const unsigned long long verdict = s || e != cudaSuccess ? 0 : *st->h_verdict;
-    auto put_back = [&] { // nothing is in flight any more: x's old box, saved by the eager path
+    // The eager path saved x's old box before writing; the slabwise path wrote only slabs whose lines all
+    // succeeded, which keep their answers whatever follows.
+    const bool saved = xp == x_path::eager && x_written;
+    auto put_back = [&] { // nothing is in flight any more
         region xh, xb;
         box_slab(b, 0, b.n[b.a2], xh, xb);
         copy_rows(copy_pool(st), st->undo.data(), p->arrays.x_type, box_layout(b), xb.pos, p->arrays.x,
                   p->arrays.x_type, host_layout(b), xh.pos, xb.cnt);
     };
     if (!s && e == cudaSuccess && verdict != ULLONG_MAX && p->on_error == TRIDI_ON_ERROR_LINES) {
-        if (x_written && p->arrays.x == p->arrays.rhs) {
-            // In place: the host re-solves every line from the rhs, which the eager slabs overwrote.
+        if (saved && in_place(p)) { // the host re-solves every line from the rhs, which the eager slabs overwrote
             put_back();
             return lines_on_host(f, p, b, nullptr);
         }
-        return lines_on_host(f, p, b, x_written ? st->undo.data() : nullptr);
+        return lines_on_host(f, p, b, saved ? st->undo.data() : nullptr);
     }
-    if (verdict != ULLONG_MAX && x_written)
+    if (verdict != ULLONG_MAX && saved)
         put_back();
     if (s)
         return s;

@@ -83,7 +83,8 @@ tridi_status create_state(tridi_cuda_state *st)
     CK(cudaHostAlloc((void **)&st->h_mirror, NSLOT * sizeof(tk_verdict), cudaHostAllocMapped),
        "cudaHostAlloc (mapped)");
     CK(cudaHostGetDevicePointer((void **)&st->h_mirror_dev, st->h_mirror, 0), "cudaHostGetDevicePointer");
-    CK(cudaHostAlloc((void **)&st->h_verdict, sizeof(unsigned long long), cudaHostAllocDefault), "cudaHostAlloc");
+    CK(cudaHostAlloc((void **)&st->h_verdict, (1 + MAX_SLABS) * sizeof(unsigned long long), cudaHostAllocDefault),
+       "cudaHostAlloc");
     return TRIDI_SUCCESS;
 }
 
