@@ -35,7 +35,7 @@ static tridi_context ctx_gpu, ctx_gpu_f32, ctx_cpu, ctx_slabs, ctx_gpu_lines, ct
  * every upload pattern of slab_case, not only the one the rule picks for it. */
 static tridi_context ctx_slabs_eager, ctx_slabs_verdict;
 /* Slab contexts under per-line isolation (the default contract): the rule's ways and the verdict forced. */
-static tridi_context ctx_slabs_lines, ctx_slabs_lines_verdict;
+static tridi_context ctx_slabs_lines, ctx_slabs_lines_verdict, ctx_slabs_lines_plain;
 
 static tridi_context make_ctx_on_error(tridi_backend b, int f32, tridi_on_error on_error)
 {
@@ -631,7 +631,9 @@ static int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo
  * in lines of chosen slabs (none; the first, a middle or the last slab; several). Each way x can get its
  * answers: inputs uploaded ahead (slabwise: a slab reaches x only once no line of it or of an earlier slab
  * failed), the verdict forced, no upload ahead (eager: x's old box saved first), and in place (x is the rhs)
- * with and without uploads ahead. Failing lines must stay untouched, every other line answered. */
+ * with and without uploads ahead; then nothing registered (answers through pinned staging), with and
+ * without uploads ahead, and in place. Failing lines must stay untouched,
+ * every other line answered. */
 static int slab_lines_case(uint64_t *rng, int axis, int combo)
 {
     tridi_grid g = {3, {0, 0, 0}, {0, 0, 0}};
@@ -672,19 +674,21 @@ static int slab_lines_case(uint64_t *rng, int axis, int combo)
             tu_set((void *)s.a.lower, t[0], off[nf], 0.0);
             failing[nf++] = l;
         }
-        /* ways: 0 uploads ahead, 1 verdict forced with uploads ahead, 2 no upload ahead, 3-4 in place with and
-         * without uploads ahead */
-        for (int way = 0; way < 5; ++way) {
-            const int place = way >= 3, ahead = way == 0 || way == 1 || way == 3;
+        /* ways, registered: 0 uploads ahead, 1 verdict forced with uploads ahead, 2 no upload ahead, 3-4 in
+         * place with and without uploads ahead; nothing registered: 5 uploads ahead, 6 no upload ahead, 7 in
+         * place with uploads ahead */
+        for (int way = 0; way < 8; ++way) {
+            const int place = way == 3 || way == 4 || way == 7, ahead = way != 2 && way != 4 && way != 6;
             if (place && t[3] != t[4])
                 continue;
-            static const char *way_name[5] = {"uploads ahead", "verdict forced", "no upload ahead",
-                                              "in place, uploads ahead", "in place"};
+            static const char *way_name[8] = {"uploads ahead", "verdict forced", "no upload ahead",
+                                              "in place, uploads ahead", "in place", "plain, uploads ahead",
+                                              "plain, no upload ahead", "plain, in place, uploads ahead"};
             char label[200];
             snprintf(label, sizeof label, "slab lines axis %c %s, %lld x %lld x %lld, failing: %s, %s", "xyz"[axis],
                      combo_name[combo], (long long)n[0], (long long)n[1], (long long)n[2], set_name[si],
                      way_name[way]);
-            tridi_context ctx = way == 1 ? ctx_slabs_lines_verdict : ctx_slabs_lines;
+            tridi_context ctx = way == 1 ? ctx_slabs_lines_verdict : way >= 5 ? ctx_slabs_lines_plain : ctx_slabs_lines;
             tu_system v = s;
             tu_poison_x(&s, rng);
             v.x_before = s.x_before;
@@ -981,6 +985,7 @@ int main(void)
     setenv("TRIDI_HOST_SLAB_CELLS", "20000", 1);
     ctx_slabs = make_ctx(TRIDI_BACKEND_CUDA, 0);
     ctx_slabs_lines = make_ctx_on_error(TRIDI_BACKEND_CUDA, 0, TRIDI_ON_ERROR_LINES);
+    ctx_slabs_lines_plain = make_ctx_on_error(TRIDI_BACKEND_CUDA, 0, TRIDI_ON_ERROR_LINES);
     setenv("TRIDI_HOST_X_PATH", "eager", 1);
     ctx_slabs_eager = make_ctx(TRIDI_BACKEND_CUDA, 0);
     setenv("TRIDI_HOST_X_PATH", "verdict", 1);
@@ -1043,6 +1048,7 @@ int main(void)
     tridi_destroy(ctx_slabs_verdict);
     tridi_destroy(ctx_slabs_lines);
     tridi_destroy(ctx_slabs_lines_verdict);
+    tridi_destroy(ctx_slabs_lines_plain);
     printf("%d cases, %d failed checks\n", cases + 3, bad);
     return bad ? 1 : 0;
 }
