@@ -112,7 +112,7 @@ done
   done
   echo
   echo "tridi_bench_cpu 16 threads, back to back"
-  grep -hE '^\|' "$out"/cpu-b2b-*.log 2>/dev/null
+  grep -hE '^(grid |[0-9]+x[0-9]+x[0-9]+ )' "$out"/cpu-b2b-*.log 2>/dev/null
   echo
   cat "$out/steps.txt" "$out/skipped.txt" 2>/dev/null
 } >>"$out/summary.txt"
