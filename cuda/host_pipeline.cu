@@ -126,6 +126,15 @@ enum class x_path {
               // (lines_on_host), as on the other paths
 };
 
+// Queues answers of the box (xb in the device box, xh in x) by DMA straight into a registered x on the
+// answers' stream.
+cudaError_t answers_into_x(tridi_cuda_state *st, const tridi_problem *p, const box_plan &b, const region &xh,
+                           const region &xb)
+{
+    return dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt,
+                      tridi_dtype_size(p->arrays.x_type), cudaMemcpyDeviceToHost, st->down);
+}
+
 // x is the rhs array itself (an in-place solve): answers written into x change the inputs the host
 // re-solves from when a line fails (lines_on_host).
 bool in_place(const tridi_problem *p) { return p->arrays.x == p->arrays.rhs; }
@@ -242,9 +251,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             [&](int sl) -> tridi_status {
                 CK(cudaStreamWaitEvent(st->down, st->ev_solved[sl], 0), "cudaStreamWaitEvent");
                 *x_written = true;
-                CK(dma_region(p->arrays.x, host_layout(b), xh[sl].pos, st->dout.p, box_layout(b), xb[sl].pos,
-                              xb[sl].cnt, xs, cudaMemcpyDeviceToHost, st->down),
-                   "copying an answer slab into x");
+                CK(answers_into_x(st, p, b, xh[sl], xb[sl]), "copying an answer slab into x");
                 return TRIDI_SUCCESS;
             });
         if (s)
@@ -261,9 +268,7 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             region xh, xb;
             box_slab(b, b2, e2, xh, xb);
             *x_written = true;
-            CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
-                          cudaMemcpyDeviceToHost, st->down),
-               "copying an answer slab into x");
+            CK(answers_into_x(st, p, b, xh, xb), "copying an answer slab into x");
         }
     }
     return TRIDI_SUCCESS;
@@ -395,9 +400,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
                   host_layout(b), xh.pos, xb.cnt);
     } else if (xp == x_path::verdict) {
         // Only a failing DMA (a device fault) could stop this copy half way.
-        CK(dma_region(p->arrays.x, host_layout(b), xh.pos, st->dout.p, box_layout(b), xb.pos, xb.cnt, xs,
-                      cudaMemcpyDeviceToHost, st->down),
-           "copying the answers into x");
+        CK(answers_into_x(st, p, b, xh, xb), "copying the answers into x");
         CK(cudaStreamSynchronize(st->down), "copying the answers into x");
     }
     return TRIDI_SUCCESS;

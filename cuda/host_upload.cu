@@ -44,8 +44,8 @@ namespace {
 // slabs.
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
-// The packing of one slab of an array that is not registered, run by a host function on the role's stream
-// (decision 029): on the pack threads, the host function's own thread (CUDA's, often on the caller's core)
+// The packing of one slab of an array that is not registered, run by a host function on the role's pack
+// stream (decisions 029, 036): on the pack threads, the host function's own thread (CUDA's, often on the caller's core)
 // only waiting for them.
 constexpr int64_t PACK_CHUNK = 16; // rows a pack thread takes at a time
 
@@ -95,8 +95,8 @@ struct host_uploads {
     uint64_t issued[4] = {};
     pthread_t thread{};
     bool threaded = false;
-    // Arrays not registered: each role's slabs' packing (one role's are queued only once its stream is
-    // idle) and the pack threads, made by the first such upload.
+    // Arrays not registered: each role's slabs' packing (one role's are queued only once its up stream is
+    // idle), the pack threads and streams, made by the first such upload.
     slab_rows pack_rows[4];
     upload_pack pack[4][MAX_SLABS];
     tridi_cpu_pool *pack_pool = nullptr; // NULL: the host function packs on its own thread

@@ -689,9 +689,8 @@ static int slab_lines_case(uint64_t *rng, int axis, int combo)
                      combo_name[combo], (long long)n[0], (long long)n[1], (long long)n[2], set_name[si],
                      way_name[way]);
             tridi_context ctx = way == 1 ? ctx_slabs_lines_verdict : way >= 5 ? ctx_slabs_lines_plain : ctx_slabs_lines;
-            tu_system v = s;
             tu_poison_x(&s, rng);
-            v.x_before = s.x_before;
+            tu_system v = s;
             if (place) { /* the oracle reads the rhs kept aside; x (the rhs) starts as the rhs */
                 memcpy(rhs_keep, s.a.rhs, rb);
                 v.a.rhs = rhs_keep;
