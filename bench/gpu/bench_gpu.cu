@@ -9,7 +9,8 @@
 //    CPU backend; the copy engines' speed on the shapes involved (one run, whole planes, row by row);
 //  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
 //    soon as it is filled, against assembling everything and then solving (the plain call right after the
-//    assembly loop, OpenMP threads asleep as in a model, not back to back).
+//    assembly loop, OpenMP threads asleep as in a model, not back to back); and the registered solve after
+//    the GPU has idled 0.05 to 20 ms, the host busy, as a model's calls find it.
 //  - device plans (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
 //    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
 //  - FAST arithmetic (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against MOHID
@@ -20,7 +21,8 @@
 //    launched and captured in a CUDA graph, per call against the floor-traffic time.
 //  - --ncu: one plan solve per FAST-table row inside a profiler range, for bench/gpu/ncu_rows.sh.
 // Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
-// --plans | --fast | --graph | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids).
+// --plans | --fast | --graph | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids;
+// in the host part a grid of NZ = 1 is a model's 2D call: its x and y lines).
 extern "C" {
 #include "mohid_reference.h"
 }
@@ -605,6 +607,48 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
     return m;
 }
 
+// The solve of registered arrays as MOHID's adapter makes it (D, E and F uploaded ahead, the rhs sent by the
+// call, all or nothing) after the GPU has had nothing to do for `ms` while the host stayed busy without
+// touching memory: a model calls tridi after milliseconds of its own work, and a GPU left idle that long
+// answers its next call later (docs/performance.md, "flow_channel_140-56 inside the model").
+static double solve_after_idle(tridi_context gpu, const tridi_grid &g, int axis, const int64_t lo[3],
+                               const int64_t hi[3], float *D, double *E, float *F, const tridi_arrays &a, double ms,
+                               int reps)
+{
+    const tridi_axis ax = (tridi_axis)axis;
+    std::vector<double> t;
+    for (int k = 0; k < reps + 1; ++k) {
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_LOWER, D, TRIDI_FLOAT32));
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_DIAG, E, TRIDI_FLOAT64));
+        TRIDI_OK(tridi_upload_async(gpu, &g, ax, lo, hi, TRIDI_ROLE_UPPER, F, TRIDI_FLOAT32));
+        for (const double t1 = now() + ms * 1e-3; now() < t1;)
+            ;
+        const double t0 = now();
+        TRIDI_OK(tridi_solve(gpu, &g, ax, lo, hi, &a));
+        if (k)
+            t.push_back(now() - t0);
+    }
+    return median(t);
+}
+
+// The bare transfers of such a call after the same idle, as a reference measured beside it: the rhs box up
+// and the answer box down (pinned buffers, one stream), no tridi, no kernel.
+static double bare_after_idle(void *pinned, void *dev, size_t bytes, cudaStream_t s, double ms, int reps)
+{
+    std::vector<double> t;
+    for (int k = 0; k < reps + 1; ++k) {
+        for (const double t1 = now() + ms * 1e-3; now() < t1;)
+            ;
+        const double t0 = now();
+        CUDA_OK(cudaMemcpyAsync(dev, pinned, bytes, cudaMemcpyHostToDevice, s));
+        CUDA_OK(cudaMemcpyAsync(pinned, dev, bytes, cudaMemcpyDeviceToHost, s));
+        CUDA_OK(cudaStreamSynchronize(s));
+        if (k)
+            t.push_back(now() - t0);
+    }
+    return median(t);
+}
+
 // gpu_call: a GPU context whose solves are all or nothing (TRIDI_ON_ERROR_CALL, the MOHID adapter's contract),
 // whose answers reach a registered x by another path (docs/decisions/010, 037): its overlap is timed beside.
 static void host_arrays(tridi_context gpu, tridi_context gpu_call, tridi_context cpu, tridi_context autoc, const grid3 &G,
@@ -627,7 +671,15 @@ static void host_arrays(tridi_context gpu, tridi_context gpu_call, tridi_context
     mohid_grid mg = {{0, 0, 0}, {G.nx + 1, G.ny + 1, G.nz + 1}};
     const int reps = box < 2000000 ? 15 : box < 50000000 ? 5 : 3;
     const double pinned = 20.0 * box / B.h2d + 4.0 * box / B.d2h;
+    void *bare_h = nullptr, *bare_d = nullptr;
+    cudaStream_t bare_s = nullptr;
+    CUDA_OK(cudaMallocHost(&bare_h, box * 4));
+    CUDA_OK(cudaMalloc(&bare_d, box * 4));
+    CUDA_OK(cudaStreamCreateWithFlags(&bare_s, cudaStreamNonBlocking));
+    std::memset(bare_h, 0, box * 4);
     for (int axis = 0; axis < 3; ++axis) {
+        if (axis == 2 && G.nz == 1) // a grid of one plane: a model's 2D call (THOMAS_2D), x and y lines only
+            continue;
         const host_mode st = measure_host_mode(gpu, g, axis, lo, hi, D, E, F, R, a, reps);
         for (int r = 0; r < 5; ++r)
             TRIDI_OK(tridi_host_register(gpu, arr[r], bytes[r]));
@@ -637,6 +689,12 @@ static void host_arrays(tridi_context gpu, tridi_context gpu_call, tridi_context
             TRIDI_OK(tridi_host_register(gpu_call, arr[r], bytes[r]));
         }
         const host_mode rc = measure_host_mode(gpu_call, g, axis, lo, hi, D, E, F, R, a, reps);
+        const double idle_ms[4] = {0.05, 1.0, 5.0, 20.0};
+        double after_idle[4], bare_idle[4];
+        for (int i = 0; i < 4; ++i) {
+            after_idle[i] = solve_after_idle(gpu_call, g, axis, lo, hi, D, E, F, a, idle_ms[i], std::min(reps, 9));
+            bare_idle[i] = bare_after_idle(bare_h, bare_d, box * 4, bare_s, idle_ms[i], std::min(reps, 9));
+        }
         for (int r = 0; r < 5; ++r)
             TRIDI_OK(tridi_host_unregister(gpu_call, arr[r]));
         const double tcpu = median_time([&] { TRIDI_OK(tridi_solve(cpu, &g, (tridi_axis)axis, lo, hi, &a)); }, reps);
@@ -668,6 +726,11 @@ static void host_arrays(tridi_context gpu, tridi_context gpu_call, tridi_context
                     "which uploads %.3f, solve alone %.3f, hidden %.0f%%) |\n",
                     rc.after_assembly * 1e3, rc.in_calls * 1e3, rc.in_uploads * 1e3, rc.solve_alone * 1e3,
                     100.0 * rc.hidden);
+        std::printf("|   (registered, all or nothing, D, E and F uploaded ahead, the rhs by the call: solve after the GPU "
+                    "idled 0.05 / 1 / 5 / 20 ms: %.3f / %.3f / %.3f / %.3f ms; the bare rhs up and answers down "
+                    "after the same idle: %.3f / %.3f / %.3f / %.3f ms) |\n",
+                    after_idle[0] * 1e3, after_idle[1] * 1e3, after_idle[2] * 1e3, after_idle[3] * 1e3,
+                    bare_idle[0] * 1e3, bare_idle[1] * 1e3, bare_idle[2] * 1e3, bare_idle[3] * 1e3);
         std::printf("|   (AUTO, 16 threads: staged %.3f ms, %.2fx the faster of staged and tridi CPU; registered %.3f "
                     "ms, %.2fx the faster of registered and tridi CPU) |\n",
                     tauto_st * 1e3, tauto_st / std::min(st.call, tcpu), tauto_rg * 1e3,
@@ -679,6 +742,9 @@ static void host_arrays(tridi_context gpu, tridi_context gpu_call, tridi_context
     std::free(F);
     std::free(R);
     std::free(X);
+    CUDA_OK(cudaStreamDestroy(bare_s));
+    CUDA_OK(cudaFree(bare_d));
+    CUDA_OK(cudaFreeHost(bare_h));
 }
 
 // How the copy engines move a box of G's floats (arrays with a one-cell halo) between a registered host array

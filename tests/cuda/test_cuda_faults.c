@@ -3,8 +3,9 @@
  *    before any kernel could touch them (which would end the process's CUDA context);
  *  - a kernel launch refused by the runtime (test builds only, CMake option TRIDI_FAULT_INJECTION:
  *    tridi_test_fail_launch(n) makes the n-th launch from now a real launch of an invalid configuration):
- *    for the solve of host arrays (a middle slab of the pipeline), the one-wave device solve, and both
- *    launches of the box + commit device solve (with a failing line queued before the refused commit).
+ *    for the solve of host arrays (a middle slab of the pipeline, and a box of one slab), the one-wave device
+ *    solve, and both launches of the box + commit device solve (with a failing line queued before the
+ *    refused commit).
  *    Each must give TRIDI_ERROR_CUDA with CUDA's own text, leave x as it was and device memory where it
  *    was (tridi's accounting; the driver's free memory not lower), and the next valid call must give the right
  *    answer; the context must then be destroyed cleanly, returning all its device memory.
@@ -204,18 +205,21 @@ int main(void)
     }
     host_pointers(ctx, &rng);
 
-    /* Host arrays (8 slabs); device arrays in one wave (guarded by a grid barrier: one launch); device
+    /* Host arrays (8 slabs, and one); device arrays in one wave (guarded by a grid barrier: one launch); device
      * arrays of more lines than a wave holds (solve into the box, then the commit: two launches). With
      * lines split over several threads a wave holds the answers of every line in shared memory until the
      * barrier, up to about 7M float cells on an H100: 12M cells exceed that. */
-    fault_case host, wave, many;
+    fault_case host, one, wave, many;
     case_init(&host, "host arrays, 8 slabs", ctx, &rng, 20, 20, 40, TRIDI_AXIS_Z, 0);
+    case_init(&one, "host arrays, one slab", ctx, &rng, 12, 10, 8, TRIDI_AXIS_Y, 0);
     case_init(&wave, "device arrays, one wave", ctx, &rng, 30, 20, 10, TRIDI_AXIS_X, 1);
     case_init(&many, "device arrays, box + commit", ctx, &rng, 2000, 2000, 3, TRIDI_AXIS_Z, 1);
 
     /* Every path once, and one refused launch, before memory is measured: buffers are grown and kernels
      * loaded (modules load lazily, the refused launch's too). */
     expect_right(&host, ctx, &rng, "warm-up");
+    expect_refused(&one, ctx, &rng, 1, "warm-up launch");
+    expect_right(&one, ctx, &rng, "warm-up, after the refused launch");
     expect_right(&wave, ctx, &rng, "warm-up");
     expect_right(&many, ctx, &rng, "warm-up");
     expect_refused(&wave, ctx, &rng, 1, "warm-up launch");
@@ -224,6 +228,8 @@ int main(void)
     for (int round = 0; round < 2; ++round) {
         expect_refused(&host, ctx, &rng, 3, "the third slab's launch");
         expect_right(&host, ctx, &rng, "next call after the refused launch");
+        expect_refused(&one, ctx, &rng, 1, "the launch");
+        expect_right(&one, ctx, &rng, "next call after the refused launch");
         expect_refused(&wave, ctx, &rng, 1, "the launch");
         expect_right(&wave, ctx, &rng, "next call after the refused launch");
         expect_refused(&many, ctx, &rng, 1, "the solve's launch");
@@ -251,6 +257,7 @@ int main(void)
     }
 
     case_free(&host, ctx);
+    case_free(&one, ctx);
     case_free(&wave, ctx);
     case_free(&many, ctx);
     const tridi_status st = tridi_destroy(ctx);
