@@ -4,7 +4,8 @@
 # same kind in tridi_bench_model_pattern (after a serial pass over memory, as the model's own loops; back to
 # back), the solver time per step against the `reference` backend stepped alongside, the host-array GPU path
 # and AUTO's choice in tridi_bench_gpu --host (assembly overlap, registered and plain swap, with the packing
-# on tridi's pool and, TRIDI_CPU_POOL=0, on the caller), and tridi_bench_cpu back to back.
+# on tridi's pool and, TRIDI_CPU_POOL=0, on the caller; the adapter's solve after the GPU idled, on both 3D
+# grids and a 2D call of each: decision 038), and tridi_bench_cpu back to back.
 #   bench/run_inmodel.sh BUILD OUT [COMMIT] [SECONDS]
 # BUILD: a build with flow_channel, tridi_bench_model_pattern, tridi_bench_gpu and tridi_bench_cpu; OUT: a
 # folder for the logs, the side-by-side table (summary.txt) and the CSV rows (inmodel.csv); SECONDS: a
@@ -48,7 +49,7 @@ cpu_rows 140-56 140x140x56 256 6 90
 step fc-140-56-gpu-registered 90 "$fc" flow_channel_140-56 --backend gpu --compare reference --steps 6 --ramp 0 --quiet
 step fc-140-56-gpu-plain 90 env FLOW_CHANNEL_REGISTER=0 "$fc" flow_channel_140-56 --backend gpu --compare reference \
   --steps 6 --ramp 0 --quiet
-step gpu-host 90 "$gb" 2e7 --host --grid=140x140x56 --grid=70x70x28
+step gpu-host 150 "$gb" 2e7 --host --grid=140x140x56 --grid=70x70x28 --grid=140x140x1 --grid=70x70x1
 cpu_rows 70-28 70x70x28 32 16 60
 step cpu-b2b-140x140x56 30 "$cb" 16 5 140x140x56
 step cpu-b2b-70x70x28 30 "$cb" 16 5 70x70x28
