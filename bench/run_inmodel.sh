@@ -92,6 +92,42 @@ for g in 140-56 70-28; do
     ' "$m" "$f" >>"$out/summary.txt"
   done
 done
+# The gpu backend's calls (registered) against tridi_bench_gpu --host's solve of the same shape after the
+# GPU idled 5 and 20 ms, as it does through the model's own work (docs/decisions/038). THOMAS_2D: the 2D
+# grid's x and y solves averaged.
+{
+  echo
+  echo "gpu registered per call inside the model (median) against the host-array benchmark's solve after 5 and 20 ms of GPU idle, ms"
+  printf '%-7s %-12s %9s %9s %9s %9s %9s\n' grid kind median idle5 idle20 in/idle5 in/idle20
+} >>"$out/summary.txt"
+for g in 140-56 70-28; do
+  case $g in 140-56) box=140x140x56; box2=140x140x1 ;; *) box=70x70x28; box2=70x70x1 ;; esac
+  f="$out/fc-$g-gpu-registered.log"; h="$out/gpu-host.log"
+  [ -f "$f" ] && [ -f "$h" ] || continue
+  awk -v g="$g" -v box="$box" -v box2="$box2" -v dev=H100-host -v date="$date" -v commit="$commit" \
+      -v csv="$out/inmodel.csv" '
+    FNR == NR && /^\| +[0-9]+x +[0-9]+x +[0-9]+ \| [xyz] \|/ {
+      split($0, c, "|"); gr = c[2]; gsub(/ /, "", gr); ax = c[3]; gsub(/ /, "", ax); next }
+    FNR == NR && /idled 0.05 \/ 1 \/ 5 \/ 20 ms:/ {
+      v = $0; sub(/.*idled 0.05 \/ 1 \/ 5 \/ 20 ms: /, "", v); split(v, w, " / ")
+      i5[gr "," ax] = w[3]; i20[gr "," ax] = w[4] + 0; next }
+    FNR == NR { next }
+    /^per call \(ms\), gpu, / {
+      k = $0; sub(/^per call \(ms\), gpu, /, "", k); sub(/:.*/, "", k)
+      med = $0; sub(/.*; median /, "", med); sub(/\).*/, "", med)
+      if (k == "THOMAS_3D x") { a5 = i5[box ",x"]; a20 = i20[box ",x"] }
+      else if (k == "THOMAS_3D y") { a5 = i5[box ",y"]; a20 = i20[box ",y"] }
+      else if (k == "THOMASZ") { a5 = i5[box ",z"]; a20 = i20[box ",z"] }
+      else { a5 = (i5[box2 ",x"] + i5[box2 ",y"]) / 2; a20 = (i20[box2 ",x"] + i20[box2 ",y"]) / 2 }
+      if (a5 + 0 <= 0 || a20 + 0 <= 0) next
+      printf "%-7s %-12s %9.4f %9.4f %9.4f %9.2f %9.2f\n", g, k, med, a5, a20, med / a5, med / a20
+      kk = k; gsub(/ /, "_", kk)
+      printf "%s,%s,%s,flow_channel_%s,mixed,xyz,in_model_median_ms_per_call_gpu-registered_%s,%.4f,,ms\n", dev, date, commit, g, kk, med >> csv
+      printf "%s,%s,%s,flow_channel_%s,mixed,xyz,bench_solve_after_idle_5ms_%s,%.4f,,ms\n", dev, date, commit, g, kk, a5 >> csv
+      printf "%s,%s,%s,flow_channel_%s,mixed,xyz,bench_solve_after_idle_20ms_%s,%.4f,,ms\n", dev, date, commit, g, kk, a20 >> csv
+    }
+  ' "$h" "$f" >>"$out/summary.txt"
+done
 {
   echo
   echo "solver ms per step (FLOW_CHANNEL lines: main backend; the reference stepped alongside in the same process)"
