@@ -45,8 +45,8 @@ namespace {
 constexpr int UPLOAD_WHOLE_MAX_SLABS = 3;
 
 // The packing of one slab of an array that is not registered, run by a host function on the role's pack
-// stream (decisions 029, 036): on the pack threads, the host function's own thread (CUDA's, often on the caller's core)
-// only waiting for them.
+// stream (decisions 029, 036): on the pack threads, the host function's own thread (CUDA's, often on the
+// caller's core) only waiting for them.
 constexpr int64_t PACK_CHUNK = 16; // rows a pack thread takes at a time
 
 struct upload_pack {
@@ -135,7 +135,7 @@ void run_job(tridi_cuda_state *st, host_uploads *u, upload_job &j)
         for (int sl = 0; sl < j.S && e == cudaSuccess; ++sl)
             queue(sl);
     } else if (u && e == cudaSuccess) {
-        // Decision 029: each slab packed by a host function on the role's pack stream, its copy waiting for
+        // Decision 036: each slab packed by a host function on the role's pack stream, its copy waiting for
         // that on the up stream; every packing is waited for by a copy, so the up stream idle (above) means
         // no host function reads the old rows.
         const int r = j.r;
@@ -337,8 +337,8 @@ tridi_status make_packing(tridi_cuda_state *st, host_uploads *u)
     return TRIDI_SUCCESS;
 }
 
-// Queues the packing of slab sl of job j's array on the role's stream, which has no pack of this role left
-// (run_job waited for it).
+// Queues the packing of slab sl of job j's array on the role's pack stream, whose earlier packings of this
+// role are done (run_job waited for the up stream, whose copies wait for them).
 cudaError_t queue_pack(tridi_cuda_state *st, host_uploads *u, const upload_job &j, int sl)
 {
     upload_pack &k = u->pack[j.r][sl];
