@@ -247,7 +247,7 @@ contains
                 return
             end if
         end do
-        call c_axis(func, axis, rank, 'the rank-'//itoa(rank)//' arrays', caxis, ok, stat)
+        call c_axis(func, axis, rank, 'the rank-# arrays', caxis, ok, stat)
         if (ok) call index_vector(func, 'lo', lo, rank, clo, ok, stat)
         if (ok) call index_vector(func, 'hi', hi, rank, chi, ok, stat)
         if (.not. ok) return

@@ -204,7 +204,7 @@ contains
                                  '(tridi_adi_create)', stat)
             return
         end if
-        call c_axis('tridi_adi_sweep', axis, plan%ndim, 'the plan''s '//itoa(plan%ndim)//'D grid', caxis, &
+        call c_axis('tridi_adi_sweep', axis, plan%ndim, 'the plan''s #D grid', caxis, &
                     sweep_axis, stat)
     end function
 

@@ -486,19 +486,25 @@ contains
     ! ---- the Fortran axis convention ----
 
     ! Fortran axis (1 = i, 2 = j, 3 = k) of a problem of rank ndim -> C axis (0, 1, 2). A number outside
-    ! 1..ndim is refused with a message that names the convention; `what` names the grid in it.
+    ! 1..ndim is refused with a message that names the convention; `what` names the grid in it, its '#'
+    ! standing for ndim. The text is made only on failure: a call that succeeds does no formatted write,
+    ! whose code is cold after a model's own work (several us a call, docs/decisions/039).
     subroutine c_axis(func, axis, ndim, what, caxis, ok, stat)
         character(*), intent(in) :: func, what
         integer, intent(in) :: axis, ndim
         integer(c_int), intent(out) :: caxis
         logical, intent(out) :: ok
         integer, intent(out), optional :: stat
+        integer :: h
         caxis = int(axis - 1, c_int)
         ok = axis >= 1 .and. axis <= ndim
-        if (.not. ok) call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': axis = '//itoa(axis)// &
-                                           ' is not a dimension of '//what//' (1..'//itoa(ndim)//'); the '// &
-                                           'Fortran modules number axes as Fortran dimensions: 1 = i, 2 = j, '// &
-                                           '3 = k (TRIDI_AXIS_I, TRIDI_AXIS_J, TRIDI_AXIS_K)', stat)
+        if (ok) return
+        h = index(what, '#')
+        if (h == 0) h = len(what) + 1
+        call tridi_set_error(TRIDI_ERROR_INVALID_VALUE, func//': axis = '//itoa(axis)//' is not a dimension of '// &
+                             what(1:h - 1)//itoa(ndim)//what(min(h + 1, len(what) + 1):)//' (1..'//itoa(ndim)// &
+                             '); the Fortran modules number axes as Fortran dimensions: 1 = i, 2 = j, 3 = k '// &
+                             '(TRIDI_AXIS_I, TRIDI_AXIS_J, TRIDI_AXIS_K)', stat)
     end subroutine
 
     ! ---- index vectors (lo, hi, bounds) of any integer kind ----

@@ -191,7 +191,7 @@ contains
             known = tridi_decomp_get_info_c(decomp%handle, info) == TRIDI_SUCCESS
             if (known) ndim = int(info%grid%ndim)
         end if
-        call c_axis(func, axis, ndim, 'the decomposition''s '//itoa(ndim)//'D grid', caxis, ok, local)
+        call c_axis(func, axis, ndim, 'the decomposition''s #D grid', caxis, ok, local)
         if (ok) call index_vector(func, 'lo', lo, ndim, clo, ok, local)
         if (ok) call index_vector(func, 'hi', hi, ndim, chi, ok, local)
         if (ok .and. known) then
