@@ -89,6 +89,9 @@ struct tridi_cuda_state {
     cudaEvent_t ev_in[4][MAX_SLABS] = {};  // slab s of a role has arrived (by the solve or upload_async)
     cudaEvent_t ev_solved[MAX_SLABS] = {}; // slab s solved
     cudaEvent_t ev_armed = nullptr;        // host mode's error slot reset
+    // Host mode's error slot was reset behind the previous call's verdict and that call synchronised
+    // after it: the next call queues no reset and no wait for one (docs/decisions/039).
+    bool host_err_armed = false;
     cudaEvent_t ev_slot[NSLOT] = {};       // device-mode solve of a slot committed
     cudaEvent_t ev_last = nullptr;         // the context's latest queued work
     bool have_last = false;

@@ -168,8 +168,41 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
     const tridi_dtype xfer_t[4] = {kt.l, kt.d, kt.l, kt.l};
     const size_t xs = tridi_dtype_size(p->arrays.x_type);
     unsigned long long *err = err_word(st, HOST_SLOT);
-    CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
-    CK(cudaEventRecord(st->ev_armed, st->compute), "cudaEventRecord");
+    // Inputs this call sends straight from registered arrays: every slab's copy is queued first, so that
+    // the link works from the start of the call while the rest is queued (docs/decisions/039).
+    bool sent[4] = {};
+    for (int sl = 0; sl < S; ++sl)
+        for (int r = 0; r < 4; ++r)
+            if (!have[r] && direct[r]) {
+                int64_t b2, e2;
+                slab_range(b, sl, S, &b2, &e2);
+                tridi_status s = send_slab_now(st, b, r, user_in[r], xfer_t[r], true, b2, e2, sl);
+                if (s)
+                    return s;
+                sent[r] = true;
+            }
+    const bool armed = st->host_err_armed;
+    st->host_err_armed = false; // until this call's reset is behind its final synchronisation
+    if (!armed) {
+        CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
+        CK(cudaEventRecord(st->ev_armed, st->compute), "cudaEventRecord");
+    }
+    // An input uploaded ahead whose last slab has arrived needs no wait per slab (decision 039). Its
+    // last slab's event is asked only once every slab's copy is queued: an event not yet recorded reads
+    // as complete.
+    bool arrived[4] = {};
+    for (int r = 0; r < 4; ++r) {
+        const int last = st->uploaded[r].slabs - 1;
+        if (!have[r] || S == 1 || last < 1)
+            continue;
+        tridi_status s = upload_wait(st, r, st->uploaded[r].seq, last);
+        if (s)
+            return s;
+        const cudaError_t q = cudaEventQuery(st->ev_in[r][last]);
+        if (q != cudaErrorNotReady)
+            CK(q, "cudaEventQuery");
+        arrived[r] = q == cudaSuccess;
+    }
     tk_args a{};
     a.D = st->din[0].p;
     a.E = st->din[1].p;
@@ -200,11 +233,15 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         int64_t b2, e2;
         slab_range(b, sl, S, &b2, &e2);
         cudaStream_t cs = st->slab[sl];
-        CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
+        if (!armed)
+            CK(cudaStreamWaitEvent(cs, st->ev_armed, 0), "cudaStreamWaitEvent");
         for (int r = 0; r < 4; ++r) {
+            if (arrived[r])
+                continue;
             const int ev = have[r] && st->uploaded[r].slabs == 1 ? 0 : sl; // uploaded ahead as one copy
-            tridi_status s = have[r] ? upload_wait(st, r, st->uploaded[r].seq, ev)
-                                     : send_slab_now(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
+            tridi_status s = have[r]   ? upload_wait(st, r, st->uploaded[r].seq, ev)
+                             : sent[r] ? TRIDI_SUCCESS
+                                       : send_slab_now(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
             if (s)
                 return s;
             CK(cudaStreamWaitEvent(cs, st->ev_in[r][ev], 0), "cudaStreamWaitEvent");
@@ -258,6 +295,8 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             return s;
     }
     CK(cudaMemcpyAsync(st->h_verdict, err, sizeof *err, cudaMemcpyDeviceToHost, st->compute), "reading the verdict");
+    // Reset behind the read for the next call; armed once the caller has synchronised the compute stream.
+    CK(cudaMemsetAsync(err, 0xff, sizeof *err, st->compute), "cudaMemsetAsync");
     if (xp == x_path::slabwise) { // slabs in order: the read after slab s has every failure of slabs <= s
         for (int sl = 0; sl < S; ++sl) {
             int64_t b2, e2;
@@ -322,9 +361,12 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
             continue;
         const size_t bytes = b.wcells * tridi_dtype_size(xfer_t[r]);
         // An upload of this role for another box may still be running into these buffers (and reading
-        // its array: uploads_settle drops it if it has not started).
+        // its array: uploads_settle drops it if it has not started). This call's copies from a registered
+        // array follow it on the role's stream and the solve waits for them, so only a device buffer about
+        // to be replaced, or a staging about to be packed again, waits for it here (decision 039).
         upload_settle(st, r);
-        CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
+        if (!direct[r] || st->din[r].bytes < bytes || !st->din[r].p)
+            CK(cudaStreamSynchronize(st->up[r]), "waiting for the previous upload");
         s = ensure(st, st->din[r], bytes, "a device input box");
         if (!s && !direct[r])
             s = ensure_pinned(st->hin[r], bytes);
@@ -361,6 +403,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     // Every upload is awaited by a slab and every slab by the compute stream: waiting for it and for the
     // answers' stream covers all, unless queueing stopped half way.
     cudaError_t e = cudaStreamSynchronize(st->compute), e2 = cudaStreamSynchronize(st->down);
+    st->host_err_armed = !s && e == cudaSuccess; // the reset behind the verdict has run
     if (e == cudaSuccess)
         e = e2;
     if (s) {
