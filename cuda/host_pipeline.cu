@@ -239,7 +239,10 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
         for (int r = 0; r < 4; ++r) {
             if (arrived[r])
                 continue;
-            const int ev = have[r] && st->uploaded[r].slabs == 1 ? 0 : sl; // uploaded ahead as one copy
+            // Uploaded ahead as one copy, or in more slabs than this solve's one: in stream order, their last
+            // slab's event covers them all.
+            const int up_slabs = have[r] ? st->uploaded[r].slabs : S;
+            const int ev = up_slabs == 1 ? 0 : S == 1 ? up_slabs - 1 : sl;
             tridi_status s = have[r]   ? upload_wait(st, r, st->uploaded[r].seq, ev)
                              : sent[r] ? TRIDI_SUCCESS
                                        : send_slab_now(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
@@ -337,7 +340,6 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
                   (k.slabs == slab_count(b, st->slab_cells) || k.slabs == 1);
         direct[r] = registered[r] && user_t[r] == xfer_t[r];
     }
-    const int S = slab_count(b, st->slab_cells);
     // Bytes this call uploads itself. Uploads queued ahead by tridi_upload_async and still running do not
     // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case:
     // 4.4 MB still moving, about 0.1 ms, against a 0.7-0.9 ms copy by sleeping threads on 140x140x56).
@@ -352,6 +354,13 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
                       : eager        ? x_path::eager
                       : slabwise     ? x_path::slabwise
                                      : x_path::verdict;
+    // Answers after the verdict, and at most one input sent by the call (MOHID's adapter: D, E and F
+    // uploaded ahead): one slab. More would overlap that one copy with kernels of a few microseconds, at
+    // four runtime calls a slab, each about 5 us after a model's own loops (docs/decisions/039).
+    int sends = 0;
+    for (int r = 0; r < 4; ++r)
+        sends += !have[r];
+    const int S = xp == x_path::verdict && sends <= 1 ? 1 : slab_count(b, st->slab_cells);
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
     if (st->have_last)

@@ -550,6 +550,8 @@ static int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo
     bad += host_solve_check(ctx_slabs, label, "slabs registered", &s, axis, lo, hi, xref, poison, 0, tol);
     bad += host_solve_check(ctx_slabs, label, "slabs registered, lower+upper ahead", &s, axis, lo, hi, xref, poison, 5, tol);
     bad += host_solve_check(ctx_slabs, label, "registered, all ahead", &s, axis, lo, hi, xref, poison, 15, tol);
+    /* MOHID's adapter: D, E and F ahead in their slabs, the rhs sent by a one-slab solve (decision 039). */
+    bad += host_solve_check(ctx_slabs, label, "registered, D E F ahead", &s, axis, lo, hi, xref, poison, 7, tol);
     /* All four uploads finished before the solve: the answers go into x by one copy after the verdict. */
     {
         memcpy(s.a.x, poison, xb);
