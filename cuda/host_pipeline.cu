@@ -13,12 +13,13 @@
 // The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
 // stream (the copies the call makes from registered arrays queued before anything else, decision 039), each
 // slab is solved on its own stream as soon as its four inputs are there, and its answers go back while later
-// slabs are still going up. A call that sends one input and answers after the verdict is one slab (039). No partial answer ever stays in the caller's x (see x_path):
-// answers for a registered x go by DMA straight into x, slab by slab after the old box of x was saved on the
-// host (put back if any line failed) while inputs still move; or, when the inputs were uploaded ahead, slab
-// by slab once no line of that slab or an earlier one has failed (per-line isolation), else in one copy
-// after the verdict; answers for an unregistered x go to pinned staging and are copied into x only once
-// every line is known to have succeeded.
+// slabs are still going up. A call that sends one input and answers after the verdict is one slab (039).
+// No partial answer ever stays in the caller's x (see x_path): answers for a registered x go by DMA
+// straight into x, slab by slab after the old box of x was saved on the host (put back if any line failed)
+// while inputs still move; or, when the inputs were uploaded ahead, slab by slab once no line of that slab or
+// an earlier one has failed (per-line isolation), else in one copy after the verdict; answers for an
+// unregistered x go to pinned staging and are copied into x only once every line is known to have
+// succeeded.
 //
 // The box geometry and the host copies are in cuda/host_box.cu; failing lines are diagnosed by
 // cuda/diagnose.cu.
