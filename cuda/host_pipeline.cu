@@ -172,7 +172,6 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
     unsigned long long *err = err_word(st, HOST_SLOT);
     // Inputs this call sends straight from registered arrays: every slab's copy is queued first, so that
     // the link works from the start of the call while the rest is queued (docs/decisions/039).
-    bool sent[4] = {};
     for (int sl = 0; sl < S; ++sl)
         for (int r = 0; r < 4; ++r)
             if (!have[r] && direct[r]) {
@@ -181,7 +180,6 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
                 tridi_status s = send_slab_now(st, b, r, user_in[r], xfer_t[r], true, b2, e2, sl);
                 if (s)
                     return s;
-                sent[r] = true;
             }
     const bool armed = st->host_err_armed;
     st->host_err_armed = false; // until this call's reset is behind its final synchronisation
@@ -244,9 +242,9 @@ tridi_status run_host_solve(tridi_cuda_state *st, const tridi_problem *p, const 
             // slab's event covers them all.
             const int up_slabs = have[r] ? st->uploaded[r].slabs : S;
             const int ev = up_slabs == 1 ? 0 : S == 1 ? up_slabs - 1 : sl;
-            tridi_status s = have[r]   ? upload_wait(st, r, st->uploaded[r].seq, ev)
-                             : sent[r] ? TRIDI_SUCCESS
-                                       : send_slab_now(st, b, r, user_in[r], xfer_t[r], direct[r], b2, e2, sl);
+            tridi_status s = have[r]     ? upload_wait(st, r, st->uploaded[r].seq, ev)
+                             : direct[r] ? TRIDI_SUCCESS // sent above
+                                         : send_slab_now(st, b, r, user_in[r], xfer_t[r], false, b2, e2, sl);
             if (s)
                 return s;
             CK(cudaStreamWaitEvent(cs, st->ev_in[r][ev], 0), "cudaStreamWaitEvent");
@@ -345,9 +343,12 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case:
     // 4.4 MB still moving, about 0.1 ms, against a 0.7-0.9 ms copy by sleeping threads on 140x140x56).
     size_t up_bytes = 0;
+    int sends = 0; // inputs the call sends itself
     for (int r = 0; r < 4; ++r)
-        if (!have[r])
+        if (!have[r]) {
             up_bytes += b.wcells * tridi_dtype_size(xfer_t[r]);
+            ++sends;
+        }
     const bool eager = st->x_choice == TRIDI_HOST_X_RULE ? up_bytes >= EAGER_UPLOAD_RATIO * b.bcells * xs
                                                             : st->x_choice == TRIDI_HOST_X_EAGER;
     const bool slabwise = p->on_error == TRIDI_ON_ERROR_LINES && !in_place(p) && st->x_choice != TRIDI_HOST_X_VERDICT;
@@ -358,9 +359,6 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
     // Answers after the verdict, and at most one input sent by the call (MOHID's adapter: D, E and F
     // uploaded ahead): one slab. More would overlap that one copy with kernels of a few microseconds, at
     // four runtime calls a slab, each about 5 us after a model's own loops (docs/decisions/039).
-    int sends = 0;
-    for (int r = 0; r < 4; ++r)
-        sends += !have[r];
     const int S = xp == x_path::verdict && sends <= 1 ? 1 : slab_count(b, st->slab_cells);
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.
