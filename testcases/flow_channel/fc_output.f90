@@ -15,6 +15,8 @@ module fc_output
   implicit none
   private
   public :: fc_output_t, fc_output_open, fc_output_write, fc_output_close, fc_output_verify
+  ! Whether --output can be honoured (flow_channel refuses it at once otherwise).
+  logical, parameter, public :: fc_output_enabled = .true.
 
   integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0), i1 = selected_int_kind(2)
   real(r4), parameter :: fill = 1.0e20_r4   ! _FillValue of every float field (land cells)

@@ -6,6 +6,8 @@ module fc_output
   implicit none
   private
   public :: fc_output_t, fc_output_open, fc_output_write, fc_output_close, fc_output_verify
+  ! Whether --output can be honoured (flow_channel refuses it at once otherwise).
+  logical, parameter, public :: fc_output_enabled = .false.
 
   type fc_output_t
     integer :: nrec = 0

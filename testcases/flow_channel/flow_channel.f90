@@ -12,6 +12,8 @@
 ! --compare B2 steps a second model on backend B2 in the same process, reports the largest difference
 ! of every field and fails when one exceeds the tolerance; its timings enter the table (same run).
 ! --verify-output reads the written file back and fails unless its last record equals the state.
+! A bad argument stops the run before the model is set up: one line on standard error naming it and
+! what it accepts, exit status 2 (tests/flow_channel/check_bad_args.sh tries each).
 !
 ! On MPI ranks (flow_channel_mpi under mpirun -np N, N > 1) the model is cut along j over the ranks
 ! (fc_parallel; backends cpu and gpu-resident); rank 0 prints what a one-rank run prints, with sums,
@@ -20,6 +22,8 @@
 ! answers. One rank runs the model exactly as flow_channel does.
 program flow_channel
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
+  use, intrinsic :: iso_fortran_env, only: error_unit
+  use, intrinsic :: iso_c_binding, only: c_int, c_char, c_null_char
   use fc_solver
   use fc_model
   use fc_output
@@ -36,88 +40,86 @@ program flow_channel
   real(r8) :: vol_err, salt_err, heat_err, ovol_err, osalt_err, late_volume = 0, late_time = 0, eta_west
   real(r8) :: late_min = huge(1.0_r8), late_max = -huge(1.0_r8), outflow_now
   logical :: compare, verify, quiet, failed, record, progress, look, split, root, nan
+  character(*), parameter :: grids = 'flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, '// &
+    'flow_channel_560-56, flow_channel_1120-56, or flow_channel_N-K: N cells a side, 8..8192, K layers, 2..512'
+  character(*), parameter :: transports = 'auto, ipc, cuda-aware, staged, nccl'
+
+  interface
+    ! POSIX access(2): 0 when path exists (mode 0) or may be written (mode 2).
+    integer(c_int) function c_access(path, mode) bind(c, name='access')
+      import :: c_int, c_char
+      character(kind=c_char), intent(in) :: path(*)
+      integer(c_int), value :: mode
+    end function
+  end interface
 
   call par_start()
   split = par_nranks > 1
   root = par_rank == 0
   steps = -1; hours = -1; dt = -1; records = 7; tol = 1.0e-3_r8
   verify = .false.; quiet = .false.
+  ! Every bad argument ends the run before anything is allocated: one line on standard error naming
+  ! the argument and what it accepts, exit status 2 (bad()).
   nargs = command_argument_count()
   i = 1
   do while (i <= nargs)
     call get_command_argument(i, arg)
     select case (trim(arg))
-    case ('--backend'); bname = next_arg()
-    case ('--steps'); arg = next_arg(); read (arg, *) steps
-    case ('--hours'); arg = next_arg(); read (arg, *) hours
-    case ('--dt'); arg = next_arg(); read (arg, *) dt
-    case ('--output'); output = next_arg()
-    case ('--records'); arg = next_arg(); read (arg, *) records
-    case ('--compare'); cname = next_arg()
-    case ('--tolerance'); arg = next_arg(); read (arg, *) tol
-    case ('--ramp'); arg = next_arg(); read (arg, *) ramp
-    case ('--threads'); arg = next_arg(); read (arg, *) threads
+    case ('--backend'); bname = next_arg('reference, cpu, gpu, gpu-resident')
+    case ('--steps'); steps = int_arg(1)
+    case ('--hours'); hours = real_arg(.false.)
+    case ('--dt'); dt = real_arg(.false.)
+    case ('--output'); output = next_arg('a NetCDF file name')
+    case ('--records'); records = int_arg(1)
+    case ('--compare'); cname = next_arg('reference, cpu, gpu, gpu-resident')
+    case ('--tolerance'); tol = real_arg(.true.)
+    case ('--ramp'); ramp = real_arg(.true.)
+    case ('--threads'); threads = int_arg(0)
     case ('--transport')
-      arg = next_arg()
-      if (.not. par_set_transport(arg)) then
-        if (par_rank == 0) write (*, '(a, a, a)') 'flow_channel: unknown transport ', trim(arg), &
-          ' (auto, ipc, cuda-aware, staged, nccl)'
-        call par_exit(2)
-      end if
+      arg = next_arg(transports)
+      if (.not. par_set_transport(arg)) call bad('--transport '//trim(arg)//': unknown transport ('// &
+                                                 transports//')')
     case ('--verify-output'); verify = .true.
     case ('--quiet'); quiet = .true.
-    case ('-h', '--help'); call usage(0)
+    case ('-h', '--help'); call usage()
     case default
-      if (arg(1:1) == '-' .or. grid_name /= '') then
-        write (*, '(a, a)') 'flow_channel: unknown argument ', trim(arg)
-        call usage(2)
-      end if
+      if (arg(1:1) == '-') call bad('unknown option '//trim(arg)//' (flow_channel --help lists them)')
+      if (grid_name /= '') call bad('a second GRID '//trim(arg)//' (one grid a run; flow_channel --help)')
       grid_name = arg
     end select
     i = i + 1
   end do
-  if (grid_name == '') call usage(2)
-  if (.not. fc_grid_from_name(grid_name, n, km)) then
-    write (*, '(a, a, a)') 'flow_channel: unknown grid ', trim(grid_name), &
-      ' (flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, flow_channel_560-56, flow_channel_1120-56,' &
-      //' flow_channel_N-K with 8 <= N <= 8192, 2 <= K <= 512)'
-    call par_exit(2)
-  end if
+  if (grid_name == '') call bad('missing GRID ('//grids//')')
+  if (.not. fc_grid_from_name(grid_name, n, km)) call bad('unknown GRID '//trim(grid_name)//' ('//grids//')')
   backend = backend_from_name(bname)
-  if (backend < 0) then
-    write (*, '(a, a, a)') 'flow_channel: unknown backend ', trim(bname), ' (reference, cpu, gpu)'
-    call par_exit(2)
-  end if
+  if (backend < 0) call bad('--backend '//trim(bname)//': unknown backend (reference, cpu, gpu, gpu-resident)')
   ! On ranks: tridi's distributed solves for the adapter's host arrays (cpu) or for the resident
   ! model's device arrays (gpu-resident: each rank's GPU holds its rows). The reference Thomas is
   ! sequential, and the gpu backend's cut sweeps would run on the host.
   if (split .and. backend /= BACKEND_CPU .and. backend /= BACKEND_GPU_RESIDENT) then
-    write (*, '(a, a, a, i0, a)') 'flow_channel: backend ', trim(bname), ' does not run on ', par_nranks, &
-      ' ranks (cpu, gpu-resident do)'
-    call par_exit(2)
+    write (arg, '(i0)') par_nranks
+    call bad('--backend '//trim(bname)//' does not run on '//trim(arg)//' ranks (cpu, gpu-resident do)')
   end if
   compare = cname /= ''
   cbackend = BACKEND_REFERENCE
   if (compare) then
     cbackend = backend_from_name(cname)
-    if (cbackend < 0) then
-      write (*, '(a, a)') 'flow_channel: unknown backend to compare with: ', trim(cname)
-      call par_exit(2)
-    end if
+    if (cbackend < 0) call bad('--compare '//trim(cname)//': unknown backend (reference, cpu, gpu, gpu-resident)')
     ! The MOHID adapter holds one tridi context per process.
-    if (uses_adapter(cbackend) .and. uses_adapter(backend) .and. cbackend /= backend) then
-      write (*, '(a)') 'flow_channel: --compare: cpu and gpu cannot run in one process (one adapter context)'
-      call par_exit(2)
-    end if
+    if (uses_adapter(cbackend) .and. uses_adapter(backend) .and. cbackend /= backend) &
+      call bad('--compare '//trim(cname)//': cpu and gpu cannot run in one process (one adapter context;'// &
+               ' reference or gpu-resident can)')
   end if
+  if (steps > 0 .and. hours > 0) call bad('--steps and --hours: give one of them')
+  if (verify .and. output == '') call bad('--verify-output needs --output FILE')
+  if (output /= '') call check_output()
   ! 30 s on the 100 m grid, 15 s on the 50 m grids, 3.75 s and 1.875 s on the 12.5 m and 6.25 m ones: the
   ! same Courant numbers on every grid (README.md: time step).
   if (dt <= 0) dt = 0.3_r8 * (length / n)
   if (steps < 0) then
     if (hours < 0) hours = 1
-    steps = nint(hours * 3600 / dt)
+    steps = max(1, nint(hours * 3600 / dt))
   end if
-  if (steps < 1 .or. records < 1 .or. (verify .and. output == '')) call usage(2)
 
   call fc_init(main, n, n, km, dt, backend, threads, split)
   ! On ranks the model to compare with runs whole on rank 0 only.
@@ -280,22 +282,85 @@ contains
     uses_adapter = b == BACKEND_CPU .or. b == BACKEND_GPU
   end function uses_adapter
 
-  function next_arg() result(val)
+  ! One line on standard error (rank 0's; every rank parses the same arguments), exit status 2.
+  subroutine bad(text)
+    character(*), intent(in) :: text
+    if (par_rank == 0) write (error_unit, '(a, a)') 'flow_channel: ', text
+    call par_exit(2)
+  end subroutine bad
+
+  ! The value of option arg (the current argument); accepted: what the option takes, for the message.
+  function next_arg(accepted) result(val)
+    character(*), intent(in) :: accepted
     character(len=256) :: val
+    character(len=256) :: opt
+    call get_command_argument(i, opt)
     i = i + 1
-    if (i > nargs) call usage(2)
+    if (i > nargs) call bad(trim(opt)//' needs a value ('//accepted//')')
     call get_command_argument(i, val)
   end function next_arg
 
-  subroutine usage(code)
-    integer, intent(in) :: code
+  ! An integer option's value, at least lo; digits and a sign only (list-directed reads take '3,x').
+  integer function int_arg(lo) result(v)
+    integer, intent(in) :: lo
+    character(len=256) :: opt, val
+    character(len=32) :: want
+    integer :: io
+    intrinsic :: verify   ! the program's verify is the --verify-output flag
+    call get_command_argument(i, opt)
+    write (want, '(a, i0)') 'an integer >= ', lo
+    val = next_arg(trim(want))
+    io = 1
+    if (verify(trim(val), '+-0123456789') == 0) read (val, *, iostat=io) v
+    if (io /= 0) call bad(trim(opt)//' '//trim(val)//': not '//trim(want))
+    if (v < lo) call bad(trim(opt)//' '//trim(val)//': not '//trim(want))
+  end function int_arg
+
+  ! A real option's value, above 0 (or at least 0 when zero_ok); no NaN or infinity.
+  real(r8) function real_arg(zero_ok) result(v)
+    logical, intent(in) :: zero_ok
+    character(len=256) :: opt, val
+    character(len=32) :: want
+    integer :: io
+    intrinsic :: verify
+    call get_command_argument(i, opt)
+    want = 'a number > 0'
+    if (zero_ok) want = 'a number >= 0'
+    val = next_arg(trim(want))
+    io = 1
+    if (verify(trim(val), '+-.0123456789eEdD') == 0) read (val, *, iostat=io) v
+    if (io /= 0) call bad(trim(opt)//' '//trim(val)//': not '//trim(want))
+    if (.not. (v > 0 .or. (zero_ok .and. v >= 0))) call bad(trim(opt)//' '//trim(val)//': not '//trim(want))
+  end function real_arg
+
+  ! --output: a build with NetCDF, and a file this process may create (its folder exists and is
+  ! writable; an existing file is writable), checked before the model is set up.
+  subroutine check_output()
+    integer :: slash
+    character(len=256) :: dir
+    if (.not. fc_output_enabled) call bad('--output '//trim(output)//': this build has no NetCDF output'// &
+      ' (configured with -DFLOW_CHANNEL_NETCDF=OFF)')
+    slash = index(output, '/', back=.true.)
+    dir = '.'
+    if (slash == 1) dir = '/'
+    if (slash > 1) dir = output(1:slash - 1)
+    if (slash == len_trim(output)) call bad('--output '//trim(output)//': a file name, not a folder')
+    if (c_access(trim(dir)//c_null_char, 2_c_int) /= 0) &
+      call bad('--output '//trim(output)//': the folder '//trim(dir)//' does not exist or is not writable')
+    if (c_access(trim(output)//c_null_char, 0_c_int) == 0 .and. &
+        c_access(trim(output)//c_null_char, 2_c_int) /= 0) &
+      call bad('--output '//trim(output)//': the file exists and is not writable')
+  end subroutine check_output
+
+  subroutine usage()
     write (*, '(a)') 'usage: flow_channel GRID [--backend reference|cpu|gpu|gpu-resident] [--steps N | --hours H]'
     write (*, '(a)') '                    [--dt S] [--output FILE.nc] [--records N] [--compare BACKEND] [--tolerance X]'
     write (*, '(a)') '                    [--ramp S] [--threads N] [--transport T] [--verify-output] [--quiet]'
-    write (*, '(a)') '  GRID: flow_channel_70-28 | flow_channel_140-28 | flow_channel_140-56 | flow_channel_560-56'
-    write (*, '(a)') '        | flow_channel_1120-56 | flow_channel_N-K (N cells a side, K layers)'
-    write (*, '(a)') '  T (gpu-resident on ranks): auto | ipc | cuda-aware | staged | nccl'
-    call par_exit(code)
+    write (*, '(a)') '  GRID: '//grids
+    write (*, '(a)') '  N: an integer >= 1 (--threads: >= 0, 0 = the library default); H, S: a number > 0'// &
+                     ' (--ramp, --tolerance: >= 0)'
+    write (*, '(a)') '  T (gpu-resident on ranks): '//transports
+    call par_exit(0)
   end subroutine usage
 
   real(r8) function now()
