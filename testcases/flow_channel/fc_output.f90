@@ -7,14 +7,18 @@
 ! from the elevation and the bathymetry (CF ocean_sigma_coordinate: z = eta + sigma (depth + eta)), the
 ! bathymetry `depth` and the land-sea mask `mask`; per record the time (s), elevation, velocities at
 ! cell centres, temperature and salinity. Fields are stored as float with _FillValue on land; the
-! global `history` records when and how the file was written. fc_output_verify reads the last record
-! back and compares it with the model state.
+! global `history` records when and how the file was written. Beside the records, on their own
+! dimension series_time, the series the case is judged by (fc_output_series, sampled more often than
+! the fields): river discharge, outflow through the open side, water, salt and heat balance errors.
+! x and y name a grid_mapping (crs): the channel is idealised, placed at an arbitrary origin only so
+! that CF tools can locate it. fc_output_verify reads the last record back and compares it with the
+! model state.
 module fc_output
   use netcdf
   use fc_model
   implicit none
   private
-  public :: fc_output_t, fc_output_open, fc_output_write, fc_output_close, fc_output_verify
+  public :: fc_output_t, fc_output_open, fc_output_write, fc_output_close, fc_output_verify, fc_output_series
   ! Whether --output can be honoured (flow_channel refuses it at once otherwise).
   logical, parameter, public :: fc_output_enabled = .true.
 
@@ -24,6 +28,7 @@ module fc_output
   type fc_output_t
     integer :: ncid = -1, nrec = 0
     integer :: vid_time, vid_eta, vid_u, vid_v, vid_t, vid_s
+    integer :: nser = 0, vid_stime, vid_ser(5)
     character(len=:), allocatable :: path
   end type fc_output_t
 
@@ -62,7 +67,16 @@ contains
     type(fc_output_t), intent(inout) :: out
     character(*), intent(in) :: path, grid_name, backend
     type(fc_state), intent(in) :: st
-    integer :: dx, dy, dz, dt, dnv, vx, vy, vz, vxb, vyb, vzb, vdep, vmask, i, j, km
+    integer :: dx, dy, dz, dt, dnv, dser, vx, vy, vz, vxb, vyb, vzb, vdep, vmask, vcrs, i, j, km
+    character(len=24), parameter :: ser_names(5) = [character(len=24) :: 'river_discharge', 'outflow', &
+      'volume_balance_error', 'salt_balance_error', 'heat_balance_error']
+    character(len=120), parameter :: ser_long(5) = [character(len=120) :: &
+      'river discharge into the west side during the step (taken at its middle)', &
+      'discharge out through the open east side during the step', &
+      '(volume change - (river in - east out)) / volume at the start', &
+      '(salt content change - (in - out)) / salt content at the start', &
+      '(heat content change - (in - out)) / heat content at the start (temperature x volume)']
+    character(len=8), parameter :: ser_units(5) = [character(len=8) :: 'm3 s-1', 'm3 s-1', '1', '1', '1']
     real(r8), allocatable :: coord(:), bnds(:,:)
     real(r4), allocatable :: dep(:,:)
     integer(i1), allocatable :: mask(:,:)
@@ -70,6 +84,7 @@ contains
     km = st%km
     out%path = path
     out%nrec = 0
+    out%nser = 0
     call nc(nf90_create(path, ior(nf90_clobber, nf90_netcdf4), out%ncid), 'create '//path)
     call nc(nf90_put_att(out%ncid, nf90_global, 'Conventions', 'CF-1.8'), 'attribute')
     call nc(nf90_put_att(out%ncid, nf90_global, 'title', 'tridi flow_channel test case ('//grid_name//')'), 'att')
@@ -85,6 +100,17 @@ contains
     call nc(nf90_def_dim(out%ncid, 'z', km, dz), 'dim z')
     call nc(nf90_def_dim(out%ncid, 'time', nf90_unlimited, dt), 'dim time')
     call nc(nf90_def_dim(out%ncid, 'nv', 2, dnv), 'dim nv')
+    call nc(nf90_def_dim(out%ncid, 'series_time', nf90_unlimited, dser), 'dim series_time')
+    ! The channel is idealised: a transverse Mercator projection with its origin at 0 N 0 E, chosen only
+    ! so that x and y are projection coordinates CF tools can place (x east, y north).
+    call nc(nf90_def_var(out%ncid, 'crs', nf90_int, vcrs), 'var crs')
+    call nc(nf90_put_att(out%ncid, vcrs, 'grid_mapping_name', 'transverse_mercator'), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'longitude_of_central_meridian', 0.0_r8), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'latitude_of_projection_origin', 0.0_r8), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'scale_factor_at_central_meridian', 1.0_r8), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'false_easting', 0.0_r8), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'false_northing', 0.0_r8), 'att')
+    call nc(nf90_put_att(out%ncid, vcrs, 'comment', 'an idealised channel: the origin is arbitrary'), 'att')
     call nc(nf90_def_var(out%ncid, 'x', nf90_double, [dx], vx), 'var x')
     call nc(nf90_put_att(out%ncid, vx, 'standard_name', 'projection_x_coordinate'), 'att')
     call nc(nf90_put_att(out%ncid, vx, 'long_name', 'distance from the west wall (cell centre)'), 'att')
@@ -116,7 +142,6 @@ contains
     call nc(nf90_put_att(out%ncid, out%vid_time, 'axis', 'T'), 'att')
     call def_field(out, 'depth', [dx, dy], 'sea_floor_depth_below_geoid', 'bathymetry: depth of the sea '// &
                    'floor below the rest level', 'm', vdep)
-    call nc(nf90_put_att(out%ncid, vdep, 'positive', 'down'), 'att')
     call nc(nf90_def_var(out%ncid, 'mask', nf90_byte, [dx, dy], vmask), 'var mask')
     call nc(nf90_put_att(out%ncid, vmask, 'standard_name', 'sea_binary_mask'), 'att')
     call nc(nf90_put_att(out%ncid, vmask, 'long_name', 'land-sea mask (MOHID WaterPoints): 1 water, 0 land'), 'att')
@@ -132,6 +157,18 @@ contains
     call def_field(out, 'temperature', [dx, dy, dz, dt], 'sea_water_temperature', 'temperature', 'degree_C', &
                    out%vid_t)
     call def_field(out, 'salinity', [dx, dy, dz, dt], 'sea_water_salinity', 'salinity', '1e-3', out%vid_s)
+    call nc(nf90_put_att(out%ncid, vmask, 'grid_mapping', 'crs'), 'att')
+    call nc(nf90_def_var(out%ncid, 'series_time', nf90_double, [dser], out%vid_stime), 'var series_time')
+    call nc(nf90_put_att(out%ncid, out%vid_stime, 'standard_name', 'time'), 'att')
+    call nc(nf90_put_att(out%ncid, out%vid_stime, 'long_name', 'time of the series (end of the step)'), 'att')
+    call nc(nf90_put_att(out%ncid, out%vid_stime, 'units', 'seconds since 2000-01-01 00:00:00'), 'att')
+    call nc(nf90_put_att(out%ncid, out%vid_stime, 'calendar', 'standard'), 'att')
+    do i = 1, 5
+      call nc(nf90_def_var(out%ncid, trim(ser_names(i)), nf90_double, [dser], out%vid_ser(i)), &
+              'var '//trim(ser_names(i)))
+      call nc(nf90_put_att(out%ncid, out%vid_ser(i), 'long_name', trim(ser_long(i))), 'att')
+      call nc(nf90_put_att(out%ncid, out%vid_ser(i), 'units', trim(ser_units(i))), 'att')
+    end do
     call nc(nf90_enddef(out%ncid), 'enddef')
     coord = [((i - 0.5_r8) * st%dx, i = 0, st%im)]
     call nc(nf90_put_var(out%ncid, vx, coord), 'put x')
@@ -155,6 +192,7 @@ contains
     end do
     call nc(nf90_put_var(out%ncid, vdep, dep), 'put depth')
     call nc(nf90_put_var(out%ncid, vmask, mask), 'put mask')
+    call nc(nf90_put_var(out%ncid, vcrs, 0), 'put crs')
   end subroutine fc_output_open
 
   subroutine def_field(out, name, dims, standard_name, long_name, units, vid)
@@ -167,6 +205,7 @@ contains
     call nc(nf90_put_att(out%ncid, vid, 'long_name', long_name), 'att')
     call nc(nf90_put_att(out%ncid, vid, 'units', units), 'att')
     call nc(nf90_put_att(out%ncid, vid, '_FillValue', fill), 'att')
+    call nc(nf90_put_att(out%ncid, vid, 'grid_mapping', 'crs'), 'att')
   end subroutine def_field
 
   ! Cell-centre fields of the state over the output grid, as stored (float; _FillValue on land).
@@ -206,6 +245,20 @@ contains
     call nc(nf90_put_var(out%ncid, out%vid_s, s, start=[1, 1, 1, n]), 'put salinity')
     call nc(nf90_sync(out%ncid), 'sync')
   end subroutine fc_output_write
+
+  ! One sample of the series: time (s), river discharge and outflow (m3/s), the balance errors.
+  subroutine fc_output_series(out, time, river, outflow, vol_err, salt_err, heat_err)
+    type(fc_output_t), intent(inout) :: out
+    real(r8), intent(in) :: time, river, outflow, vol_err, salt_err, heat_err
+    real(r8) :: v(5)
+    integer :: f
+    out%nser = out%nser + 1
+    v = [river, outflow, vol_err, salt_err, heat_err]
+    call nc(nf90_put_var(out%ncid, out%vid_stime, [time], start=[out%nser]), 'put series_time')
+    do f = 1, 5
+      call nc(nf90_put_var(out%ncid, out%vid_ser(f), [v(f)], start=[out%nser]), 'put series')
+    end do
+  end subroutine fc_output_series
 
   subroutine fc_output_close(out)
     type(fc_output_t), intent(inout) :: out

@@ -39,6 +39,8 @@ program flow_channel
   real(r8) :: dt, hours, ramp = default_ramp, tol, t0, wall_main, wall_other, vol0, salt0, heat0, ovol0 = 0, osalt0 = 1
   real(r8) :: vol_err, salt_err, heat_err, ovol_err, osalt_err, late_volume = 0, late_time = 0, eta_west
   real(r8) :: late_min = huge(1.0_r8), late_max = -huge(1.0_r8), outflow_now
+  integer :: sample_every
+  logical :: sample
   logical :: compare, verify, quiet, failed, record, progress, look, split, root, nan
   character(*), parameter :: grids = 'flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, '// &
     'flow_channel_560-56, flow_channel_1120-56, or flow_channel_N-K: N cells a side, 8..8192, K layers, 2..512'
@@ -146,6 +148,8 @@ program flow_channel
   end if
 
   every = max(1, steps / records)
+  ! The series (discharges and balances) at about 500 points a run, with the output.
+  sample_every = max(1, steps / 500)
   wall_main = 0; wall_other = 0
   failed = .false.
   do i = 1, steps
@@ -175,9 +179,11 @@ program flow_channel
     end if
     record = output /= '' .and. (mod(i, every) == 0 .or. i == steps)
     progress = .not. quiet .and. (mod(i, max(1, steps / 20)) == 0 .or. i == steps)
+    sample = output /= '' .and. (mod(i, sample_every) == 0 .or. i == steps)
     ! gpu-resident fields come to the host only when they are looked at.
-    look = record .or. progress .or. i == steps .or. .not. main%resident
+    look = record .or. progress .or. sample .or. i == steps .or. .not. main%resident
     if (look) call fc_sync_host(main)
+    if (sample) call write_series()
     if (record .and. split) call fc_gather(main, whole)
     if (record .and. root) call fc_output_write(out, shown)
     if (progress) then
@@ -368,6 +374,23 @@ contains
     call system_clock(count, rate)
     now = real(count, r8) / real(rate, r8)
   end function now
+
+  ! One sample of the series into the output file: the step's river discharge and outflow, and the
+  ! balances of the summary lines (sums over the ranks; collective).
+  subroutine write_series()
+    real(r8) :: vol_out, salt_out, heat_out, outflow, vol, salt, heat
+    vol_out = par_sum(main%par, main%vol_out)
+    salt_out = par_sum(main%par, main%salt_out)
+    heat_out = par_sum(main%par, main%heat_out)
+    outflow = par_sum(main%par, main%outflow)
+    vol = fc_volume(main); salt = fc_content(main, main%s); heat = fc_content(main, main%t)
+    ! Water relative to the volume at the start, as salt and heat to their content (the summary line
+    ! divides by the river's volume, which is near 0 in the first steps).
+    if (root) call fc_output_series(out, main%time, fc_river(main%time - 0.5_r8 * dt, ramp), outflow, &
+                                    (vol - vol0 - (main%vol_in - vol_out)) / vol0, &
+                                    (salt - salt0 - (main%salt_in - salt_out)) / salt0, &
+                                    (heat - heat0 - (main%heat_in - heat_out)) / heat0)
+  end subroutine write_series
 
   ! Largest difference of each field between the two models, relative to the field's scale (largest
   ! magnitude of elevation and velocity; the river-ambient contrast for T and S).

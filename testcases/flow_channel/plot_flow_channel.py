@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Draws the PNGs of a flow_channel NetCDF file (last record unless --record is given):
-surface elevation, surface velocity, surface salinity, and a vertical section of salinity and
-velocity along the channel's centre line.
+surface elevation, surface velocity, surface salinity, a vertical section of salinity and
+velocity along the channel's centre line, and the series the case is judged by (STEM_series.png:
+the outflow through the open side against the river discharge; the water, salt and heat balance
+errors).
 
     plot_flow_channel.py FILE.nc [--outdir DIR] [--record N]
 
@@ -47,6 +49,11 @@ def main():
         s_sec = nc["salinity"][n, :, jmid, :]  # (z, x)
         u_sec = nc["u"][n, :, jmid, :]
         title = nc.getncattr("title")
+        series = None
+        if "series_time" in nc.variables:
+            series = {name: np.ma.filled(nc[name][:].astype(float), np.nan) for name in (
+                "series_time", "river_discharge", "outflow", "volume_balance_error", "salt_balance_error",
+                "heat_balance_error")}
 
     when = f"t = {hours:.2f} h"
     written = []
@@ -87,6 +94,30 @@ def main():
     ax.set(xlabel="x (km)", ylabel="depth at rest (m)",
            title=f"Section along the centre line y = {y[jmid]:.2f} km: salinity, u contours, {when}")
     save(fig, "section")
+
+    if series is not None and len(series["series_time"]) > 0:
+        t = series["series_time"] / 3600.0
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8.0, 6.4), sharex=True)
+        ax1.plot(t, series["river_discharge"], color="tab:blue", label="river discharge (west side)")
+        ax1.plot(t, series["outflow"], color="tab:red", label="outflow (open east side)")
+        ax1.set(ylabel="discharge (m$^3$/s)", title="Discharges and balances over the run")
+        ax1.legend(loc="lower right")
+        ax1.grid(alpha=0.3)
+        # |error|, each relative to the content at the start; exact zeros drawn at the axis floor.
+        floor = 1e-18
+        for name, label, color in (("volume_balance_error", "water", "tab:blue"),
+                                   ("salt_balance_error", "salt", "tab:green"),
+                                   ("heat_balance_error", "heat", "tab:orange")):
+            ax2.semilogy(t, np.maximum(np.abs(series[name]), floor), ".", ms=2.5, color=color, label=label)
+        ax2.axhline(2.2e-16, color="grey", lw=0.8, ls="--", label="double rounding (2.2e-16)")
+        ax2.set(xlabel="model time (h)", ylabel="|balance error| / content at start",
+                ylim=(floor, max(1e-12, float(np.nanmax(np.abs([series[n] for n in (
+                    "volume_balance_error", "salt_balance_error", "heat_balance_error")]))) * 10)))
+        ax2.legend(loc="upper right", markerscale=4, fontsize=8, ncol=2)
+        ax2.grid(alpha=0.3, which="major")
+        save(fig, "series")
+    else:
+        print("no series in the file (written by an older flow_channel): no series plot")
 
     print(f"{title}: {when}")
     for p in written:

@@ -42,6 +42,17 @@ expect 'time:units = "seconds since'
 expect 'elevation:standard_name = "sea_surface_height_above_geoid"'
 expect 'salinity:standard_name = "sea_water_salinity"'
 expect 'temperature:units = "degree_C"'
+expect 'series_time = UNLIMITED'
+for v in 'double series_time\(series_time\)' 'double river_discharge\(series_time\)' 'double outflow\(series_time\)' \
+         'double volume_balance_error\(series_time\)' 'double salt_balance_error\(series_time\)' \
+         'double heat_balance_error\(series_time\)'; do
+  expect "$v"
+done
+expect 'crs:grid_mapping_name = "transverse_mercator"'
+for v in elevation u v temperature salinity depth mask; do
+  expect "$v:grid_mapping = \"crs\""
+done
+grep -Eq 'depth:positive' <<<"$header" && fail "depth carries positive (CF: the vertical coordinate's only)"
 py=/usr/bin/python3
 [[ -x "$py" ]] || py=python3
 "$py" "$(dirname "$0")/check_cf.py" "$file" || fail "CF rules (check_cf.py)"
