@@ -27,8 +27,8 @@
 ! storage with global indices over its rows plus one halo row on each side, (0:im+1, jlb:jub, 0:km+1),
 ! and runs every loop over its own rows j0..j1 (the global loop bounds clipped to them); the sweeps along
 ! J are solved across the ranks, those along I and K on its rows. Halo rows are refreshed where a stencil
-! reads the neighbour's newest values (the exchanges below, marked "halo:"); what a stencil needs from
-! the first face of the block above (v faces, their fluxes and the transports there) is computed here
+! reads the neighbour's newest values (the exchanges marked "halo:", here and in the submodules); what
+! a stencil needs from the first face of the block above (v faces, their fluxes and the transports there) is computed here
 ! too, from the same halo values with the same arithmetic as the neighbour, so both agree bit for bit and
 ! the fluxes between ranks conserve water and salt exactly. Budgets through the east side (vol_out,
 ! salt_out, heat_out, outflow) are this rank's share; fc_global_budgets sums them. On one rank (par
@@ -42,8 +42,8 @@ module fc_model
   public :: fc_state, fc_init, fc_step, fc_free, fc_volume, fc_content, fc_grid_from_name, fc_river
   public :: fc_sync_host, fc_global_budgets, fc_gather
 
-  ! The gpu-resident step (fc_gpu.cu): the same model as below as CUDA kernels on device copies of
-  ! every array, solved by tridi_solve_device.
+  ! The gpu-resident step (fc_gpu.cu): the same model as this module and its submodules, as CUDA kernels
+  ! on device copies of every array, solved by tridi_solve_device.
   interface
     integer(c_int) function fc_gpu_create(gpu, im, jm, km, dt, par, jlo, jhi, node_rank, msg, msglen) &
         bind(c, name='fc_gpu_create')
