@@ -29,10 +29,11 @@
 ! J are solved across the ranks, those along I and K on its rows. Halo rows are refreshed where a stencil
 ! reads the neighbour's newest values (the exchanges marked "halo:", here and in the submodules); what
 ! a stencil needs from the first face of the block above (v faces, their fluxes and the transports
-! there) is computed here too, from the same halo values with the same arithmetic as the neighbour, so both agree bit for bit and
-! the fluxes between ranks conserve water and salt exactly. Budgets through the east side (vol_out,
-! salt_out, heat_out, outflow) are this rank's share; fc_global_budgets sums them. On one rank (par
-! null) j0:j1 = 1:jm, nothing is exchanged and the model runs the same arithmetic as before ranks.
+! there) is computed here too, from the same halo values with the same arithmetic as the neighbour, so
+! both agree bit for bit and the fluxes between ranks conserve water and salt exactly. Budgets through
+! the east side (vol_out, salt_out, heat_out, outflow) are this rank's share; fc_global_budgets sums
+! them. On one rank (par null) j0:j1 = 1:jm, nothing is exchanged and the model runs the same arithmetic
+! as before ranks.
 module fc_model
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_double, c_char, c_null_char, c_associated
   use fc_solver
