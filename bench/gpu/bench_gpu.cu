@@ -610,7 +610,7 @@ static host_mode measure_host_mode(tridi_context gpu, const tridi_grid &g, int a
 // The solve of registered arrays as MOHID's adapter makes it (D, E and F uploaded ahead, the rhs sent by the
 // call, all or nothing) after the GPU has had nothing to do for `ms` while the host stayed busy without
 // touching memory: a model calls tridi after milliseconds of its own work, and a GPU left idle that long
-// answers its next call later (docs/performance.md, "flow_channel_140-56 inside the model").
+// answers its next call later (docs/performance.md, "flow_channel inside the model").
 static double solve_after_idle(tridi_context gpu, const tridi_grid &g, int axis, const int64_t lo[3],
                                const int64_t hi[3], float *D, double *E, float *F, const tridi_arrays &a, double ms,
                                int reps)
