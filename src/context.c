@@ -68,9 +68,9 @@ void tridi_config_init(tridi_config *config)
 
 /* The registry of live handles (tridi_internal.h says what it guarantees). A marker inside the handle's
  * memory cannot do this: the store that clears it just before free() is dead to the compiler, and a
- * destroyed handle's memory may already belong to someone else. Live handles are few (contexts and
- * plans), so a scan is enough. Destroyed handles keep their (small) memory in a ring, oldest freed
- * first, so that no new handle can be given their address. */
+ * destroyed handle's memory may already belong to someone else. Live handles are few (contexts, plans,
+ * ADI plans, decompositions, halo plans), so a scan is enough. Destroyed handles keep their (small)
+ * memory in a ring, oldest freed first, so that no new handle can be given their address. */
 typedef struct live_handle {
     const void *h;
     tridi_handle_kind kind;

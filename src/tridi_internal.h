@@ -206,7 +206,9 @@ tridi_status tridi_check_context(const char *func, tridi_context ctx);
 typedef enum tridi_handle_kind {
     TRIDI_HANDLE_CONTEXT = 1,
     TRIDI_HANDLE_ADI = 2,
-    TRIDI_HANDLE_PLAN = 3
+    TRIDI_HANDLE_PLAN = 3,
+    TRIDI_HANDLE_DECOMP = 4, /* the MPI layer's decompositions and halo plans (src/mpi) */
+    TRIDI_HANDLE_HALO = 5
 } tridi_handle_kind;
 /* Makes h live. 0, or -1 when out of memory (h is then not live). */
 int tridi_handle_add(tridi_handle_kind kind, const void *h);

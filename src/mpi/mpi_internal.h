@@ -11,9 +11,6 @@
 extern "C" {
 #endif
 
-#define TRIDI_DECOMP_MAGIC 0x64636d70u /* "dcmp" */
-#define TRIDI_HALO_MAGIC 0x68616c6fu   /* "halo" */
-
 /* Most ranks along one line whose reduced systems the GPU solves (beyond: through the host). */
 #define TRIDI_MPI_MAX_LINE 16
 
@@ -50,8 +47,10 @@ typedef struct tridi_mpi_scratch {
     tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
 } tridi_mpi_scratch;
 
+/* Decompositions and halo plans live in the registry of live handles (tridi_internal.h): a destroyed one
+ * gives TRIDI_ERROR_INVALID_HANDLE without its memory being read. */
 struct tridi_decomp_s {
-    uint32_t magic;
+    int destroyed; /* destroyed by the caller while halo plans made on it live (they free it) */
     MPI_Comm comm;          /* Cartesian communicator, owned */
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;
@@ -59,7 +58,8 @@ struct tridi_decomp_s {
     tridi_mpi_scratch scratch;
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
-     * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
+     * before them (retired from the registry: the handle is dead to the caller) is freed by the last one's
+     * destroy. */
     int halos;
     /* NCCL communicator (ncclComm_t) of its NCCL halo plans (halo_nccl.c): made by the first, destroyed by
      * the last of the nccl_users; NULL while users remain once a failed exchange aborted it. */
