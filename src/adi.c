@@ -479,10 +479,10 @@ static void cpu_stage(const tridi_adi plan, const adi_stage *s)
 {
     const int64_t n0 = s->n[0], n1 = s->n[1], n2 = s->n[2];
     const int f64 = plan->dtype == TRIDI_FLOAT64;
-    const int threads = plan->ctx->config.num_threads;
+    const int threads = tridi_cpu_threads(plan->ctx);
     (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
+#pragma omp parallel num_threads(threads)
 #endif
     {
         /* Rows vectorise with a little scratch; without it each cell is done on its own (same answers). */
@@ -554,12 +554,25 @@ static tridi_status mark(const tridi_adi plan, int m, void *stream, double *t)
     return TRIDI_SUCCESS;
 }
 
+static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double dt, void *stream);
+
+/* Step and sweep use the plan's work arrays and the context's solver: one thread at a time (decision 045). */
 tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream)
 {
     static const char *f = "tridi_adi_step";
     tridi_status s = check_plan(f, plan);
+    if (!s)
+        s = tridi_context_enter(f, plan->ctx, plan);
     if (s)
         return s;
+    s = adi_step(f, plan, field, dt, stream);
+    tridi_context_leave(plan->ctx);
+    return s;
+}
+
+static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double dt, void *stream)
+{
+    tridi_status s;
     if (!field)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'field' is NULL", f);
     if (!(isfinite(dt) && dt > 0.0))
@@ -678,13 +691,26 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
     return TRIDI_SUCCESS;
 }
 
+static tridi_status adi_sweep(const char *f, tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+                              const void *upper, const void *rhs, void *x, void *stream);
+
 tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag, const void *upper,
                              const void *rhs, void *x, void *stream)
 {
     static const char *f = "tridi_adi_sweep";
     tridi_status s = check_plan(f, plan);
+    if (!s)
+        s = tridi_context_enter(f, plan->ctx, plan);
     if (s)
         return s;
+    s = adi_sweep(f, plan, axis, lower, diag, upper, rhs, x, stream);
+    tridi_context_leave(plan->ctx);
+    return s;
+}
+
+static tridi_status adi_sweep(const char *f, tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+                              const void *upper, const void *rhs, void *x, void *stream)
+{
     if ((int)axis < 0 || (int)axis >= plan->grid.ndim)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d is not an axis of the plan's %dD grid", f,
                           (int)axis, plan->grid.ndim);

@@ -308,7 +308,7 @@ static void store_line(const tridi_problem *p, int64_t l, const line_work *work)
 static int thread_count(tridi_context ctx)
 {
 #ifdef _OPENMP
-    return ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    return tridi_cpu_threads(ctx);
 #else
     (void)ctx;
     return 1;

@@ -78,12 +78,15 @@ static int line_rank_holds(const tridi_decomp d, int a, int r, int64_t lo, int64
  * right pays one collective here; a failure anywhere then takes the full agreement. Collective; the
  * outcome is the same on every rank except the local validation (the caller agrees on it). */
 static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_decomp d, tridi_axis axis,
-                            const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, dplan *dp)
+                            const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy,
+                            dplan *dp)
 {
     memset(dp, 0, sizeof *dp);
     const tridi_decomp_config *c = &d->cfg;
     MPI_Comm comm = d->comm;
     tridi_status s = tridi_check_context(f, ctx);
+    if (!s)
+        s = busy; /* the context was in use by another call (solve_entry) */
     if (!s && device && ctx->backend != TRIDI_BACKEND_CUDA)
         s = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need a context on the CUDA backend (this one: %s)",
                        f, tridi_backend_name(ctx->backend));
@@ -691,6 +694,14 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
     return all ? all : tridi_mpi_agree(d->comm, r);
 }
 
+/* The solves take the context as tridi_solve does (decision 045): a context in use by another call is
+ * this rank's failure, agreed with the others in prepare (no rank is left in a collective). */
+static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                              const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy);
+static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis,
+                                     const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
+                                     void *stream, tridi_status busy);
+
 tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -698,9 +709,36 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     tridi_status s = tridi_check_decomp(f, d);
     if (s)
         return s;
+    tridi_status busy = TRIDI_SUCCESS;
+    const int entered = tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx) && !(busy = tridi_context_enter(f, ctx, NULL));
+    s = mpi_solve(f, ctx, d, axis, lo, hi, arrays, busy);
+    if (entered)
+        tridi_context_leave(ctx);
+    return s;
+}
+
+tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+{
+    static const char *f = "tridi_mpi_solve_device";
+    tridi_status s = tridi_check_decomp(f, d);
+    if (s)
+        return s;
+    tridi_status busy = TRIDI_SUCCESS;
+    const int entered = tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx) && !(busy = tridi_context_enter(f, ctx, NULL));
+    s = mpi_solve_device(f, ctx, d, axis, lo, hi, device_arrays, stream, busy);
+    if (entered)
+        tridi_context_leave(ctx);
+    return s;
+}
+
+static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                              const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy)
+{
+    tridi_status s;
     MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 0, d, axis, lo, hi, arrays, &dp));
+    s = tridi_mpi_agree(comm, prepare(f, ctx, 0, d, axis, lo, hi, arrays, busy, &dp));
     if (s)
         return s;
     /* Ranks without lines of the box still take part in every agreement over the communicator. */
@@ -1106,16 +1144,14 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
 }
 #endif
 
-tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
-                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis,
+                                     const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
+                                     void *stream, tridi_status busy)
 {
-    static const char *f = "tridi_mpi_solve_device";
-    tridi_status s = tridi_check_decomp(f, d);
-    if (s)
-        return s;
+    tridi_status s;
     MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, &dp));
+    s = tridi_mpi_agree(comm, prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, busy, &dp));
     if (s)
         return s;
 #ifdef TRIDI_HAVE_CUDA
