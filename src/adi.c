@@ -192,17 +192,13 @@ static void release_contents(tridi_adi plan)
 #endif
 }
 
-/* The GPU path of a plan (docs/decisions/032, 035): TRIDI_ADI_PATH=fused or staged when set; otherwise
- * fused, except for double x lines of more than 512 cells with rows of their own (a kappa field, or a
+/* The GPU path of a plan (docs/decisions/032, 035): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when
+ * set; otherwise fused, except for double x lines of more than 512 cells with rows of their own (a kappa field, or a
  * velocity along x), where the staged step measured faster. Staged wherever the fused sweeps cannot take
  * the box: a line too long for a block of the partitioned solve, or past what the failure record holds
  * (adi_internal.h, ADI_KEY). */
-static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
+static void choose_gpu_path(tridi_adi plan, int path)
 {
-    const char *path = getenv("TRIDI_ADI_PATH");
-    if (path && *path && strcmp(path, "fused") && strcmp(path, "staged"))
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
-                          "%s: environment variable TRIDI_ADI_PATH = '%s' is neither 'fused' nor 'staged'", f, path);
     const adi_stage *b = &plan->base;
     const int64_t cells = b->n[0] * b->n[1] * b->n[2];
     int fits = 1;
@@ -212,8 +208,7 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
     fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
 #endif
     const int staged_faster = (b->kappa || b->vel[0]) && plan->dtype == TRIDI_FLOAT64 && b->n[0] > 512;
-    plan->fused = fits && (path && *path ? !strcmp(path, "fused") : !staged_faster);
-    return TRIDI_SUCCESS;
+    plan->fused = fits && (path ? path == 1 : !staged_faster);
 }
 
 #ifdef TRIDI_HAVE_CUDA
@@ -282,6 +277,10 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         return s;
     tridi_adi_operator opc = *op;
     s = check_operator(f, grid, lo, hi, &opc);
+    /* Read on every backend: a misspelt value refuses the create on the CPU too (docs/tuning.md). */
+    int path = 0;
+    if (!s)
+        s = tridi_tuning_adi_path(f, &path);
     if (s)
         return s;
 
@@ -331,7 +330,7 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
 
         size_t bytes = (size_t)(ext[0] * ext[1] * ext[2]) * tridi_dtype_size(dtype);
         if (plan->cuda)
-            s = choose_gpu_path(f, plan);
+            choose_gpu_path(plan, path);
         plan->nwork = opc.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? W_COUNT : W_COUNT - 1;
         for (int w = 0; w < plan->nwork && !s; ++w) {
             if (plan->fused && w != W_1)

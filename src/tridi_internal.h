@@ -152,6 +152,9 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out);
 /* TRIDI_BACKEND alone, for tridi_config_init's default: AUTO when unset or not a backend's name
  * (tridi_create then refuses it). Records no error. */
 tridi_backend tridi_tuning_backend(void);
+/* TRIDI_ADI_PATH, read at tridi_adi_create on every backend (docs/tuning.md): 0 unset, 1 fused, 2 staged;
+ * any other value refuses the create, naming the variable. */
+tridi_status tridi_tuning_adi_path(const char *func, int *path);
 
 /* ---- context ---- */
 struct tridi_cuda_state;
