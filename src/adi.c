@@ -323,7 +323,9 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         for (int a = 0; a < opc.naxes; ++a) {
             b->vel[a] = opc.velocity[a];
             b->inv_h[a] = 1.0 / opc.spacing[a];
-            b->inv_h2[a] = 1.0 / (opc.spacing[a] * opc.spacing[a]);
+            /* Without diffusion 1 / spacing^2 multiplies only zeros: 0 here, not the Inf of a spacing below
+             * 1e-154 (0 * Inf is NaN on every path, the fused sweeps' constant-kappa rows included). */
+            b->inv_h2[a] = opc.kappa_field || opc.kappa != 0.0 ? 1.0 / (opc.spacing[a] * opc.spacing[a]) : 0.0;
             b->dirichlet_lo[a] = opc.bc_lo[a] == TRIDI_ADI_DIRICHLET;
             b->dirichlet_hi[a] = opc.bc_hi[a] == TRIDI_ADI_DIRICHLET;
         }
@@ -529,6 +531,64 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const v
                                        TRIDI_ON_ERROR_CALL, TRIDI_ARITH_FAST));
 }
 
+/* A step's solve that fails with a non-finite coefficient: the rows are tridi's own, formed from the
+ * operator and the field (checked finite before the step), so the message says which coefficient of which
+ * sweep overflowed at which cell, and why, instead of blaming a diagonal the caller never supplied. */
+static tridi_status operator_failure(const char *f, const tridi_adi plan, int axis, double dt, tridi_status s)
+{
+    if (s != TRIDI_ERROR_NONFINITE)
+        return s;
+    static const char *what[4] = {"diag", "lower", "upper", "rhs"};
+    const char *msg = tridi_error_message();
+    int q = 0;
+    for (; q < 4; ++q) {
+        char needle[32];
+        snprintf(needle, sizeof needle, "non-finite %s value", what[q]);
+        if (strstr(msg, needle))
+            break;
+    }
+    int64_t cell[3] = {0, 0, 0};
+    const int nd = tridi_error_cell(cell);
+    if (q == 4 || !nd)
+        return s;
+    char at[96], kappa[80] = "";
+    if (nd == 3)
+        snprintf(at, sizeof at, "(%lld, %lld, %lld)", (long long)cell[0], (long long)cell[1], (long long)cell[2]);
+    else
+        snprintf(at, sizeof at, "(%lld, %lld)", (long long)cell[0], (long long)cell[1]);
+    const tridi_adi_operator *op = &plan->op;
+    if (op->kappa_field && !plan->cuda) { /* the host field's value at the cell */
+        int64_t off = 0, ext = 1;
+        for (int a = 0; a < plan->grid.ndim; ++a) {
+            off += (cell[a] - plan->grid.lbound[a]) * ext;
+            ext *= plan->grid.ubound[a] - plan->grid.lbound[a] + 1;
+        }
+        const double k = plan->dtype == TRIDI_FLOAT64 ? ((const double *)op->kappa_field)[off]
+                                                      : (double)((const float *)op->kappa_field)[off];
+        snprintf(kappa, sizeof kappa, "op->kappa_field = %g there", k);
+    } else if (!op->kappa_field) {
+        snprintf(kappa, sizeof kappa, "op->kappa = %g", op->kappa);
+    } else {
+        snprintf(kappa, sizeof kappa, "op->kappa_field");
+    }
+    char text[1024];
+    if (q < 3)
+        snprintf(text, sizeof text,
+                 "%s: the %c sweep's operator is not finite at cell %s: its %s coefficient, which tridi forms from "
+                 "the operator (%s, op->spacing[%d] = %g%s) and dt = %g, overflows double (kappa / spacing^2 or "
+                 "velocity / spacing too large)",
+                 f, axis_letter[axis], at, what[q], kappa, axis, op->spacing[axis],
+                 op->velocity[axis] ? ", op->velocity" : "", dt);
+    else
+        snprintf(text, sizeof text,
+                 "%s: the %c sweep's right-hand side is not finite at cell %s: tridi forms it from the field and the "
+                 "explicit operator (%s, op->spacing, dt = %g), and it overflows double there",
+                 f, axis_letter[axis], at, kappa, dt);
+    tridi_fail(s, "%s", text);
+    tridi_set_error_cell(nd, cell);
+    return s;
+}
+
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
 {
 #ifdef TRIDI_HAVE_CUDA
@@ -664,7 +724,7 @@ static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double 
 #endif
         s = run_stage(plan, &st, stream);
         if (!s)
-            s = solve(f, plan, a, L, D, U, rhs, x, stream);
+            s = operator_failure(f, plan, a, dt, solve(f, plan, a, L, D, U, rhs, x, stream));
         if (!s)
             s = mark(plan, a + 1, stream, &t[a + 1]);
     }
