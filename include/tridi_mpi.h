@@ -131,9 +131,11 @@ TRIDI_API tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
  * arithmetic itself, on every other line (docs/mpi.md, "Stability of the cut solve"); along an uncut
  * axis tridi_solve does the work. Answers equal the single-rank solve within rounding (float answers
  * of the reduced system are rounded only at the end). Numerical failures are those of the single-rank
- * solve, reported on every rank with the failing cell; x is then unchanged on every rank (all or nothing,
- * TRIDI_ON_ERROR_CALL, whatever the context's config.on_error). A rank passing decomp = NULL has no
- * communicator to warn the others with: it fails at once, the others wait (docs/mpi.md).
+ * solve of the global arrays: every rank reports the status, global cell and line number (in the global
+ * box's line order) that tridi_solve would, whichever rank met it; x is then unchanged on every rank
+ * (all or nothing, TRIDI_ON_ERROR_CALL, whatever the context's config.on_error). A rank passing
+ * decomp = NULL has no communicator to warn the others with: it fails at once, the others wait
+ * (docs/mpi.md).
  * ------------------------------------------------------------------------------------------------- */
 TRIDI_API tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp decomp, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays);

@@ -43,15 +43,38 @@ static int64_t failure_hash(tridi_status s, const char *msg)
     return (int64_t)(h >> 2);
 }
 
-tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
+/* The message's "number L," (the line of tridi_fail_numeric) with L replaced by line. */
+static void renumber_line(char *msg, size_t cap, int64_t line)
 {
-    int rank;
+    char *at = strstr(msg, " number ");
+    if (!at)
+        return;
+    char *digits = at + 8, *end = digits;
+    while (*end >= '0' && *end <= '9')
+        ++end;
+    if (end == digits || *end != ',')
+        return;
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", end);
+    snprintf(digits, cap - (size_t)(digits - msg), "%lld%s", (long long)line, rest);
+}
+
+tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local) { return tridi_mpi_agree_ordered(comm, local, -1, -1); }
+
+tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t order, int64_t line)
+{
+    int rank, nranks;
     MPI_Comm_rank(comm, &rank);
-    int mine = local ? rank : INT_MAX, first = INT_MAX;
+    MPI_Comm_size(comm, &nranks);
+    /* Failures without an order (arguments, memory, MPI) first, by rank; then numerical ones by order. */
+    int64_t key = !local ? INT64_MAX : order < 0 ? rank : nranks + order, kmin = INT64_MAX;
+    if (MPI_Allreduce(&key, &kmin, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (kmin == INT64_MAX)
+        return TRIDI_SUCCESS;
+    int mine = local && key == kmin ? rank : INT_MAX, first = INT_MAX;
     if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
-    if (first == INT_MAX)
-        return TRIDI_SUCCESS;
     /* Every rank failed with the same status and message (a disagreement between ranks, found by all of
      * them from one all-reduce): no rank failed more than another, so the message names none. */
     int64_t same[2];
@@ -71,6 +94,8 @@ tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
         out.status = local;
         out.ndim = tridi_error_cell(out.cell);
         strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
+        if (order >= 0 && line >= 0) /* the line as one rank numbers it, not this rank's part */
+            renumber_line(out.msg, sizeof out.msg, line);
     }
     if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");

@@ -43,7 +43,52 @@ typedef struct dplan {
     int64_t llo[3], lhi[3];
     int ns;            /* device cut solve: sub-blocks per line (tridi_mpi_cuda_subblocks) */
     int prev, next;    /* line ranks holding the unknowns just before / after this block's, -1: none */
+    int ndim;
+    int64_t glo[3], ghi[3]; /* the global box: the lines' numbering of a one-rank solve */
 } dplan;
+
+/* Where a failure of this rank stands in the order of a one-rank solve (tridi_mpi.h): by global line
+ * (numbered as tridi_solve numbers the global box's lines), then within it the forward sweep's failures
+ * by unknown, then the back substitution's from the last unknown down. -1 when the failure names no
+ * cell (arguments, memory, MPI). *line: its global line. */
+static int64_t failure_order(const dplan *dp, tridi_status s, int64_t *line)
+{
+    int64_t cell[3];
+    *line = -1;
+    if (!s || !dp->has_lines || !tridi_error_cell(cell))
+        return -1;
+    const int a = dp->p.axis, a1 = a == 0 ? 1 : 0, a2 = a == 2 ? 1 : 2;
+    const int64_t n1 = dp->ghi[a1] - dp->glo[a1] + 1, ng = dp->ghi[a] - dp->glo[a] + 1, mg = cell[a] - dp->glo[a];
+    *line = (cell[a1] - dp->glo[a1]) + (dp->ndim == 3 ? n1 * (cell[a2] - dp->glo[a2]) : 0);
+    const int back = strstr(tridi_error_message(), tridi_fail_text(TRIDI_FAIL_ANSWER_OVERFLOW)) != NULL;
+    return *line * 2 * ng + (back ? ng + (ng - 1 - mg) : mg);
+}
+
+/* The ranks' agreement on a solve's outcome: the failure a one-rank solve would report, its line number
+ * that of the global box (tridi_mpi_agree_ordered). */
+static tridi_status agree_solve(MPI_Comm comm, const dplan *dp, tridi_status s)
+{
+    int64_t line;
+    const int64_t order = failure_order(dp, s, &line);
+    return tridi_mpi_agree_ordered(comm, s, order, line);
+}
+
+/* Of two failures of this rank (a: recorded before, its message and cell saved in text/cell/nd; b: the
+ * error record now), the one a one-rank solve meets first, left in the error record. */
+static tridi_status first_of(const dplan *dp, tridi_status a, int64_t order_a, const char *text, int nd,
+                             const int64_t cell[3], tridi_status b)
+{
+    if (!a)
+        return b;
+    int64_t line;
+    const int64_t order_b = b ? failure_order(dp, b, &line) : -1;
+    if (b && order_b >= 0 && order_a >= 0 && order_b < order_a)
+        return b;
+    tridi_fail(a, "%s", text);
+    if (nd)
+        tridi_set_error_cell(nd, cell);
+    return a;
+}
 
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
  * of the global grid (MOHID's boundary rows live there). */
@@ -147,6 +192,11 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
         dp->lhi[a] = hi[a] < shi ? hi[a] : shi;
         if (dp->lhi[a] < dp->llo[a] && a != (int)axis)
             dp->has_lines = 0;
+    }
+    dp->ndim = c->ndim;
+    for (int a = 0; a < 3; ++a) {
+        dp->glo[a] = a < c->ndim ? lo[a] : 1;
+        dp->ghi[a] = a < c->ndim ? hi[a] : 1;
     }
     dp->cut = axis < 2 && d->info.dims[axis] > 1;
     dp->n = dp->lhi[axis] >= dp->llo[axis] ? dp->lhi[axis] - dp->llo[axis] + 1 : 0;
@@ -687,7 +737,7 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
     }
     if (solving)
         s = ops->solve_keep(ctx, &p, TRIDI_MEMORY_HOST, NULL);
-    const tridi_status all = tridi_mpi_agree(d->comm, s);
+    const tridi_status all = agree_solve(d->comm, dp, s);
     tridi_status r = TRIDI_SUCCESS;
     if (solving) /* after a failure on another rank, this rank's answers are put back too */
         r = all ? ops->rollback(ctx, TRIDI_MEMORY_HOST, NULL) : ops->commit(ctx, TRIDI_MEMORY_HOST, NULL);
@@ -771,13 +821,18 @@ static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, 
     if (!s) {
         s = work_here ? cpu_backward(&dp, work, ends, undo, f) : TRIDI_SUCCESS;
         if (fb.nf) {
+            int64_t line, cell[3] = {0, 0, 0};
+            const int64_t order = failure_order(&dp, s, &line);
+            const int nd = s ? tridi_error_cell(cell) : 0;
+            char text[1024];
+            snprintf(text, sizeof text, "%s", s ? tridi_error_message() : "");
             cpu_gather(&dp, &fb);
             tridi_status sp = pipeline_thomas(f, &dp, &fb);
             if (!sp)
                 cpu_scatter(&dp, &fb);
-            s = s ? s : sp;
+            s = first_of(&dp, s, order, text, nd, cell, sp);
         }
-        s = tridi_mpi_agree(comm, s);
+        s = agree_solve(comm, &dp, s);
         if (s && work_here)
             cpu_restore(&dp, undo);
     }
@@ -1032,12 +1087,17 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
             s = device_failure(f, &dp->p, *hfail);
     }
     if (fb->nf) {
+        int64_t line, cell[3] = {0, 0, 0};
+        const int64_t order = failure_order(dp, s, &line);
+        const int nd = s ? tridi_error_cell(cell) : 0;
+        char text[1024];
+        snprintf(text, sizeof text, "%s", s ? tridi_error_message() : "");
         tridi_status sp = device_pipeline(f, dp, fb, df, ran, st);
-        s = s ? s : sp;
+        s = first_of(dp, s, order, text, nd, cell, sp);
     }
     fallback_free(fb);
     dfallback_free(df);
-    s = tridi_mpi_agree(comm, s);
+    s = agree_solve(comm, dp, s);
     if (s && ran) {
         tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, st);
         cudaError_t e = cudaStreamSynchronize(st);
@@ -1178,7 +1238,7 @@ static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_dec
         }
         if (solo)
             return s;
-        s = tridi_mpi_agree(comm, s);
+        s = agree_solve(comm, &dp, s);
         if (solving && s)
             ops->rollback(ctx, TRIDI_MEMORY_DEVICE, stream);
         if (solving && !s) {

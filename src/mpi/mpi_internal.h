@@ -99,6 +99,11 @@ tridi_status tridi_check_decomp(const char *func, tridi_decomp d);
  * message (a disagreement all ranks found together) that message is kept as it is: no rank is to blame
  * more than another. Collective. */
 tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
+/* The same for a solve's failures, which every rank orders as one rank would (tridi_mpi.h): failures
+ * without an order (order < 0: arguments, memory, MPI) come first, by rank as above; then the failure of
+ * smallest order, with its message's line number replaced by line (the line in the global box's
+ * numbering). Collective. */
+tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t order, int64_t line);
 
 /* Collective: every rank of comm, having found from an all-reduce that the ranks passed different values
  * of `what` (this rank: mine), fails with the same TRIDI_ERROR_MISMATCH naming a rank with the smallest
