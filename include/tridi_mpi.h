@@ -71,7 +71,10 @@ TRIDI_API void tridi_decomp_config_init(tridi_decomp_config *config);
 
 /* Collective. Checks that every rank passed the same configuration (TRIDI_ERROR_MISMATCH on every rank
  * otherwise) and that every block is at least as wide as the halo (TRIDI_ERROR_BOUNDS). Blocks differ
- * by at most one cell per axis. On failure *decomp is NULL. */
+ * by at most one cell per axis. On failure *decomp is NULL. Each decomposition is numbered among those
+ * made over its group of ranks: ranks passing different decompositions to a solve or a halo creation get
+ * TRIDI_ERROR_MISMATCH. A rank passing a communicator of other ranks than the rest (MPI_COMM_SELF on one
+ * rank only) cannot be told: the others wait (docs/mpi.md). */
 TRIDI_API tridi_status tridi_decomp_create(tridi_decomp *decomp, tridi_mpi_comm comm, const tridi_decomp_config *config);
 /* Collective; NULL is accepted and ignored. Halo plans made on the decomposition stay usable: it is
  * released with the last of them. */

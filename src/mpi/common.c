@@ -108,6 +108,74 @@ tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t 
     return s;
 }
 
+/* The groups of the decompositions made in this process (mpi_internal.h, tridi_mpi_group_attach): few. */
+struct tridi_mpi_group {
+    MPI_Comm comm; /* a duplicate of the first communicator of this group decomposed */
+    int refs;      /* decompositions attached */
+    int64_t last;  /* number of the last decomposition made over it */
+};
+static struct tridi_mpi_group **groups;
+static int ngroups;
+
+tridi_status tridi_mpi_group_attach(const char *f, MPI_Comm comm, struct tridi_mpi_group **out, int64_t *id)
+{
+    *out = NULL;
+    struct tridi_mpi_group *g = NULL;
+    for (int i = 0; i < ngroups && !g; ++i) {
+        int same = MPI_UNEQUAL;
+        MPI_Comm_compare(groups[i]->comm, comm, &same);
+        if (same == MPI_IDENT || same == MPI_CONGRUENT)
+            g = groups[i];
+    }
+    /* Every rank of comm made the same decompositions over this group, so each finds it or none does;
+     * the all-reduce makes sure of it, and of the number. */
+    int64_t v[2] = {g ? 0 : 1, g ? g->last + 1 : 1};
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(f, "MPI_Allreduce", e);
+    if (v[0]) {
+        struct tridi_mpi_group **grown = realloc(groups, sizeof *groups * (size_t)(ngroups + 1));
+        g = calloc(1, sizeof *g);
+        int ok = grown && g, all = 0;
+        if (grown)
+            groups = grown;
+        e = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+        if (e == MPI_SUCCESS && all)
+            e = MPI_Comm_dup(comm, &g->comm);
+        if (e != MPI_SUCCESS || !all) {
+            free(g);
+            return e != MPI_SUCCESS ? tridi_mpi_fail(f, "MPI_Comm_dup", e)
+                                    : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
+        }
+        MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
+        groups[ngroups++] = g;
+    }
+    g->last = v[1];
+    g->refs++;
+    *out = g;
+    *id = v[1];
+    return TRIDI_SUCCESS;
+}
+
+MPI_Comm tridi_mpi_group_comm(const struct tridi_mpi_group *g) { return g->comm; }
+
+void tridi_mpi_group_detach(struct tridi_mpi_group *g)
+{
+    if (!g || --g->refs > 0)
+        return;
+    for (int i = 0; i < ngroups; ++i)
+        if (groups[i] == g) {
+            groups[i] = groups[--ngroups];
+            break;
+        }
+    MPI_Comm_free(&g->comm);
+    free(g);
+    if (!ngroups) {
+        free(groups);
+        groups = NULL;
+    }
+}
+
 tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine)
 {
     struct {

@@ -166,8 +166,10 @@ tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const 
     if (e == MPI_SUCCESS)
         e = MPI_Cart_sub(d->comm, remain_j, &d->line_comm[1]);
     s = tridi_mpi_agree(comm, e == MPI_SUCCESS ? TRIDI_SUCCESS : tridi_mpi_fail(f, "MPI_Cart_create/MPI_Cart_sub", e));
+    if (!s) /* agreed: every rank fails alike */
+        s = tridi_mpi_group_attach(f, comm, &d->group, &d->id);
     if (s) {
-        tridi_decomp_destroy(d);
+        tridi_mpi_decomp_free(d);
         return s;
     }
     d->cfg = *c;
@@ -233,6 +235,7 @@ void tridi_mpi_decomp_free(tridi_decomp d)
             MPI_Comm_free(&d->line_comm[a]);
     if (d->comm != MPI_COMM_NULL)
         MPI_Comm_free(&d->comm);
+    tridi_mpi_group_detach(d->group);
     tridi_handle_bury(d, sizeof *d); /* never live, or retired: no new handle takes its address */
 }
 

@@ -118,10 +118,10 @@ static int line_rank_holds(const tridi_decomp d, int a, int r, int64_t lo, int64
 }
 
 /* Checks a solve's arguments on every rank. What each rank can check alone (context, NULL arguments,
- * axis) and whether all ranks passed the same axis and box travel in one all-reduce (max of the failure
- * flag, of the values and of their negatives: the range of each value), so a solve that is called
- * right pays one collective here; a failure anywhere then takes the full agreement. Collective; the
- * outcome is the same on every rank except the local validation (the caller agrees on it). */
+ * axis) and whether all ranks passed the same decomposition, axis and box travel in one all-reduce (max
+ * of the failure flag, of the values and of their negatives: the range of each value), so a solve that
+ * is called right pays one collective here (and the agreement on the local validation); a failure
+ * anywhere then takes the full agreement. Collective; the outcome is the same on every rank. */
 static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_decomp d, tridi_axis axis,
                             const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy,
                             dplan *dp)
@@ -148,7 +148,12 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                            "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
                            (long long)lo[a], a, (long long)hi[a]);
-    int64_t v[15] = {s != TRIDI_SUCCESS}, mine[7] = {0};
+    /* Over the communicator of the decomposition's group, which every decomposition of these ranks
+     * shares: ranks that passed different decompositions meet here and find it from the numbers. */
+    const MPI_Comm group = tridi_mpi_group_comm(d->group);
+    int64_t v[17] = {s != TRIDI_SUCCESS}, mine[7] = {0};
+    v[15] = d->id;
+    v[16] = -d->id;
     if (!s) {
         const int64_t given[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
         memcpy(mine, given, sizeof mine);
@@ -157,9 +162,12 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             v[8 + i] = -mine[i];
         }
     }
-    int e = MPI_Allreduce(MPI_IN_PLACE, v, 15, MPI_INT64_T, MPI_MAX, comm);
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, 17, MPI_INT64_T, MPI_MAX, group);
     if (e != MPI_SUCCESS)
-        return tridi_mpi_agree(comm, s ? s : tridi_mpi_fail(f, "MPI_Allreduce", e));
+        return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI_Allreduce failed while the ranks checked their arguments", f);
+    if (-v[16] != v[15])
+        return tridi_mpi_mismatch(f, group, "the decomposition (the number of its creation among this group's)",
+                                  d->id);
     if (v[0])
         return tridi_mpi_agree(comm, s);
     static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
@@ -229,7 +237,7 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
                 cnt *= dp->lhi[a] - dp->llo[a] + 1;
         dp->nlines = cnt;
     }
-    return s;
+    return tridi_mpi_agree(comm, s);
 }
 
 static inline double ld(const void *p, tridi_dtype t, int64_t i)
@@ -788,7 +796,7 @@ static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, 
     tridi_status s;
     MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 0, d, axis, lo, hi, arrays, busy, &dp));
+    s = prepare(f, ctx, 0, d, axis, lo, hi, arrays, busy, &dp);
     if (s)
         return s;
     /* Ranks without lines of the box still take part in every agreement over the communicator. */
@@ -1208,13 +1216,12 @@ static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_dec
                                      const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
                                      void *stream, tridi_status busy)
 {
-    tridi_status s;
-    MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, busy, &dp));
+    tridi_status s = prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, busy, &dp);
     if (s)
         return s;
 #ifdef TRIDI_HAVE_CUDA
+    MPI_Comm comm = d->comm;
     const int work_here = dp.has_lines && dp.n > 0;
     cudaStream_t st = (cudaStream_t)stream;
     if (!dp.cut) {

@@ -258,6 +258,18 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
     if (s)
         return s; /* no communicator to agree over */
     MPI_Comm comm = d->comm;
+    /* Ranks that passed different decompositions would wait in collectives over two communicators: their
+     * numbers are compared first over the one their group shares (mpi_internal.h). */
+    const MPI_Comm group = tridi_mpi_group_comm(d->group);
+    int64_t id[2] = {d->id, -d->id};
+    if (MPI_Allreduce(MPI_IN_PLACE, id, 2, MPI_INT64_T, MPI_MAX, group) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI_Allreduce failed while the ranks compared decompositions", f);
+    if (-id[1] != id[0]) {
+        if (out)
+            *out = NULL;
+        return tridi_mpi_mismatch(f, group, "the decomposition (the number of its creation among this group's)",
+                                  d->id);
+    }
     int device = -1;
     s = tridi_mpi_agree(comm, check_args(f, out, array, dtype, memory, transport, &device));
     if (s) {

@@ -47,10 +47,26 @@ typedef struct tridi_mpi_scratch {
     tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
 } tridi_mpi_scratch;
 
+/* The ranks a decomposition was made over, one per group of ranks in this process: a duplicate of the
+ * first communicator decomposed over that group, and the number of the last decomposition made over it.
+ * Every rank of the group numbers its decompositions alike (they are made collectively), so a solve
+ * compares the numbers over this communicator, which all decompositions of the group share, in the
+ * all-reduce it makes anyway: different decompositions passed to one solve are a mismatch, not a hang
+ * in collectives over two communicators. */
+struct tridi_mpi_group;
+/* Collective over comm: attaches comm's group (found, or made with MPI_Comm_dup) and numbers a new
+ * decomposition in *id. */
+tridi_status tridi_mpi_group_attach(const char *f, MPI_Comm comm, struct tridi_mpi_group **group, int64_t *id);
+MPI_Comm tridi_mpi_group_comm(const struct tridi_mpi_group *group);
+/* Collective over the group when it is the last decomposition's (MPI_Comm_free); NULL: nothing. */
+void tridi_mpi_group_detach(struct tridi_mpi_group *group);
+
 /* Decompositions and halo plans live in the registry of live handles (tridi_internal.h): a destroyed one
  * gives TRIDI_ERROR_INVALID_HANDLE without its memory being read. */
 struct tridi_decomp_s {
     int destroyed; /* destroyed by the caller while halo plans made on it live (they free it) */
+    struct tridi_mpi_group *group; /* its ranks, and its number among the decompositions over them */
+    int64_t id;
     MPI_Comm comm;          /* Cartesian communicator, owned */
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;

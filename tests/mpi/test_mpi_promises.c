@@ -2,7 +2,8 @@
  * TRIDI_ERROR_INVALID_HANDLE without their memory being read (the sanitizer build reports a read of freed
  * memory otherwise); a decomposition's halo plans outlive it; a failing solve reports what the one-rank
  * solve of the same global arrays reports: status, cell and line number (it named the lowest failing
- * rank's failure, with that rank's own line numbers). */
+ * rank's failure, with that rank's own line numbers); ranks passing different decompositions to one solve
+ * get TRIDI_ERROR_MISMATCH (they hung; ctest's TIMEOUT catches a hang). */
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
@@ -226,6 +227,83 @@ static long first_failing_line(tridi_mpi_comm world)
     return bad;
 }
 
+/* Two decompositions of one configuration, each rank passing one of them to the same solve: a mismatch
+ * on every rank (it hung, each group of ranks in collectives over another communicator). Then each works
+ * when every rank passes it, and a decomposition of a sub-communicator too. */
+static long different_decompositions(tridi_mpi_comm world)
+{
+    tridi_decomp_config c;
+    mt_base_config(&c, nranks, 6);
+    tridi_decomp d[2] = {NULL, NULL};
+    long bad = 0;
+    for (int q = 0; q < 2; ++q)
+        bad += mt_expect("identical decomposition", tridi_decomp_create(&d[q], world, &c), TRIDI_SUCCESS, NULL);
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d[0], &in);
+    const int64_t cells = grid_cells(&in.grid);
+    double *A[5];
+    for (int r = 0; r < 5; ++r) {
+        A[r] = malloc((size_t)cells * sizeof(double));
+        for (int64_t i = 0; i < cells; ++i)
+            A[r][i] = r == 1 ? 4.0 : r == 3 ? 1.0 : -1.0;
+    }
+    tridi_arrays a = {A[0], TRIDI_FLOAT64, A[1], TRIDI_FLOAT64, A[2], TRIDI_FLOAT64, A[3], TRIDI_FLOAT64, A[4],
+                      TRIDI_FLOAT64};
+    tridi_context ctx = NULL;
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    tridi_create(&ctx, &cfg);
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {6 * (int64_t)nranks, 5, 3};
+    for (int axis = 0; axis < 3; ++axis) {
+        char what[96];
+        snprintf(what, sizeof what, "axis %d, rank 0 passing another decomposition than the others", axis);
+        tridi_status s = tridi_mpi_solve(ctx, d[rank == 0 ? 0 : 1], (tridi_axis)axis, lo, hi, &a);
+        bad += mt_expect(what, s, nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, "the decomposition");
+        for (int q = 0; q < 2; ++q) {
+            snprintf(what, sizeof what, "axis %d, every rank passing decomposition %d", axis, q);
+            bad += mt_expect(what, tridi_mpi_solve(ctx, d[q], (tridi_axis)axis, lo, hi, &a), TRIDI_SUCCESS, NULL);
+        }
+    }
+    tridi_halo h = NULL;
+    tridi_status hs = tridi_halo_create(&h, d[rank == 0 ? 0 : 1], A[4], TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0,
+                                        TRIDI_TRANSPORT_AUTO);
+    bad += mt_expect("halo plan, rank 0 passing another decomposition", hs,
+                     nranks > 1 ? TRIDI_ERROR_MISMATCH : TRIDI_SUCCESS, "the decomposition");
+    tridi_halo_destroy(h);
+    /* A decomposition of half the ranks, numbered among its own group's. */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int nhalf;
+    MPI_Comm_size(half, &nhalf);
+    tridi_decomp_config ch;
+    mt_base_config(&ch, nhalf, 6);
+    tridi_decomp dh = NULL;
+    tridi_status s = tridi_decomp_create(&dh, MPI_Comm_c2f(half), &ch);
+    bad += mt_expect("decomposition of half the ranks", s, TRIDI_SUCCESS, NULL);
+    if (!s) {
+        tridi_decomp_info ih;
+        tridi_decomp_get_info(dh, &ih);
+        const int64_t hcells = grid_cells(&ih.grid);
+        double *H = malloc(5 * (size_t)hcells * sizeof(double));
+        for (int64_t i = 0; i < 5 * hcells; ++i)
+            H[i] = i / hcells == 1 ? 4.0 : i / hcells == 3 ? 1.0 : -1.0;
+        tridi_arrays ha = {H, TRIDI_FLOAT64, H + hcells, TRIDI_FLOAT64, H + 2 * hcells, TRIDI_FLOAT64,
+                           H + 3 * hcells, TRIDI_FLOAT64, H + 4 * hcells, TRIDI_FLOAT64};
+        int64_t hhi[3] = {6 * (int64_t)nhalf, 5, 3};
+        bad += mt_expect("solve on it", tridi_mpi_solve(ctx, dh, TRIDI_AXIS_X, lo, hhi, &ha), TRIDI_SUCCESS, NULL);
+        free(H);
+    }
+    tridi_decomp_destroy(dh);
+    MPI_Comm_free(&half);
+    tridi_destroy(ctx);
+    for (int q = 0; q < 2; ++q)
+        tridi_decomp_destroy(d[q]);
+    for (int r = 0; r < 5; ++r)
+        free(A[r]);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int device = 0;
@@ -236,5 +314,6 @@ int main(int argc, char **argv)
     long bad = 0;
     bad += destroyed_handles(world);
     bad += first_failing_line(world);
+    bad += different_decompositions(world);
     return mt_finish(name, bad, 0);
 }
