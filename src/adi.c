@@ -533,10 +533,12 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const v
 
 /* A step's solve that fails with a non-finite coefficient: the rows are tridi's own, formed from the
  * operator and the field (checked finite before the step), so the message says which coefficient of which
- * sweep overflowed at which cell, and why, instead of blaming a diagonal the caller never supplied. */
+ * sweep overflowed at which cell, and why, instead of blaming a diagonal the caller never supplied. CPU
+ * plans only: on the GPU the field and the coefficient fields are not checked before the step, so a
+ * non-finite row may be the caller's value and the message stays the solve's. */
 static tridi_status operator_failure(const char *f, const tridi_adi plan, int axis, double dt, tridi_status s)
 {
-    if (s != TRIDI_ERROR_NONFINITE)
+    if (s != TRIDI_ERROR_NONFINITE || plan->cuda)
         return s;
     static const char *what[4] = {"diag", "lower", "upper", "rhs"};
     const char *msg = tridi_error_message();
@@ -557,7 +559,7 @@ static tridi_status operator_failure(const char *f, const tridi_adi plan, int ax
     else
         snprintf(at, sizeof at, "(%lld, %lld)", (long long)cell[0], (long long)cell[1]);
     const tridi_adi_operator *op = &plan->op;
-    if (op->kappa_field && !plan->cuda) { /* the host field's value at the cell */
+    if (op->kappa_field) { /* the host field's value at the cell */
         int64_t off = 0, ext = 1;
         for (int a = 0; a < plan->grid.ndim; ++a) {
             off += (cell[a] - plan->grid.lbound[a]) * ext;
@@ -566,10 +568,8 @@ static tridi_status operator_failure(const char *f, const tridi_adi plan, int ax
         const double k = plan->dtype == TRIDI_FLOAT64 ? ((const double *)op->kappa_field)[off]
                                                       : (double)((const float *)op->kappa_field)[off];
         snprintf(kappa, sizeof kappa, "op->kappa_field = %g there", k);
-    } else if (!op->kappa_field) {
-        snprintf(kappa, sizeof kappa, "op->kappa = %g", op->kappa);
     } else {
-        snprintf(kappa, sizeof kappa, "op->kappa_field");
+        snprintf(kappa, sizeof kappa, "op->kappa = %g", op->kappa);
     }
     char text[1024];
     if (q < 3)
