@@ -10,6 +10,7 @@
 #include "adi_internal.h"
 #include "thomas_core.h"
 
+#include <float.h>
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -421,8 +422,10 @@ static void cell_of(const tridi_adi plan, int64_t i, int64_t j, int64_t k, int64
  * each Dirichlet side. A negative or non-finite coefficient would give a wrong but solvable system, and
  * a non-finite field value would be reported by a sweep at a neighbouring cell, so both are caught here
  * with the cell at fault. */
-static tridi_status check_inputs(const char *f, const tridi_adi plan, const void *field)
+/* *kappa_max: the largest kappa_field value read (0 without one). */
+static tridi_status check_inputs(const char *f, const tridi_adi plan, const void *field, double *kappa_max)
 {
+    *kappa_max = 0.0;
     const adi_stage *b = &plan->base;
     const int f64 = plan->dtype == TRIDI_FLOAT64;
     const void *arr[5] = {field, b->kappa, b->vel[0], b->vel[1], b->vel[2]};
@@ -447,6 +450,8 @@ static tridi_status check_inputs(const char *f, const tridi_adi plan, const void
                         continue;
                     int64_t c = b->origin + i * b->stride[0] + j * b->stride[1] + k * b->stride[2];
                     double v = f64 ? ((const double *)arr[q])[c] : (double)((const float *)arr[q])[c];
+                    if (q == 1 && v > *kappa_max)
+                        *kappa_max = v;
                     if (isfinite(v) && (q != 1 || v >= 0.0))
                         continue;
                     if (q == 0 && !nout) { /* in the box: a numerical failure with its cell, as a solve gives */
@@ -645,8 +650,9 @@ static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double 
     for (int q = 0; q < 4; ++q)
         if (overlaps(field, inputs[q], bytes))
             return tridi_fail(TRIDI_ERROR_ALIASING, "%s: argument 'field' overlaps the plan's %s", f, name[q]);
+    double kappa_max = 0.0;
     if (!plan->cuda) {
-        s = check_inputs(f, plan, field);
+        s = check_inputs(f, plan, field, &kappa_max);
         if (s)
             return s;
     }
@@ -659,6 +665,10 @@ static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double 
     const double theta = plan->op.theta;
     double t[4] = {0};
     adi_stage st = *b;
+    /* The CPU rows' plain face means overflow only past these (adi_face_mean, adi_row.inc). */
+    st.careful = kappa_max > 1e150;
+    for (int a = 0; a < b->naxes; ++a)
+        st.careful |= !(b->inv_h2[a] <= DBL_MAX);
     st.field = field;
     st.lower = L;
     st.diag = D;

@@ -35,6 +35,8 @@ typedef struct adi_stage {
     const void *kappa;     /* NULL: kappa_const everywhere */
     double kappa_const;
     int harmonic;
+    int careful;           /* CPU rows (adi_row.inc): faces through adi_face_mean, whose plain formulas could
+                              overflow (a kappa past 1e150 this step, or 1 / spacing^2 past double) */
     const void *vel[3];
     double inv_h[3], inv_h2[3];
     int dirichlet_lo[3], dirichlet_hi[3];
@@ -51,7 +53,7 @@ typedef struct adi_stage {
  * field), over spacing^2 (ih2 = 1 / spacing^2), for every path (adi_cell.inc, adi_row.inc, the fused
  * sweeps' line_rows.cuh). Formed without overflow where the result is finite: the harmonic mean 2 k1 k2 /
  * (k1 + k2) and the arithmetic (k1 + k2) / 2 overflowed in k1 k2 and k1 + k2 for kappas past 1e154 and
- * 9e307; where they do not, the formula and its bits are as before. A zero diffusion stays zero over a
+ * 9e307; where they do not, the formula and its bits are as before (so are its underflows). A zero diffusion stays zero over a
  * spacing whose 1 / spacing^2 overflows (0 * Inf is NaN). */
 ADI_HD double adi_face_mean(double k1, double k2, int harmonic)
 {
@@ -61,9 +63,9 @@ ADI_HD double adi_face_mean(double k1, double k2, int harmonic)
     if (!(sum > 0.0))
         return 0.0;
     const double p = 2.0 * k1 * k2;
-    if (fabs(p) <= 1.7976931348623157e308 && fabs(p) >= 2.2250738585072014e-308 && sum <= 1.7976931348623157e308)
+    if (fabs(p) <= 1.7976931348623157e308 && sum <= 1.7976931348623157e308)
         return p / sum;
-    const double m = k1 > k2 ? k1 : k2; /* > 0: k1 k2 overflowed or underflowed, scale by the larger */
+    const double m = k1 > k2 ? k1 : k2; /* > 0: k1 k2 or k1 + k2 overflowed, scale by the larger */
     const double a = k1 / m, b = k2 / m;
     return m * (2.0 * a * b / (a + b));
 }
