@@ -72,6 +72,9 @@ module tridi
         type(c_ptr) :: ptr = c_null_ptr
     end type
 
+    ! The address C gets for a zero-size array in a call with an empty box (never read: the box is empty).
+    real(8), target, save :: empty_stand_in = 0
+
     ! ---- wrappers ----
     ! The arrays are assumed-rank (one specific per kind combination, written once for every rank); the
     ! ranks the C library takes (2 or 3; 1 to 3 for copies) are checked at run time with a status.
@@ -297,15 +300,25 @@ contains
         integer(c_int64_t) :: clo(3), chi(3)
         integer :: rank
         logical :: ok
+        integer :: i
+        type(c_ptr) :: p(5)
         call build_problem('tridi_solve', axis, lo, hi, a, 5, rank, grid, caxis, clo, chi, ok, stat)
         if (.not. ok) return
+        do i = 1, 5
+            p(i) = a(i)%ptr
+        end do
         if (any(chi(1:rank) < clo(1:rank))) then
-            call finish(TRIDI_SUCCESS, stat)
+            ! An empty box is a no-op, but the call is still C's: it checks the context and the corners as it
+            ! does for any box. Zero-size arrays have no address and no cells: C gets a stand-in that it never
+            ! reads (the box is empty) and a grid of one cell along their empty axes.
+            do i = 1, 5
+                if (.not. c_associated(p(i))) p(i) = c_loc(empty_stand_in)
+            end do
+            grid%ubound(1:rank) = max(grid%ubound(1:rank), grid%lbound(1:rank))
+        else if (.not. has_cells('tridi_solve', a(1), stat)) then
             return
         end if
-        if (.not. has_cells('tridi_solve', a(1), stat)) return
-        arr = tridi_arrays_t(a(1)%ptr, a(1)%dtype, a(2)%ptr, a(2)%dtype, a(3)%ptr, a(3)%dtype, &
-                             a(4)%ptr, a(4)%dtype, a(5)%ptr, a(5)%dtype)
+        arr = tridi_arrays_t(p(1), a(1)%dtype, p(2), a(2)%dtype, p(3), a(3)%dtype, p(4), a(4)%dtype, p(5), a(5)%dtype)
         call finish(tridi_solve_c(ctx%handle, grid, caxis, clo, chi, arr), stat)
     end subroutine
 

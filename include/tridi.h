@@ -154,7 +154,11 @@ TRIDI_API const char *tridi_build_info_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
  * Context: which backend, which device, how many threads. Create one per device and per thread that
- * calls tridi concurrently (a context is not thread-safe; distinct contexts are).
+ * calls tridi concurrently (a context is not thread-safe; distinct contexts are). A context and the
+ * plans and ADI plans made with it are used by one thread at a time: a solve (tridi_solve,
+ * tridi_solve_device, tridi_plan_solve, tridi_adi_step, tridi_adi_sweep, tridi_mpi_solve*) made while
+ * another call is solving on the same context is refused with TRIDI_ERROR_INVALID_VALUE ("... in use
+ * by another call ...", naming the plan), never run alongside it (docs/decisions/045).
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_context_s *tridi_context;
 

@@ -71,7 +71,10 @@ TRIDI_API void tridi_decomp_config_init(tridi_decomp_config *config);
 
 /* Collective. Checks that every rank passed the same configuration (TRIDI_ERROR_MISMATCH on every rank
  * otherwise) and that every block is at least as wide as the halo (TRIDI_ERROR_BOUNDS). Blocks differ
- * by at most one cell per axis. On failure *decomp is NULL. */
+ * by at most one cell per axis. On failure *decomp is NULL. Each decomposition is numbered among those
+ * made over its group of ranks: ranks passing different decompositions to a solve or a halo creation get
+ * TRIDI_ERROR_MISMATCH. A rank passing a communicator of other ranks than the rest (MPI_COMM_SELF on one
+ * rank only) cannot be told: the others wait (docs/mpi.md). */
 TRIDI_API tridi_status tridi_decomp_create(tridi_decomp *decomp, tridi_mpi_comm comm, const tridi_decomp_config *config);
 /* Collective; NULL is accepted and ignored. Halo plans made on the decomposition stay usable: it is
  * released with the last of them. */
@@ -131,9 +134,11 @@ TRIDI_API tridi_status tridi_halo_exchange(tridi_halo halo, void *stream);
  * arithmetic itself, on every other line (docs/mpi.md, "Stability of the cut solve"); along an uncut
  * axis tridi_solve does the work. Answers equal the single-rank solve within rounding (float answers
  * of the reduced system are rounded only at the end). Numerical failures are those of the single-rank
- * solve, reported on every rank with the failing cell; x is then unchanged on every rank (all or nothing,
- * TRIDI_ON_ERROR_CALL, whatever the context's config.on_error). A rank passing decomp = NULL has no
- * communicator to warn the others with: it fails at once, the others wait (docs/mpi.md).
+ * solve of the global arrays: every rank reports the status, global cell and line number (in the global
+ * box's line order) that tridi_solve would, whichever rank met it; x is then unchanged on every rank
+ * (all or nothing, TRIDI_ON_ERROR_CALL, whatever the context's config.on_error). A rank passing
+ * decomp = NULL has no communicator to warn the others with: it fails at once, the others wait
+ * (docs/mpi.md).
  * ------------------------------------------------------------------------------------------------- */
 TRIDI_API tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp decomp, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays);

@@ -10,6 +10,7 @@
 #include "adi_internal.h"
 #include "thomas_core.h"
 
+#include <float.h>
 #include <math.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -192,17 +193,13 @@ static void release_contents(tridi_adi plan)
 #endif
 }
 
-/* The GPU path of a plan (docs/decisions/032, 035): TRIDI_ADI_PATH=fused or staged when set; otherwise
- * fused, except for double x lines of more than 512 cells with rows of their own (a kappa field, or a
+/* The GPU path of a plan (docs/decisions/032, 035): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when
+ * set; otherwise fused, except for double x lines of more than 512 cells with rows of their own (a kappa field, or a
  * velocity along x), where the staged step measured faster. Staged wherever the fused sweeps cannot take
  * the box: a line too long for a block of the partitioned solve, or past what the failure record holds
  * (adi_internal.h, ADI_KEY). */
-static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
+static void choose_gpu_path(tridi_adi plan, int path)
 {
-    const char *path = getenv("TRIDI_ADI_PATH");
-    if (path && *path && strcmp(path, "fused") && strcmp(path, "staged"))
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
-                          "%s: environment variable TRIDI_ADI_PATH = '%s' is neither 'fused' nor 'staged'", f, path);
     const adi_stage *b = &plan->base;
     const int64_t cells = b->n[0] * b->n[1] * b->n[2];
     int fits = 1;
@@ -212,8 +209,7 @@ static tridi_status choose_gpu_path(const char *f, tridi_adi plan)
     fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
 #endif
     const int staged_faster = (b->kappa || b->vel[0]) && plan->dtype == TRIDI_FLOAT64 && b->n[0] > 512;
-    plan->fused = fits && (path && *path ? !strcmp(path, "fused") : !staged_faster);
-    return TRIDI_SUCCESS;
+    plan->fused = fits && (path ? path == 1 : !staged_faster);
 }
 
 #ifdef TRIDI_HAVE_CUDA
@@ -282,6 +278,10 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         return s;
     tridi_adi_operator opc = *op;
     s = check_operator(f, grid, lo, hi, &opc);
+    /* Read on every backend: a misspelt value refuses the create on the CPU too (docs/tuning.md). */
+    int path = 0;
+    if (!s)
+        s = tridi_tuning_adi_path(f, &path);
     if (s)
         return s;
 
@@ -324,14 +324,16 @@ tridi_status tridi_adi_create(tridi_adi *out, tridi_context ctx, const tridi_gri
         for (int a = 0; a < opc.naxes; ++a) {
             b->vel[a] = opc.velocity[a];
             b->inv_h[a] = 1.0 / opc.spacing[a];
-            b->inv_h2[a] = 1.0 / (opc.spacing[a] * opc.spacing[a]);
+            /* Without diffusion 1 / spacing^2 multiplies only zeros: 0 here, not the Inf of a spacing below
+             * 1e-154 (0 * Inf is NaN on every path, the fused sweeps' constant-kappa rows included). */
+            b->inv_h2[a] = opc.kappa_field || opc.kappa != 0.0 ? 1.0 / (opc.spacing[a] * opc.spacing[a]) : 0.0;
             b->dirichlet_lo[a] = opc.bc_lo[a] == TRIDI_ADI_DIRICHLET;
             b->dirichlet_hi[a] = opc.bc_hi[a] == TRIDI_ADI_DIRICHLET;
         }
 
         size_t bytes = (size_t)(ext[0] * ext[1] * ext[2]) * tridi_dtype_size(dtype);
         if (plan->cuda)
-            s = choose_gpu_path(f, plan);
+            choose_gpu_path(plan, path);
         plan->nwork = opc.scheme == TRIDI_ADI_PEACEMAN_RACHFORD ? W_COUNT : W_COUNT - 1;
         for (int w = 0; w < plan->nwork && !s; ++w) {
             if (plan->fused && w != W_1)
@@ -420,8 +422,10 @@ static void cell_of(const tridi_adi plan, int64_t i, int64_t j, int64_t k, int64
  * each Dirichlet side. A negative or non-finite coefficient would give a wrong but solvable system, and
  * a non-finite field value would be reported by a sweep at a neighbouring cell, so both are caught here
  * with the cell at fault. */
-static tridi_status check_inputs(const char *f, const tridi_adi plan, const void *field)
+/* *kappa_max: the largest kappa_field value read (0 without one). */
+static tridi_status check_inputs(const char *f, const tridi_adi plan, const void *field, double *kappa_max)
 {
+    *kappa_max = 0.0;
     const adi_stage *b = &plan->base;
     const int f64 = plan->dtype == TRIDI_FLOAT64;
     const void *arr[5] = {field, b->kappa, b->vel[0], b->vel[1], b->vel[2]};
@@ -446,6 +450,8 @@ static tridi_status check_inputs(const char *f, const tridi_adi plan, const void
                         continue;
                     int64_t c = b->origin + i * b->stride[0] + j * b->stride[1] + k * b->stride[2];
                     double v = f64 ? ((const double *)arr[q])[c] : (double)((const float *)arr[q])[c];
+                    if (q == 1 && v > *kappa_max)
+                        *kappa_max = v;
                     if (isfinite(v) && (q != 1 || v >= 0.0))
                         continue;
                     if (q == 0 && !nout) { /* in the box: a numerical failure with its cell, as a solve gives */
@@ -479,10 +485,10 @@ static void cpu_stage(const tridi_adi plan, const adi_stage *s)
 {
     const int64_t n0 = s->n[0], n1 = s->n[1], n2 = s->n[2];
     const int f64 = plan->dtype == TRIDI_FLOAT64;
-    const int threads = plan->ctx->config.num_threads;
+    const int threads = tridi_cpu_threads(plan->ctx);
     (void)threads;
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
+#pragma omp parallel num_threads(threads)
 #endif
     {
         /* Rows vectorise with a little scratch; without it each cell is done on its own (same answers). */
@@ -530,6 +536,64 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const v
                                        TRIDI_ON_ERROR_CALL, TRIDI_ARITH_FAST));
 }
 
+/* A step's solve that fails with a non-finite coefficient: the rows are tridi's own, formed from the
+ * operator and the field (checked finite before the step), so the message says which coefficient of which
+ * sweep overflowed at which cell, and why, instead of blaming a diagonal the caller never supplied. CPU
+ * plans only: on the GPU the field and the coefficient fields are not checked before the step, so a
+ * non-finite row may be the caller's value and the message stays the solve's. */
+static tridi_status operator_failure(const char *f, const tridi_adi plan, int axis, double dt, tridi_status s)
+{
+    if (s != TRIDI_ERROR_NONFINITE || plan->cuda)
+        return s;
+    static const char *what[4] = {"diag", "lower", "upper", "rhs"};
+    const char *msg = tridi_error_message();
+    int q = 0;
+    for (; q < 4; ++q) {
+        char needle[32];
+        snprintf(needle, sizeof needle, "non-finite %s value", what[q]);
+        if (strstr(msg, needle))
+            break;
+    }
+    int64_t cell[3] = {0, 0, 0};
+    const int nd = tridi_error_cell(cell);
+    if (q == 4 || !nd)
+        return s;
+    char at[96], kappa[80] = "";
+    if (nd == 3)
+        snprintf(at, sizeof at, "(%lld, %lld, %lld)", (long long)cell[0], (long long)cell[1], (long long)cell[2]);
+    else
+        snprintf(at, sizeof at, "(%lld, %lld)", (long long)cell[0], (long long)cell[1]);
+    const tridi_adi_operator *op = &plan->op;
+    if (op->kappa_field) { /* the host field's value at the cell */
+        int64_t off = 0, ext = 1;
+        for (int a = 0; a < plan->grid.ndim; ++a) {
+            off += (cell[a] - plan->grid.lbound[a]) * ext;
+            ext *= plan->grid.ubound[a] - plan->grid.lbound[a] + 1;
+        }
+        const double k = plan->dtype == TRIDI_FLOAT64 ? ((const double *)op->kappa_field)[off]
+                                                      : (double)((const float *)op->kappa_field)[off];
+        snprintf(kappa, sizeof kappa, "op->kappa_field = %g there", k);
+    } else {
+        snprintf(kappa, sizeof kappa, "op->kappa = %g", op->kappa);
+    }
+    char text[1024];
+    if (q < 3)
+        snprintf(text, sizeof text,
+                 "%s: the %c sweep's operator is not finite at cell %s: its %s coefficient, which tridi forms from "
+                 "the operator (%s, op->spacing[%d] = %g%s) and dt = %g, overflows double (kappa / spacing^2 or "
+                 "velocity / spacing too large)",
+                 f, axis_letter[axis], at, what[q], kappa, axis, op->spacing[axis],
+                 op->velocity[axis] ? ", op->velocity" : "", dt);
+    else
+        snprintf(text, sizeof text,
+                 "%s: the %c sweep's right-hand side is not finite at cell %s: tridi forms it from the field and the "
+                 "explicit operator (%s, op->spacing, dt = %g), and it overflows double there",
+                 f, axis_letter[axis], at, kappa, dt);
+    tridi_fail(s, "%s", text);
+    tridi_set_error_cell(nd, cell);
+    return s;
+}
+
 static tridi_status run_stage(const tridi_adi plan, const adi_stage *s, void *stream)
 {
 #ifdef TRIDI_HAVE_CUDA
@@ -554,12 +618,25 @@ static tridi_status mark(const tridi_adi plan, int m, void *stream, double *t)
     return TRIDI_SUCCESS;
 }
 
+static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double dt, void *stream);
+
+/* Step and sweep use the plan's work arrays and the context's solver: one thread at a time (decision 045). */
 tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream)
 {
     static const char *f = "tridi_adi_step";
     tridi_status s = check_plan(f, plan);
+    if (!s)
+        s = tridi_context_enter(f, plan->ctx, plan);
     if (s)
         return s;
+    s = adi_step(f, plan, field, dt, stream);
+    tridi_context_leave(plan->ctx);
+    return s;
+}
+
+static tridi_status adi_step(const char *f, tridi_adi plan, void *field, double dt, void *stream)
+{
+    tridi_status s;
     if (!field)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "%s: argument 'field' is NULL", f);
     if (!(isfinite(dt) && dt > 0.0))
@@ -573,8 +650,9 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
     for (int q = 0; q < 4; ++q)
         if (overlaps(field, inputs[q], bytes))
             return tridi_fail(TRIDI_ERROR_ALIASING, "%s: argument 'field' overlaps the plan's %s", f, name[q]);
+    double kappa_max = 0.0;
     if (!plan->cuda) {
-        s = check_inputs(f, plan, field);
+        s = check_inputs(f, plan, field, &kappa_max);
         if (s)
             return s;
     }
@@ -587,6 +665,10 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
     const double theta = plan->op.theta;
     double t[4] = {0};
     adi_stage st = *b;
+    /* The CPU rows' plain face means overflow only past these (adi_face_mean, adi_row.inc). */
+    st.careful = kappa_max > 1e150;
+    for (int a = 0; a < b->naxes; ++a)
+        st.careful |= !(b->inv_h2[a] <= DBL_MAX);
     st.field = field;
     st.lower = L;
     st.diag = D;
@@ -652,7 +734,7 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
 #endif
         s = run_stage(plan, &st, stream);
         if (!s)
-            s = solve(f, plan, a, L, D, U, rhs, x, stream);
+            s = operator_failure(f, plan, a, dt, solve(f, plan, a, L, D, U, rhs, x, stream));
         if (!s)
             s = mark(plan, a + 1, stream, &t[a + 1]);
     }
@@ -678,13 +760,26 @@ tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream
     return TRIDI_SUCCESS;
 }
 
+static tridi_status adi_sweep(const char *f, tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+                              const void *upper, const void *rhs, void *x, void *stream);
+
 tridi_status tridi_adi_sweep(tridi_adi plan, tridi_axis axis, const void *lower, const void *diag, const void *upper,
                              const void *rhs, void *x, void *stream)
 {
     static const char *f = "tridi_adi_sweep";
     tridi_status s = check_plan(f, plan);
+    if (!s)
+        s = tridi_context_enter(f, plan->ctx, plan);
     if (s)
         return s;
+    s = adi_sweep(f, plan, axis, lower, diag, upper, rhs, x, stream);
+    tridi_context_leave(plan->ctx);
+    return s;
+}
+
+static tridi_status adi_sweep(const char *f, tridi_adi plan, tridi_axis axis, const void *lower, const void *diag,
+                              const void *upper, const void *rhs, void *x, void *stream)
+{
     if ((int)axis < 0 || (int)axis >= plan->grid.ndim)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: axis = %d is not an axis of the plan's %dD grid", f,
                           (int)axis, plan->grid.ndim);

@@ -5,6 +5,8 @@
 
 #include "tridi_internal.h"
 
+#include <math.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -33,11 +35,42 @@ typedef struct adi_stage {
     const void *kappa;     /* NULL: kappa_const everywhere */
     double kappa_const;
     int harmonic;
+    int careful;           /* CPU rows (adi_row.inc): faces through adi_face_mean, whose plain formulas could
+                              overflow (a kappa past 1e150 this step, or 1 / spacing^2 past double) */
     const void *vel[3];
     double inv_h[3], inv_h2[3];
     int dirichlet_lo[3], dirichlet_hi[3];
     int increment;
 } adi_stage;
+
+#if defined(__CUDACC__)
+#define ADI_HD static __host__ __device__ __forceinline__
+#else
+#define ADI_HD static inline
+#endif
+
+/* The diffusion of a face between cells of kappa k1 and k2 (kc, the constant, when there is no kappa
+ * field), over spacing^2 (ih2 = 1 / spacing^2), for every path (adi_cell.inc, adi_row.inc, the fused
+ * sweeps' line_rows.cuh). Formed without overflow where the result is finite: the harmonic mean 2 k1 k2 /
+ * (k1 + k2) and the arithmetic (k1 + k2) / 2 overflowed in k1 k2 and k1 + k2 for kappas past 1e154 and
+ * 9e307; where they do not, the formula and its bits are as before (so are its underflows). A zero diffusion stays zero over a
+ * spacing whose 1 / spacing^2 overflows (0 * Inf is NaN). */
+ADI_HD double adi_face_mean(double k1, double k2, int harmonic)
+{
+    if (!harmonic)
+        return 0.5 * k1 + 0.5 * k2; /* halving is exact: the bits of 0.5 * (k1 + k2) */
+    const double sum = k1 + k2;
+    if (!(sum > 0.0))
+        return 0.0;
+    const double p = 2.0 * k1 * k2;
+    if (fabs(p) <= 1.7976931348623157e308 && sum <= 1.7976931348623157e308)
+        return p / sum;
+    const double m = k1 > k2 ? k1 : k2; /* > 0: k1 k2 or k1 + k2 overflowed, scale by the larger */
+    const double a = k1 / m, b = k2 / m;
+    return m * (2.0 * a * b / (a + b));
+}
+
+ADI_HD double adi_face_diffusion(double mean, double ih2) { return mean == 0.0 ? 0.0 : mean * ih2; }
 
 /* adi_cell.inc's coefficient arrays (ADI_COEF's coefs): the kappa field, the velocities. */
 #define ADI_COEFS_KAPPA 1

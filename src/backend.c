@@ -117,7 +117,7 @@ const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *
     const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
     const int narrow = ctx->config.allow_f32_transfer && p->combo != TRIDI_COMBO_F32;
     tridi_auto_call c = {p->nlines * p->n, 0, (int)tridi_dtype_size(a->x_type), 0, 0,
-                         ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads(),
+                         tridi_cpu_threads(ctx),
                          !ctx->tuning.cpu_openmp_team    ? TRIDI_AUTO_CPU_POOL
                          : ctx->tuning.omp_wait_active ? TRIDI_AUTO_CPU_TEAM_AWAKE
                                                        : TRIDI_AUTO_CPU_TEAM};

@@ -68,9 +68,9 @@ void tridi_config_init(tridi_config *config)
 
 /* The registry of live handles (tridi_internal.h says what it guarantees). A marker inside the handle's
  * memory cannot do this: the store that clears it just before free() is dead to the compiler, and a
- * destroyed handle's memory may already belong to someone else. Live handles are few (contexts and
- * plans), so a scan is enough. Destroyed handles keep their (small) memory in a ring, oldest freed
- * first, so that no new handle can be given their address. */
+ * destroyed handle's memory may already belong to someone else. Live handles are few (contexts, plans,
+ * ADI plans, decompositions, halo plans), so a scan is enough. Destroyed handles keep their (small)
+ * memory in a ring, oldest freed first, so that no new handle can be given their address. */
 typedef struct live_handle {
     const void *h;
     tridi_handle_kind kind;
@@ -171,6 +171,37 @@ tridi_status tridi_check_context(const char *func, tridi_context ctx)
     return TRIDI_SUCCESS;
 }
 
+static int cpu_thread_cap(void)
+{
+    int cap = omp_get_num_procs();
+    if (omp_get_thread_limit() < cap)
+        cap = omp_get_thread_limit();
+    return cap < 1 ? 1 : cap;
+}
+
+int tridi_cpu_threads(tridi_context ctx)
+{
+    const int n = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    return n < 1 ? 1 : n > ctx->thread_cap ? ctx->thread_cap : n;
+}
+
+tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan)
+{
+    int idle = 0;
+    if (__atomic_compare_exchange_n(&ctx->in_use, &idle, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        return TRIDI_SUCCESS;
+    if (plan)
+        return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                          "%s: plan %p: its context is in use by another call still running (another thread's?): "
+                          "a context and its plans are used by one thread at a time (docs/api.md, decision 045)",
+                          f, plan);
+    return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
+                      "%s: argument 'ctx' is in use by another call still running (another thread's?): a context "
+                      "is used by one thread at a time (docs/api.md, decision 045)", f);
+}
+
+void tridi_context_leave(tridi_context ctx) { __atomic_store_n(&ctx->in_use, 0, __ATOMIC_RELEASE); }
+
 tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
 {
     static const char *f = "tridi_create";
@@ -198,13 +229,10 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
     if (cfg.num_threads < 0)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: config->num_threads = %d is negative", f, cfg.num_threads);
     /* More threads than processors never pays for a memory-bound solve, and far more makes libgomp exit
-     * the process ("Thread creation failed") or crash: such a request is capped, not refused. */
+     * the process ("Thread creation failed") or crash: such a request is capped, not refused, and so is
+     * OpenMP's own count when num_threads is 0 (tridi_cpu_threads). */
     const int asked_threads = cfg.num_threads;
-    int thread_cap = omp_get_num_procs();
-    if (omp_get_thread_limit() < thread_cap)
-        thread_cap = omp_get_thread_limit();
-    if (thread_cap < 1)
-        thread_cap = 1;
+    const int thread_cap = cpu_thread_cap();
     if (cfg.num_threads > thread_cap)
         cfg.num_threads = thread_cap;
     if (cfg.pivoting != TRIDI_PIVOT_NONE && cfg.pivoting != TRIDI_PIVOT_CHECK && cfg.pivoting != TRIDI_PIVOT_FALLBACK)
@@ -223,6 +251,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the context", f);
     c->config = cfg;
     c->tuning = tuning;
+    c->thread_cap = thread_cap;
     c->backend = TRIDI_BACKEND_CPU;
     const char *why_cpu = "the CPU backend was asked for";
 
@@ -261,7 +290,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
             fprintf(stderr, "tridi %s: backend cuda (device %d)\n", tridi_version_string(), cfg.device);
         else
             fprintf(stderr, "tridi %s: backend cpu, %d OpenMP threads (%s)\n", tridi_version_string(),
-                    cfg.num_threads ? cfg.num_threads : omp_get_max_threads(), why_cpu);
+                    tridi_cpu_threads(c), why_cpu);
         if (asked_threads > cfg.num_threads)
             fprintf(stderr, "tridi %s: config->num_threads = %d capped at %d, the processors OpenMP reports "
                     "(omp_get_num_procs = %d, omp_get_thread_limit = %d)\n", tridi_version_string(), asked_threads,

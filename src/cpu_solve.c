@@ -1120,7 +1120,7 @@ static void run_job(tridi_context ctx, solve_job *job, int nthreads)
  * for tridi_cpu_commit or tridi_cpu_rollback. Otherwise ON_ERROR_LINES, in one phase. */
 static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int keep)
 {
-    const int requested = ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    const int requested = tridi_cpu_threads(ctx);
     const int nthreads = threads_that_pay(&ctx->tuning, p, requested);
     const int lines = !keep;
     ctx->cpu_kept = 0; /* this call reuses the scratch that a kept solve's log lives in */

@@ -308,7 +308,7 @@ static void store_line(const tridi_problem *p, int64_t l, const line_work *work)
 static int thread_count(tridi_context ctx)
 {
 #ifdef _OPENMP
-    return ctx->config.num_threads > 0 ? ctx->config.num_threads : omp_get_max_threads();
+    return tridi_cpu_threads(ctx);
 #else
     (void)ctx;
     return 1;
@@ -343,7 +343,14 @@ static void answer_box(const tridi_problem *p, const unsigned char *cls, int nt,
             if (l > my_first)
                 continue;
             int64_t fm = 0;
-            const int kind = cls[l] == LINE_OK ? thomas_line(p, l, &work, &fm) : pivoted_line(p, l, &work, &fm);
+            int kind;
+            if (cls[l] == LINE_NONFINITE) { /* fails whatever the elimination: its first non-finite input */
+                const line_verdict v = classify(p, l);
+                fm = v.m;
+                kind = v.kind;
+            } else {
+                kind = cls[l] == LINE_OK ? thomas_line(p, l, &work, &fm) : pivoted_line(p, l, &work, &fm);
+            }
             if (kind) {
                 my_first = l;
                 my_fail = (tridi_thomas_fail){fm, kind};
@@ -384,7 +391,17 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
 
     tridi_status s = TRIDI_SUCCESS;
     if (p->pivoting == TRIDI_PIVOT_CHECK || (!count[LINE_UNSTABLE] && !count[LINE_ZERO])) {
-        if (count[LINE_UNSTABLE]) {
+        /* The call fails before the backend runs: the first failing line is named, an unstable one or a
+         * line with a zero pivot or a non-finite input before it. */
+        int64_t lowest = first[LINE_UNSTABLE];
+        for (int c = LINE_ZERO; c <= LINE_NONFINITE && count[LINE_UNSTABLE]; ++c)
+            if (first[c] >= 0 && first[c] < lowest)
+                lowest = first[c];
+        if (count[LINE_UNSTABLE] && lowest != first[LINE_UNSTABLE]) {
+            const line_verdict v = classify(p, lowest);
+            s = tridi_thomas_report(func, p, lowest,
+                                    (tridi_thomas_fail){v.m, v.cls == LINE_ZERO ? TRIDI_FAIL_ZERO_PIVOT : v.kind});
+        } else if (count[LINE_UNSTABLE]) {
             const line_verdict v = classify(p, first[LINE_UNSTABLE]);
             char what[256];
             snprintf(what, sizeof what,
@@ -400,13 +417,8 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
         return s;
     }
 
-    /* FALLBACK with lines Thomas cannot be trusted on: this pass answers the box. */
-    if (count[LINE_NONFINITE]) {
-        const line_verdict v = classify(p, first[LINE_NONFINITE]);
-        s = tridi_thomas_report(func, p, first[LINE_NONFINITE], (tridi_thomas_fail){v.m, v.kind});
-        free(cls);
-        return s;
-    }
+    /* FALLBACK with lines Thomas cannot be trusted on: this pass answers the box, or names its first
+     * failing line (a line singular even with pivoting before one with a non-finite input included). */
     double *scratch = malloc(sizeof(double) * 5 * (size_t)p->n * (size_t)nt);
     if (!scratch) {
         free(cls);

@@ -90,12 +90,24 @@ tridi_status tridi_plan_create(tridi_context ctx, const tridi_grid *grid, tridi_
     return TRIDI_SUCCESS;
 }
 
+static tridi_status plan_solve(const char *f, tridi_plan plan, const tridi_arrays *arrays);
+
 tridi_status tridi_plan_solve(tridi_plan plan, const tridi_arrays *arrays)
 {
     static const char *f = "tridi_plan_solve";
     tridi_status s = check_plan(f, plan);
+    if (!s)
+        s = tridi_context_enter(f, plan->ctx, plan);
     if (s)
         return s;
+    s = plan_solve(f, plan, arrays);
+    tridi_context_leave(plan->ctx);
+    return s;
+}
+
+static tridi_status plan_solve(const char *f, tridi_plan plan, const tridi_arrays *arrays)
+{
+    tridi_status s;
     /* A copy: the plan's problem keeps no caller pointers between calls. */
     tridi_problem p = plan->p;
     s = tridi_validate_arrays(f, &p, arrays, 1, plan->empty);

@@ -6,11 +6,15 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
     tridi_status s = tridi_check_context("tridi_solve", ctx);
+    if (!s)
+        s = tridi_context_enter("tridi_solve", ctx, NULL);
     if (s)
         return s;
     /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
-    return tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error,
-                          TRIDI_ARITH_MOHID);
+    s = tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error,
+                       TRIDI_ARITH_MOHID);
+    tridi_context_leave(ctx);
+    return s;
 }
 
 tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -76,11 +80,15 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
                                 const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
 {
     tridi_status s = tridi_check_context("tridi_solve_device", ctx);
+    if (!s)
+        s = tridi_context_enter("tridi_solve_device", ctx, NULL);
     if (s)
         return s;
     /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
-    return tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error,
+    s = tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error,
                                  TRIDI_ARITH_MOHID);
+    tridi_context_leave(ctx);
+    return s;
 }
 
 tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],

@@ -152,6 +152,9 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out);
 /* TRIDI_BACKEND alone, for tridi_config_init's default: AUTO when unset or not a backend's name
  * (tridi_create then refuses it). Records no error. */
 tridi_backend tridi_tuning_backend(void);
+/* TRIDI_ADI_PATH, read at tridi_adi_create on every backend (docs/tuning.md): 0 unset, 1 fused, 2 staged;
+ * any other value refuses the create, naming the variable. */
+tridi_status tridi_tuning_adi_path(const char *func, int *path);
 
 /* ---- context ---- */
 struct tridi_cuda_state;
@@ -191,7 +194,20 @@ struct tridi_context_s {
     int auto_said;
     int adi_plans;            /* live ADI plans made with it: they use its backend and device memory, so
                                  tridi_destroy refuses while any is alive */
+    int thread_cap;           /* the most threads a CPU call takes (tridi_cpu_threads) */
+    int in_use;               /* 1 while a solve runs on it (tridi_context_enter; decision 045) */
 };
+
+/* The OpenMP threads a CPU call of ctx may use: config.num_threads, or OpenMP's count at the call when it
+ * is 0 (OMP_NUM_THREADS, omp_set_num_threads), capped either way at the processors OpenMP reports. */
+int tridi_cpu_threads(tridi_context ctx);
+
+/* A context is used by one thread at a time (decision 045): a solve entry point enters it (an atomic flag)
+ * and leaves it on return; a call that finds it entered fails with TRIDI_ERROR_INVALID_VALUE naming f,
+ * instead of sharing its worker pool and scratch with the other call. plan: the plan solved (named in the
+ * message), or NULL. Internal calls made under an entered context do not enter it again. */
+tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan);
+void tridi_context_leave(tridi_context ctx);
 
 /* TRIDI_ERROR_INVALID_HANDLE unless ctx is a live context (in the registry of live handles below). */
 tridi_status tridi_check_context(const char *func, tridi_context ctx);
@@ -206,7 +222,9 @@ tridi_status tridi_check_context(const char *func, tridi_context ctx);
 typedef enum tridi_handle_kind {
     TRIDI_HANDLE_CONTEXT = 1,
     TRIDI_HANDLE_ADI = 2,
-    TRIDI_HANDLE_PLAN = 3
+    TRIDI_HANDLE_PLAN = 3,
+    TRIDI_HANDLE_DECOMP = 4, /* the MPI layer's decompositions and halo plans (src/mpi) */
+    TRIDI_HANDLE_HALO = 5
 } tridi_handle_kind;
 /* Makes h live. 0, or -1 when out of memory (h is then not live). */
 int tridi_handle_add(tridi_handle_kind kind, const void *h);

@@ -17,9 +17,13 @@ static const char *knob(const char *name)
     return v && *v ? v : NULL;
 }
 
-/* A whole decimal number in [min, max] into *out; 0 when the text is anything else. */
+/* A whole decimal number in [min, max] into *out; 0 when the text is anything else (strtoll alone would
+ * take leading blanks and a '+'). */
 static int parse_int(const char *v, long long min, long long max, long long *out)
 {
+    const char *digits = v[0] == '-' ? v + 1 : v;
+    if (*digits < '0' || *digits > '9')
+        return 0;
     char *end = NULL;
     errno = 0;
     const long long n = strtoll(v, &end, 10);
@@ -82,6 +86,21 @@ static tridi_status read_cuda_kernel(const char *func, tridi_tuning *t)
     } else {
         return refuse(func, "TRIDI_CUDA_KERNEL", v, "line, split or split:P (P = 1, 2, 4, 8, 16 or 32)");
     }
+    return TRIDI_SUCCESS;
+}
+
+tridi_status tridi_tuning_adi_path(const char *func, int *path)
+{
+    const char *v = knob("TRIDI_ADI_PATH");
+    *path = 0;
+    if (!v)
+        return TRIDI_SUCCESS;
+    if (!strcmp(v, "fused"))
+        *path = 1;
+    else if (!strcmp(v, "staged"))
+        *path = 2;
+    else
+        return refuse(func, "TRIDI_ADI_PATH", v, "fused or staged");
     return TRIDI_SUCCESS;
 }
 

@@ -75,10 +75,7 @@ struct line_rows {
     // A face's diffusion, ADI_COEF's d: the mean of the kappas on either side, or the constant.
     __device__ __forceinline__ double face_d(double k1, double k2, int b) const
     {
-        const double hm = k1 + k2 > 0.0 ? 2.0 * k1 * k2 / (k1 + k2) : 0.0;
-        double d = has_k ? (harmonic ? hm : 0.5 * (k1 + k2)) : kc;
-        d *= ih2[b];
-        return d;
+        return adi_face_diffusion(has_k ? adi_face_mean(k1, k2, harmonic) : kc, ih2[b]);
     }
     // A face's velocity, ADI_COEF's v.
     __device__ __forceinline__ double face_v(double v1, double v2, int b) const

@@ -43,15 +43,38 @@ static int64_t failure_hash(tridi_status s, const char *msg)
     return (int64_t)(h >> 2);
 }
 
-tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
+/* The message's "number L," (the line of tridi_fail_numeric) with L replaced by line. */
+static void renumber_line(char *msg, size_t cap, int64_t line)
 {
-    int rank;
+    char *at = strstr(msg, " number ");
+    if (!at)
+        return;
+    char *digits = at + 8, *end = digits;
+    while (*end >= '0' && *end <= '9')
+        ++end;
+    if (end == digits || *end != ',')
+        return;
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", end);
+    snprintf(digits, cap - (size_t)(digits - msg), "%lld%s", (long long)line, rest);
+}
+
+tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local) { return tridi_mpi_agree_ordered(comm, local, -1, -1); }
+
+tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t order, int64_t line)
+{
+    int rank, nranks;
     MPI_Comm_rank(comm, &rank);
-    int mine = local ? rank : INT_MAX, first = INT_MAX;
+    MPI_Comm_size(comm, &nranks);
+    /* Failures without an order (arguments, memory, MPI) first, by rank; then numerical ones by order. */
+    int64_t key = !local ? INT64_MAX : order < 0 ? rank : nranks + order, kmin = INT64_MAX;
+    if (MPI_Allreduce(&key, &kmin, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
+    if (kmin == INT64_MAX)
+        return TRIDI_SUCCESS;
+    int mine = local && key == kmin ? rank : INT_MAX, first = INT_MAX;
     if (MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Allreduce failed while ranks agreed on a status");
-    if (first == INT_MAX)
-        return TRIDI_SUCCESS;
     /* Every rank failed with the same status and message (a disagreement between ranks, found by all of
      * them from one all-reduce): no rank failed more than another, so the message names none. */
     int64_t same[2];
@@ -71,6 +94,8 @@ tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
         out.status = local;
         out.ndim = tridi_error_cell(out.cell);
         strncpy(out.msg, tridi_error_message(), sizeof out.msg - 1);
+        if (order >= 0 && line >= 0) /* the line as one rank numbers it, not this rank's part */
+            renumber_line(out.msg, sizeof out.msg, line);
     }
     if (MPI_Bcast(&out, (int)sizeof out, MPI_BYTE, first, comm) != MPI_SUCCESS)
         return tridi_fail(TRIDI_ERROR_MPI, "tridi MPI layer: MPI_Bcast failed while ranks agreed on a status");
@@ -81,6 +106,74 @@ tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local)
     if (out.ndim)
         tridi_set_error_cell((int)out.ndim, cell);
     return s;
+}
+
+/* The groups of the decompositions made in this process (mpi_internal.h, tridi_mpi_group_attach): few. */
+struct tridi_mpi_group {
+    MPI_Comm comm; /* a duplicate of the first communicator of this group decomposed */
+    int refs;      /* decompositions attached */
+    int64_t last;  /* number of the last decomposition made over it */
+};
+static struct tridi_mpi_group **groups;
+static int ngroups;
+
+tridi_status tridi_mpi_group_attach(const char *f, MPI_Comm comm, struct tridi_mpi_group **out, int64_t *id)
+{
+    *out = NULL;
+    struct tridi_mpi_group *g = NULL;
+    for (int i = 0; i < ngroups && !g; ++i) {
+        int same = MPI_UNEQUAL;
+        MPI_Comm_compare(groups[i]->comm, comm, &same);
+        if (same == MPI_IDENT || same == MPI_CONGRUENT)
+            g = groups[i];
+    }
+    /* Every rank of comm made the same decompositions over this group, so each finds it or none does;
+     * the all-reduce makes sure of it, and of the number. */
+    int64_t v[2] = {g ? 0 : 1, g ? g->last + 1 : 1};
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX, comm);
+    if (e != MPI_SUCCESS)
+        return tridi_mpi_fail(f, "MPI_Allreduce", e);
+    if (v[0]) {
+        struct tridi_mpi_group **grown = realloc(groups, sizeof *groups * (size_t)(ngroups + 1));
+        g = calloc(1, sizeof *g);
+        int ok = grown && g, all = 0;
+        if (grown)
+            groups = grown;
+        e = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
+        if (e == MPI_SUCCESS && all)
+            e = MPI_Comm_dup(comm, &g->comm);
+        if (e != MPI_SUCCESS || !all) {
+            free(g);
+            return e != MPI_SUCCESS ? tridi_mpi_fail(f, "MPI_Comm_dup", e)
+                                    : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
+        }
+        MPI_Comm_set_errhandler(g->comm, MPI_ERRORS_RETURN);
+        groups[ngroups++] = g;
+    }
+    g->last = v[1];
+    g->refs++;
+    *out = g;
+    *id = v[1];
+    return TRIDI_SUCCESS;
+}
+
+MPI_Comm tridi_mpi_group_comm(const struct tridi_mpi_group *g) { return g->comm; }
+
+void tridi_mpi_group_detach(struct tridi_mpi_group *g)
+{
+    if (!g || --g->refs > 0)
+        return;
+    for (int i = 0; i < ngroups; ++i)
+        if (groups[i] == g) {
+            groups[i] = groups[--ngroups];
+            break;
+        }
+    MPI_Comm_free(&g->comm);
+    free(g);
+    if (!ngroups) {
+        free(groups);
+        groups = NULL;
+    }
 }
 
 tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine)

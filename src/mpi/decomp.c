@@ -23,7 +23,7 @@ tridi_status tridi_check_decomp(const char *func, tridi_decomp d)
 {
     if (!d)
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'decomp' is NULL", func);
-    if (d->magic != TRIDI_DECOMP_MAGIC)
+    if (!tridi_handle_is_live(TRIDI_HANDLE_DECOMP, d))
         return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'decomp' is not a live decomposition (destroyed?)", func);
     return TRIDI_SUCCESS;
 }
@@ -156,7 +156,6 @@ tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const 
     tridi_decomp d = calloc(1, sizeof *d);
     if (!d)
         return tridi_mpi_agree(comm, tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f));
-    d->magic = TRIDI_DECOMP_MAGIC;
     d->comm = d->line_comm[0] = d->line_comm[1] = MPI_COMM_NULL;
     e = MPI_Cart_create(comm, 2, dims, periods, 0, &d->comm);
     if (e == MPI_SUCCESS)
@@ -167,8 +166,10 @@ tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const 
     if (e == MPI_SUCCESS)
         e = MPI_Cart_sub(d->comm, remain_j, &d->line_comm[1]);
     s = tridi_mpi_agree(comm, e == MPI_SUCCESS ? TRIDI_SUCCESS : tridi_mpi_fail(f, "MPI_Cart_create/MPI_Cart_sub", e));
+    if (!s) /* agreed: every rank fails alike */
+        s = tridi_mpi_group_attach(f, comm, &d->group, &d->id);
     if (s) {
-        tridi_decomp_destroy(d);
+        tridi_mpi_decomp_free(d);
         return s;
     }
     d->cfg = *c;
@@ -196,6 +197,16 @@ tridi_status tridi_decomp_create(tridi_decomp *out, tridi_mpi_comm fcomm, const 
         in->grid.lbound[a] = in->lo[a] - h;
         in->grid.ubound[a] = in->hi[a] + h;
     }
+    const int recorded = !tridi_handle_add(TRIDI_HANDLE_DECOMP, d);
+    s = tridi_mpi_agree(comm, recorded ? TRIDI_SUCCESS
+                                       : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the decomposition",
+                                                    f));
+    if (s) {
+        if (recorded)
+            tridi_handle_retire(TRIDI_HANDLE_DECOMP, d);
+        tridi_mpi_decomp_free(d);
+        return s;
+    }
     *out = d;
     return TRIDI_SUCCESS;
 }
@@ -207,7 +218,10 @@ tridi_status tridi_decomp_destroy(tridi_decomp d)
     tridi_status s = tridi_check_decomp("tridi_decomp_destroy", d);
     if (s)
         return s;
-    d->magic = 0;
+    /* From here the handle is dead to every caller; of two destroys racing, one frees. */
+    if (!tridi_handle_retire(TRIDI_HANDLE_DECOMP, d))
+        return tridi_check_decomp("tridi_decomp_destroy", d);
+    d->destroyed = 1;
     if (d->halos == 0) /* else the last halo plan's destroy frees it */
         tridi_mpi_decomp_free(d);
     return TRIDI_SUCCESS;
@@ -221,7 +235,8 @@ void tridi_mpi_decomp_free(tridi_decomp d)
             MPI_Comm_free(&d->line_comm[a]);
     if (d->comm != MPI_COMM_NULL)
         MPI_Comm_free(&d->comm);
-    free(d);
+    tridi_mpi_group_detach(d->group);
+    tridi_handle_bury(d, sizeof *d); /* never live, or retired: no new handle takes its address */
 }
 
 tridi_status tridi_decomp_get_info(tridi_decomp d, tridi_decomp_info *info)

@@ -43,7 +43,52 @@ typedef struct dplan {
     int64_t llo[3], lhi[3];
     int ns;            /* device cut solve: sub-blocks per line (tridi_mpi_cuda_subblocks) */
     int prev, next;    /* line ranks holding the unknowns just before / after this block's, -1: none */
+    int ndim;
+    int64_t glo[3], ghi[3]; /* the global box: the lines' numbering of a one-rank solve */
 } dplan;
+
+/* Where a failure of this rank stands in the order of a one-rank solve (tridi_mpi.h): by global line
+ * (numbered as tridi_solve numbers the global box's lines), then within it the forward sweep's failures
+ * by unknown, then the back substitution's from the last unknown down. -1 when the failure names no
+ * cell (arguments, memory, MPI). *line: its global line. */
+static int64_t failure_order(const dplan *dp, tridi_status s, int64_t *line)
+{
+    int64_t cell[3];
+    *line = -1;
+    if (!s || !dp->has_lines || !tridi_error_cell(cell))
+        return -1;
+    const int a = dp->p.axis, a1 = a == 0 ? 1 : 0, a2 = a == 2 ? 1 : 2;
+    const int64_t n1 = dp->ghi[a1] - dp->glo[a1] + 1, ng = dp->ghi[a] - dp->glo[a] + 1, mg = cell[a] - dp->glo[a];
+    *line = (cell[a1] - dp->glo[a1]) + (dp->ndim == 3 ? n1 * (cell[a2] - dp->glo[a2]) : 0);
+    const int back = strstr(tridi_error_message(), tridi_fail_text(TRIDI_FAIL_ANSWER_OVERFLOW)) != NULL;
+    return *line * 2 * ng + (back ? ng + (ng - 1 - mg) : mg);
+}
+
+/* The ranks' agreement on a solve's outcome: the failure a one-rank solve would report, its line number
+ * that of the global box (tridi_mpi_agree_ordered). */
+static tridi_status agree_solve(MPI_Comm comm, const dplan *dp, tridi_status s)
+{
+    int64_t line;
+    const int64_t order = failure_order(dp, s, &line);
+    return tridi_mpi_agree_ordered(comm, s, order, line);
+}
+
+/* Of two failures of this rank (a: recorded before, its message and cell saved in text/cell/nd; b: the
+ * error record now), the one a one-rank solve meets first, left in the error record. */
+static tridi_status first_of(const dplan *dp, tridi_status a, int64_t order_a, const char *text, int nd,
+                             const int64_t cell[3], tridi_status b)
+{
+    if (!a)
+        return b;
+    int64_t line;
+    const int64_t order_b = b ? failure_order(dp, b, &line) : -1;
+    if (b && order_b >= 0 && order_a >= 0 && order_b < order_a)
+        return b;
+    tridi_fail(a, "%s", text);
+    if (nd)
+        tridi_set_error_cell(nd, cell);
+    return a;
+}
 
 /* Range of global indices along axis a that this rank solves: its owned cells, and the halo at an edge
  * of the global grid (MOHID's boundary rows live there). */
@@ -73,17 +118,20 @@ static int line_rank_holds(const tridi_decomp d, int a, int r, int64_t lo, int64
 }
 
 /* Checks a solve's arguments on every rank. What each rank can check alone (context, NULL arguments,
- * axis) and whether all ranks passed the same axis and box travel in one all-reduce (max of the failure
- * flag, of the values and of their negatives: the range of each value), so a solve that is called
- * right pays one collective here; a failure anywhere then takes the full agreement. Collective; the
- * outcome is the same on every rank except the local validation (the caller agrees on it). */
+ * axis) and whether all ranks passed the same decomposition, axis and box travel in one all-reduce (max
+ * of the failure flag, of the values and of their negatives: the range of each value), so a solve that
+ * is called right pays one collective here (and the agreement on the local validation); a failure
+ * anywhere then takes the full agreement. Collective; the outcome is the same on every rank. */
 static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_decomp d, tridi_axis axis,
-                            const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, dplan *dp)
+                            const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy,
+                            dplan *dp)
 {
     memset(dp, 0, sizeof *dp);
     const tridi_decomp_config *c = &d->cfg;
     MPI_Comm comm = d->comm;
     tridi_status s = tridi_check_context(f, ctx);
+    if (!s)
+        s = busy; /* the context was in use by another call (solve_entry) */
     if (!s && device && ctx->backend != TRIDI_BACKEND_CUDA)
         s = tridi_fail(TRIDI_ERROR_UNSUPPORTED, "%s: device arrays need a context on the CUDA backend (this one: %s)",
                        f, tridi_backend_name(ctx->backend));
@@ -100,7 +148,12 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             s = tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                            "%s: the box lo[%d] = %lld, hi[%d] = %lld is outside the index range -2^62..2^62", f, a,
                            (long long)lo[a], a, (long long)hi[a]);
-    int64_t v[15] = {s != TRIDI_SUCCESS}, mine[7] = {0};
+    /* Over the communicator of the decomposition's group, which every decomposition of these ranks
+     * shares: ranks that passed different decompositions meet here and find it from the numbers. */
+    const MPI_Comm group = tridi_mpi_group_comm(d->group);
+    int64_t v[17] = {s != TRIDI_SUCCESS}, mine[7] = {0};
+    v[15] = d->id;
+    v[16] = -d->id;
     if (!s) {
         const int64_t given[7] = {axis, lo[0], lo[1], c->ndim == 3 ? lo[2] : 0, hi[0], hi[1], c->ndim == 3 ? hi[2] : 0};
         memcpy(mine, given, sizeof mine);
@@ -109,9 +162,12 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
             v[8 + i] = -mine[i];
         }
     }
-    int e = MPI_Allreduce(MPI_IN_PLACE, v, 15, MPI_INT64_T, MPI_MAX, comm);
+    int e = MPI_Allreduce(MPI_IN_PLACE, v, 17, MPI_INT64_T, MPI_MAX, group);
     if (e != MPI_SUCCESS)
-        return tridi_mpi_agree(comm, s ? s : tridi_mpi_fail(f, "MPI_Allreduce", e));
+        return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI_Allreduce failed while the ranks checked their arguments", f);
+    if (-v[16] != v[15])
+        return tridi_mpi_mismatch(f, group, "the decomposition (the number of its creation among this group's)",
+                                  d->id);
     if (v[0])
         return tridi_mpi_agree(comm, s);
     static const char *name[7] = {"axis", "lo[0]", "lo[1]", "lo[2]", "hi[0]", "hi[1]", "hi[2]"};
@@ -145,6 +201,11 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
         if (dp->lhi[a] < dp->llo[a] && a != (int)axis)
             dp->has_lines = 0;
     }
+    dp->ndim = c->ndim;
+    for (int a = 0; a < 3; ++a) {
+        dp->glo[a] = a < c->ndim ? lo[a] : 1;
+        dp->ghi[a] = a < c->ndim ? hi[a] : 1;
+    }
     dp->cut = axis < 2 && d->info.dims[axis] > 1;
     dp->n = dp->lhi[axis] >= dp->llo[axis] ? dp->lhi[axis] - dp->llo[axis] + 1 : 0;
     dp->first = dp->llo[axis] == lo[axis];
@@ -176,7 +237,7 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
                 cnt *= dp->lhi[a] - dp->llo[a] + 1;
         dp->nlines = cnt;
     }
-    return s;
+    return tridi_mpi_agree(comm, s);
 }
 
 static inline double ld(const void *p, tridi_dtype t, int64_t i)
@@ -684,12 +745,20 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
     }
     if (solving)
         s = ops->solve_keep(ctx, &p, TRIDI_MEMORY_HOST, NULL);
-    const tridi_status all = tridi_mpi_agree(d->comm, s);
+    const tridi_status all = agree_solve(d->comm, dp, s);
     tridi_status r = TRIDI_SUCCESS;
     if (solving) /* after a failure on another rank, this rank's answers are put back too */
         r = all ? ops->rollback(ctx, TRIDI_MEMORY_HOST, NULL) : ops->commit(ctx, TRIDI_MEMORY_HOST, NULL);
     return all ? all : tridi_mpi_agree(d->comm, r);
 }
+
+/* The solves take the context as tridi_solve does (decision 045): a context in use by another call is
+ * this rank's failure, agreed with the others in prepare (no rank is left in a collective). */
+static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                              const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy);
+static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis,
+                                     const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
+                                     void *stream, tridi_status busy);
 
 tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
                              const int64_t hi[3], const tridi_arrays *arrays)
@@ -698,9 +767,36 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     tridi_status s = tridi_check_decomp(f, d);
     if (s)
         return s;
+    tridi_status busy = TRIDI_SUCCESS;
+    const int entered = tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx) && !(busy = tridi_context_enter(f, ctx, NULL));
+    s = mpi_solve(f, ctx, d, axis, lo, hi, arrays, busy);
+    if (entered)
+        tridi_context_leave(ctx);
+    return s;
+}
+
+tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+{
+    static const char *f = "tridi_mpi_solve_device";
+    tridi_status s = tridi_check_decomp(f, d);
+    if (s)
+        return s;
+    tridi_status busy = TRIDI_SUCCESS;
+    const int entered = tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx) && !(busy = tridi_context_enter(f, ctx, NULL));
+    s = mpi_solve_device(f, ctx, d, axis, lo, hi, device_arrays, stream, busy);
+    if (entered)
+        tridi_context_leave(ctx);
+    return s;
+}
+
+static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
+                              const int64_t hi[3], const tridi_arrays *arrays, tridi_status busy)
+{
+    tridi_status s;
     MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 0, d, axis, lo, hi, arrays, &dp));
+    s = prepare(f, ctx, 0, d, axis, lo, hi, arrays, busy, &dp);
     if (s)
         return s;
     /* Ranks without lines of the box still take part in every agreement over the communicator. */
@@ -733,13 +829,18 @@ tridi_status tridi_mpi_solve(tridi_context ctx, tridi_decomp d, tridi_axis axis,
     if (!s) {
         s = work_here ? cpu_backward(&dp, work, ends, undo, f) : TRIDI_SUCCESS;
         if (fb.nf) {
+            int64_t line, cell[3] = {0, 0, 0};
+            const int64_t order = failure_order(&dp, s, &line);
+            const int nd = s ? tridi_error_cell(cell) : 0;
+            char text[1024];
+            snprintf(text, sizeof text, "%s", s ? tridi_error_message() : "");
             cpu_gather(&dp, &fb);
             tridi_status sp = pipeline_thomas(f, &dp, &fb);
             if (!sp)
                 cpu_scatter(&dp, &fb);
-            s = s ? s : sp;
+            s = first_of(&dp, s, order, text, nd, cell, sp);
         }
-        s = tridi_mpi_agree(comm, s);
+        s = agree_solve(comm, &dp, s);
         if (s && work_here)
             cpu_restore(&dp, undo);
     }
@@ -994,12 +1095,17 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const dplan *d
             s = device_failure(f, &dp->p, *hfail);
     }
     if (fb->nf) {
+        int64_t line, cell[3] = {0, 0, 0};
+        const int64_t order = failure_order(dp, s, &line);
+        const int nd = s ? tridi_error_cell(cell) : 0;
+        char text[1024];
+        snprintf(text, sizeof text, "%s", s ? tridi_error_message() : "");
         tridi_status sp = device_pipeline(f, dp, fb, df, ran, st);
-        s = s ? s : sp;
+        s = first_of(dp, s, order, text, nd, cell, sp);
     }
     fallback_free(fb);
     dfallback_free(df);
-    s = tridi_mpi_agree(comm, s);
+    s = agree_solve(comm, dp, s);
     if (s && ran) {
         tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, st);
         cudaError_t e = cudaStreamSynchronize(st);
@@ -1106,19 +1212,16 @@ static tridi_status solve_cut_ipc(const char *f, tridi_decomp d, const dplan *dp
 }
 #endif
 
-tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axis axis, const int64_t lo[3],
-                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream)
+static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis,
+                                     const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
+                                     void *stream, tridi_status busy)
 {
-    static const char *f = "tridi_mpi_solve_device";
-    tridi_status s = tridi_check_decomp(f, d);
-    if (s)
-        return s;
-    MPI_Comm comm = d->comm;
     dplan dp;
-    s = tridi_mpi_agree(comm, prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, &dp));
+    tridi_status s = prepare(f, ctx, 1, d, axis, lo, hi, device_arrays, busy, &dp);
     if (s)
         return s;
 #ifdef TRIDI_HAVE_CUDA
+    MPI_Comm comm = d->comm;
     const int work_here = dp.has_lines && dp.n > 0;
     cudaStream_t st = (cudaStream_t)stream;
     if (!dp.cut) {
@@ -1142,7 +1245,7 @@ tridi_status tridi_mpi_solve_device(tridi_context ctx, tridi_decomp d, tridi_axi
         }
         if (solo)
             return s;
-        s = tridi_mpi_agree(comm, s);
+        s = agree_solve(comm, &dp, s);
         if (solving && s)
             ops->rollback(ctx, TRIDI_MEMORY_DEVICE, stream);
         if (solving && !s) {

@@ -119,22 +119,27 @@ static void build_messages(tridi_halo h)
     h->buf_bytes = off;
 }
 
+/* Asks the registry of live handles, by value: a destroyed plan's memory is never read. */
+static tridi_status check_halo(const char *f, tridi_halo h)
+{
+    if (!h)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'halo' is NULL", f);
+    if (!tridi_handle_is_live(TRIDI_HANDLE_HALO, h))
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'halo' is not a live halo plan (destroyed?)", f);
+    return TRIDI_SUCCESS;
+}
+
 tridi_status tridi_halo_get_transport(tridi_halo h, tridi_transport *t)
 {
-    if (!h || h->magic != TRIDI_HALO_MAGIC)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "tridi_halo_get_transport: 'halo' is NULL or destroyed");
+    tridi_status s = check_halo("tridi_halo_get_transport", h);
+    if (s)
+        return s;
     if (!t)
         return tridi_fail(TRIDI_ERROR_NULL_POINTER, "tridi_halo_get_transport: argument 'transport' is NULL");
     *t = h->transport;
     return TRIDI_SUCCESS;
 }
 
-static tridi_status check_halo(const char *f, tridi_halo h)
-{
-    if (!h || h->magic != TRIDI_HALO_MAGIC)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'halo' is NULL or destroyed", f);
-    return TRIDI_SUCCESS;
-}
 
 static void forget_probes(tridi_halo h)
 {
@@ -149,8 +154,7 @@ static void release(tridi_halo h)
     if (h->ops && h->ops->destroy)
         h->ops->destroy(h);
     forget_probes(h);
-    h->magic = 0;
-    free(h);
+    tridi_handle_bury(h, sizeof *h);
 }
 
 /* Per-rank checks of the arguments, before any rank commits to the exchange. */
@@ -254,6 +258,18 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
     if (s)
         return s; /* no communicator to agree over */
     MPI_Comm comm = d->comm;
+    /* Ranks that passed different decompositions would wait in collectives over two communicators: their
+     * numbers are compared first over the one their group shares (mpi_internal.h). */
+    const MPI_Comm group = tridi_mpi_group_comm(d->group);
+    int64_t id[2] = {d->id, -d->id};
+    if (MPI_Allreduce(MPI_IN_PLACE, id, 2, MPI_INT64_T, MPI_MAX, group) != MPI_SUCCESS)
+        return tridi_fail(TRIDI_ERROR_MPI, "%s: MPI_Allreduce failed while the ranks compared decompositions", f);
+    if (-id[1] != id[0]) {
+        if (out)
+            *out = NULL;
+        return tridi_mpi_mismatch(f, group, "the decomposition (the number of its creation among this group's)",
+                                  d->id);
+    }
     int device = -1;
     s = tridi_mpi_agree(comm, check_args(f, out, array, dtype, memory, transport, &device));
     if (s) {
@@ -278,7 +294,6 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
         free(h);
         return s;
     }
-    h->magic = TRIDI_HALO_MAGIC;
     h->d = d;
     h->array = array;
     h->dtype = dtype;
@@ -293,6 +308,13 @@ tridi_status tridi_halo_create(tridi_halo *out, tridi_decomp d, void *array, tri
         s = tridi_mpi_agree(comm, h->ops->create(f, h));
     } else {
         s = setup_device(f, h, transport);
+    }
+    if (!s) {
+        const int recorded = !tridi_handle_add(TRIDI_HANDLE_HALO, h);
+        s = tridi_mpi_agree(comm, recorded ? TRIDI_SUCCESS
+                                           : tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the plan", f));
+        if (s && recorded)
+            tridi_handle_retire(TRIDI_HANDLE_HALO, h);
     }
     if (s) {
         release(h);
@@ -310,13 +332,20 @@ tridi_status tridi_halo_destroy(tridi_halo h)
     tridi_status s = check_halo("tridi_halo_destroy", h);
     if (s)
         return s;
-    if (h->active)
-        tridi_halo_end(h);
+    /* From here the handle is dead to every caller; of two destroys racing, one frees. */
+    if (!tridi_handle_retire(TRIDI_HANDLE_HALO, h))
+        return check_halo("tridi_halo_destroy", h);
+    if (h->active) {
+        h->active = 0;
+        if (h->memory == TRIDI_MEMORY_DEVICE)
+            tridi_halo_transports.use_device(h->device);
+        h->ops->end("tridi_halo_destroy", h);
+    }
     /* Neighbours may still be writing into this array through IPC until every rank is here. */
     MPI_Barrier(h->d->comm);
     tridi_decomp d = h->d;
     release(h);
-    if (--d->halos == 0 && d->magic == 0) /* its decomposition was destroyed first */
+    if (--d->halos == 0 && d->destroyed) /* its decomposition was destroyed first */
         tridi_mpi_decomp_free(d);
     return TRIDI_SUCCESS;
 }
@@ -356,7 +385,7 @@ tridi_status tridi_halo_end(tridi_halo h) { return halo_end("tridi_halo_end", h)
 tridi_status tridi_halo_exchange(tridi_halo h, void *stream)
 {
     static const char *f = "tridi_halo_exchange";
-    const int live = h && h->magic == TRIDI_HALO_MAGIC, was_active = live && h->active;
+    const int live = h && tridi_handle_is_live(TRIDI_HANDLE_HALO, h), was_active = live && h->active;
     tridi_status s = halo_begin(f, h, stream);
     /* Ends what this call began (a begin that failed after posting its messages included), never an
      * exchange the caller had begun. */

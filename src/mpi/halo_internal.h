@@ -29,8 +29,7 @@ typedef struct halo_msg {
 
 typedef struct tridi_halo_transport tridi_halo_transport;
 
-struct tridi_halo_s {
-    uint32_t magic;
+struct tridi_halo_s { /* in the registry of live handles (tridi_internal.h) while live */
     tridi_decomp d;
     void *array;
     tridi_dtype dtype;

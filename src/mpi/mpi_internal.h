@@ -11,9 +11,6 @@
 extern "C" {
 #endif
 
-#define TRIDI_DECOMP_MAGIC 0x64636d70u /* "dcmp" */
-#define TRIDI_HALO_MAGIC 0x68616c6fu   /* "halo" */
-
 /* Most ranks along one line whose reduced systems the GPU solves (beyond: through the host). */
 #define TRIDI_MPI_MAX_LINE 16
 
@@ -50,8 +47,26 @@ typedef struct tridi_mpi_scratch {
     tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
 } tridi_mpi_scratch;
 
+/* The ranks a decomposition was made over, one per group of ranks in this process: a duplicate of the
+ * first communicator decomposed over that group, and the number of the last decomposition made over it.
+ * Every rank of the group numbers its decompositions alike (they are made collectively), so a solve
+ * compares the numbers over this communicator, which all decompositions of the group share, in the
+ * all-reduce it makes anyway: different decompositions passed to one solve are a mismatch, not a hang
+ * in collectives over two communicators. */
+struct tridi_mpi_group;
+/* Collective over comm: attaches comm's group (found, or made with MPI_Comm_dup) and numbers a new
+ * decomposition in *id. */
+tridi_status tridi_mpi_group_attach(const char *f, MPI_Comm comm, struct tridi_mpi_group **group, int64_t *id);
+MPI_Comm tridi_mpi_group_comm(const struct tridi_mpi_group *group);
+/* Collective over the group when it is the last decomposition's (MPI_Comm_free); NULL: nothing. */
+void tridi_mpi_group_detach(struct tridi_mpi_group *group);
+
+/* Decompositions and halo plans live in the registry of live handles (tridi_internal.h): a destroyed one
+ * gives TRIDI_ERROR_INVALID_HANDLE without its memory being read. */
 struct tridi_decomp_s {
-    uint32_t magic;
+    int destroyed; /* destroyed by the caller while halo plans made on it live (they free it) */
+    struct tridi_mpi_group *group; /* its ranks, and its number among the decompositions over them */
+    int64_t id;
     MPI_Comm comm;          /* Cartesian communicator, owned */
     MPI_Comm line_comm[2];  /* ranks sharing this rank's lines along i (0) and j (1), ordered by coordinate */
     tridi_decomp_config cfg;
@@ -59,7 +74,8 @@ struct tridi_decomp_s {
     tridi_mpi_scratch scratch;
     tridi_reduced_ipc red[2];  /* per cut axis (i, j) */
     /* Live halo plans made on it: they use its communicator and geometry, so a decomposition destroyed
-     * before them (magic cleared: the handle is dead to the caller) is freed by the last one's destroy. */
+     * before them (retired from the registry: the handle is dead to the caller) is freed by the last one's
+     * destroy. */
     int halos;
     /* NCCL communicator (ncclComm_t) of its NCCL halo plans (halo_nccl.c): made by the first, destroyed by
      * the last of the nccl_users; NULL while users remain once a failed exchange aborted it. */
@@ -99,6 +115,11 @@ tridi_status tridi_check_decomp(const char *func, tridi_decomp d);
  * message (a disagreement all ranks found together) that message is kept as it is: no rank is to blame
  * more than another. Collective. */
 tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
+/* The same for a solve's failures, which every rank orders as one rank would (tridi_mpi.h): failures
+ * without an order (order < 0: arguments, memory, MPI) come first, by rank as above; then the failure of
+ * smallest order, with its message's line number replaced by line (the line in the global box's
+ * numbering). Collective. */
+tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t order, int64_t line);
 
 /* Collective: every rank of comm, having found from an all-reduce that the ranks passed different values
  * of `what` (this rank: mine), fails with the same TRIDI_ERROR_MISMATCH naming a rank with the smallest

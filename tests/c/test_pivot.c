@@ -379,6 +379,70 @@ static void hard_cases(uint64_t *rng)
     tridi_destroy(fallback);
 }
 
+/* The status names the first failing line, whatever fails on it: 3 lines of 6 unknowns along x, random
+ * dominant systems with a failure planted on two of them (the fallback named a later NaN line before an
+ * earlier line singular even with pivoting, and the check an unstable line before an earlier NaN or zero
+ * pivot). x is untouched each time. */
+static void first_failing_line(uint64_t *rng)
+{
+    for (int axis = 0; axis < 2; ++axis) {
+        const int64_t nl = 3, n = 6;
+        tridi_grid g = {2, {0, 0, 1}, {axis ? nl + 1 : n + 1, axis ? n + 1 : nl + 1, 1}};
+        int64_t lo[3] = {1, 1, 1}, hi[3] = {g.ubound[0] - 1, g.ubound[1] - 1, 1};
+        tu_system s;
+        tu_system_alloc(&s, &g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, rng);
+        double *A[4] = {(double *)s.a.lower, (double *)s.a.diag, (double *)s.a.upper, (double *)s.a.rhs};
+        double *keep = malloc(4 * (size_t)s.cells * sizeof(double));
+        for (int r = 0; r < 4; ++r)
+            memcpy(keep + r * s.cells, A[r], (size_t)s.cells * sizeof(double));
+        tridi_context check = context_with(TRIDI_PIVOT_CHECK), fallback = context_with(TRIDI_PIVOT_FALLBACK);
+        /* cell of unknown m (1-based) of line l (0-based) */
+#define CELL(m, l) (axis ? tu_index(&g, (l) + 1, (m), 1) : tu_index(&g, (m), (l) + 1, 1))
+        for (int c = 0; c < 3; ++c) {
+            for (int r = 0; r < 4; ++r)
+                memcpy(A[r], keep + r * s.cells, (size_t)s.cells * sizeof(double));
+            char label[160], want_cell[32];
+            int64_t fail_line = 0, fail_m = 0;
+            tridi_context ctx = fallback;
+            tridi_status want = TRIDI_ERROR_ZERO_PIVOT;
+            if (c == 0) { /* line 0: row 2 all zeros (singular even with pivoting); line 2: NaN rhs */
+                A[0][CELL(2, 0)] = A[1][CELL(2, 0)] = A[2][CELL(2, 0)] = 0.0;
+                A[3][CELL(4, 2)] = NAN;
+                fail_m = 0; /* the cell is the pivoting's: checked by line below */
+            } else if (c == 1) { /* check: line 0 NaN diag at 3; line 1 unstable (tiny first pivot) */
+                ctx = check;
+                A[1][CELL(3, 0)] = NAN;
+                A[1][CELL(1, 1)] = 1e-14;
+                want = TRIDI_ERROR_NONFINITE;
+                fail_m = 3;
+            } else { /* check: line 0 zero pivot at 2 (diag = -lower * w); line 2 unstable */
+                ctx = check;
+                const double w = -A[2][CELL(1, 0)] / A[1][CELL(1, 0)];
+                A[1][CELL(2, 0)] = -A[0][CELL(2, 0)] * w;
+                A[1][CELL(1, 2)] = 1e-14;
+                fail_m = 2;
+            }
+            snprintf(label, sizeof label, "first failing line, case %d, %s lines", c, axis ? "y" : "x");
+            snprintf(want_cell, sizeof want_cell, "number %lld,", (long long)fail_line);
+            tu_poison_x(&s, rng);
+            tu_expect(label, tridi_solve(ctx, &g, (tridi_axis)axis, lo, hi, &s.a), want, want_cell);
+            int64_t cell[3] = {0, 0, 0};
+            const int nd = tridi_error_cell(cell);
+            const int64_t line_of = axis ? cell[0] - 1 : cell[1] - 1, m_of = axis ? cell[1] : cell[0];
+            printf("  cell named (%lld, %lld)\n", (long long)cell[0], (long long)cell[1]);
+            expect_true("the cell is on line 0", nd == 2 && line_of == fail_line && (!fail_m || m_of == fail_m));
+            tu_checks++;
+            if (tu_check_unchanged(label, &s))
+                tu_failures++;
+        }
+#undef CELL
+        free(keep);
+        tu_system_free(&s);
+        tridi_destroy(check);
+        tridi_destroy(fallback);
+    }
+}
+
 int main(void)
 {
     uint64_t rng = tu_seed("test_pivot");
@@ -387,6 +451,7 @@ int main(void)
     random_lines(TRIDI_FLOAT64, TRIDI_FLOAT64, &rng);
     random_lines(TRIDI_FLOAT64, TRIDI_FLOAT32, &rng);
     hard_cases(&rng);
+    first_failing_line(&rng);
     printf("%d checks, %d failures\n", tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
 }

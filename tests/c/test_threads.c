@@ -1,6 +1,8 @@
 /* Thread counts at tridi_create: a negative one is refused naming the argument; one far above the
  * processors (40000, 100000, INT_MAX: libgomp used to exit or crash on the first solve) is capped, the
- * solves and an ADI step still give the reference answer, and with verbose the cap is said once. */
+ * solves and an ADI step still give the reference answer, and with verbose the cap is said once.
+ * With --omp-count (ctest runs it with OMP_NUM_THREADS=100000) num_threads = 0 takes OpenMP's count, and
+ * the same cap applies to it (it gave TRIDI_ERROR_OUT_OF_MEMORY on a 238k-cell solve). */
 #include "testutil.h"
 
 #include <limits.h>
@@ -52,8 +54,38 @@ static char *stderr_of_create(const tridi_config *cfg, tridi_context *ctx, tu_sy
     return text;
 }
 
-int main(void)
+/* num_threads = 0 under an OMP_NUM_THREADS far above the processors: the same cap as for num_threads. */
+static int omp_count(void)
 {
+    uint64_t rng = tu_seed("test_threads --omp-count");
+    tridi_grid g = {3, {0, 0, 0}, {63, 63, 61}};
+    int64_t lo[3] = {1, 1, 1}, hi[3] = {62, 62, 60};
+    tu_system s;
+    tu_system_alloc(&s, &g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, &rng);
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    cfg.num_threads = 0;
+    cfg.verbose = 1;
+    tridi_context ctx = NULL;
+    const char *text = stderr_of_create(&cfg, &ctx, &s, lo, hi);
+    printf("  verbose said: %s", text);
+    const char *at = strstr(text, "backend cpu, ");
+    const long said = at ? strtol(at + strlen("backend cpu, "), NULL, 10) : -1;
+    const long procs = sysconf(_SC_NPROCESSORS_ONLN);
+    printf("  threads said %ld, processors online %ld\n", said, procs);
+    tu_expect_true("OpenMP's count is capped at the processors", said >= 1 && said <= procs);
+    solve_all_axes("num_threads 0, OMP_NUM_THREADS far above the processors", ctx, &s, lo, hi, &rng);
+    tridi_destroy(ctx);
+    tu_system_free(&s);
+    printf("%d checks, %d failures\n", tu_checks, tu_failures);
+    return tu_failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--omp-count"))
+        return omp_count();
     uint64_t rng = tu_seed("test_threads");
     tridi_grid g = {3, {0, 0, 0}, {37, 21, 11}};
     int64_t lo[3] = {1, 1, 1}, hi[3] = {36, 20, 10};

@@ -15,7 +15,8 @@
 
 static const char *const KNOBS[] = {"TRIDI_BACKEND", "TRIDI_CPU_GENERIC", "TRIDI_CPU_WG_BUDGET",
                                     "TRIDI_CPU_BYTES_PER_THREAD", "TRIDI_CUDA_KERNEL", "TRIDI_HOST_SLAB_CELLS",
-                                    "TRIDI_HOST_X_PATH", "TRIDI_DEVICE_MEMORY_LIMIT", "TRIDI_MPI_SUBBLOCKS"};
+                                    "TRIDI_HOST_X_PATH", "TRIDI_DEVICE_MEMORY_LIMIT", "TRIDI_MPI_SUBBLOCKS",
+                                    "TRIDI_CPU_SPIN_US", "TRIDI_CPU_POOL", "TRIDI_ADI_PATH"};
 
 static tridi_status cpu_context(tridi_context *ctx)
 {
@@ -148,6 +149,37 @@ static void malformed(void)
     refused("TRIDI_DEVICE_MEMORY_LIMIT", "1e9");
     refused("TRIDI_MPI_SUBBLOCKS", "0");
     refused("TRIDI_MPI_SUBBLOCKS", "17");
+    /* Whole decimal numbers only: strtoll alone took leading blanks and a '+' (they were accepted). */
+    refused("TRIDI_CPU_WG_BUDGET", " 65536");
+    refused("TRIDI_CPU_WG_BUDGET", "+65536");
+    refused("TRIDI_CPU_SPIN_US", "\t5");
+    refused("TRIDI_MPI_SUBBLOCKS", "+3");
+    refused("TRIDI_CPU_GENERIC", " 1");
+    refused("TRIDI_CPU_BYTES_PER_THREAD", "-");
+    refused("TRIDI_CUDA_KERNEL", "split:+4");
+    refused("TRIDI_CUDA_KERNEL", "split: 4");
+    refused("TRIDI_MPI_SUBBLOCKS", "3 ");
+    /* TRIDI_ADI_PATH, read at tridi_adi_create: a misspelt value refuses it on a CPU context too (it was
+     * read on CUDA contexts only, and ignored here). */
+    {
+        tridi_context ctx = NULL;
+        tu_expect("cpu context", cpu_context(&ctx), TRIDI_SUCCESS, NULL);
+        tridi_grid g = {3, {0, 0, 0}, {9, 9, 9}};
+        int64_t lo[3] = {1, 1, 1}, hi[3] = {8, 8, 8};
+        tridi_adi_operator op;
+        tridi_adi_operator_init(&op);
+        tridi_adi plan = NULL;
+        setenv("TRIDI_ADI_PATH", "fussed", 1);
+        tu_expect("TRIDI_ADI_PATH=fussed on a CPU context", tridi_adi_create(&plan, ctx, &g, lo, hi, TRIDI_FLOAT64, &op),
+                  TRIDI_ERROR_INVALID_VALUE, "environment variable TRIDI_ADI_PATH = \"fussed\"");
+        tu_expect_true("no ADI plan on failure", plan == NULL);
+        setenv("TRIDI_ADI_PATH", "staged", 1);
+        tu_expect("TRIDI_ADI_PATH=staged on a CPU context", tridi_adi_create(&plan, ctx, &g, lo, hi, TRIDI_FLOAT64, &op),
+                  TRIDI_SUCCESS, NULL);
+        tridi_adi_destroy(plan);
+        unsetenv("TRIDI_ADI_PATH");
+        tridi_destroy(ctx);
+    }
 
     /* Empty = unset; the bounds of the ranges are taken, and read into the context. */
     tridi_tuning t = accepted("TRIDI_CPU_WG_BUDGET", "");

@@ -430,6 +430,29 @@ contains
         call tridi_solve(ctx=dead, axis=1, lo=[1, 0, 3], hi=[5, 4, 4], D=D, E=E, F=F, Ti=T, X=X, stat=s)
         call check(s == TRIDI_ERROR_INVALID_HANDLE, 'null context: '//tridi_error_message())
         call check(all(same_bits4(X, poison4())), 'X written by a failed call')
+        ! An empty box goes to C too, which checks the context and the corners as for any box (the module
+        ! returned SUCCESS here without a check, where C refuses both).
+        block
+            type(tridi_context) :: made, gone
+            real(4), pointer :: z4(:, :)
+            real(8), pointer :: z8(:, :)
+            call tridi_create(made, stat=s)
+            gone = made ! a copy of the handle outlives the destroy, which nullifies made
+            call tridi_destroy(made)
+            call tridi_solve(gone, 1, [3, 0, 3], [2, 4, 4], D, E, F, T, X, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_HANDLE .and. index(tridi_error_message(), 'not a live') > 0, &
+                       'empty box, destroyed context: '//tridi_error_message())
+            call tridi_solve(ctx, 1, [huge(0_int64), 0_int64, 3_int64], [2_int64, 4_int64, 4_int64], D, E, F, T, &
+                             X, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_VALUE .and. index(tridi_error_message(), 'index range') > 0, &
+                       'empty box, corner 2^63-1: '//tridi_error_message())
+            call check(all(same_bits4(X, poison4())), 'X written by an empty-box call')
+            allocate (z4(1:0, 1:3), z8(1:0, 1:3))
+            call tridi_solve(gone, 1, [1, 1], [0, 3], z4, z8, z4, z4, z4, stat=s)
+            call check(s == TRIDI_ERROR_INVALID_HANDLE, 'empty box on zero-size arrays, destroyed context: '// &
+                       tridi_error_message())
+            deallocate (z4, z8)
+        end block
         ! device memory needs the CUDA backend
         if (backend /= TRIDI_BACKEND_CUDA) then
             block
