@@ -4,22 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MOHID's NewType arithmetic has no CUDA kernels yet (docs/decisions/040): refused, not solved otherwise. */
-static tridi_status newtype_refused(const tridi_problem *p)
-{
-    if (p->arith != TRIDI_ARITH_MOHID_NEWTYPE)
-        return TRIDI_SUCCESS;
-    return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
-                      "%s: TRIDI_ARITH_MOHID_NEWTYPE is not available on the CUDA backend yet (use the CPU backend "
-                      "or TRIDI_ARITH_MOHID)",
-                      p->func);
-}
-
 static tridi_status cuda_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
 {
     plan->backend_state = NULL;
-    if (newtype_refused(&plan->p))
-        return TRIDI_ERROR_UNSUPPORTED;
     if (plan->memory != TRIDI_MEMORY_DEVICE || plan->empty)
         return TRIDI_SUCCESS; /* host plans run the host pipeline, whose buffers the context keeps */
     return tridi_cuda_plan_create(ctx->cuda, &plan->p, &plan->backend_state);
@@ -34,8 +21,6 @@ static void cuda_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan)
 /* Arrays lying in memory given to tridi_host_register move by DMA straight from/to the caller's array. */
 static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
 {
-    if (newtype_refused(p))
-        return TRIDI_ERROR_UNSUPPORTED;
     const tridi_arrays *a = &p->arrays;
     const void *ptr[5] = {a->lower, a->diag, a->upper, a->rhs, a->x};
     const tridi_dtype type[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
@@ -68,8 +53,6 @@ static void copy_x_box(const tridi_problem *p, void *box, int to_box)
  * pointers: the answers wait in the context's answer box until the commit kernel copies them into x. */
 static tridi_status cuda_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
 {
-    if (newtype_refused(p))
-        return TRIDI_ERROR_UNSUPPORTED;
     if (memory == TRIDI_MEMORY_DEVICE)
         return tridi_cuda_solve_keep(ctx->cuda, p, stream);
     ctx->host_kept = 0;
@@ -114,8 +97,6 @@ static tridi_status cuda_rollback(tridi_context ctx, tridi_memory memory, void *
 
 static tridi_status cuda_solve_device(tridi_context ctx, const tridi_problem *p, void *state, void *stream)
 {
-    if (newtype_refused(p))
-        return TRIDI_ERROR_UNSUPPORTED;
     return state ? tridi_cuda_solve_device_plan(ctx->cuda, p, state, stream)
                  : tridi_cuda_solve_device(ctx->cuda, p, stream);
 }
