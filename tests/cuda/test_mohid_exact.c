@@ -11,7 +11,8 @@
  *     comparing the two forms; the test asserts some were found);
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
- *     (default 300000; the device runs give 100000000).
+ *     (default 300000; the device runs give 100000000);
+ *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL).
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "testutil.h"
@@ -243,20 +244,50 @@ static int in_box(const sys *s, int64_t c)
     return i >= 1 && i <= s->n[0] && j >= 1 && j <= s->n[1] && k >= 1 && k <= s->n[2];
 }
 
-/* A box cell equals the reference bit for bit; any other cell still holds the poison. */
+/* The failing line of a solve expected to fail (part 4): a cell of it and the solve's axis; -1: none. Under
+ * ON_ERROR_CALL every cell keeps the poison. */
+static int64_t g_fail_cell = -1;
+static int g_fail_axis, g_fail_all;
+
+static int on_failing_line(const sys *s, int64_t c)
+{
+    if (g_fail_cell < 0)
+        return 0;
+    if (g_fail_all)
+        return 1;
+    int64_t p[3] = {c % s->ext[0], c / s->ext[0] % s->ext[1], c / s->ext[0] / s->ext[1]};
+    int64_t q[3] = {g_fail_cell % s->ext[0], g_fail_cell / s->ext[0] % s->ext[1], g_fail_cell / s->ext[0] / s->ext[1]};
+    for (int a = 0; a < 3; ++a)
+        if (a != g_fail_axis && p[a] != q[a])
+            return 0;
+    return 1;
+}
+
+/* A box cell equals the reference bit for bit; any other cell (and a failing line's) still holds the poison. */
 static int cell_ok(const sys *s, int64_t c)
 {
     unsigned char poison[8];
     memset(poison, POISON, sizeof poison);
     const unsigned char *got = (const unsigned char *)s->x + c * s->sx;
-    return memcmp(got, in_box(s, c) ? (const unsigned char *)s->ref + c * s->sx : poison, s->sx) == 0;
+    const int answered = in_box(s, c) && !on_failing_line(s, c);
+    return memcmp(got, answered ? (const unsigned char *)s->ref + c * s->sx : poison, s->sx) == 0;
 }
 
 /* Solves the box of s along axis with arithmetic ar (0 MOHID, 1 NEWTYPE) through a plan over host arrays
  * or the device copies v, under on_error; x poisoned first; checks every box cell against s->ref bit for
  * bit and every other cell for the poison. Returns mismatching cells (or 1 for a failed call). */
+static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device,
+                                tridi_on_error on_error, const char *what, const char *want_msg);
 static int64_t solve_check(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device, tridi_on_error on_error,
                            const char *what)
+{
+    return solve_check_fail(ctx, s, v, axis, ar, device, on_error, what, NULL);
+}
+
+/* The same, expecting the solve to fail with TRIDI_ERROR_ZERO_PIVOT and a message holding want_msg (when not
+ * NULL); g_fail_cell names the failing line. */
+static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device,
+                                tridi_on_error on_error, const char *what, const char *want_msg)
 {
     char label[160];
     snprintf(label, sizeof label, "%s %s %c %s %s %s (%" PRId64 "x%" PRId64 "x%" PRId64 ")", what,
@@ -289,6 +320,13 @@ static int64_t solve_check(tridi_context ctx, sys *s, const dev *v, int axis, in
     if (!st)
         st = tridi_plan_status(plan);
     tridi_plan_destroy(plan);
+    if (want_msg) {
+        const int ok = st == TRIDI_ERROR_ZERO_PIVOT && strstr(tridi_error_message(), want_msg);
+        printf("%s %s: %s: %s\n", ok ? "ok" : "FAILED", label, tridi_status_name(st), tridi_error_message());
+        if (!ok)
+            return 1;
+        st = TRIDI_SUCCESS;
+    }
     if (!st && device)
         st = tridi_copy_to_host(ctx, s->x, v->p[4], v->bytes[4]);
     if (st) {
@@ -423,6 +461,57 @@ static int near_tie_system(sys *s, int axis, int64_t nf, const double *D, const 
     return 0;
 }
 
+/* 4. NewType's float pivot fails where MOHID's double one does not: one y line of a mixed grid gets the row
+ * (d 0, e 1e-50, f 0, rhs 0), whose pivot is 1e-50 in double (MOHID answers it) but 0 as a float. Under
+ * NEWTYPE the solve reports a zero pivot at that cell (the diagnosis runs NewType's pivot too); ON_ERROR_LINES
+ * leaves that line untouched and answers the others bit for bit (the host arrays' re-solve on the host
+ * included), ON_ERROR_CALL leaves x untouched. */
+static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
+{
+    sys s;
+    if (sys_alloc(&s, MIXED, 5, 7, 3)) {
+        ++failures;
+        return;
+    }
+    fill_mohid_like(&s, seed);
+    const int64_t fc = cell(&s, 2, 4, 2);
+    setv(s.d, 4, fc, 0.0);
+    setv(s.e, 8, fc, 1e-50);
+    setv(s.f, 4, fc, 0.0);
+    setv(s.r, 4, fc, 0.0);
+    dev v;
+    if (dev_upload(ctx, &s, &v)) {
+        ++failures;
+    } else {
+        if (reference(&s, 1, 0)) {
+            printf("FAILED newtype pivot: MOHID's reference fails on the tiny pivot\n");
+            ++failures;
+        }
+        for (int device = 0; device < 2; ++device)
+            for (int oe = 0; oe < 2; ++oe)
+                failures += solve_check(ctx, &s, &v, 1, 0, device, oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                        "tiny double pivot") != 0;
+        if (reference(&s, 1, 1) != 1) {
+            printf("FAILED newtype pivot: NewType's reference should fail on exactly one line\n");
+            ++failures;
+        }
+        g_fail_cell = fc;
+        g_fail_axis = 1;
+        for (int device = 0; device < 2; ++device)
+            for (int oe = 0; oe < 2; ++oe) {
+                g_fail_all = oe;
+                failures += solve_check_fail(ctx, &s, &v, 1, 1, device, oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                             "float pivot 0", "zero pivot") != 0;
+                failures += solve_check_fail(ctx, &s, &v, 1, 1, device, oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                             "float pivot 0", "at cell (2, 4, 2)") != 0;
+            }
+        g_fail_cell = -1;
+        g_fail_all = 0;
+    }
+    dev_free(ctx, &v);
+    sys_free(&s);
+}
+
 int main(int argc, char **argv)
 {
     if (tridi_cuda_device_count() < 1) {
@@ -480,6 +569,9 @@ int main(int argc, char **argv)
         free(D);
     }
     printf("part 2 (near ties): %" PRId64 " failures so far\n", failures);
+
+    newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
+    printf("part 4 (NewType's float pivot): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
