@@ -14,7 +14,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 DEST=${OUT:-out-mohid-exact}
-OUT=$(mktemp -d)
+OUT=${WORK:-$(mktemp -d)} # the work folder of the logs (WORK: a caller's, to pack it itself after a time limit)
+mkdir -p "$OUT"
 STEPS=${STEPS:-exact memcheck bench}
 CELLS=${CELLS:-100000000}
 GRIDS=${GRIDS:---grid=1024x1024x128}
