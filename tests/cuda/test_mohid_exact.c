@@ -1,7 +1,7 @@
 /* MOHID's arithmetic on the GPU, bit for bit (docs/decisions/041): the answers of every tk_line variant
  * (x lines through the shared-memory ring, y/z lines through registers, W/G in shared memory and, past
- * 220 unknowns, in the global scratch) must equal, bit for bit, a plain C loop of MOHID's recurrence
- * compiled without contraction (tests/cuda/CMakeLists.txt: -ffp-contract=off): TRIDI_ARITH_MOHID (two
+ * 220 unknowns, in the global scratch) must equal, bit for bit, MOHID's routines in C (the tests' one
+ * reference, tests/common/mohid_reference.h, compiled without contraction): TRIDI_ARITH_MOHID (two
  * divisions per unknown in double, products rounded before their sums) and TRIDI_ARITH_MOHID_NEWTYPE (the
  * pivot rounded to float where upper is float, W divided in float), on f32, f64 and mixed arrays, x, y and
  * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Three parts:
@@ -15,6 +15,7 @@
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL).
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
+#include "mohid_reference.h"
 #include "testutil.h"
 
 #include <inttypes.h>
@@ -46,7 +47,10 @@ static size_t esize(int combo, int which) /* which: 0 lower/upper/rhs, 1 diag, 2
     return combo == F64 || (combo == MIXED && which == 1) ? 8 : 4;
 }
 
-static double getv(const void *p, size_t s, int64_t i) { return s == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i]; }
+static double getv(const void *p, size_t s, int64_t i)
+{
+    return s == 8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
 static void setv(void *p, size_t s, int64_t i, double v)
 {
     if (s == 8)
@@ -122,7 +126,8 @@ static void fill_mohid_like(sys *s, uint64_t seed)
             if (unit(seed, i, 7) < 0.5)
                 e = -e;
         }
-        const double rhs = 12.0 + 4.0 * unit(seed, i, 8) + (unit(seed, i, 9) - 0.5) * pow(10.0, -4.0 + 7.0 * unit(seed, i, 10));
+        const double rhs =
+            12.0 + 4.0 * unit(seed, i, 8) + (unit(seed, i, 9) - 0.5) * pow(10.0, -4.0 + 7.0 * unit(seed, i, 10));
         setv(s->d, s->sl, i, lower);
         setv(s->e, s->sd, i, e);
         setv(s->f, s->sl, i, upper);
@@ -130,78 +135,39 @@ static void fill_mohid_like(sys *s, uint64_t seed)
     }
 }
 
-/* ---- the reference: MOHID's recurrence, one rounding per operation (compiled with -ffp-contract=off) ---- */
+/* ---- the reference: MOHID's routines (mohid_line), every line of the box ---- */
 
-/* Unknowns of one line, widened to double (d not read at the first, f not at the last). Returns 0, or 1
- * when a step fails (a zero or non-finite pivot, a non-finite W, G or answer): the generated systems never
- * do. nt32: NewType with a float pivot. */
-static int ref_line(int64_t n, const double *d, const double *e, const double *f, const double *r, int nt32, int xdbl,
-                    double *W, double *G, double *x)
+static tridi_arrays arrays_of(const sys *s, void *x)
 {
-    for (int64_t m = 0; m < n; ++m) {
-        if (m == 0) {
-            W[0] = n > 1 ? -f[0] / e[0] : 0.0;
-            G[0] = r[0] / e[0];
-            if (!isfinite(W[0]) || !isfinite(G[0]) || !isfinite(e[0]))
-                return 1;
-            continue;
-        }
-        const double aux = e[m] + d[m] * W[m - 1], num = r[m] - d[m] * G[m - 1];
-        double den = aux;
-        if (nt32) {
-            const float auxf = (float)aux; /* MOHID NewType's real :: AUX */
-            den = (double)auxf;
-            W[m] = m < n - 1 ? (double)(-((float)f[m] / auxf)) : 0.0;
-        } else {
-            W[m] = m < n - 1 ? -f[m] / aux : 0.0;
-        }
-        G[m] = num / den;
-        if (den == 0.0 || !isfinite(den) || !isfinite(W[m]) || !isfinite(G[m]))
-            return 1;
-    }
-    double xn = xdbl ? G[n - 1] : (double)(float)G[n - 1];
-    x[n - 1] = xn;
-    for (int64_t m = n - 2; m >= 0; --m) {
-        const double p = W[m] * xn, v = p + G[m];
-        xn = xdbl ? v : (double)(float)v;
-        x[m] = xn;
-    }
-    for (int64_t m = 0; m < n; ++m)
-        if (!isfinite(x[m]))
-            return 1;
-    return 0;
+    const tridi_dtype L = s->sl == 8 ? TRIDI_FLOAT64 : TRIDI_FLOAT32, D = s->sd == 8 ? TRIDI_FLOAT64 : TRIDI_FLOAT32,
+                      X = s->sx == 8 ? TRIDI_FLOAT64 : TRIDI_FLOAT32;
+    tridi_arrays a = {s->d, L, s->e, D, s->f, L, s->r, L, x, X};
+    return a;
 }
 
-/* The reference answers of every line of the box along axis into s->ref (cells outside the box: 0).
- * Returns the number of lines the reference itself fails on. */
+/* The reference answers of every line of the box along axis into s->ref (cells outside the box: 0), with
+ * MOHID's Original (nt 0) or NewType (nt 1) pivot. Returns the number of lines the reference itself cannot
+ * answer (a zero pivot or an answer that is not finite): the generated systems have none, part 4 one. */
 static int64_t reference(sys *s, int axis, int nt)
 {
     const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
     const int64_t n = s->n[axis], n1 = s->n[a1], n2 = s->n[a2];
     const int64_t st[3] = {1, s->ext[0], s->ext[0] * s->ext[1]};
-    const int nt32 = nt && s->sl == 4, xdbl = s->sx == 8;
+    const tridi_arrays a = arrays_of(s, s->ref);
     memset(s->ref, 0, s->cells * s->sx);
     int64_t bad = 0;
 #pragma omp parallel reduction(+ : bad)
     {
-        double *buf = malloc(sizeof(double) * 7 * (size_t)n);
-        double *d = buf, *e = d + n, *f = e + n, *r = f + n, *W = r + n, *G = W + n, *x = G + n;
+        double *W = malloc(sizeof(double) * 2 * (size_t)n), *G = W + n;
 #pragma omp for schedule(dynamic, 64)
         for (int64_t l = 0; l < n1 * n2; ++l) {
             const int64_t o = (1 + l % n1) * st[a1] + (1 + l / n1) * st[a2] + st[axis];
-            for (int64_t m = 0; m < n; ++m) {
-                const int64_t c = o + m * st[axis];
-                d[m] = getv(s->d, s->sl, c), e[m] = getv(s->e, s->sd, c);
-                f[m] = getv(s->f, s->sl, c), r[m] = getv(s->r, s->sl, c);
-            }
-            if (ref_line(n, d, e, f, r, nt32, xdbl, W, G, x)) {
-                ++bad;
-                continue;
-            }
-            for (int64_t m = 0; m < n; ++m)
-                setv(s->ref, s->sx, o + m * st[axis], x[m]);
+            int fails = mohid_line(n, st[axis], &a, o, nt, W, G) != 0;
+            for (int64_t m = 0; m < n && !fails; ++m)
+                fails = !isfinite(getv(s->ref, s->sx, o + m * st[axis]));
+            bad += fails;
         }
-        free(buf);
+        free(W);
     }
     return bad;
 }
@@ -278,8 +244,8 @@ static int cell_ok(const sys *s, int64_t c)
  * bit and every other cell for the poison. Returns mismatching cells (or 1 for a failed call). */
 static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device,
                                 tridi_on_error on_error, const char *what, const char *want_msg);
-static int64_t solve_check(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device, tridi_on_error on_error,
-                           const char *what)
+static int64_t solve_check(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device,
+                           tridi_on_error on_error, const char *what)
 {
     return solve_check_fail(ctx, s, v, axis, ar, device, on_error, what, NULL);
 }
@@ -401,7 +367,7 @@ static int64_t find_near_ties(uint64_t *rng, int64_t want, int64_t tries, double
 {
     int64_t found = 0;
     for (int64_t t = 0; t < tries && found < want; ++t) {
-        double d[3], e[3], f[3], r[3], W[3], G[3], xd[3];
+        double d[3], e[3], f[3], r[3], W[3], G[3];
         for (int m = 0; m < 3; ++m) {
             d[m] = m ? (double)(float)(-0.05 - tu_uniform(rng)) : 0.0;
             f[m] = m < 2 ? (double)(float)(-0.05 - tu_uniform(rng)) : 0.0;
@@ -419,11 +385,16 @@ static int64_t find_near_ties(uint64_t *rng, int64_t want, int64_t tries, double
             e[2] = e3;
             for (int q = 0; q < (k < 0 ? -k : k); ++q)
                 e[2] = nextafter(e[2], k < 0 ? -INFINITY : INFINITY);
-            if (ref_line(3, d, e, f, r, 0, 0, W, G, xd))
+            float df[3], ff[3], rf[3], xf[3];
+            for (int m = 0; m < 3; ++m)
+                df[m] = (float)d[m], ff[m] = (float)f[m], rf[m] = (float)r[m];
+            const tridi_arrays a = {df, TRIDI_FLOAT32, e, TRIDI_FLOAT64, ff, TRIDI_FLOAT32, rf, TRIDI_FLOAT32,
+                                    xf, TRIDI_FLOAT32};
+            if (mohid_line(3, 1, &a, 0, 0, W, G) || !isfinite(xf[0]) || !isfinite(xf[1]) || !isfinite(xf[2]))
                 continue;
             float xr[3];
             rcp_line3(d, e, f, r, xr);
-            if ((float)xd[0] == xr[0] && (float)xd[1] == xr[1] && (float)xd[2] == xr[2])
+            if (xf[0] == xr[0] && xf[1] == xr[1] && xf[2] == xr[2])
                 continue;
             for (int m = 0; m < 3; ++m) {
                 D[3 * found + m] = d[m], E[3 * found + m] = e[m], F[3 * found + m] = f[m], R[3 * found + m] = r[m];
