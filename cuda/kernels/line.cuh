@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 const int64_t m = c0 + k;
                 const int s = tk_tidx(t, k);
                 // the ring holds no lower at the first unknown nor upper at the last
-                tk_step<AR, PF32>(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0,
-                        (double)tR[s], wp, g, bad);
+                tk_step<AR, PF32>(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s],
+                                  m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s], wp, g, bad);
                 wg[k * ws + wgc(k)] = make_double2(wp, g);
             }
         }
