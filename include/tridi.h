@@ -91,7 +91,7 @@ typedef enum tridi_arith {
     TRIDI_ARITH_FAST = 2,         /* any algorithm within the accuracy bound stated in docs/errors.md */
     TRIDI_ARITH_MOHID_NEWTYPE = 3 /* MOHID's *_NewType routines: the pivot rounded to upper's type (float
                                      for float upper, then W = -upper/pivot divided in float); the same as
-                                     _MOHID for double upper. CPU only for now (CUDA: TRIDI_ERROR_UNSUPPORTED) */
+                                     _MOHID for double upper. CPU and CUDA backends */
 } tridi_arith;
 
 /* When device solves report their numerical verdict. */
