@@ -21,12 +21,16 @@ tridi_status report_failure(const char *func, const tridi_problem *p, int64_t li
     return tridi_thomas_report(func, p, line, g);
 }
 
+// The diagnosis's arithmetic: the NewType pivot where the solve took it.
+int newtype_of(const tridi_problem *p) { return tridi_newtype_pivot_f32(p); }
+
 template <class TL, class TD, class TX>
 void locate_host_typed(const tridi_problem *p, int64_t off, tk_fail *out, double *W, double *G)
 {
     const int64_t s = p->stride[p->axis];
     tk_locate<TL, TD, TX>((const TL *)p->arrays.lower + off, (const TD *)p->arrays.diag + off,
-                          (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, s, p->n, W, G, out);
+                          (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, s, p->n, W, G, out,
+                          newtype_of(p));
 }
 
 // ON_ERROR_LINES after a host-array solve in which a line failed (the rare path): every line is solved
@@ -40,6 +44,7 @@ void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const c
     const int64_t str = p->stride[p->axis], n = p->n;
     const size_t xs = sizeof(TX);
     int64_t lowest = INT64_MAX, count = 0;
+    const int newtype = newtype_of(p);
     tk_fail lowest_fail{};
 #pragma omp parallel
     {
@@ -52,7 +57,7 @@ void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const c
             tk_fail f{};
             tk_locate<TL, TD, TX>((const TL *)p->arrays.lower + off, (const TD *)p->arrays.diag + off,
                                   (const TL *)p->arrays.upper + off, (const TL *)p->arrays.rhs + off, str, n, W.data(),
-                                  G.data(), &f);
+                                  G.data(), &f, newtype);
             TX *X = (TX *)p->arrays.x + off;
             if (f.kind) {
                 ++my_count;
@@ -71,11 +76,11 @@ void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const c
                 }
                 continue;
             }
-            TX x = (TX)G[n - 1];
-            X[(n - 1) * str] = x;
+            double x = tridi_thomas_back(W[n - 1], G[n - 1], 0.0, 1, sizeof(TX) == 8);
+            X[(n - 1) * str] = (TX)x;
             for (int64_t m = n - 2; m >= 0; --m) {
-                x = (TX)(W[m] * (double)x + G[m]);
-                X[m * str] = x;
+                x = tridi_thomas_back(W[m], G[m], x, 0, sizeof(TX) == 8); // MOHID's rounding, no fused multiply-add
+                X[m * str] = (TX)x;
             }
         }
 #pragma omp critical
@@ -149,17 +154,17 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
     case TRIDI_COMBO_F32:
         tk_locate_kernel<float, float, float><<<1, 1, 0, st->compute>>>(
             (const float *)A.lower + off, (const float *)A.diag + off, (const float *)A.upper + off,
-            (const float *)A.rhs + off, str, p->n, (double *)wg, df);
+            (const float *)A.rhs + off, str, p->n, (double *)wg, df, newtype_of(p));
         break;
     case TRIDI_COMBO_F64:
         tk_locate_kernel<double, double, double><<<1, 1, 0, st->compute>>>(
             (const double *)A.lower + off, (const double *)A.diag + off, (const double *)A.upper + off,
-            (const double *)A.rhs + off, str, p->n, (double *)wg, df);
+            (const double *)A.rhs + off, str, p->n, (double *)wg, df, newtype_of(p));
         break;
     case TRIDI_COMBO_MIXED:
         tk_locate_kernel<float, double, float><<<1, 1, 0, st->compute>>>(
             (const float *)A.lower + off, (const double *)A.diag + off, (const float *)A.upper + off,
-            (const float *)A.rhs + off, str, p->n, (double *)wg, df);
+            (const float *)A.rhs + off, str, p->n, (double *)wg, df, newtype_of(p));
         break;
     }
     tk_fail f{};

@@ -42,6 +42,11 @@ struct tk_args {
     tk_verdict *verdict;
 };
 
+// The arithmetic of tk_line's recurrence (cuda/kernels/common.cuh, decision 041): MOHID's (TRIDI_ARITH_MOHID,
+// bit for bit), MOHID's NewType routines' (TRIDI_ARITH_MOHID_NEWTYPE: a float pivot where upper is float),
+// or FAST's reciprocal and fused multiply-adds (TRIDI_ARITH_FAST on lines the FAST kernels do not take).
+enum tk_arith : int { TK_AR_RCP = 0, TK_AR_MOHID = 1, TK_AR_NEWTYPE = 2 };
+
 // The layout of split lines (cuda/kernels/split.cuh).
 struct ts_geom {
     int SW, WL, LW; // segments per warp, warps per line, lines per warp (LW * SW = 32)
@@ -64,6 +69,7 @@ struct tk_plan {
     size_t smem;
     unsigned blocks, threads;
     bool fast;
+    int arith; // tk_arith of tk_line
     int fmode, fL;
     fp_geom fgeom;
 };

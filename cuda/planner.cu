@@ -63,12 +63,25 @@ void *ts_kernel_of(const tk_plan &p)
     return p.coop ? (void *)ts_line<TL, TD, TX, true, false, true> : (void *)ts_line<TL, TD, TX, false, false, true>;
 }
 
+template <class TL, class TD, class TX, class I, bool CONTIG, int AR>
+void *tk_kernel_of_a(const tk_plan &p)
+{
+    if (!p.wgs)
+        return (void *)tk_line<TL, TD, TX, I, CONTIG, false, false, AR>;
+    return p.coop ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true, AR>
+                  : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false, AR>;
+}
+
+// NewType's arithmetic is MOHID's where upper is double (its pivot then is a double): not instantiated.
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
-    if (!p.wgs)
-        return (void *)tk_line<TL, TD, TX, I, CONTIG, false, false>;
-    return p.coop ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true> : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false>;
+    if (p.arith == TK_AR_RCP)
+        return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_RCP>(p);
+    if constexpr (sizeof(TL) == 4)
+        if (p.arith == TK_AR_NEWTYPE)
+            return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_NEWTYPE>(p);
+    return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_MOHID>(p);
 }
 
 template <class TL, class TD, class TX>
@@ -91,7 +104,7 @@ inline int64_t tk_max_offset(const tk_view &v, const tk_args &a)
 // Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
 // process; a small table because a process drives few devices and few variants.
 struct tk_device_cache {
-    static constexpr int MAXD = 64, MAXK = 160;
+    static constexpr int MAXD = 64, MAXK = 320;
     std::mutex mu;
     int sms[MAXD] = {};
     size_t smem_optin[MAXD] = {};
@@ -173,9 +186,10 @@ inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, in
 // context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
 template <class TL, class TD, class TX>
 cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan,
-                         const tk_choice &choice = tk_choice{0, 0})
+                         const tk_choice &choice = tk_choice{0, 0}, int arith = TK_AR_MOHID)
 {
     tk_plan p{};
+    p.arith = arith;
     p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
     // Headroom: a stage may form the offsets of a few unknowns past the line end (it does not use them).
     p.i32 = tk_max_offset(a.in, a) < INT32_MAX - 4 * TK_K && tk_max_offset(a.out, a) < INT32_MAX - 4 * TK_K;
@@ -409,6 +423,9 @@ kernel_types types_of(const tridi_problem *p, bool f32_transfer)
     kernel_types k{p->arrays.lower_type, p->arrays.diag_type, p->arrays.x_type};
     // FAST arithmetic on the arrays' own type: all float or all double (decision 021)
     k.fast = p->arith == TRIDI_ARITH_FAST && k.l == k.d && k.d == k.x;
+    // NewType's float pivot only where the caller's upper values are float (not where the float transfer
+    // made them so): MOHID's arithmetic otherwise, as on the CPU (decision 041)
+    k.arith = p->arith == TRIDI_ARITH_FAST ? TK_AR_RCP : tridi_newtype_pivot_f32(p) ? TK_AR_NEWTYPE : TK_AR_MOHID;
     if (f32_transfer) {
         k.l = TRIDI_FLOAT32;
         k.d = TRIDI_FLOAT32;
@@ -439,7 +456,7 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
                     return TRIDI_SUCCESS;
                 c = tk_choice{1, 0};
             }
-        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c)), "planning the Thomas kernel");
+        CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c, k.arith)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });
 }

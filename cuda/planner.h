@@ -12,10 +12,12 @@
 #include "tridi_internal.h"
 
 // Storage types of the three kernel operands: lower/upper/rhs, diag, answer; fast: the solve may take
-// FAST arithmetic (TRIDI_ARITH_FAST on all-float or all-double arrays: the FAST kernels, decision 021).
+// FAST arithmetic (TRIDI_ARITH_FAST on all-float or all-double arrays: the FAST kernels, decision 021);
+// arith: tk_line's arithmetic (tk_arith: MOHID's, NewType's, or FAST's reciprocal; decision 041).
 struct kernel_types {
     tridi_dtype l, d, x;
     bool fast = false;
+    int arith = TK_AR_MOHID;
 };
 
 // The operand types of p's kernel; f32_transfer: double inputs sent as float (allow_f32_transfer).

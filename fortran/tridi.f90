@@ -42,7 +42,7 @@ module tridi
     public :: TRIDI_ADI_DOUGLAS, TRIDI_ADI_PEACEMAN_RACHFORD, TRIDI_ADI_DIRICHLET, TRIDI_ADI_ZERO_FLUX, &
               TRIDI_ADI_HARMONIC, TRIDI_ADI_ARITHMETIC
     public :: TRIDI_ON_ERROR_LINES, TRIDI_ON_ERROR_CALL, TRIDI_ARITH_DEFAULT, TRIDI_ARITH_MOHID, &
-              TRIDI_ARITH_FAST, TRIDI_VERDICT_SYNC, TRIDI_VERDICT_DEFERRED
+              TRIDI_ARITH_FAST, TRIDI_ARITH_MOHID_NEWTYPE, TRIDI_VERDICT_SYNC, TRIDI_VERDICT_DEFERRED
     public :: tridi_config_t, tridi_grid_t, tridi_arrays_t, tridi_adi_operator_t
 
     ! A tridi context (C tridi_context). Null until tridi_create; null again after tridi_destroy.

@@ -40,7 +40,8 @@ module tridi_c_bindings
         enumerator :: TRIDI_ON_ERROR_LINES = 0, TRIDI_ON_ERROR_CALL = 1
     end enum
     enum, bind(c)
-        enumerator :: TRIDI_ARITH_DEFAULT = 0, TRIDI_ARITH_MOHID = 1, TRIDI_ARITH_FAST = 2
+        enumerator :: TRIDI_ARITH_DEFAULT = 0, TRIDI_ARITH_MOHID = 1, TRIDI_ARITH_FAST = 2, &
+                      TRIDI_ARITH_MOHID_NEWTYPE = 3
     end enum
     enum, bind(c)
         enumerator :: TRIDI_VERDICT_SYNC = 0, TRIDI_VERDICT_DEFERRED = 1

@@ -81,11 +81,17 @@ typedef enum tridi_on_error {
     TRIDI_ON_ERROR_CALL = 1   /* all or nothing: x unchanged if any line fails (costs an undo log) */
 } tridi_on_error;
 
-/* Which arithmetic a solve may use. */
+/* Which arithmetic a solve may use. The MOHID ones are MOHID's operations in MOHID's order, bit for bit on
+ * every CPU kernel and ISA: two divisions per unknown, no fused multiply-add, pivots, W and G in double,
+ * each answer rounded to its type before it feeds the unknown above (docs/errors.md, "What bit for bit
+ * covers"). */
 typedef enum tridi_arith {
-    TRIDI_ARITH_DEFAULT = 0, /* MOHID for the mixed type, FAST for all-float and all-double arrays */
-    TRIDI_ARITH_MOHID = 1,   /* pivots in double, each answer rounded to its type: bit for bit MOHID */
-    TRIDI_ARITH_FAST = 2     /* any algorithm within the accuracy bound stated in docs/errors.md */
+    TRIDI_ARITH_DEFAULT = 0,      /* MOHID for the mixed type, FAST for all-float and all-double arrays */
+    TRIDI_ARITH_MOHID = 1,        /* MOHID's THOMAS routines (pivot in double): bit for bit MOHID */
+    TRIDI_ARITH_FAST = 2,         /* any algorithm within the accuracy bound stated in docs/errors.md */
+    TRIDI_ARITH_MOHID_NEWTYPE = 3 /* MOHID's *_NewType routines: the pivot rounded to upper's type (float
+                                     for float upper, then W = -upper/pivot divided in float); the same as
+                                     _MOHID for double upper. CPU and CUDA backends */
 } tridi_arith;
 
 /* When device solves report their numerical verdict. */

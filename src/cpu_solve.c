@@ -16,10 +16,15 @@
  *   are the context's worker pool (cpu_pool.c), which join a call only while it has blocks left, so the
  *   call never waits for a thread still waking (docs/decisions/028).
  *
- * The fast path multiplies by one reciprocal per pivot and checks only that every value stayed finite.
- * A block it flags goes to the careful path: each of its lines re-solved alone with MOHID's two divisions
- * (solve_line), which settles whether the line really fails and where. A subnormal pivot (1e-310) makes
- * 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right.
+ * Arithmetic (docs/decisions/040): the block kernels come in three forms, picked per call (kernel_arith):
+ * MOHID's two divisions per unknown (TRIDI_ARITH_MOHID), the same with MOHID's NewType pivot rounded to
+ * float (TRIDI_ARITH_MOHID_NEWTYPE on float upper values), and one reciprocal per pivot (TRIDI_ARITH_FAST).
+ * No form fuses a multiply-add: the library is compiled with -ffp-contract=off, so every ISA of the
+ * target clones, the AVX-512 x kernel and the careful path round alike, as MOHID's gfortran build does.
+ * The fast path checks only that every value stayed finite. A block it flags goes to the careful path:
+ * each of its lines re-solved alone (solve_line, in MOHID's arithmetic for every form but FAST's, where it
+ * divides too), which settles whether the line really fails and where. A subnormal pivot (1e-310) makes
+ * FAST's 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right.
  *
  * Failures follow p->on_error (issue 26, decision 2):
  * - ON_ERROR_CALL, no partial answer, in the two phases of backend.h (docs/decisions/020): the solve
@@ -93,20 +98,20 @@ typedef struct block_failure {
 } block_failure;
 
 /* One line by itself, in MOHID's arithmetic: two divisions per unknown (no reciprocal), W and G in
- * double (tridi_thomas_forward). This is the careful path that every block the vector kernels flag goes
+ * double (tridi_thomas_forward_newtype; pivot_f32: the NewType pivot in float). This is the careful path that every block the vector kernels flag goes
  * through: a reciprocal 1/den overflows for a subnormal pivot (den = 1e-310) where -f/den and g/den are
  * finite, so a flag from the vector kernels is only a suspicion, settled here line by line. Stores w and
  * g at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input,
  * zero pivot, overflow) with *out naming the unknown and why, else 0. */
 #define DEFINE_LINE_FORWARD(NAME, TL, TD, TU, TR)                                                              \
-    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, double *W,      \
-                    double *G, tridi_thomas_fail *out)                                                         \
+    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, int pivot_f32,  \
+                    double *W, double *G, tridi_thomas_fail *out)                                              \
     {                                                                                                          \
         double w = 0.0, g = 0.0;                                                                               \
         for (int64_t m = 0; m < n; ++m) {                                                                      \
             const double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];                                 \
             const double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];                         \
-            const int kind = tridi_thomas_forward(d, e, f, r, m == n - 1, &w, &g);                             \
+            const int kind = tridi_thomas_forward_newtype(d, e, f, r, m == 0, m == n - 1, pivot_f32, &w, &g);   \
             if (kind) {                                                                                        \
                 out->m = m;                                                                                    \
                 out->kind = kind;                                                                              \
@@ -129,14 +134,15 @@ static int line_forward(const tridi_problem *p, int64_t off, double *W, double *
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n, s = p->stride[p->axis];
+    const int f32 = tridi_newtype_pivot_f32(p);
     if (p->combo == TRIDI_COMBO_F32)
         return line_forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
-                                (const float *)a->upper + off, (const float *)a->rhs + off, n, s, W, G, out);
+                                (const float *)a->upper + off, (const float *)a->rhs + off, n, s, f32, W, G, out);
     if (p->combo == TRIDI_COMBO_F64)
         return line_forward_f64((const double *)a->lower + off, (const double *)a->diag + off,
-                                (const double *)a->upper + off, (const double *)a->rhs + off, n, s, W, G, out);
+                                (const double *)a->upper + off, (const double *)a->rhs + off, n, s, f32, W, G, out);
     return line_forward_mix((const float *)a->lower + off, (const double *)a->diag + off,
-                            (const float *)a->upper + off, (const float *)a->rhs + off, n, s, W, G, out);
+                            (const float *)a->upper + off, (const float *)a->rhs + off, n, s, f32, W, G, out);
 }
 
 /* The careful path's whole line: forward sweep, then the back substitution into W (tridi_thomas_back:
@@ -204,10 +210,15 @@ static void stream_fence(void)
 #endif
 }
 
+/* The block kernels' arithmetic (kernel_arith): MOHID's divisions, MOHID's NewType float pivot, FAST's
+ * reciprocal. */
+enum { ARITH_DIV = 0, ARITH_NEWTYPE = 1, ARITH_RCP = 2 };
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
- * are prefetched. Returns nonzero if any value went non-finite (then the caller locates the failure). */
-#define DEFINE_FORWARD(NAME, TL, TD, TU, TR)                                                                  \
+ * are prefetched. MODE: ARITH_DIV, ARITH_NEWTYPE (float upper values only) or ARITH_RCP, a constant of
+ * each instance. Returns nonzero if any value went non-finite (then the caller locates the failure). */
+#define DEFINE_FORWARD(NAME, TL, TD, TU, TR, MODE)                                                            \
     TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,    \
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
                                         int prefetch, double *restrict W, double *restrict G)                  \
@@ -238,9 +249,20 @@ static void stream_fence(void)
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     double d = (double)Dm[l * ls];                                                             \
                     double den = (double)Em[l * ls] + d * Wp[l];                                               \
-                    double inv = 1.0 / den; /* one division per unknown: the loop's throughput limit */        \
-                    double w = -(double)Fm[l * ls] * inv;                                                      \
-                    double g = ((double)Rm[l * ls] - d * Gp[l]) * inv;                                         \
+                    double w, g;                                                                               \
+                    if (MODE == ARITH_RCP) { /* one division per unknown: the loop's throughput limit */       \
+                        const double inv = 1.0 / den;                                                          \
+                        w = -(double)Fm[l * ls] * inv;                                                         \
+                        g = ((double)Rm[l * ls] - d * Gp[l]) * inv;                                            \
+                    } else if (MODE == ARITH_NEWTYPE) { /* AUX a float; W = -(F/AUX) divided in float */        \
+                        const float aux = (float)den;                                                          \
+                        den = (double)aux;                                                                     \
+                        w = (double)(-((float)Fm[l * ls] / aux));                                              \
+                        g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                            \
+                    } else {                                                                                   \
+                        w = -(double)Fm[l * ls] / den;                                                         \
+                        g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                            \
+                    }                                                                                          \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
                     /* Inputs too: an Inf diag can still give a finite w and g. */                             \
@@ -251,6 +273,8 @@ static void stream_fence(void)
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     double d = (double)Dm[l * ls];                                                             \
                     double den = (double)Em[l * ls] + d * Wp[l];                                               \
+                    if (MODE == ARITH_NEWTYPE)                                                                 \
+                        den = (double)(float)den;                                                              \
                     double g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                         \
                     Gm[l] = g;                                                                                 \
                     bad |= !(fabs(g) <= DBL_MAX) | !(fabs(d) <= DBL_MAX) | !(fabs(den) <= DBL_MAX);            \
@@ -304,11 +328,48 @@ static void stream_fence(void)
         return bad;                                                                                            \
     }
 
-DEFINE_FORWARD(forward_f32, float, float, float, float)
-DEFINE_FORWARD(forward_f64, double, double, double, double)
-DEFINE_FORWARD(forward_mix, float, double, float, float)
-/* x-axis blocks without AVX-512 run on transposed double copies. */
-DEFINE_FORWARD(forward_t, double, double, double, double)
+DEFINE_FORWARD(forward_f32_div, float, float, float, float, ARITH_DIV)
+DEFINE_FORWARD(forward_f32_new, float, float, float, float, ARITH_NEWTYPE)
+DEFINE_FORWARD(forward_f32_rcp, float, float, float, float, ARITH_RCP)
+DEFINE_FORWARD(forward_f64_div, double, double, double, double, ARITH_DIV)
+DEFINE_FORWARD(forward_f64_rcp, double, double, double, double, ARITH_RCP)
+DEFINE_FORWARD(forward_mix_div, float, double, float, float, ARITH_DIV)
+DEFINE_FORWARD(forward_mix_new, float, double, float, float, ARITH_NEWTYPE)
+DEFINE_FORWARD(forward_mix_rcp, float, double, float, float, ARITH_RCP)
+/* x-axis blocks without AVX-512 run on transposed double copies (float values widened exactly: the NewType
+ * form's float division of upper is still MOHID's). */
+DEFINE_FORWARD(forward_t_div, double, double, double, double, ARITH_DIV)
+DEFINE_FORWARD(forward_t_new, double, double, double, double, ARITH_NEWTYPE)
+DEFINE_FORWARD(forward_t_rcp, double, double, double, double, ARITH_RCP)
+
+/* The block kernels' arithmetic for p. */
+static int kernel_arith(const tridi_problem *p)
+{
+    return p->arith == TRIDI_ARITH_FAST ? ARITH_RCP : tridi_newtype_pivot_f32(p) ? ARITH_NEWTYPE : ARITH_DIV;
+}
+
+/* One forward sweep of the y/z (or transposed x) kernels in p's types and arithmetic. */
+static int forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
+                         const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double *W,
+                         double *G)
+{
+#define TRIDI_FWD(K, TL, TD) K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, W, G)
+    if (t) /* transposed copies, all double */
+        return mode == ARITH_RCP       ? TRIDI_FWD(forward_t_rcp, double, double)
+               : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_t_new, double, double)
+                                       : TRIDI_FWD(forward_t_div, double, double);
+    if (p->combo == TRIDI_COMBO_F32)
+        return mode == ARITH_RCP       ? TRIDI_FWD(forward_f32_rcp, float, float)
+               : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_f32_new, float, float)
+                                       : TRIDI_FWD(forward_f32_div, float, float);
+    if (p->combo == TRIDI_COMBO_F64)
+        return mode == ARITH_RCP ? TRIDI_FWD(forward_f64_rcp, double, double)
+                                 : TRIDI_FWD(forward_f64_div, double, double);
+    return mode == ARITH_RCP       ? TRIDI_FWD(forward_mix_rcp, float, double)
+           : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_mix_new, float, double)
+                                   : TRIDI_FWD(forward_mix_div, float, double);
+#undef TRIDI_FWD
+}
 DEFINE_BACKWARD(backward_f32, float)
 DEFINE_BACKWARD(backward_f64, double)
 
@@ -458,11 +519,10 @@ __attribute__((target("avx2"))) static int64_t transpose_in_avx2(const void *src
 }
 
 /* ---- x sweeps with AVX-512: 16 lines, transposed 8 unknowns at a time through an L1 tile ----
- * The arithmetic is the generic kernels' operation for operation (the same divisions, the same fused
- * multiply-adds as the compiler forms them in the x86-64-v4 clone), so the answers are bit-identical.
- * Not in AddressSanitizer builds: there no clone is made (TRIDI_VECTOR_CLONES, and the MPI pipelined
- * sweep's), every other path keeps separate roundings, and this kernel's explicit fused multiply-adds
- * would make its answers differ from theirs in the last bits on AVX-512 hosts. */
+ * The arithmetic is the generic kernels' operation for operation in each form (kernel_arith: the same
+ * divisions, each product rounded before its sum, no fused multiply-add), so the answers are
+ * bit-identical to theirs and, in MOHID's forms, to MOHID's (docs/decisions/040). Not in AddressSanitizer
+ * builds, which make no clones either (TRIDI_VECTOR_CLONES). */
 #if !defined(__SANITIZE_ADDRESS__)
 #define TRIDI_HAVE_AVX512_X 1
 #define TRIDI_AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,fma,prfchw")))
@@ -505,9 +565,10 @@ typedef struct xrows {
     const int64_t *next; /* the same for the next block (prefetched while this one ends), or NULL */
 } xrows;
 
-/* Forward sweep of 16 x lines; dbl[q] says whether input q is double (constant in each instance). W and G
- * get [m][16] doubles. Returns nonzero if a value went non-finite. */
-TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], char *x, size_t xes, int64_t n,
+/* Forward sweep of 16 x lines; dbl[q] says whether input q is double, mode the arithmetic (kernel_arith;
+ * both constant in each instance). W and G get [m][16] doubles. Returns nonzero if a value went
+ * non-finite. */
+TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], int mode, char *x, size_t xes, int64_t n,
                                          double *restrict W, double *restrict G, double *restrict tile)
 {
     const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0), sign = _mm512_set1_pd(-0.0);
@@ -552,12 +613,24 @@ TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], char 
                     g = _mm512_div_pd(r, e);
                     acc[h] = finite_probe(finite_probe(finite_probe(acc[h], w), g), e);
                 } else {
-                    const __m512d den = _mm512_fmadd_pd(d, wp[h], e);
-                    const __m512d num = _mm512_fnmadd_pd(d, gp[h], r); /* r - d*g(m-1) */
+                    /* each product rounded before its sum, as MOHID's baseline x86-64 build does */
+                    __m512d den = _mm512_add_pd(e, _mm512_mul_pd(d, wp[h]));
+                    const __m512d num = _mm512_sub_pd(r, _mm512_mul_pd(d, gp[h])); /* r - d*g(m-1) */
+                    if (mode == ARITH_NEWTYPE) /* MOHID's NewType pivot AUX, a float */
+                        den = _mm512_cvtps_pd(_mm512_cvtpd_ps(den));
                     if (m < n - 1) {
-                        const __m512d inv = _mm512_div_pd(one, den);
-                        w = _mm512_mul_pd(_mm512_xor_pd(f, sign), inv);
-                        g = _mm512_mul_pd(num, inv);
+                        if (mode == ARITH_RCP) {
+                            const __m512d inv = _mm512_div_pd(one, den);
+                            w = _mm512_mul_pd(_mm512_xor_pd(f, sign), inv);
+                            g = _mm512_mul_pd(num, inv);
+                        } else if (mode == ARITH_NEWTYPE) { /* W = -(F/AUX) in float (F a float value) */
+                            const __m256 q = _mm256_div_ps(_mm512_cvtpd_ps(f), _mm512_cvtpd_ps(den));
+                            w = _mm512_xor_pd(_mm512_cvtps_pd(q), sign);
+                            g = _mm512_div_pd(num, den);
+                        } else {
+                            w = _mm512_div_pd(_mm512_xor_pd(f, sign), den);
+                            g = _mm512_div_pd(num, den);
+                        }
                         acc[h] = finite_probe(acc[h], w);
                     } else {
                         g = _mm512_div_pd(num, den);
@@ -590,7 +663,7 @@ TRIDI_AVX512_INLINE int xbackward16_body(const xrows *xr, char *x, int xdbl, int
             for (int h = 0; h < 2; ++h) {
                 double *Wm = W + m * 16 + 8 * h;
                 const __m512d g = _mm512_load_pd(G + m * 16 + 8 * h);
-                __m512d v = m == n - 1 ? g : _mm512_fmadd_pd(_mm512_load_pd(Wm), xn[h], g);
+                __m512d v = m == n - 1 ? g : _mm512_add_pd(_mm512_mul_pd(_mm512_load_pd(Wm), xn[h]), g);
                 if (!xdbl)
                     v = _mm512_cvtps_pd(_mm512_cvtpd_ps(v)); /* rounded before it feeds unknown m-1 */
                 _mm512_store_pd(Wm, v);
@@ -616,15 +689,21 @@ TRIDI_AVX512_INLINE int xbackward16_body(const xrows *xr, char *x, int xdbl, int
 }
 
 /* One instance per type combination, so that element types are constants inside the loops. */
-TRIDI_AVX512 static int xforward16(const xrows *xr, tridi_combo combo, char *x, int64_t n, double *W, double *G,
-                                   double *tile)
+TRIDI_AVX512 static int xforward16(const xrows *xr, tridi_combo combo, int mode, char *x, int64_t n, double *W,
+                                   double *G, double *tile)
 {
     static const int f32[4] = {0, 0, 0, 0}, f64[4] = {1, 1, 1, 1}, mix[4] = {0, 1, 0, 0};
+#define TRIDI_X16(TY, XES)                                                                                     \
+    (mode == ARITH_RCP       ? xforward16_body(xr, TY, ARITH_RCP, x, XES, n, W, G, tile)                       \
+     : mode == ARITH_NEWTYPE ? xforward16_body(xr, TY, ARITH_NEWTYPE, x, XES, n, W, G, tile)                   \
+                             : xforward16_body(xr, TY, ARITH_DIV, x, XES, n, W, G, tile))
     if (combo == TRIDI_COMBO_F32)
-        return xforward16_body(xr, f32, x, 4, n, W, G, tile);
-    if (combo == TRIDI_COMBO_F64)
-        return xforward16_body(xr, f64, x, 8, n, W, G, tile);
-    return xforward16_body(xr, mix, x, 4, n, W, G, tile);
+        return TRIDI_X16(f32, 4);
+    if (combo == TRIDI_COMBO_F64) /* NewType is MOHID's arithmetic for double upper values */
+        return mode == ARITH_RCP ? xforward16_body(xr, f64, ARITH_RCP, x, 8, n, W, G, tile)
+                                 : xforward16_body(xr, f64, ARITH_DIV, x, 8, n, W, G, tile);
+    return TRIDI_X16(mix, 4);
+#undef TRIDI_X16
 }
 
 TRIDI_AVX512 static int xbackward16(const xrows *xr, char *x, int xdbl, int64_t Lb, int64_t n, double *W,
@@ -853,6 +932,7 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
     const int stream = !sv.lines;
     /* FAST arithmetic: y/z blocks of all-float arrays (x sweeps keep MOHID's, which meets its bound too) */
     const int fast = p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32 && p->axis != TRIDI_AXIS_X;
+    const int mode = kernel_arith(p);
     int bad;
 #ifdef TRIDI_HAVE_AVX512_X
     if (c->x512) {
@@ -866,7 +946,7 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
                 next[l] = tridi_line_offset(p, nl0 + (l < nLb ? l : nLb - 1));
             xr.next = next;
         }
-        bad = xforward16(&xr, p->combo, x, n, W, G, G + c->npad * c->L);
+        bad = xforward16(&xr, p->combo, mode, x, n, W, G, G + c->npad * c->L);
         if (!bad) {
             block_log(p, c, b, sv.at, 1, stream);
             written[b] = 1;
@@ -900,7 +980,7 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
             transpose_in(a->diag, a->diag_type, off, ls, n, Lb, tE);
             transpose_in(a->upper, a->upper_type, off, ls, n, Lb, tF);
             transpose_in(a->rhs, a->rhs_type, off, ls, n, Lb, tR);
-            bad = forward_t(tD, tE, tF, tR, n, Lb, Lb, 1, 0, W, G);
+            bad = forward_block(p, mode, 1, tD, tE, tF, tR, n, Lb, Lb, 1, 0, W, G);
             out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
             xs = Lb;
         } else {
@@ -908,15 +988,12 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
                 bad = forward_fast((const float *)a->lower + off, (const float *)a->diag + off,
                                    (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
                                    (float *)W, (float *)G);
-            else if (p->combo == TRIDI_COMBO_F32)
-                bad = forward_f32((const float *)a->lower + off, (const float *)a->diag + off,
-                                  (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
-            else if (p->combo == TRIDI_COMBO_F64)
-                bad = forward_f64((const double *)a->lower + off, (const double *)a->diag + off,
-                                  (const double *)a->upper + off, (const double *)a->rhs + off, n, Lb, s, ls, 1, W, G);
-            else
-                bad = forward_mix((const float *)a->lower + off, (const double *)a->diag + off,
-                                  (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s, ls, 1, W, G);
+            else {
+                const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
+                bad = forward_block(p, mode, 0, (const char *)a->lower + (size_t)off * le,
+                                    (const char *)a->diag + (size_t)off * de, (const char *)a->upper + (size_t)off * le,
+                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1, W, G);
+            }
             out = x + (size_t)off * xes; /* answers straight into x rows */
             xs = s;
         }

@@ -198,18 +198,20 @@ typedef struct line_work {
     double *u0, *u1, *u2, *y, *x;
 } line_work;
 
-/* Thomas on line l, the backends' careful path (src/thomas_core.h: MOHID's divisions, pivots in double,
- * each answer rounded to x's type before the next unknown uses it). Answers in work->x. Returns
+/* Thomas on line l, the backends' careful path (src/thomas_core.h: MOHID's divisions, pivots in double or,
+ * in MOHID's NewType arithmetic on float upper values, in float; each answer rounded to x's type before
+ * the next unknown uses it; docs/decisions/040). Answers in work->x. Returns
  * TRIDI_FAIL_NONE or the kind of the line's first failure, at *fm. */
 static int thomas_line(const tridi_problem *p, int64_t l, line_work *work, int64_t *fm)
 {
     const int64_t base = tridi_line_offset(p, l), n = p->n;
     const int xdbl = p->arrays.x_type == TRIDI_FLOAT64;
+    const int f32 = tridi_newtype_pivot_f32(p);
     double w = 0.0, g = 0.0;
     for (int64_t m = 0; m < n; ++m) {
         double a, b, c, r;
         coefficients(p, base, m, &a, &b, &c, &r);
-        const int kind = tridi_thomas_forward(a, b, c, r, m == n - 1, &w, &g);
+        const int kind = tridi_thomas_forward_newtype(a, b, c, r, m == 0, m == n - 1, f32, &w, &g);
         if (kind) {
             *fm = m;
             return kind;

@@ -2,13 +2,12 @@
  * unknown fails, and the one failure encoding with its message table, written once for the CPU backend,
  * the pivoting pass, the MPI pipelined sweep and (compiled by nvcc) the CUDA kernels.
  *
- * Arithmetic (docs/architecture.md, "The numerical contract"): coefficients widened to double, pivots,
- * W and G in double; every answer rounded to its storage type before it feeds the unknown above. The
- * functions are always inlined, so the compiler contracts multiply-adds (e + d*w, w*x + g) exactly as
- * the including function's target allows, as it did when each backend wrote them out: the careful path
- * and the pivoting pass (default target) keep separate roundings, the MPI pipelined sweep (compiled with
- * the CPU kernels' x86-64-v3/v4 clones) fuses them as the vector kernels do, and device code follows
- * nvcc's --fmad.
+ * Arithmetic (docs/architecture.md, "The numerical contract"; docs/decisions/040): MOHID's operations in
+ * MOHID's order: coefficients widened to double, pivots, W and G in double, two divisions per unknown, each
+ * product rounded before the sum it feeds (no fused multiply-add: MOHID is built for baseline x86-64), and
+ * every answer rounded to its storage type before it feeds the unknown above. The tridi_exact_* operations
+ * spell each rounding out: on the device the _rn intrinsics, which nvcc never contracts; on the host plain
+ * operators, since every C file of the library is compiled with -ffp-contract=off (src/CMakeLists.txt).
  *
  * Failures: a tridi_thomas_fail names the unknown and the kind; tridi_fail_status and tridi_fail_text
  * map a kind to the status and the words of the message, for every backend. An unknown fails, in this
@@ -29,6 +28,21 @@
 #define TRIDI_HD static inline __attribute__((always_inline))
 #else
 #define TRIDI_HD static inline
+#endif
+
+/* One rounding each, never fused with a neighbour (docs/decisions/040). */
+#if defined(__CUDA_ARCH__)
+TRIDI_HD double tridi_exact_mul(double a, double b) { return __dmul_rn(a, b); }
+TRIDI_HD double tridi_exact_add(double a, double b) { return __dadd_rn(a, b); }
+TRIDI_HD double tridi_exact_sub(double a, double b) { return __dsub_rn(a, b); }
+TRIDI_HD double tridi_exact_div(double a, double b) { return __ddiv_rn(a, b); }
+TRIDI_HD float tridi_exact_fdiv(float a, float b) { return __fdiv_rn(a, b); }
+#else
+TRIDI_HD double tridi_exact_mul(double a, double b) { return a * b; }
+TRIDI_HD double tridi_exact_add(double a, double b) { return a + b; }
+TRIDI_HD double tridi_exact_sub(double a, double b) { return a - b; }
+TRIDI_HD double tridi_exact_div(double a, double b) { return a / b; }
+TRIDI_HD float tridi_exact_fdiv(float a, float b) { return a / b; }
 #endif
 
 /* Why an unknown (or a line) fails. The numbers are stable: device code writes them into failure records
@@ -129,8 +143,40 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
  * and *g become the unknown's W and G; on failure they are left as they were. Returns the kind. */
 TRIDI_HD int tridi_thomas_forward(double d, double e, double f, double r, int last, double *w, double *g)
 {
-    const double den = e + d * *w;
-    const double nw = last ? 0.0 : -f / den, ng = (r - d * *g) / den;
+    const double den = tridi_exact_add(e, tridi_exact_mul(d, *w));
+    const double nw = last ? 0.0 : tridi_exact_div(-f, den);
+    const double ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
+    const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
+    if (!k) {
+        *w = nw;
+        *g = ng;
+    }
+    return k;
+}
+
+/* One unknown of MOHID's NewType routines (THOMAS_2D_NewType, THOMAS_3D_*_NewType, THOMASZ_NewType*),
+ * whose pivot AUX is a default real. pivot_f32 = 1 (a build of real(4) upper values): AUX = e + d*w
+ * rounded to float, W = -(f/AUX) divided in float (f is a float value), G = (r - d*g)/AUX divided in
+ * double, the zero and finiteness tests on the float AUX. pivot_f32 = 0: tridi_thomas_forward. first:
+ * the line's first unknown, divided by the double e in both cases (d, *w and *g not read). */
+TRIDI_HD int tridi_thomas_forward_newtype(double d, double e, double f, double r, int first, int last,
+                                          int pivot_f32, double *w, double *g)
+{
+    if (first) {
+        double w0 = 0.0, g0 = 0.0;
+        const int k = tridi_thomas_forward(0.0, e, f, r, last, &w0, &g0);
+        if (!k) {
+            *w = w0;
+            *g = g0;
+        }
+        return k;
+    }
+    if (!pivot_f32)
+        return tridi_thomas_forward(d, e, f, r, last, w, g);
+    const float aux = (float)tridi_exact_add(e, tridi_exact_mul(d, *w));
+    const double den = (double)aux;
+    const double nw = last ? 0.0 : (double)(-tridi_exact_fdiv((float)f, aux));
+    const double ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
     const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
     if (!k) {
         *w = nw;
@@ -140,26 +186,26 @@ TRIDI_HD int tridi_thomas_forward(double d, double e, double f, double r, int la
 }
 
 /* The same unknown with one reciprocal between the first and the last unknown (W = -f * (1/den),
- * G = (r - d*g) * (1/den)) and divisions at both ends: the scalar form of the CPU vector kernels'
- * arithmetic, for a sweep that must round as they do (the MPI pipelined Thomas). first: the line's first
- * unknown (den = e, *w and *g not read). */
+ * G = (r - d*g) * (1/den)) and divisions at both ends: FAST's arithmetic as the CPU vector kernels do it
+ * (no fused multiply-add there either), for a sweep that must round as they do (the MPI pipelined
+ * Thomas). first: the line's first unknown (den = e, *w and *g not read). */
 TRIDI_HD int tridi_thomas_forward_rcp(double d, double e, double f, double r, int first, int last, double *w,
                                       double *g)
 {
     double den, nw, ng;
     if (first) {
         den = e;
-        nw = last ? 0.0 : -f / e;
-        ng = r / e;
+        nw = last ? 0.0 : tridi_exact_div(-f, e);
+        ng = tridi_exact_div(r, e);
     } else if (last) {
-        den = e + d * *w;
+        den = tridi_exact_add(e, tridi_exact_mul(d, *w));
         nw = 0.0;
-        ng = (r - d * *g) / den;
+        ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
     } else {
-        den = e + d * *w;
-        const double inv = 1.0 / den;
-        nw = -f * inv;
-        ng = (r - d * *g) * inv;
+        den = tridi_exact_add(e, tridi_exact_mul(d, *w));
+        const double inv = tridi_exact_div(1.0, den);
+        nw = tridi_exact_mul(-f, inv);
+        ng = tridi_exact_mul(tridi_exact_sub(r, tridi_exact_mul(d, *g)), inv);
     }
     const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
     if (!k) {
@@ -177,7 +223,7 @@ TRIDI_HD double tridi_thomas_round(double v, int xdbl) { return xdbl ? v : (doub
  * (tridi_thomas_finite): TRIDI_FAIL_ANSWER_OVERFLOW at this unknown. */
 TRIDI_HD double tridi_thomas_back(double w, double g, double xnext, int last, int xdbl)
 {
-    return tridi_thomas_round(last ? g : w * xnext + g, xdbl);
+    return tridi_thomas_round(last ? g : tridi_exact_add(tridi_exact_mul(w, xnext), g), xdbl);
 }
 
 /* A pivot that an elimination may divide by: not zero, finite. */

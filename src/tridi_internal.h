@@ -33,7 +33,8 @@ typedef struct tridi_problem {
     int64_t total_cells;    /* allocated cells of each array */
     tridi_combo combo;
     tridi_arrays arrays;
-    /* The contract of this solve, resolved (never TRIDI_ARITH_DEFAULT here). Every backend honours
+    /* The contract of this solve, resolved (never TRIDI_ARITH_DEFAULT here; tridi_newtype_pivot_f32 says
+     * what TRIDI_ARITH_MOHID_NEWTYPE means for its types). Every backend honours
      * on_error: under LINES a failing line is left untouched and the others are answered; under CALL x
      * is unchanged on any failure. */
     tridi_on_error on_error;
@@ -106,11 +107,19 @@ tridi_status tridi_validate_geometry(const char *func, const tridi_grid *grid, t
 tridi_status tridi_validate_arrays(const char *func, tridi_problem *p, const tridi_arrays *arrays, int need_x,
                                    int empty);
 /* p's contract from a caller's options: checks the enums, resolves TRIDI_ARITH_DEFAULT (MOHID for the mixed
- * type, FAST otherwise); host solves always return their verdict (SYNC). */
+ * type, FAST otherwise; MOHID and MOHID_NEWTYPE are kept as given, docs/decisions/040); host solves always
+ * return their verdict (SYNC). */
 tridi_status tridi_resolve_contract(const char *func, tridi_problem *p, const tridi_solve_options *options);
 
 /* Bytes of one element of a dtype. */
 static inline size_t tridi_dtype_size(tridi_dtype t) { return t == TRIDI_FLOAT64 ? 8 : 4; }
+
+/* TRIDI_ARITH_MOHID_NEWTYPE's pivot in float: MOHID's NewType pivot is a default real, float where upper is
+ * (docs/decisions/040); with double upper values the arithmetic is TRIDI_ARITH_MOHID's. */
+static inline int tridi_newtype_pivot_f32(const tridi_problem *p)
+{
+    return p->arith == TRIDI_ARITH_MOHID_NEWTYPE && p->arrays.upper_type == TRIDI_FLOAT32;
+}
 
 /* ---- tuning (tuning.c; every knob in docs/tuning.md) ----
  * The environment knobs, read once by tridi_create into its context, which hands them to its backend: a

@@ -234,10 +234,11 @@ tridi_status tridi_resolve_contract(const char *f, tridi_problem *p, const tridi
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                           "%s: options->on_error = %d is neither TRIDI_ON_ERROR_LINES (0) nor TRIDI_ON_ERROR_CALL (1)",
                           f, (int)o->on_error);
-    if ((int)o->arith < TRIDI_ARITH_DEFAULT || (int)o->arith > TRIDI_ARITH_FAST)
+    if ((int)o->arith < TRIDI_ARITH_DEFAULT || (int)o->arith > TRIDI_ARITH_MOHID_NEWTYPE)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
-                          "%s: options->arith = %d is not TRIDI_ARITH_DEFAULT (0), _MOHID (1) or _FAST (2)", f,
-                          (int)o->arith);
+                          "%s: options->arith = %d is not TRIDI_ARITH_DEFAULT (0), _MOHID (1), _FAST (2) or "
+                          "_MOHID_NEWTYPE (3)",
+                          f, (int)o->arith);
     if ((int)o->verdict != TRIDI_VERDICT_SYNC && (int)o->verdict != TRIDI_VERDICT_DEFERRED)
         return tridi_fail(TRIDI_ERROR_INVALID_VALUE,
                           "%s: options->verdict = %d is neither TRIDI_VERDICT_SYNC (0) nor TRIDI_VERDICT_DEFERRED (1)",

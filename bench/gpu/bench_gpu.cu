@@ -854,6 +854,7 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
     a.err = err;
     kernel_types kt{arr.lower_type, arr.diag_type, arr.x_type};
     kt.fast = fast;
+    kt.arith = fast ? TK_AR_RCP : TK_AR_MOHID; // as types_of makes them (decision 041)
     tk_plan plan;
     TRIDI_OK(plan_solve(bare_choice, kt, a, axis == 0, false, &plan));
     a.scratch = plan_needs_scratch(plan, a.n) ? scratch : nullptr;

@@ -48,33 +48,80 @@ constexpr int TK_WG_SHARED_MAX = 110 * 1024; // W/G of a block in shared memory 
 
 __device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
 
-// An unknown between the first and the last of MOHID's forward sweep, W kept as Wp = -W. A non-finite
-// lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.
+// The forward sweep's arithmetic, AR (tk_arith, kernel_args.h):
+//  - TK_AR_MOHID: MOHID's operations in MOHID's order, bit for bit: den = E + D*W with the product rounded
+//    before the sum, W = -F/den and G = (Ti - D*G)/den by two correctly rounded divisions, every step an
+//    _rn intrinsic, which nvcc never contracts into a fused multiply-add (decision 041).
+//  - TK_AR_NEWTYPE with PF32 (upper stored as float): MOHID's NewType routines, whose pivot AUX is a
+//    default real: den rounded to float, W = -(F/AUX) divided in float, G divided in double by the float
+//    AUX, the zero and finiteness tests on AUX. Without PF32 it is TK_AR_MOHID.
+//  - TK_AR_RCP: FAST arithmetic on lines the FAST kernels do not take (and FAST on the mixed type): fused
+//    multiply-adds and one reciprocal per unknown (rcp.cuh), within the FAST bound, not MOHID's bits.
+// W is kept as Wp = -W everywhere (negation is exact, so -W's bits are MOHID's W's with the sign flipped).
+// A non-finite lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.
+template <int AR, bool PF32>
 __device__ __forceinline__ void tk_mid(double d, double e, double f, double r, double &wp, double &g, bool &bad)
 {
-    const double den = fma(-d, wp, e), inv = tk_rcp(den);
-    wp = f * inv;
-    g = fma(-d, g, r) * inv;
-    bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+    if constexpr (AR == TK_AR_RCP) {
+        const double den = fma(-d, wp, e), inv = tk_rcp(den);
+        wp = f * inv;
+        g = fma(-d, g, r) * inv;
+        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+    } else {
+        // e + d*W = e - d*Wp: the same rounding of the same exact value
+        const double den = __dsub_rn(e, __dmul_rn(d, wp)), num = __dsub_rn(r, __dmul_rn(d, g));
+        if constexpr (AR == TK_AR_NEWTYPE && PF32) {
+            const float aux = __double2float_rn(den);
+            wp = (double)__fdiv_rn((float)f, aux); // f holds a float value: the cast is exact
+            g = __ddiv_rn(num, (double)aux);
+            bad |= !tk_finite(wp) | !tk_finite(g) | !(fabsf(aux) <= FLT_MAX);
+        } else {
+            wp = __ddiv_rn(f, den);
+            g = __ddiv_rn(num, den);
+            bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
+        }
+    }
 }
 
-// One unknown m of MOHID's forward sweep: the first row divides by E, the last divides too (MOHID's
-// division; its W is never used and stays as it was), the others are tk_mid. d is not read at the first
-// row nor f at the last. Flags non-finite values in bad.
+// One unknown m of MOHID's forward sweep: the first row divides by E (in double in every arithmetic), the
+// last divides too (its W is never used and stays as it was), the others are tk_mid. d is not read at the
+// first row nor f at the last. Flags non-finite values in bad.
+template <int AR, bool PF32>
 __device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e, double f, double r, double &wp,
                                         double &g, bool &bad)
 {
     if (m == 0) {
-        wp = n > 1 ? f / e : 0.0;
-        g = r / e;
+        wp = n > 1 ? __ddiv_rn(f, e) : 0.0;
+        g = __ddiv_rn(r, e);
         bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
     } else if (m < n - 1) {
-        tk_mid(d, e, f, r, wp, g, bad);
-    } else {
+        tk_mid<AR, PF32>(d, e, f, r, wp, g, bad);
+    } else if constexpr (AR == TK_AR_RCP) {
         const double den = fma(-d, wp, e);
         g = fma(-d, g, r) / den;
         bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+    } else {
+        const double den = __dsub_rn(e, __dmul_rn(d, wp)), num = __dsub_rn(r, __dmul_rn(d, g));
+        if constexpr (AR == TK_AR_NEWTYPE && PF32) {
+            const float aux = __double2float_rn(den);
+            g = __ddiv_rn(num, (double)aux);
+            bad |= !tk_finite(g) | !tk_finite(d) | !(fabsf(aux) <= FLT_MAX);
+        } else {
+            g = __ddiv_rn(num, den);
+            bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
+        }
     }
+}
+
+// One unknown of the back substitution, x = W*xnext + G (W = -wp) before its rounding to x's type: MOHID's
+// product then sum, or FAST's fused multiply-add.
+template <int AR>
+__device__ __forceinline__ double tk_back(double wp, double xnext, double g)
+{
+    if constexpr (AR == TK_AR_RCP)
+        return fma(-wp, xnext, g);
+    else
+        return __dadd_rn(__dmul_rn(-wp, xnext), g);
 }
 
 // A ring stage (x lines) holds TK_K unknowns of each of the block's 32 lines per array, [t][k] padded to

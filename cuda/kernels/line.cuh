@@ -18,9 +18,13 @@
 //    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
 //    view (the context's compact box, copied into x by tk_commit only if no line failed).
+//  - Arithmetic (template AR, decision 041): MOHID's two correctly rounded divisions per unknown and no
+//    fused multiply-add (TRIDI_ARITH_MOHID, _NEWTYPE: bit for bit MOHID), or FAST's reciprocal and fused
+//    multiply-adds where FAST arithmetic falls back to this kernel.
 //  - What bounds it (ncu; see docs/decisions/001 and 002): an SM holds few warps when W/G are on chip,
-//    and each warp issues 50-70 instructions per unknown, a few cycles apart, most of them waiting on the
-//    one before (FP64 latency, the reciprocal and the float/double conversions); not DRAM bandwidth.
+//    and each warp issues 50-70 instructions per unknown (more with MOHID's divisions), a few cycles
+//    apart, most of them waiting on the one before (FP64 latency, the divisions and the float/double
+//    conversions); not DRAM bandwidth.
 #ifndef TRIDI_CUDA_KERNELS_LINE_CUH
 #define TRIDI_CUDA_KERNELS_LINE_CUH
 
@@ -34,7 +38,7 @@
 
 namespace {
 
-// W is kept with the opposite sign (Wp = -W = F/pivot): every use negates it inside an fma for free, and
+// W is kept with the opposite sign (Wp = -W = F/pivot): FAST's uses negate it inside an fma for free, and
 // the values are bit for bit those of MOHID's recurrence (negation is exact).
 //
 // y/z lines: every lane loads, solves and stores its own line; neighbouring lanes hold neighbouring cells,
@@ -43,9 +47,11 @@ namespace {
 // lane walking its own line, whose accesses touch 32 sectors per instruction).
 // I: type of element offsets into the arrays (int32_t when every offset of the call fits: cheaper
 // addressing, measured as a large share of the instructions).
-template <class TL, class TD, class TX, class I, bool CONTIG, bool WGS, bool COOP>
+// AR: the recurrence's arithmetic (tk_arith; NewType's float pivot where upper, TL, is float).
+template <class TL, class TD, class TX, class I, bool CONTIG, bool WGS, bool COOP, int AR>
 __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 {
+    constexpr bool PF32 = sizeof(TL) == 4;
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     const int t = threadIdx.x;
@@ -199,7 +205,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             if (c0 > 0 && c0 + K < n) {
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    tk_mid(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                    tk_mid<AR, PF32>(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
                     wg[k * ws] = make_double2(wp, g);
                 }
                 return;
@@ -207,7 +213,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (c0 + k < n) {
-                    tk_step(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                    tk_step<AR, PF32>(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
                     wg[k * ws] = make_double2(wp, g);
                 }
         };
@@ -262,7 +268,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 }
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    tk_mid((double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
+                    tk_mid<AR, PF32>((double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
                     wg[k * ws + wgc(k)] = make_double2(wp, g);
                 }
                 continue;
@@ -271,8 +277,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 const int64_t m = c0 + k;
                 const int s = tk_tidx(t, k);
                 // the ring holds no lower at the first unknown nor upper at the last
-                tk_step(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s], m < n - 1 ? (double)tF[s] : 0.0,
-                        (double)tR[s], wp, g, bad);
+                tk_step<AR, PF32>(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s],
+                                  m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s], wp, g, bad);
                 wg[k * ws + wgc(k)] = make_double2(wp, g);
             }
         }
@@ -301,7 +307,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                     v[k] = wg[k * ws + wgc(k)];
 #pragma unroll
                 for (int k = K - 1; k >= 0; --k) {
-                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    x = (TX)tk_back<AR>(v[k].x, (double)x, v[k].y);
                     mx = tk_max(mx, tk_abs(x));
                     xs[k] = x;
                 }
@@ -317,7 +323,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
 #pragma unroll
             for (int k = K - 1; k >= 0; --k)
                 if (c0 + k <= n - 2) {
-                    x = (TX)fma(-v[k].x, (double)x, v[k].y);
+                    x = (TX)tk_back<AR>(v[k].x, (double)x, v[k].y);
                     mx = tk_max(mx, tk_abs(x));
                     xs[k] = x;
                 }

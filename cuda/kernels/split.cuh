@@ -269,7 +269,8 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
                     wpv[k] = -1.0, gv[k] = 0.0;
                     continue;
                 }
-                tk_step(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, gg, bad);
+                tk_step<TK_AR_RCP, false>(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, gg,
+                                          bad);
                 if (m == n - 1)
                     wp = 0.0; // x(n-1) = G(n-1): the back substitution starts from a zero beyond the line
                 wpv[k] = wp, gv[k] = gg;

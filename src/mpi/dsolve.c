@@ -555,28 +555,22 @@ static void pfail_note(pfail *pf, int64_t k, int64_t m, int kind)
     }
 }
 
-/* The CPU backend's sweeps are compiled for x86-64-v4 and v3 too, where the compiler contracts
- * e + d*w and w*x + g into fused multiply-adds (src/cpu_solve.c): the pipelined sweep is compiled the
- * same way so that it rounds as the one-rank solve does on the same machine. */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(TRIDI_NO_CLONES) && \
-    !defined(__SANITIZE_ADDRESS__)
-#define TRIDI_MPI_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define TRIDI_MPI_CLONES
-#endif
-
 /* Forward sweep of fallback line k over this rank's unknowns, from the previous rank's W, G: the
- * one-rank recurrence and checks of the CPU backend's vector kernels (tridi_thomas_forward_rcp), compiled
- * with the same clones. Returns 0, or 1 with the failure noted. */
-TRIDI_MPI_CLONES static int pipe_forward(const dplan *dp, fallback *fb, int64_t k, double *w, double *g, pfail *pf)
+ * one-rank recurrence and checks, in the one-rank arithmetic: MOHID's divisions (NewType's float pivot
+ * where p's arithmetic says so), or FAST's reciprocal (tridi_thomas_forward_rcp) as the CPU kernels do it.
+ * No fused multiply-add on any ISA (-ffp-contract=off, docs/decisions/040), so it rounds as the one-rank
+ * solve does. Returns 0, or 1 with the failure noted. */
+static int pipe_forward(const dplan *dp, fallback *fb, int64_t k, double *w, double *g, pfail *pf)
 {
     const int64_t n = dp->n;
+    const int rcp = dp->p.arith == TRIDI_ARITH_FAST, f32 = tridi_newtype_pivot_f32(&dp->p);
     const double *A = fb->abcr + 4 * n * k, *B = A + n, *C = B + n, *R = C + n;
     double *W = fb->wg + 2 * n * k, *G = W + n;
     for (int64_t m = 0; m < n; ++m) {
         const int gfirst = dp->first && m == 0, glast = dp->last && m == n - 1;
         const double d = gfirst ? 0.0 : A[m], e = B[m], f = glast ? 0.0 : C[m], r = R[m];
-        const int kind = tridi_thomas_forward_rcp(d, e, f, r, gfirst, glast, w, g);
+        const int kind = rcp ? tridi_thomas_forward_rcp(d, e, f, r, gfirst, glast, w, g)
+                             : tridi_thomas_forward_newtype(d, e, f, r, gfirst, glast, f32, w, g);
         if (kind) {
             pfail_note(pf, k, m, kind);
             return 1;
@@ -590,7 +584,7 @@ TRIDI_MPI_CLONES static int pipe_forward(const dplan *dp, fallback *fb, int64_t 
 /* Back substitution of fallback line k from the next rank's first answer (as rounded to x's type),
  * each answer rounded before it feeds the next, as tridi_solve. Returns the answer at this rank's first
  * unknown, NaN after an overflow (noted at the highest failing unknown). */
-TRIDI_MPI_CLONES static double pipe_backward(const dplan *dp, fallback *fb, int64_t k, double xnext, pfail *pf)
+static double pipe_backward(const dplan *dp, fallback *fb, int64_t k, double xnext, pfail *pf)
 {
     const int64_t n = dp->n;
     const double *W = fb->wg + 2 * n * k, *G = W + n;
