@@ -1,11 +1,12 @@
-! One Fortran axis convention in every module (issue 25): the same random real(8) problem, on arrays
-! with one halo cell on each side, solved along each axis through module tridi (tridi_solve), module
-! tridi_mpi (tridi_mpi_solve on one rank) and module tridi_adi (tridi_adi_sweep). axis = 1, 2, 3 must
-! mean i, j, k in all three: each answer is compared with a real(8) Thomas along that Fortran dimension
-! (so a module that read axis = 2 as k, as tridi_mpi and tridi_adi once did, fails here), the three
-! answers must be bitwise identical, and cells outside the box keep their poison. lo/hi go in as default
-! integers to one module and as integer(int64) to the others. Axes 0 and 4 are refused by every module
-! with a message that names the convention. Run under mpiexec with one rank.
+! One Fortran axis convention in every module: the same random real(8) problem, on arrays with one halo
+! cell on each side, solved along each axis through module tridi (tridi_solve), module tridi_mpi
+! (tridi_mpi_solve on one rank) and module tridi_adi (tridi_adi_sweep). axis = 1, 2, 3 must mean i, j, k
+! in all three: each answer is compared with a real(8) Thomas along that Fortran dimension (so a module
+! that read axis = 2 as k fails here); tridi_solve's and tridi_mpi_solve's answers must be bitwise
+! identical, the sweep's (FAST arithmetic) those of a FAST plan of module tridi, and cells outside the box
+! keep their poison. lo/hi go in as default integers to one module and as integer(int64) to the others.
+! Axes 0 and 4 are refused by every module with a message that names the convention. Run under mpiexec
+! with one rank.
 program test_axis_convention
     use mpi
     use, intrinsic :: iso_fortran_env, only: int64
@@ -19,7 +20,7 @@ program test_axis_convention
     integer(int64), parameter :: lo64(3) = lo, hi64(3) = hi
     character(len=*), parameter :: convention = '1 = i, 2 = j, 3 = k'
     real(8), allocatable, target :: D(:, :, :), E(:, :, :), F(:, :, :), T(:, :, :), ref(:, :, :), &
-                                    x_tridi(:, :, :), x_mpi(:, :, :), x_adi(:, :, :)
+                                    x_tridi(:, :, :), x_mpi(:, :, :), x_adi(:, :, :), x_fast(:, :, :)
     logical :: inbox(0:ni + 1, 0:nj + 1, 0:nk + 1)
     type(tridi_context) :: ctx
     type(tridi_decomp) :: decomp
@@ -27,6 +28,7 @@ program test_axis_convention
     type(tridi_decomp_info_t) :: info
     type(tridi_adi_operator_t) :: op
     type(tridi_adi_plan) :: plan
+    type(tridi_plan) :: fast_plan
     integer :: ierr, axis, s, bad_axis
     character(len=:), allocatable :: label
 
@@ -48,7 +50,7 @@ program test_axis_convention
                'the decomposition''s local grid is (0:ni+1, 0:nj+1, 0:nk+1)')
 
     call random_system_3d([0, 0, 0], [ni + 1, nj + 1, nk + 1], D, E, F, T)
-    allocate (ref, x_tridi, x_mpi, x_adi, mold=D)
+    allocate (ref, x_tridi, x_mpi, x_adi, x_fast, mold=D)
     inbox = .false.
     inbox(1:ni, 1:nj, 1:nk) = .true.
     call tridi_adi_operator_init(op)
@@ -70,7 +72,16 @@ program test_axis_convention
         call against_reference(label//' tridi_mpi_solve', x_mpi)
         call against_reference(label//' tridi_adi_sweep', x_adi)
         call check(all(same_bits8(x_mpi, x_tridi)), label//': tridi_mpi_solve differs from tridi_solve')
-        call check(all(same_bits8(x_adi, x_tridi)), label//': tridi_adi_sweep differs from tridi_solve')
+        ! A sweep solves in FAST arithmetic (all or nothing), tridi_solve in MOHID's: the sweep's bits are
+        ! those of a FAST plan of module tridi on the same axis.
+        x_fast = poison8()
+        call tridi_plan_create(fast_plan, ctx, axis, lo, hi, D, E, F, T, x_fast, on_error=TRIDI_ON_ERROR_CALL, &
+                               arith=TRIDI_ARITH_FAST, stat=s)
+        call check(s == TRIDI_SUCCESS, label//' tridi_plan_create (FAST): '//tridi_error_message())
+        call tridi_plan_solve(fast_plan, D, E, F, T, x_fast, stat=s)
+        call check(s == TRIDI_SUCCESS, label//' tridi_plan_solve (FAST): '//tridi_error_message())
+        call tridi_plan_destroy(fast_plan)
+        call check(all(same_bits8(x_adi, x_fast)), label//': tridi_adi_sweep differs from a FAST plan of module tridi')
     end do
 
     ! Numbers outside 1..3 (0 is C's i) are refused by every module, naming the Fortran convention.
