@@ -8,7 +8,8 @@
  * and for baseline x86-64 run those (test_mohid_bits_v3, _baseline: src/CMakeLists.txt), TRIDI_CPU_GENERIC
  * =1 replaces the AVX-512 x kernel by the transposed generic one. Parts:
  *  1. every case on random MOHID-like systems (diagonally dominant, rows scaled over 10^-6..10^6);
- *  2. the careful path: a block with one failing line (a NaN rhs), whose other lines it solves;
+ *  2. the careful path: a block with one failing line (a NaN rhs), whose other lines it solves; and the
+ *     pivoting pass (src/pivot.c), which answers a box holding one line it must pivot;
  *  3. near ties: 3-unknown lines on which a reciprocal or a fused multiply-add rounds differently from
  *     MOHID's divisions (mixed: the last answer steered onto a float rounding boundary through the double
  *     diag of the first unknown; double: drawn). The search must find them;
@@ -37,6 +38,7 @@ static const tridi_arith ARITHS[2] = {TRIDI_ARITH_MOHID, TRIDI_ARITH_MOHID_NEWTY
 static const char *arith_name(tridi_arith a) { return a == TRIDI_ARITH_MOHID ? "MOHID" : "NEWTYPE"; }
 
 static tridi_context CTX[2]; /* 1 and 2 threads */
+static tridi_context CTXP;   /* 2 threads, TRIDI_PIVOT_FALLBACK: src/pivot.c answers the box */
 static int64_t g_bad_cases;
 
 /* What runs, as far as this binary can tell. */
@@ -151,9 +153,11 @@ static void *reference(const tu_system *s, tridi_axis axis, const int64_t lo[3],
     return want;
 }
 
-/* Parts 1 and 2: one random case; with `nan_line`, that line's rhs gets a NaN at a random unknown. */
+/* Parts 1 and 2: one random case. special 1: a line's rhs gets a NaN at a random unknown (the careful
+ * path); 2: a line's first diag a tiny pivot, solved under TRIDI_PIVOT_FALLBACK, so that the pivoting
+ * pass answers the box: that line by partial pivoting (not compared), every other by MOHID's recurrence. */
 static void one_case(uint64_t *rng, const combo *c, tridi_arith arith, tridi_axis axis, int threads,
-                     tridi_on_error oe, int nan_line, int64_t cells, int64_t *ncells)
+                     tridi_on_error oe, int special, int64_t cells, int64_t *ncells)
 {
     tu_system s;
     tridi_grid g;
@@ -170,11 +174,17 @@ static void one_case(uint64_t *rng, const combo *c, tridi_arith arith, tridi_axi
         if (d != (int)axis)
             nl *= hi[d] - lo[d] + 1;
     const int64_t n = hi[axis] - lo[axis] + 1;
-    if (nan_line) {
+    const int nan_line = special == 1;
+    if (special) {
         failing = tu_randint(rng, 0, nl - 1);
         int64_t cc[3];
-        tu_set((void *)s.a.rhs, s.a.rhs_type, tu_line_cell(&g, lo, hi, axis, failing, tu_randint(rng, 0, n - 1), cc),
-               NAN);
+        if (nan_line) {
+            tu_set((void *)s.a.rhs, s.a.rhs_type,
+                   tu_line_cell(&g, lo, hi, axis, failing, tu_randint(rng, 0, n - 1), cc), NAN);
+        } else {
+            const int64_t at = tu_line_cell(&g, lo, hi, axis, failing, 0, cc);
+            tu_set((void *)s.a.diag, s.a.diag_type, at, 1e-9 * tu_get(s.a.diag, s.a.diag_type, at));
+        }
     }
     tu_poison_x(&s, rng);
     void *want = reference(&s, axis, lo, hi, arith == TRIDI_ARITH_MOHID_NEWTYPE);
@@ -188,11 +198,19 @@ static void one_case(uint64_t *rng, const combo *c, tridi_arith arith, tridi_axi
         if (oe == TRIDI_ON_ERROR_CALL)
             memcpy(want, s.x_before, (size_t)s.cells * es);
     }
-    const tridi_status st = plan_solve(CTX[threads - 1], &s, axis, lo, hi, arith, oe);
+    const tridi_status st = plan_solve(special == 2 ? CTXP : CTX[threads - 1], &s, axis, lo, hi, arith, oe);
+    if (special == 2) { /* the flagged line's answers are partial pivoting's */
+        const size_t es = tu_esize(s.a.x_type);
+        for (int64_t m = 0; m < n; ++m) {
+            int64_t cc[3];
+            const int64_t at = tu_line_cell(&g, lo, hi, axis, failing, m, cc);
+            memcpy((char *)want + (size_t)at * es, (const char *)s.a.x + (size_t)at * es, es);
+        }
+    }
     char label[160];
     snprintf(label, sizeof label, "%s %s axis %c, %d thread(s), %s, %lld lines of %lld%s", c->name, arith_name(arith),
              "xyz"[axis], threads, oe == TRIDI_ON_ERROR_LINES ? "LINES" : "CALL", (long long)nl, (long long)n,
-             nan_line ? ", one NaN line" : "");
+             special == 1 ? ", one NaN line" : special == 2 ? ", one line for partial pivoting" : "");
     const tridi_status expect = nan_line ? TRIDI_ERROR_NONFINITE : TRIDI_SUCCESS;
     if (st != expect) {
         printf("FAILED %s: status %s, expected %s (%s)\n", label, tridi_status_name(st), tridi_status_name(expect),
@@ -413,6 +431,17 @@ int main(int argc, char **argv)
     }
     uint64_t rng = tu_seed("test_mohid_bits");
     print_kernels();
+    {
+        tridi_config cfg;
+        tridi_config_init(&cfg);
+        cfg.backend = TRIDI_BACKEND_CPU;
+        cfg.num_threads = 2;
+        cfg.pivoting = TRIDI_PIVOT_FALLBACK;
+        if (tridi_create(&CTXP, &cfg)) {
+            printf("FAILED tridi_create: %s\n", tridi_error_message());
+            return 1;
+        }
+    }
     for (int t = 0; t < 2; ++t) {
         tridi_config cfg;
         tridi_config_init(&cfg);
@@ -423,6 +452,22 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    /* the arithmetic's value is validated: 3 (MOHID_NEWTYPE) taken, 4 refused naming the option */
+    {
+        const tridi_grid g = {2, {1, 1, 1}, {4, 4, 1}};
+        const int64_t lo[3] = {1, 1, 1}, hi[3] = {4, 4, 1};
+        const tridi_dtype t[5] = {TRIDI_FLOAT32, TRIDI_FLOAT64, TRIDI_FLOAT32, TRIDI_FLOAT32, TRIDI_FLOAT32};
+        tridi_solve_options o;
+        tridi_solve_options_init(&o);
+        tridi_plan plan = NULL;
+        o.arith = TRIDI_ARITH_MOHID_NEWTYPE;
+        tu_expect("plan with TRIDI_ARITH_MOHID_NEWTYPE", tridi_plan_create(CTX[0], &g, TRIDI_AXIS_X, lo, hi, t, &o, &plan),
+                  TRIDI_SUCCESS, NULL);
+        tridi_plan_destroy(plan);
+        o.arith = (tridi_arith)4;
+        tu_expect("plan with arith 4", tridi_plan_create(CTX[0], &g, TRIDI_AXIS_X, lo, hi, t, &o, &plan),
+                  TRIDI_ERROR_INVALID_VALUE, "options->arith = 4");
+    }
     /* 1 and 2: every case, then the careful path */
     int64_t cases_cells = 0;
     for (int ci = 0; ci < 3; ++ci)
@@ -430,9 +475,9 @@ int main(int argc, char **argv)
             for (int axis = 0; axis < 3; ++axis)
                 for (int threads = 1; threads <= 2; ++threads)
                     for (int oe = 0; oe < 2; ++oe)
-                        for (int nan_line = 0; nan_line < 2; ++nan_line)
+                        for (int special = 0; special < 3; ++special)
                             one_case(&rng, &COMBOS[ci], ARITHS[ai], (tridi_axis)axis, threads, (tridi_on_error)oe,
-                                     nan_line, 6000, &cases_cells);
+                                     special, 6000, &cases_cells);
     printf("cases: %lld cells\n", (long long)cases_cells);
     /* 3: near ties (none searched in all-float arrays: a float diag leaves no double to steer by) */
     for (int ci = 1; ci < 3; ++ci)
@@ -465,6 +510,7 @@ int main(int argc, char **argv)
             free(want);
             tu_system_free(&s);
         }
+    tridi_destroy(CTXP);
     tridi_destroy(CTX[0]);
     tridi_destroy(CTX[1]);
     const int failed = g_bad_cases > 0 || tu_failures > 0;
