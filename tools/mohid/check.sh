@@ -1,0 +1,59 @@
+#!/bin/bash
+# The drop-in check: MOHID Water built twice (its own THOMAS routines; the tree swapped to tridi_mohid by
+# swap.py), MohidJetDischarge run 1 h by each, every HDF5 result compared with `h5diff -r`.
+# usage: check.sh MOHID_KIT WORK [r8|r4]
+#   MOHID_KIT  the MOHID kit: scripts/ (prepare_sources.sh, build_mohid.sh, prepare_case.sh, run_case.sh,
+#              compare.sh) and the MOHID snapshot they unpack (e.g. /work/shared/mohid)
+#   WORK       work folder, reused between runs: mohid/ and src-gf/ (prepare_sources.sh), src-tridi/
+#              (src-gf swapped), build-PREC/ and build-PREC-tridi/ (incremental builds), case/, run-*/
+#   PREC       r8 (default: MOHID's own precision, -fdefault-real-8) or r4 (4-byte default real)
+# env: TRIDI_PREFIX  a tridi install with the Fortran package (default: this checkout built CPU-only and
+#                    installed into WORK/tridi-install);
+#      OMP_NUM_THREADS (tridi's CPU threads; MOHID is built without OpenMP), SECONDS_RUN (default 3600).
+# Exit 0 only when every HDF5 result of the two runs is identical bit for bit. Not part of .ci/run.
+set -euo pipefail
+KIT=$(cd "${1:?usage: check.sh MOHID_KIT WORK [r8|r4]}" && pwd)
+mkdir -p "${2:?WORK}"
+WORK=$(cd "$2" && pwd)
+PREC=${3:-r8}
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+S=$KIT/scripts
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+[[ $PREC == r8 || $PREC == r4 ]] || { echo "PREC must be r8 or r4" >&2; exit 2; }
+
+if [[ -z ${TRIDI_PREFIX:-} ]]; then
+    TRIDI_PREFIX=$WORK/tridi-install
+    cmake -S "$REPO" -B "$WORK/tridi-build" -DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=OFF \
+        -DTRIDI_ENABLE_FORTRAN=ON -DTRIDI_ENABLE_MPI=OFF -DTRIDI_BUILD_TESTS=OFF -DTRIDI_BUILD_BENCH=OFF \
+        -DTRIDI_BUILD_TESTCASES=OFF > "$WORK/tridi-build.log"
+    cmake --build "$WORK/tridi-build" -j2 >> "$WORK/tridi-build.log"
+    cmake --install "$WORK/tridi-build" --prefix "$TRIDI_PREFIX" >> "$WORK/tridi-build.log"
+fi
+echo "tridi: $TRIDI_PREFIX"
+
+[[ -d $WORK/src-gf && -d $WORK/mohid ]] || "$S/prepare_sources.sh" "$WORK"
+rm -rf "$WORK/src-tridi"
+mkdir -p "$WORK/src-tridi"
+cp -r "$WORK/src-gf/Software" "$WORK/src-tridi/"
+python3 "$HERE/swap.py" "$WORK/src-tridi"
+
+B=$WORK/build-$PREC
+BT=$WORK/build-$PREC-tridi
+"$S/build_mohid.sh" "$WORK/src-gf" "$B" "$PREC" | tail -1
+# The swapped build starts from the original's objects (build_mohid.sh recompiles what changed); the
+# swapped modules always recompile, since a new tridi_mohid.mod is not seen by build_mohid.sh.
+[[ -d $BT ]] || cp -a "$B" "$BT"
+rm -f "$BT"/obj/{ModuleAdvectionDiffusion,ModuleFreeVerticalMovement,ModuleHydrodynamic}.o
+"$S/build_mohid.sh" "$WORK/src-tridi" "$BT" "$PREC" "$TRIDI_PREFIX" | tail -1
+
+SECONDS_RUN=${SECONDS_RUN:-3600}
+[[ -d $WORK/case ]] || "$S/prepare_case.sh" "$WORK/mohid" "$WORK/case" "$SECONDS_RUN" 600 > /dev/null
+"$S/run_case.sh" "$B/bin/MohidWater.exe" "$WORK/case" "$WORK/run-$PREC-orig" > /dev/null
+"$S/run_case.sh" "$BT/bin/MohidWater.exe" "$WORK/case" "$WORK/run-$PREC-tridi" > /dev/null
+for r in orig tridi; do
+    grep -a -q "successfully terminated" "$WORK/run-$PREC-$r/stdout.txt" ||
+        { echo "the $r run did not terminate normally: $WORK/run-$PREC-$r/stdout.txt" >&2; exit 1; }
+done
+echo "compare ($PREC, OMP_NUM_THREADS=$OMP_NUM_THREADS):"
+"$S/compare.sh" "$WORK/run-$PREC-orig" "$WORK/run-$PREC-tridi"
