@@ -4,7 +4,7 @@
 # usage: check.sh MOHID_KIT WORK [r8|r4]
 #   MOHID_KIT  the MOHID kit: scripts/ (prepare_sources.sh, build_mohid.sh, prepare_case.sh, run_case.sh,
 #              compare.sh) and the MOHID snapshot they unpack (e.g. /work/shared/mohid)
-#   WORK       work folder, reused between runs: mohid/ and src-gf/ (prepare_sources.sh), src-tridi/
+#   WORK       work folder, reused between runs: mohid/ and src-gf/ (prepare_sources.sh), src-tridi-PREC/
 #              (src-gf swapped), build-PREC/ and build-PREC-tridi/ (incremental builds), case/, run-*/
 #   PREC       r8 (default: MOHID's own precision, -fdefault-real-8) or r4 (4-byte default real)
 # env: TRIDI_PREFIX  a tridi install with the Fortran package (default: this checkout built CPU-only and
@@ -33,10 +33,11 @@ fi
 echo "tridi: $TRIDI_PREFIX"
 
 [[ -d $WORK/src-gf && -d $WORK/mohid ]] || "$S/prepare_sources.sh" "$WORK"
-rm -rf "$WORK/src-tridi"
-mkdir -p "$WORK/src-tridi"
-cp -r "$WORK/src-gf/Software" "$WORK/src-tridi/"
-python3 "$HERE/swap.py" "$WORK/src-tridi"
+ST=$WORK/src-tridi-$PREC      # one per precision: an r8 and an r4 check may run side by side
+rm -rf "$ST"
+mkdir -p "$ST"
+cp -r "$WORK/src-gf/Software" "$ST/"
+python3 "$HERE/swap.py" "$ST"
 
 B=$WORK/build-$PREC
 BT=$WORK/build-$PREC-tridi
@@ -45,7 +46,7 @@ BT=$WORK/build-$PREC-tridi
 # swapped modules always recompile, since a new tridi_mohid.mod is not seen by build_mohid.sh.
 [[ -d $BT ]] || cp -a "$B" "$BT"
 rm -f "$BT"/obj/{ModuleAdvectionDiffusion,ModuleFreeVerticalMovement,ModuleHydrodynamic}.o
-"$S/build_mohid.sh" "$WORK/src-tridi" "$BT" "$PREC" "$TRIDI_PREFIX" | tail -1
+"$S/build_mohid.sh" "$ST" "$BT" "$PREC" "$TRIDI_PREFIX" | tail -1
 
 SECONDS_RUN=${SECONDS_RUN:-3600}
 [[ -d $WORK/case ]] || "$S/prepare_case.sh" "$WORK/mohid" "$WORK/case" "$SECONDS_RUN" 600 > /dev/null
