@@ -4,7 +4,7 @@
 ! message, leaves the answer untouched and does not stop the program; with the limit lifted the same
 ! call solves. The model's arrays are large (never touched outside the small box) so that a copy of one
 ! of them cannot fit.
-program test_adapter_oom
+program test_mohid_oom
     use, intrinsic :: iso_c_binding, only: c_int, c_long
     use, intrinsic :: iso_fortran_env, only: int64
     use tridi_mohid
@@ -81,7 +81,7 @@ program test_adapter_oom
     call tridi_thomas_2d(2, 4, 1, 4, 0, 1, D2, E2, F2, T2, X2, stat=s)
     call check(s == TRIDI_SUCCESS, 'tridi_thomas_2d without the limit: '//tridi_error_message())
     call check(.not. same_bits4(X(1, 1, 2), poison4()) .and. .not. same_bits4(X2(2, 1), poison4()), 'not solved')
-    call finish_test('test_adapter_oom')
+    call finish_test('test_mohid_oom')
 
 contains
 
@@ -110,4 +110,4 @@ contains
         close (u)
     end function
 
-end program test_adapter_oom
+end program test_mohid_oom
