@@ -3,7 +3,7 @@
 ! just above what the program holds, a call that must copy returns TRIDI_ERROR_OUT_OF_MEMORY with a
 ! message, leaves the answer untouched and does not stop the program; with the limit lifted the same
 ! call solves. The model's arrays are large (never touched outside the small box) so that a copy of one
-! of them cannot fit.
+! of them cannot fit. Also: the overlap check on an array of more than 2^31 elements.
 program test_mohid_oom
     use, intrinsic :: iso_c_binding, only: c_int, c_long
     use, intrinsic :: iso_fortran_env, only: int64
@@ -81,9 +81,27 @@ program test_mohid_oom
     call tridi_thomas_2d(2, 4, 1, 4, 0, 1, D2, E2, F2, T2, X2, stat=s)
     call check(s == TRIDI_SUCCESS, 'tridi_thomas_2d without the limit: '//tridi_error_message())
     call check(.not. same_bits4(X(1, 1, 2), poison4()) .and. .not. same_bits4(X2(2, 1), poison4()), 'not solved')
+    deallocate (A, B, C, T, X, WP, D2, E2, F2, T2, X2)
+    call past_2_31()
     call finish_test('test_mohid_oom')
 
 contains
+
+    ! An array of more than 2^31 elements (8 GiB of address space, never touched) given as every argument:
+    ! ANSWER overlaps D, which the overlap check must see although a default-integer size() overflows.
+    subroutine past_2_31()
+        real(4), pointer :: H(:, :, :)
+        integer :: ierr
+        allocate (H(65536, 32769, 1), stat=ierr)
+        if (ierr /= 0) then
+            write (*, '(a)') 'test_mohid_oom: no 8 GiB of address space here; the 2^31-element overlap check skipped'
+            return
+        end if
+        call tridi_thomas_3d(1, 2, 1, 1, 1, 1, 0, 1, H, H, H, H, H, stat=s)
+        call check(s == TRIDI_ERROR_ALIASING .and. index(tridi_error_message(), 'ANSWER overlaps D') > 0, &
+                   'ANSWER => D past 2^31 elements: stat '//itoa(s)//' '//tridi_error_message())
+        deallocate (H)
+    end subroutine
 
     subroutine expect_oom(label)
         character(*), intent(in) :: label
