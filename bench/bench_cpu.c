@@ -2,8 +2,8 @@
  * MOHID parallelises THOMAS_3D / THOMASZ) against tridi's OpenMP backend, in MOHID's mixed precision,
  * and tridi's bandwidth at minimum traffic (24 B/cell: read D, E, F, Ti, write x) against a host copy
  * bandwidth measured in the same run. Times are medians after a warm-up. `differ` is the share of cells whose
- * answer is not bit for bit the reference's (tridi multiplies by one reciprocal per pivot and lets the
- * compiler fuse multiply-adds; the reference divides twice, unfused, as MOHID's source reads).
+ * answer is not bit for bit the reference's: 0 in MOHID's arithmetic, which tridi_solve uses for these
+ * mixed types (both divide twice and fuse nothing, as MOHID's source reads: docs/decisions/040).
  * Usage: tridi_bench_cpu [threads] [reps] [NXxNYxNZ]   (threads default: OpenMP's default; reps default 9;
  * the grid, when given, is the only one run: tuning sweeps repeat one grid without the others) */
 #include <math.h>
