@@ -414,15 +414,17 @@ contains
         want = '('//itoa(i0)//', '//itoa(j0)//', '//itoa(k0)//')'
         call check(s == TRIDI_ERROR_NONFINITE .and. index(msg, want) > 0, 'NaN in Ti should name '//want//': '//msg)
         ! the same NaN seen through THOMASZ with KLB = 2: MOHID reads the first row at K = 1, so a NaN at
-        ! K = 1 is met at the column's first cell (K = 2, named in the model's indices) and a NaN at K = 2
-        ! is never read.
+        ! K = 1 is met at the column's first unknown and named at the cell read, (I, J, 1), by the message
+        ! and tridi_error_cell; a NaN at K = 2 is never read.
         call reset_x()
         call tridi_thomasz(i0, i0, j0, j0, 2, ub(3) - 1, D, E, F, Ti, X, stat=s)
         msg = tridi_error_message()
         if (k0 == 1) then
-            want = '('//itoa(i0)//', '//itoa(j0)//', 2)'
+            want = '('//itoa(i0)//', '//itoa(j0)//', 1)'
             call check(s == TRIDI_ERROR_NONFINITE .and. index(msg, want) > 0, 'thomasz NaN at K=1 should name '// &
                        want//': '//msg)
+            rank = tridi_error_cell(cell)
+            call check(rank == 3 .and. all(cell == [i0, j0, 1]), 'tridi_error_cell after thomasz NaN at K=1')
             call check(all(same_bits4(X, poison4())), 'RES written by a failed tridi_thomasz')
         else
             call check(s == TRIDI_SUCCESS, 'thomasz never reads K = 2 of the first row: '//msg)
