@@ -6,7 +6,8 @@ CMAKE_OPTS=(-DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_MPI=ON -DTRIDI_ENABLE_FORT
 if [ -z "${CUDACXX:-}" ] && ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export CUDACXX=/usr/local/cuda/bin/nvcc
 fi
-if [ -n "${CUDACXX:-}" ] || command -v nvcc >/dev/null 2>&1; then
+# TRIDI_CUDA=OFF builds CPU only even where nvcc exists.
+if [ "${TRIDI_CUDA:-}" != OFF ] && { [ -n "${CUDACXX:-}" ] || command -v nvcc >/dev/null 2>&1; }; then
   CMAKE_OPTS+=(-DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90)
 else
   CMAKE_OPTS+=(-DTRIDI_ENABLE_CUDA=OFF)
