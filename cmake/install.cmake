@@ -68,12 +68,12 @@ function(tridi_pc name description requires deps ext_requires extra_libs cflags)
   string(REPLACE ";" ", " _req "${_req}")
   string(REPLACE ";" " " ext_requires "${ext_requires}")
   if(TRIDI_PACKAGE_SHARED)
-    set(TRIDI_PC_LIBS "-L\${libdir} -Wl,-rpath,\${libdir} -l${name} ${extra_libs}")
+    set(TRIDI_PC_LIBS "-L\${libdir} -Wl,-rpath,\${libdir} ${extra_libs} -l${name}")
     set(TRIDI_PC_LIBS_PRIVATE "${deps}")
     set(TRIDI_PC_REQUIRES "${_req}")
     set(TRIDI_PC_REQUIRES_PRIVATE "${ext_requires}")
   else()
-    set(TRIDI_PC_LIBS "-L\${libdir} -l${name} ${extra_libs} ${deps}")
+    set(TRIDI_PC_LIBS "-L\${libdir} ${extra_libs} -l${name} ${deps}")
     set(TRIDI_PC_LIBS_PRIVATE "")
     string(JOIN ", " TRIDI_PC_REQUIRES ${_req} ${ext_requires})
     string(REPLACE ", , " ", " TRIDI_PC_REQUIRES "${TRIDI_PC_REQUIRES}")
@@ -81,7 +81,8 @@ function(tridi_pc name description requires deps ext_requires extra_libs cflags)
   endif()
   # The same link line flattened (tridi's own modules resolved, MPI's flags of a static link included),
   # for tridi-config.
-  set(_flat "-l${name} ${extra_libs}")
+  # extra_libs first: an --undefined must come before the library that defines the symbol.
+  set(_flat "${extra_libs} -l${name}")
   foreach(_r IN LISTS requires)
     string(APPEND _flat " ${TRIDI_CONFIG_FLAT_${_r}}")
   endforeach()
@@ -141,7 +142,8 @@ endif()
 if(TRIDI_ENABLE_NCCL)
   get_filename_component(_nccl_dir "${NCCL_LIBRARY}" DIRECTORY)
   tridi_pc_dir_flag(_nccl_l nccl_libdir "${_nccl_dir}")
-  # The undefined reference pulls the transport in (src/CMakeLists.txt says why).
+  # The undefined reference pulls the transport in from a static archive; a shared libtridi_mpi loads
+  # libtridi_nccl by itself when a halo plan considers NCCL (src/mpi/halo_table.c).
   tridi_pc(tridi_nccl "The NCCL transport of tridi's device halos" "tridi_mpi" "${_nccl_l}-lnccl" ""
     "-Wl,--undefined=tridi_halo_nccl" "")
 endif()
