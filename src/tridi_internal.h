@@ -223,8 +223,8 @@ int tridi_cpu_threads(tridi_context ctx);
  * and leaves it on return; a call that finds it entered fails with TRIDI_ERROR_INVALID_VALUE naming f,
  * instead of sharing its worker pool and scratch with the other call. plan: the plan solved (named in the
  * message), or NULL. Internal calls made under an entered context do not enter it again. */
-tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan);
-void tridi_context_leave(tridi_context ctx);
+TRIDI_PRIVATE tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan);
+TRIDI_PRIVATE void tridi_context_leave(tridi_context ctx);
 
 /* TRIDI_ERROR_INVALID_HANDLE unless ctx is a live context (in the registry of live handles below). */
 TRIDI_PRIVATE tridi_status tridi_check_context(const char *func, tridi_context ctx);
@@ -244,15 +244,15 @@ typedef enum tridi_handle_kind {
     TRIDI_HANDLE_HALO = 5
 } tridi_handle_kind;
 /* Makes h live. 0, or -1 when out of memory (h is then not live). */
-int tridi_handle_add(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_add(tridi_handle_kind kind, const void *h);
 /* 1 when h is a live handle of that kind. */
-int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
 /* Ends h's life: 1 when it was live, 0 when it was not (a stale or foreign handle, or a destroy that
  * another thread won). The winner releases what h holds, then buries it. */
-int tridi_handle_retire(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_retire(tridi_handle_kind kind, const void *h);
 /* Takes a retired handle's memory (malloc'd, `bytes` long) instead of free(): it is freed later, oldest
  * first (in the ASan build it is poisoned meanwhile, so a read of it is reported). */
-void tridi_handle_bury(void *h, size_t bytes);
+TRIDI_PRIVATE void tridi_handle_bury(void *h, size_t bytes);
 
 /* A solve plan (plan.c): the validated problem (p.arrays set per call), the caller's memory and stream, and
  * the backend's own state for it. */
