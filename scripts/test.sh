@@ -5,8 +5,8 @@
 # block; the full outputs are in the log files it names.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-estimate "scripts/test.sh (build, ctest, sanitizers, valgrind, 3 minutes of fuzzing)" "about 36 minutes" \
-  "over an hour, the CUDA compile of the library, its tests and benchmarks added to the CPU-only 36 minutes"
+estimate "scripts/test.sh (build, ctest, sanitizers, valgrind, 3 minutes of fuzzing)" "20 to 35 minutes" \
+  "over an hour, the CUDA compile of the library, its tests and benchmarks added to the CPU-only time"
 "$TRIDI_ROOT/scripts/install-deps.sh"
 # Its own build folder (run.sh uses build-run/): this one has the test-only hook, which `cmake --install`
 # refuses (decision 043).
