@@ -120,7 +120,7 @@ module tridi
               tridi_solve_device, tridi_device_alloc, tridi_device_free, tridi_copy_to_device, &
               tridi_copy_to_host, tridi_synchronize, tridi_set_error, tridi_finish, tridi_host_register, &
               tridi_host_unregister, tridi_plan_create, tridi_plan_solve, tridi_plan_create_device, &
-              tridi_plan_solve_device, tridi_plan_status, tridi_plan_destroy
+              tridi_plan_solve_device, tridi_plan_status, tridi_plan_destroy, tridi_build_info_string
 
 contains
 
@@ -135,6 +135,13 @@ contains
     function tridi_version_string() result(v)
         character(len=:), allocatable :: v
         v = c_to_f_string(tridi_version_string_c())
+    end function
+
+    ! What this build contains (C's tridi_build_info_string): backends, CUDA architectures, MPI, NCCL,
+    ! Fortran, e.g. "tridi 0.1.0: cpu (OpenMP 201511), no cuda, mpi (halos: host), fortran".
+    function tridi_build_info_string() result(v)
+        character(len=:), allocatable :: v
+        v = c_to_f_string(tridi_build_info_string_c())
     end function
 
     ! Cell (model indices) of the last ZERO_PIVOT / NONFINITE failure; returns its rank, 0 if the last

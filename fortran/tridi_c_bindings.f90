@@ -134,6 +134,10 @@ module tridi_c_bindings
             import :: c_ptr
             type(c_ptr) :: p
         end function
+        function tridi_build_info_string_c() bind(c, name='tridi_build_info_string') result(p)
+            import :: c_ptr
+            type(c_ptr) :: p
+        end function
         subroutine tridi_version_c(major, minor, patch) bind(c, name='tridi_version')
             import :: c_int
             integer(c_int), intent(out) :: major, minor, patch

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tridi.h - batched tridiagonal (Thomas) solves on grid-shaped arrays.
  *
@@ -28,6 +29,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "tridi_version.h" /* generated: TRIDI_HAVE_*, TRIDI_VERSION_GE */
 
 #ifdef __cplusplus
 extern "C" {

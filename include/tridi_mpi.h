@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tridi_mpi.h - the MPI layer of tridi: decomposition of a model grid over ranks, halo exchange of
  * grid-shaped arrays (host or device), and tridiagonal solves along axes cut by rank boundaries.

@@ -4,9 +4,12 @@
 # out/flow_channel_70-28/ and prints the timing table. FC_GRID / FC_HOURS / FC_BACKEND override the case.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+estimate "scripts/run.sh (build, then 5 model hours of flow_channel_70-28)" "about 4 minutes" "about 20 minutes, most of it compiling the CUDA backend"
 "$TRIDI_ROOT/scripts/install-deps.sh"
-BUILD="${TRIDI_BUILD_DIR:-$TRIDI_ROOT/build}"
-cmake -S "$TRIDI_ROOT" -B "$BUILD" "${CMAKE_OPTS[@]}" -DTRIDI_FAULT_INJECTION=OFF # test.sh turns the test-only hook on in the same build folder
+# Its own build folder, never test.sh's (build/, with the test-only hook): neither rebuilds the other's
+# objects, and this one (release options, no hook) is the one to install (docs/install.md).
+BUILD="${TRIDI_RUN_BUILD_DIR:-$TRIDI_ROOT/build-run}"
+cmake -S "$TRIDI_ROOT" -B "$BUILD" "${CMAKE_OPTS[@]}" -DTRIDI_FAULT_INJECTION=OFF -DTRIDI_BUILD_TESTS=OFF -DTRIDI_BUILD_BENCH=OFF
 cmake --build "$BUILD" -j "$JOBS" --target flow_channel
 grid="${FC_GRID:-flow_channel_70-28}"
 exec "$TRIDI_ROOT/testcases/flow_channel/run.sh" "$BUILD" "$TRIDI_ROOT/out/$grid"

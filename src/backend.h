@@ -41,7 +41,7 @@ extern const tridi_backend_ops tridi_backend_cpu_ops;
 extern const tridi_backend_ops tridi_backend_cuda_ops;
 
 /* The table of the backend ctx uses. */
-const tridi_backend_ops *tridi_backend_of(tridi_context ctx);
+TRIDI_PRIVATE const tridi_backend_ops *tridi_backend_of(tridi_context ctx);
 
 /* ---- AUTO for host arrays (backend.c, docs/decisions/018) ----
  * A context made with TRIDI_BACKEND_AUTO that resolved to CUDA solves host arrays on whichever of the GPU
@@ -92,6 +92,6 @@ tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const 
  * CUDA, where the CPU backend takes the calls the model gives it. memo: a plan's choices, one per set of
  * registered arrays (decided and, with verbose, stated once each); NULL for tridi_solve (decided per call,
  * each backend stated once per context). */
-const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *p, signed char memo[32]);
+TRIDI_PRIVATE const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *p, signed char memo[32]);
 
 #endif

@@ -5,6 +5,14 @@
 
 #include "tridi.h"
 
+/* Internal functions called from another of tridi's libraries (libtridi_mpi, libtridi_nccl call into
+ * libtridi; decision 043): a shared build exports them, no public header declares them. */
+#if defined(__GNUC__) || defined(__clang__)
+#define TRIDI_PRIVATE __attribute__((visibility("default")))
+#else
+#define TRIDI_PRIVATE
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -58,25 +66,25 @@ void tridi_line_cell(const tridi_problem *p, int64_t l, int64_t m, int64_t cell[
 
 /* ---- errors (error.c) ---- */
 /* Records the message (printf format) for this thread and returns status. */
-tridi_status tridi_fail(tridi_status status, const char *fmt, ...)
+TRIDI_PRIVATE tridi_status tridi_fail(tridi_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* Records a numerical failure of line l at unknown m: ZERO_PIVOT or NONFINITE with the cell. */
-tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_status status,
+TRIDI_PRIVATE tridi_status tridi_fail_numeric(const char *func, const tridi_problem *p, tridi_status status,
                                 int64_t line, int64_t m, const char *what);
 
 /* The same for a solve under TRIDI_ON_ERROR_LINES: `line`/`m` is the first failing line and its cell,
  * `nfailed` the number of lines that failed (all left untouched; every other line was answered). */
-tridi_status tridi_fail_numeric_lines(const char *func, const tridi_problem *p, tridi_status status,
+TRIDI_PRIVATE tridi_status tridi_fail_numeric_lines(const char *func, const tridi_problem *p, tridi_status status,
                                       int64_t line, int64_t m, const char *what, int64_t nfailed);
 /* Number of lines that failed in this thread's last numerical failure (1 under ON_ERROR_CALL). */
 int64_t tridi_error_failed_lines_internal(void);
 
 /* Sets the cell reported by tridi_error_cell after tridi_fail (the MPI layer relays another rank's
  * numerical failure this way). */
-void tridi_set_error_cell(int ndim, const int64_t cell[3]);
+TRIDI_PRIVATE void tridi_set_error_cell(int ndim, const int64_t cell[3]);
 
 /* ---- the convenience calls (solve.c) ---- */
 /* tridi_solve and tridi_solve_device with on_error and the arithmetic given instead of the convenience
@@ -95,7 +103,7 @@ tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tr
  * +-TRIDI_INDEX_LIMIT, so index arithmetic (a halo width, the cell past the box) never overflows. */
 #define TRIDI_INDEX_LIMIT ((int64_t)1 << 62)
 
-tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+TRIDI_PRIVATE tridi_status tridi_validate(const char *func, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                             const int64_t hi[3], const tridi_arrays *arrays, int need_x, tridi_problem *out,
                             int *empty);
 
@@ -215,11 +223,11 @@ int tridi_cpu_threads(tridi_context ctx);
  * and leaves it on return; a call that finds it entered fails with TRIDI_ERROR_INVALID_VALUE naming f,
  * instead of sharing its worker pool and scratch with the other call. plan: the plan solved (named in the
  * message), or NULL. Internal calls made under an entered context do not enter it again. */
-tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan);
-void tridi_context_leave(tridi_context ctx);
+TRIDI_PRIVATE tridi_status tridi_context_enter(const char *f, tridi_context ctx, const void *plan);
+TRIDI_PRIVATE void tridi_context_leave(tridi_context ctx);
 
 /* TRIDI_ERROR_INVALID_HANDLE unless ctx is a live context (in the registry of live handles below). */
-tridi_status tridi_check_context(const char *func, tridi_context ctx);
+TRIDI_PRIVATE tridi_status tridi_check_context(const char *func, tridi_context ctx);
 
 /* ---- the registry of live handles (context.c) ----
  * A handle is live from its creation until its destroy begins; every entry point asks the registry, by
@@ -236,15 +244,15 @@ typedef enum tridi_handle_kind {
     TRIDI_HANDLE_HALO = 5
 } tridi_handle_kind;
 /* Makes h live. 0, or -1 when out of memory (h is then not live). */
-int tridi_handle_add(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_add(tridi_handle_kind kind, const void *h);
 /* 1 when h is a live handle of that kind. */
-int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
 /* Ends h's life: 1 when it was live, 0 when it was not (a stale or foreign handle, or a destroy that
  * another thread won). The winner releases what h holds, then buries it. */
-int tridi_handle_retire(tridi_handle_kind kind, const void *h);
+TRIDI_PRIVATE int tridi_handle_retire(tridi_handle_kind kind, const void *h);
 /* Takes a retired handle's memory (malloc'd, `bytes` long) instead of free(): it is freed later, oldest
  * first (in the ASan build it is poisoned meanwhile, so a read of it is reported). */
-void tridi_handle_bury(void *h, size_t bytes);
+TRIDI_PRIVATE void tridi_handle_bury(void *h, size_t bytes);
 
 /* A solve plan (plan.c): the validated problem (p.arrays set per call), the caller's memory and stream, and
  * the backend's own state for it. */
@@ -270,7 +278,7 @@ void tridi_host_unregister_all(tridi_context ctx);
  * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. Its own
  * failures leave x unchanged (TRIDI_ON_ERROR_CALL) whatever p->on_error says: under LINES it is
  * stricter than asked. */
-tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
+TRIDI_PRIVATE tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
                                tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */

@@ -105,22 +105,23 @@ extern const tridi_halo_transport tridi_halo_host;
 extern const tridi_halo_transport tridi_halo_ipc;
 extern const tridi_halo_transport tridi_halo_cuda_aware;
 extern const tridi_halo_transport tridi_halo_staged;
-extern const tridi_halo_transport tridi_halo_nccl;
+/* In libtridi_nccl (decision 043): halo_table.c refers to it weakly, so only programs that link tridi::nccl have it. */
+TRIDI_PRIVATE extern const tridi_halo_transport tridi_halo_nccl;
 
 /* ---- shared by the device transports (halo_device.c), only with TRIDI_HAVE_CUDA ---- */
 tridi_status tridi_halo_device_of(const char *f, const void *array, int *device);
 void tridi_halo_use_device(int device);
 /* A CUDA failure of call as a TRIDI_ERROR_CUDA status. e: a cudaError_t. */
-tridi_status tridi_halo_cuda_fail(const char *f, const char *call, int e);
+TRIDI_PRIVATE tridi_status tridi_halo_cuda_fail(const char *f, const char *call, int e);
 /* Device pack buffers of h->buf_bytes each; pinned: pinned host buffers as well (staged). */
-tridi_status tridi_halo_device_buffers(const char *f, tridi_halo h, int pinned);
+TRIDI_PRIVATE tridi_status tridi_halo_device_buffers(const char *f, tridi_halo h, int pinned);
 /* Frees what tridi_halo_device_buffers made. */
-void tridi_halo_device_buffers_free(tridi_halo h);
+TRIDI_PRIVATE void tridi_halo_device_buffers_free(tridi_halo h);
 /* Packs (to_buffer = 1) the send regions into buf, or unpacks buf into the receive regions. */
-tridi_status tridi_halo_pack(tridi_halo h, char *buf, int to_buffer);
+TRIDI_PRIVATE tridi_status tridi_halo_pack(tridi_halo h, char *buf, int to_buffer);
 /* One small message per neighbour carrying this rank's status, so a CUDA failure on one rank makes its
  * neighbours fail instead of hang. Each neighbour's word is left in h->peer_status. */
-tridi_status tridi_halo_handshake(const char *f, tridi_halo h, int tag, tridi_status mine);
+TRIDI_PRIVATE tridi_status tridi_halo_handshake(const char *f, tridi_halo h, int tag, tridi_status mine);
 tridi_status tridi_halo_sync_stream(const char *f, tridi_halo h);
 /* Posts every message as bytes between packed buffers (CUDA-aware: device, staged: pinned host). */
 void tridi_halo_post_bytes(tridi_halo h, char *sendbuf, char *recvbuf);

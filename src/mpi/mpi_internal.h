@@ -114,7 +114,7 @@ tridi_status tridi_check_decomp(const char *func, tridi_decomp d);
  * before the call), or SUCCESS when no rank failed. When every rank failed with the same status and
  * message (a disagreement all ranks found together) that message is kept as it is: no rank is to blame
  * more than another. Collective. */
-tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
+TRIDI_PRIVATE tridi_status tridi_mpi_agree(MPI_Comm comm, tridi_status local);
 /* The same for a solve's failures, which every rank orders as one rank would (tridi_mpi.h): failures
  * without an order (order < 0: arguments, memory, MPI) come first, by rank as above; then the failure of
  * smallest order, with its message's line number replaced by line (the line in the global box's
@@ -127,7 +127,7 @@ tridi_status tridi_mpi_agree_ordered(MPI_Comm comm, tridi_status local, int64_t 
 tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *what, int64_t mine);
 
 /* An MPI failure as a tridi status with MPI's own text. */
-tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err);
+TRIDI_PRIVATE tridi_status tridi_mpi_fail(const char *func, const char *call, int mpi_err);
 
 /* ---- device parts (cuda/mpi_*.cu), only with TRIDI_HAVE_CUDA ---- */
 #ifdef TRIDI_HAVE_CUDA

@@ -50,7 +50,9 @@ MOD=$(find "$TRIDI_PREFIX" -name tridi_mohid.mod | head -1)
 for m in ModuleAdvectionDiffusion ModuleFreeVerticalMovement ModuleHydrodynamic; do
     [[ -f $BT/obj/$m.o && ! $MOD -nt $BT/obj/$m.o ]] || rm -f "$BT/obj/$m.o"
 done
-"$S/build_mohid.sh" "$ST" "$BT" "$PREC" "$TRIDI_PREFIX" | tail -1
+# The kit links pkg-config's tridi_fortran; the adapter is library tridi_mohid of its own (decision 043).
+export PKG_CONFIG_PATH="$TRIDI_PREFIX/lib/pkgconfig:$TRIDI_PREFIX/lib64/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+EXTRA_OBJS="$(pkg-config --libs tridi_mohid)" "$S/build_mohid.sh" "$ST" "$BT" "$PREC" "$TRIDI_PREFIX" | tail -1
 
 SECONDS_RUN=${SECONDS_RUN:-3600}
 [[ -d $WORK/case ]] || "$S/prepare_case.sh" "$WORK/mohid" "$WORK/case" "$SECONDS_RUN" 600 > /dev/null

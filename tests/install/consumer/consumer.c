@@ -1,5 +1,10 @@
 #include <stdio.h>
+#include <string.h>
 #include <tridi.h>
+
+#if !TRIDI_VERSION_GE(0, 1, 0) || TRIDI_VERSION_GE(TRIDI_VERSION_MAJOR, TRIDI_VERSION_MINOR, TRIDI_VERSION_PATCH + 1)
+#error "TRIDI_VERSION_GE disagrees with TRIDI_VERSION_*"
+#endif
 
 /* Solves 2x + y = 3, x + 2y = 3 (x = y = 1) as a 1x2 grid line along x. */
 int main(void)
@@ -18,5 +23,29 @@ int main(void)
     tridi_status s = tridi_solve(ctx, &g, TRIDI_AXIS_X, lo, hi, &a);
     tridi_destroy(ctx);
     printf("consumer_c: tridi %s, x = %g %g\n", tridi_version_string(), x[0], x[1]);
-    return s != TRIDI_SUCCESS || x[0] != 1.0 || x[1] != 1.0;
+    /* The installed header and library describe the same build, and it is a release: no test hook. */
+    tridi_build_info b;
+    memset(&b, 0, sizeof b);
+    b.size = sizeof b;
+    int bad = tridi_get_build_info(&b) != TRIDI_SUCCESS || b.fault_injection != 0 ||
+              strstr(tridi_build_info_string(), "fault") != NULL;
+#ifdef TRIDI_HAVE_CUDA
+    bad |= b.cuda != 1;
+#else
+    bad |= b.cuda != 0;
+#endif
+#ifdef TRIDI_HAVE_MPI
+    bad |= b.mpi != 1;
+#else
+    bad |= b.mpi != 0;
+#endif
+#ifdef TRIDI_HAVE_NCCL
+    bad |= b.nccl != 1;
+#else
+    bad |= b.nccl != 0;
+#endif
+    if (bad)
+        fprintf(stderr, "consumer_c: build info \"%s\" disagrees with tridi_version.h or has the test hook\n",
+                tridi_build_info_string());
+    return bad || s != TRIDI_SUCCESS || x[0] != 1.0 || x[1] != 1.0;
 }

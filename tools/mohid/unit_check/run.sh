@@ -21,8 +21,8 @@ export PKG_CONFIG_PATH="$P/lib/pkgconfig:$P/lib64/pkgconfig${PKG_CONFIG_PATH:+:$
 OUT=$B/unit_check
 mkdir -p "$OUT"
 # tridi's .mod files and unit_check's own kept apart from MOHID's mod/.
-gfortran $FFLAGS $DEF -I"$B/mod" $(pkg-config --cflags tridi_fortran) -J "$OUT" "$HERE/unit_check.F90" \
-    $(ls "$B"/obj/*.o) $(pkg-config --libs tridi_fortran) \
+gfortran $FFLAGS $DEF -I"$B/mod" $(pkg-config --cflags tridi_mohid) -J "$OUT" "$HERE/unit_check.F90" \
+    $(ls "$B"/obj/*.o) $(pkg-config --libs tridi_mohid) \
     -lhdf5_serialhl_fortran -lhdf5_serial_hl -lhdf5_serial_fortran -lhdf5_serial -lnetcdff -lnetcdf -lz -ldl -lm \
     -o "$OUT/unit_check"
 cd "$OUT"
