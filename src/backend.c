@@ -32,8 +32,8 @@ const tridi_backend_ops *tridi_backend_of(tridi_context ctx)
  *   late workers still cost: a 16x16 call on 16 threads after a serial pass took 0.045 ms (3 us a worker),
  *   and a 140x140x56 call on 16 threads 0.43-0.48 ms after a pass over 256 MiB against the 0.41 ms of the
  *   bandwidth term (docs/decisions/018's measurement): 4 us * (t - 1). Counted on every call, since tridi
- *   cannot tell whether the caller's loop just ran: a drop-in in a model loop is the case AUTO serves
- *   (issue 29), and back to back the model then favours the GPU a little;
+ *   cannot tell whether the caller's loop just ran: a drop-in in a model loop is the case AUTO serves,
+ *   and back to back the model then favours the GPU a little;
  * - an OpenMP team per call (TRIDI_CPU_POOL=0) whose threads slept waits at its end for the last to wake:
  *   an empty region after a serial pass took about 3 ms on 16 threads and 0.07 ms on 4 (docs/decisions/017),
  *   13.3 us * (t - 1)^2 gives 3 ms and 0.12 ms; a team that spins (OMP_WAIT_POLICY=active) costs neither. */

@@ -57,7 +57,7 @@ static void config_defaults(tridi_config *config, tridi_backend backend)
     memset(config, 0, sizeof *config);
     config->size = sizeof *config;
     config->backend = backend;
-    config->on_error = TRIDI_ON_ERROR_LINES; /* issue 26, decision 2; docs/decisions/019 */
+    config->on_error = TRIDI_ON_ERROR_LINES; /* docs/decisions/019 */
 }
 
 void tridi_config_init(tridi_config *config)

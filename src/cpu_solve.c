@@ -26,7 +26,7 @@
  * divides too), which settles whether the line really fails and where. A subnormal pivot (1e-310) makes
  * FAST's 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right.
  *
- * Failures follow p->on_error (issue 26, decision 2):
+ * Failures follow p->on_error (docs/decisions/007, 019):
  * - ON_ERROR_CALL, no partial answer, in the two phases of backend.h (docs/decisions/020): the solve
  *   (tridi_cpu_solve_keep): once a block's forward sweep has succeeded, the old x of its cells goes to an
  *   undo log (non-temporal stores), and only then does the back substitution write x, directly; the log is
@@ -885,7 +885,7 @@ static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c, int lin
  * call's undo log, streamed (kept until every line of the call is known good); `written` marks the
  * blocks to restore. Under ON_ERROR_LINES: the thread's own save, reused block after block and so kept
  * in cache, only to put back the lines of this block that the careful path then finds failing (no
- * call-wide log: 8 B/cell less traffic, per issue 26's decision 2). */
+ * call-wide log: docs/decisions/007). */
 typedef struct block_save {
     char *at;
     int lines;
@@ -1030,17 +1030,10 @@ static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b,
 }
 
 /* Threads a solve pays for: one per TRIDI_CPU_BYTES_PER_THREAD of the five arrays' bytes over the box
- * (at least one, at most the caller's count). A thread of a parallel region costs its wake-up and its
- * arrival at the join whatever its share; inside a model, whose serial code lets OpenMP's threads fall
- * asleep between calls, that cost dwarfs a small solve (the decision record on the thread rule). Measured on
- * the 16-core GPU host (tridi_bench_model_pattern, flow_channel's issue 29 figures): a 140x140 THOMAS_2D
- * (0.47 MB) costs 0.085 ms per call inside the model on 1 thread and on 4, 0.95 ms on 16; back to back it
- * takes 0.02-0.03 ms on 16 threads and 0.05 ms on 2, a few hundredths of a millisecond that a model never
- * sees. An empty region of 16 threads after a serial pass over 256 MiB took 3.2 ms (median), of 4 threads
- * 0.07 ms. With 512 KiB, every 2D call of flow_channel runs on one thread and its 3D calls (26 MB on
- * 140x140x56, 3.3 MB on 70x70x28) on 16 and 7. With the worker pool (docs/decisions/028) a call no longer
- * waits for its threads to wake, but waking threads a call cannot use still costs the caller its wake-up
- * calls and the model's cores their time, so the rule stays. */
+ * (at least one, at most the caller's count). Inside a model, whose serial code lets OpenMP's threads fall
+ * asleep between calls, waking a thread costs more than a small solve gains; the worker pool
+ * (docs/decisions/028) spares a call the wait, not the wake-up calls, so the rule stays (docs/decisions/017,
+ * whose measurement sets the default). */
 #ifndef TRIDI_CPU_BYTES_PER_THREAD
 #define TRIDI_CPU_BYTES_PER_THREAD (512 * 1024)
 #endif
