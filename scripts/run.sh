@@ -4,7 +4,7 @@
 # out/flow_channel_70-28/ and prints the timing table. FC_GRID / FC_HOURS / FC_BACKEND override the case.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-estimate "scripts/run.sh (build, then 5 model hours of flow_channel_70-28)" "about 4 minutes" "about 20 minutes, most of it compiling the CUDA backend"
+estimate "scripts/run.sh (build, then 5 model hours of flow_channel_70-28)" "about 4 minutes" "about 5 minutes, most of it compiling the CUDA backend"
 "$TRIDI_ROOT/scripts/install-deps.sh"
 # Its own build folder, never test.sh's (build/, with the test-only hook): neither rebuilds the other's
 # objects, and this one (release options, no hook) is the one to install (docs/install.md).

@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 estimate "scripts/test.sh (build, ctest, sanitizers, valgrind, 3 minutes of fuzzing)" "20 to 35 minutes" \
-  "over an hour, the CUDA compile of the library, its tests and benchmarks added to the CPU-only time"
+  "about 15 minutes (more on a loaded machine)"
 "$TRIDI_ROOT/scripts/install-deps.sh"
 # Its own build folder (run.sh uses build-run/): this one has the test-only hook, which `cmake --install`
 # refuses (decision 043).
