@@ -14,6 +14,18 @@
 
 static int rank, nranks;
 
+/* A CPU context with the given on_error; a failed create counts in *bad (the checks then fail on it). */
+static tridi_context cpu_context(tridi_on_error on_error, long *bad)
+{
+    tridi_context ctx = NULL;
+    tridi_config cfg;
+    tridi_config_init(&cfg);
+    cfg.backend = TRIDI_BACKEND_CPU;
+    cfg.on_error = on_error;
+    *bad += mt_expect("a CPU context", tridi_create(&ctx, &cfg), TRIDI_SUCCESS, NULL);
+    return ctx;
+}
+
 static int64_t grid_cells(const tridi_grid *g)
 {
     int64_t cells = 1;
@@ -61,11 +73,7 @@ static long destroyed_handles(tridi_mpi_comm world)
     tridi_halo h3 = NULL;
     s = tridi_halo_create(&h3, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_HOST, 0, TRIDI_TRANSPORT_AUTO);
     bad += mt_expect("halo plan on a destroyed decomposition", s, TRIDI_ERROR_INVALID_HANDLE, "tridi_halo_create:");
-    tridi_context ctx = NULL;
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    tridi_create(&ctx, &cfg);
+    tridi_context ctx = cpu_context(TRIDI_ON_ERROR_LINES, &bad);
     int64_t lo[3] = {1, 1, 1}, hi[3] = {6 * (int64_t)nranks, 5, 3};
     tridi_arrays a = {arr, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, arr, TRIDI_FLOAT64, arr,
                       TRIDI_FLOAT64};
@@ -125,12 +133,8 @@ static long compare_with_one_rank(const char *what, tridi_context ctx, tridi_dec
     int64_t lo[3] = {1, 1, 1}, hi[3] = {NI, NJ, NK};
     tridi_arrays ga = {G[0], TRIDI_FLOAT64, G[1], TRIDI_FLOAT64, G[2], TRIDI_FLOAT64, G[3], TRIDI_FLOAT64, G[4],
                        TRIDI_FLOAT64};
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    cfg.on_error = TRIDI_ON_ERROR_CALL;
-    tridi_context one = NULL;
-    tridi_create(&one, &cfg);
+    long bad = 0;
+    tridi_context one = cpu_context(TRIDI_ON_ERROR_CALL, &bad);
     const tridi_status want = tridi_solve(one, &gg, axis, lo, hi, &ga);
     char want_msg[1024];
     snprintf(want_msg, sizeof want_msg, "%s", tridi_error_message());
@@ -164,7 +168,6 @@ static long compare_with_one_rank(const char *what, tridi_context ctx, tridi_dec
     tridi_error_cell(got_cell);
     const char *gnum = strstr(got_msg, " number ");
     const long long got_line = gnum ? atoll(gnum + 8) : -1;
-    long bad = 0;
     if (got != want || memcmp(got_cell, want_cell, sizeof got_cell) || got_line != want_line) {
         printf("rank %d: %s: got %s at (%lld, %lld, %lld) line %lld, the one-rank solve %s at (%lld, %lld, %lld) "
                "line %lld\n  got: %s\n  one rank: %s\n",
@@ -200,11 +203,7 @@ static long first_failing_line(tridi_mpi_comm world)
     c.halo[0] = c.halo[1] = c.halo[2] = 1; /* dims 0: MPI_Dims_create cuts i and j on 4 ranks */
     tridi_decomp d = NULL;
     long bad = mt_expect("decomposition over i and j", tridi_decomp_create(&d, world, &c), TRIDI_SUCCESS, NULL);
-    tridi_context ctx = NULL;
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    tridi_create(&ctx, &cfg);
+    tridi_context ctx = cpu_context(TRIDI_ON_ERROR_LINES, &bad);
     const uint64_t seed = mt_seed("test_mpi_promises");
     /* x lines (cut across i): line 0 meets a zero pivot at its last unknown, line 1 a NaN at its second. */
     const planted cut[2] = {{{16, 1, 1}, 0}, {{2, 2, 1}, 1}};
@@ -249,11 +248,7 @@ static long different_decompositions(tridi_mpi_comm world)
     }
     tridi_arrays a = {A[0], TRIDI_FLOAT64, A[1], TRIDI_FLOAT64, A[2], TRIDI_FLOAT64, A[3], TRIDI_FLOAT64, A[4],
                       TRIDI_FLOAT64};
-    tridi_context ctx = NULL;
-    tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
-    tridi_create(&ctx, &cfg);
+    tridi_context ctx = cpu_context(TRIDI_ON_ERROR_LINES, &bad);
     int64_t lo[3] = {1, 1, 1}, hi[3] = {6 * (int64_t)nranks, 5, 3};
     for (int axis = 0; axis < 3; ++axis) {
         char what[96];
