@@ -48,7 +48,7 @@ module tridi_mohid_core
     integer, parameter :: max_plans = 16
     type :: kept_plan
         type(tridi_plan) :: plan
-        integer :: rank = 0, axis = 0, kinds = 0, arith = 0, lb(3) = 0, ub(3) = 0, lo(3) = 0, hi(3) = 0
+        integer :: rank = 0, axis = 0, kinds = 0, arith = 0, on_error = 0, lb(3) = 0, ub(3) = 0, lo(3) = 0, hi(3) = 0
         integer(int64) :: last_use = 0
     end type
     type(kept_plan), save :: kept(max_plans)
@@ -410,10 +410,10 @@ contains
         end do
     end subroutine
 
-    ! The slot of the kept plan for this grid, axis, box, kind set and arithmetic (found = .true.), or the
-    ! slot to make it in: a free one, else the least recently used, whose plan is destroyed.
-    subroutine find_plan(rank, axis, kinds, arith, lb, ub, lo, hi, slot, found)
-        integer, intent(in) :: rank, axis, kinds, arith, lb(:), ub(:), lo(:), hi(:)
+    ! The slot of the kept plan for this grid, axis, box, kind set, arithmetic and error policy (found =
+    ! .true.), or the slot to make it in: a free one, else the least recently used, whose plan is destroyed.
+    subroutine find_plan(rank, axis, kinds, arith, on_error, lb, ub, lo, hi, slot, found)
+        integer, intent(in) :: rank, axis, kinds, arith, on_error, lb(:), ub(:), lo(:), hi(:)
         integer, intent(out) :: slot
         logical, intent(out) :: found
         integer :: n, s
@@ -422,7 +422,7 @@ contains
         do n = 1, max_plans
             if (.not. c_associated(kept(n)%plan%handle)) cycle
             if (kept(n)%rank /= rank .or. kept(n)%axis /= axis .or. kept(n)%kinds /= kinds .or. &
-                kept(n)%arith /= arith) cycle
+                kept(n)%arith /= arith .or. kept(n)%on_error /= on_error) cycle
             if (any(kept(n)%lb(1:rank) /= lb) .or. any(kept(n)%ub(1:rank) /= ub) .or. &
                 any(kept(n)%lo(1:rank) /= lo) .or. any(kept(n)%hi(1:rank) /= hi)) cycle
             slot = n
@@ -443,12 +443,13 @@ contains
     end subroutine
 
     ! Records the key of a plan just made in slot.
-    subroutine keep(slot, rank, axis, kinds, arith, lb, ub, lo, hi)
-        integer, intent(in) :: slot, rank, axis, kinds, arith, lb(:), ub(:), lo(:), hi(:)
+    subroutine keep(slot, rank, axis, kinds, arith, on_error, lb, ub, lo, hi)
+        integer, intent(in) :: slot, rank, axis, kinds, arith, on_error, lb(:), ub(:), lo(:), hi(:)
         kept(slot)%rank = rank
         kept(slot)%axis = axis
         kept(slot)%kinds = kinds
         kept(slot)%arith = arith
+        kept(slot)%on_error = on_error
         kept(slot)%lb(1:rank) = lb
         kept(slot)%ub(1:rank) = ub
         kept(slot)%lo(1:rank) = lo

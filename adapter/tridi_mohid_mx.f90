@@ -4,7 +4,8 @@ module tridi_mohid_mx
     use, intrinsic :: iso_c_binding, only: c_ptr, c_loc, c_null_ptr
     use, intrinsic :: iso_fortran_env, only: int64, output_unit
     use tridi, only: tridi_solve, tridi_plan_create, tridi_plan_solve, tridi_host_register, tridi_host_unregister, &
-                     tridi_error_cell, tridi_set_error, tridi_finish, TRIDI_ON_ERROR_CALL, TRIDI_SUCCESS, &
+                     tridi_error_cell, tridi_set_error, tridi_finish, TRIDI_ON_ERROR_CALL, TRIDI_ON_ERROR_LINES, &
+                     TRIDI_SUCCESS, &
                      TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE
     use tridi_mohid_core
     implicit none
