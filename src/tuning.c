@@ -104,6 +104,12 @@ tridi_status tridi_tuning_adi_path(const char *func, int *path)
     return TRIDI_SUCCESS;
 }
 
+tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes)
+{
+    *bytes = -1;
+    return read_int(func, "TRIDI_HALO_CHUNK_BYTES", 0, 1LL << 30, "a byte count from 0 to 1073741824", bytes);
+}
+
 tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
 {
     tridi_tuning t;
