@@ -8,6 +8,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A CUDA failure of call as a TRIDI_ERROR_CUDA status. e: a cudaError_t. */
 TRIDI_PRIVATE tridi_status tridi_halo_cuda_fail(const char *f, const char *call, int e);
 /* The GPU array lives on, checking that it is device memory and that this rank sees a GPU. */
@@ -44,5 +48,9 @@ int tridi_halo_ipc_export(const void *array, void *handle, int64_t *offset);
 int tridi_halo_can_reach(int device, int peer);
 /* The 16 bytes of a GPU's UUID. */
 TRIDI_PRIVATE tridi_status tridi_halo_gpu_uuid(const char *f, int device, unsigned char uuid[16]);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
