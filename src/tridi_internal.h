@@ -172,9 +172,6 @@ tridi_backend tridi_tuning_backend(void);
 /* TRIDI_ADI_PATH, read at tridi_adi_create on every backend (docs/tuning.md): 0 unset, 1 fused, 2 staged;
  * any other value refuses the create, naming the variable. */
 tridi_status tridi_tuning_adi_path(const char *func, int *path);
-/* TRIDI_HALO_CHUNK_BYTES, read at tridi_halo_create for staged device plans: -1 unset (the rule), 0 no cut,
- * else the bytes of a chunk; a malformed value refuses the create, naming the variable. */
-TRIDI_PRIVATE tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes);
 
 /* ---- context ---- */
 struct tridi_cuda_state;

@@ -104,7 +104,9 @@ tridi_status tridi_tuning_adi_path(const char *func, int *path)
     return TRIDI_SUCCESS;
 }
 
-tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes)
+/* TRIDI_HALO_CHUNK_BYTES, read at tridi_halo_create for staged device plans (declared in
+ * src/mpi/halo_internal.h): -1 unset (the rule), 0 no cut, else the bytes of a chunk. */
+TRIDI_PRIVATE tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes)
 {
     *bytes = -1;
     return read_int(func, "TRIDI_HALO_CHUNK_BYTES", 0, 1LL << 30, "a byte count from 0 to 1073741824", bytes);

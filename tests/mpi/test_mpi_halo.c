@@ -293,6 +293,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *name = "test_mpi_halo";
     int ndev = 0;
+    (void)ndev; /* GPU builds only */
     all_mode = argc > 1 && !strcmp(argv[1], "--all");
     if (all_mode)
         name = "test_mpi_halo (all transports)";
