@@ -198,7 +198,7 @@ static tridi_status nccl_end(const char *f, tridi_halo h)
     MPI_Request rq[16];
     for (int i = 0; i < n; ++i)
         MPI_Irecv(&recvw[i], 1, MPI_INT, h->msg[i].peer, TRIDI_HALO_TAG_DONE + h->msg[i].recv_dir, d->comm, &rq[i]);
-    tridi_status s = TRIDI_SUCCESS, q;
+    tridi_status s = TRIDI_SUCCESS, q = TRIDI_SUCCESS;
     int done = 0;
     for (;;) {
         q = tridi_halo_stream_poll(f, h->stream, &done);
