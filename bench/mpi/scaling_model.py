@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Scaling model of the ADI-like step (x, y, z solves + one halo exchange of x) for flow_channel_1120-56-sized
+blocks (1120x1120x56 cells per GPU, MOHID's types, halo 1), weak scaling to 8, 64 and 512 GPUs, cut along i
+and j. A prediction from measured per-cell and per-face costs plus stated assumptions (docs/mpi.md):
+
+  step(P) = sum of the solves (1 GPU, measured) x (1 + cut) for each cut axis
+          + halo exchange (4 faces, measured staged or IPC cost for their bytes)
+          + per cut axis with p ranks: the reduced systems' all-gather ((p-1) x 6 doubles per line, ring)
+            and their solve (2p unknowns per line, every rank of the line).
+
+Usage: scaling_model.py HALO_CSV X_MS Y_MS Z_MS   (the CSV and the three solve times of tridi_bench_mpi halo /
+model). Assumptions are the constants below; change them to model another cluster.
+"""
+import csv
+import sys
+
+GPUS_PER_NODE = 8          # HGX H200 nodes, NVLink inside (IPC halos and reduced systems)
+NET_GBS = 50.0             # inter-node bandwidth per GPU (400 Gb/s NDR), assumed
+NET_LAT_US = 5.0           # per message, assumed
+NVLINK_GBS = 300.0         # IPC gather inside a node (measured halos: 305-381 GB/s peer copies, docs)
+CUT = 0.17                 # extra cost of a cut axis's solve: y cut 0.883 vs 0.753 ms (2 x H200, 7898dca)
+REDUCED_NS = 2.0           # host time per reduced unknown and line (banded elimination), assumed
+HOST_THREADS = 16
+N = (1120, 1120, 56)
+ESIZE = 4                  # x in float (MOHID's mix)
+
+
+def fit(rows):
+    """Least squares t = a + b * bytes over (bytes, us)."""
+    n = len(rows)
+    sx = sum(r[0] for r in rows); sy = sum(r[1] for r in rows)
+    sxx = sum(r[0] * r[0] for r in rows); sxy = sum(r[0] * r[1] for r in rows)
+    b = (n * sxy - sx * sy) / (n * sxx - sx * sx)
+    return (sy - b * sx) / n, b
+
+
+def main():
+    path, tx, ty, tz = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+    rows = list(csv.DictReader(open(path)))
+    pick = lambda t, c: [(float(r["face_bytes"]), float(r["exchange_us"])) for r in rows
+                         if r["transport"] == t and r["chunk"] == c and r["cut"] == "j-cut"]
+    st_a, st_b = fit(pick("staged", "rule"))
+    ipc_a, ipc_b = fit(pick("ipc", "-"))
+    print(f"staged: {st_a:.1f} us + {1e-3 / st_b if st_b else 0:.2f} GB/s; "
+          f"ipc: {ipc_a:.1f} us + {1e-3 / ipc_b if ipc_b else 0:.1f} GB/s")
+    face = N[0] * N[2] * ESIZE               # one j or i face of the block, halo 1
+    lines = {0: N[1] * N[2], 1: N[0] * N[2]}  # lines of the x and y solves per block
+    solve = tx + ty + tz
+    print(f"| GPUs | ranks i x j | nodes | solves ms | halo ms | reduced systems ms | step ms | weak efficiency |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    print(f"| 1 | 1 x 1 | 1 | {solve:.2f} | 0 | 0 | {solve:.2f} | 100% |")
+    for P, (pi, pj) in ((8, (2, 4)), (64, (8, 8)), (512, (16, 32))):
+        nodes = max(1, P // GPUS_PER_NODE)
+        inter = nodes > 1
+        s = tx * (1 + CUT * (pi > 1)) + ty * (1 + CUT * (pj > 1)) + tz
+        byts = 4 * face
+        halo = (st_a + st_b * byts) if inter else (ipc_a + ipc_b * byts)
+        halo *= 1e-3
+        red = 0.0
+        for ax, p in ((0, pi), (1, pj)):
+            if p < 2:
+                continue
+            coef = 6 * 8 * lines[ax]
+            if inter:
+                red += (p - 1) * (coef / (NET_GBS * 1e9) + NET_LAT_US * 1e-6) * 1e3
+                red += lines[ax] * 2 * p * REDUCED_NS * 1e-9 / HOST_THREADS * 1e3
+            else:
+                red += (p - 1) * coef / (NVLINK_GBS * 1e9) * 1e3
+        step = s + halo + red
+        print(f"| {P} | {pi} x {pj} | {nodes} | {s:.2f} | {halo:.3f} | {red:.2f} | {step:.2f} | {100 * solve / step:.0f}% |")
+
+
+if __name__ == "__main__":
+    main()
