@@ -220,6 +220,8 @@ static void bench_halo(const char *csv_path)
                     fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%d\n", cut ? "i-cut" : "j-cut", blk, face,
                             tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
                             ndev > 1 ? "peer" : "same-gpu", face / tpeer * 1e-9, face / tpin * 1e-9, ndev);
+                if (csv)
+                    fflush(csv); /* rows kept if a time limit stops the run */
             }
             TK(tridi_halo_destroy(hl));
         }
@@ -443,6 +445,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    setvbuf(stdout, NULL, _IOLBF, 0); /* tables kept line by line if a time limit stops the run */
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1 || nranks != 2) {
         if (rank == 0)
             printf("bench_mpi needs exactly 2 ranks and a GPU (ranks %d, GPUs %d)\n", nranks, ndev);
