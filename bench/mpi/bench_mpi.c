@@ -217,7 +217,7 @@ static void bench_halo(const char *csv_path)
                        blk, face, tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
                        face / tpeer * 1e-9, 100.0 * tpeer / tm, face / tpin * 1e-9, 100.0 * tpin / tm);
                 if (csv)
-                    fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%d\n", cut ? "i-cut" : "j-cut", blk, face,
+                    fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%d\n", cut ? "j-cut" : "i-cut", blk, face,
                             tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
                             ndev > 1 ? "peer" : "same-gpu", face / tpeer * 1e-9, face / tpin * 1e-9, ndev);
                 if (csv)

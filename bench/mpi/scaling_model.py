@@ -8,8 +8,10 @@ and j. A prediction from measured per-cell and per-face costs plus stated assump
           + per cut axis with p ranks: the reduced systems' all-gather ((p-1) x 6 doubles per line, ring)
             and their solve (2p unknowns per line, every rank of the line).
 
-Usage: scaling_model.py HALO_CSV X_MS Y_MS Z_MS   (the CSV and the three solve times of tridi_bench_mpi halo /
-model). Assumptions are the constants below; change them to model another cluster.
+Usage: scaling_model.py [H200_CSV [IPC_CSV]]: the staged halo costs and the three solve times of
+bench/results/h200-halo-b5df51e.csv (tridi_bench_mpi halo / model, 2 ranks on one H200), the IPC halo costs
+of bench/results/2xh200-halo-fe7f260.csv (2 x H200, NVLink). Assumptions are the constants below; change
+them to model another cluster.
 """
 import csv
 import sys
@@ -35,14 +37,23 @@ def fit(rows):
 
 
 def main():
-    path, tx, ty, tz = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+    here = __file__.rsplit("/", 1)[0] + "/../results/"
+    path = sys.argv[1] if len(sys.argv) > 1 else here + "h200-halo-b5df51e.csv"
+    ipc_path = sys.argv[2] if len(sys.argv) > 2 else here + "2xh200-halo-fe7f260.csv"
     rows = list(csv.DictReader(open(path)))
-    pick = lambda t, c: [(float(r["face_bytes"]), float(r["exchange_us"])) for r in rows
-                         if r["transport"] == t and r["chunk"] == c and r["cut"] == "j-cut"]
-    st_a, st_b = fit(pick("staged", "rule"))
-    ipc_a, ipc_b = fit(pick("ipc", "-"))
-    print(f"staged: {st_a:.1f} us + {1e-3 / st_b if st_b else 0:.2f} GB/s; "
-          f"ipc: {ipc_a:.1f} us + {1e-3 / ipc_b if ipc_b else 0:.1f} GB/s")
+    solve_ms = {r["transport"]: float(r["exchange_us"]) * 1e-3 for r in rows if r["transport"].endswith("_solve")}
+    tx, ty, tz = solve_ms["x_solve"], solve_ms["y_solve"], solve_ms["z_solve"]
+    # Staged as its chunk rule moves each face: whole under 4 MiB, in chunks beyond (src/mpi/halo_staged.c).
+    st = [(float(r["face_bytes"]), float(r["exchange_us"])) for r in rows
+          if r["transport"] == "staged" and r["cut"] == "j"
+          and r["chunk"] == ("uncut" if float(r["face_bytes"]) < 4 * 2**20 else "rule")]
+    st_a, st_b = fit(st)
+    old = list(csv.DictReader(open(ipc_path)))
+    fb = {r["grid"]: float(r["value"]) for r in old if r["metric"] == "face_bytes" and r["axis"] == "j"}
+    ipc_a, ipc_b = fit([(fb[r["grid"]], float(r["value"])) for r in old
+                        if r["metric"] == "halo_ipc_us" and r["axis"] == "j"])
+    print(f"solves {tx:.3f} + {ty:.3f} + {tz:.3f} ms; staged halo {st_a:.1f} us + bytes at "
+          f"{1e-3 / st_b:.2f} GB/s; ipc {ipc_a:.1f} us + bytes at {1e-3 / ipc_b:.1f} GB/s")
     face = N[0] * N[2] * ESIZE               # one j or i face of the block, halo 1
     lines = {0: N[1] * N[2], 1: N[0] * N[2]}  # lines of the x and y solves per block
     solve = tx + ty + tz

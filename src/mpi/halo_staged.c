@@ -24,13 +24,13 @@ struct halo_pipe {
     int nsent, nlanded;        /* chunks handed to MPI / received and queued up, in this exchange */
 };
 
-/* Bytes of a chunk of a face of `bytes`: a sixteenth of the face, between 256 KiB and 4 MiB, so that
- * filling and draining the pipeline costs little and each chunk outweighs its MPI message and copy
- * launch (docs/decisions/050); knob >= 0 (TRIDI_HALO_CHUNK_BYTES) fixes it, 0 meaning one chunk per
+/* Bytes of a chunk of a face of `bytes`: faces under 4 MiB whole, larger ones in sixteenths of at most
+ * 4 MiB, so that filling and draining the pipeline costs little and each chunk outweighs its MPI
+ * message (docs/decisions/050); knob >= 0 (TRIDI_HALO_CHUNK_BYTES) fixes it, 0 meaning one chunk per
  * face. A function of the face alone, so both ends of a message cut it alike. */
 static size_t chunk_bytes(size_t bytes, long long knob)
 {
-    if (knob == 0)
+    if (knob == 0 || (knob < 0 && bytes < (4u << 20)))
         return bytes ? bytes : 1;
     if (knob > 0)
         return (size_t)knob;
