@@ -1,15 +1,12 @@
-/* Multi-GPU benchmark of the MPI layer (run with 2 ranks, one GPU each, or both on one GPU):
- *   halo   - halo exchange bandwidth per transport (ipc, nccl, staged with its chunk rule, staged uncut
- *            and in 1 MiB chunks, cuda-aware; "not available" when refused) against copies of the same
- *            bytes measured in the same run: a peer copy between the two GPUs (a device-to-device copy
- *            when the ranks share one GPU) and a pinned device-to-host copy. Optional CSV: argv[2];
- *   weak   - an ADI-like step (x, y, z solves + a halo exchange) on a fixed block per GPU: 1 GPU vs 2;
- *   strong - the same step on fixed global grids (140x140x56 and 512x512x256 = 67M cells): 1 GPU vs 2;
- *   model  - the parts of the step on one GPU for a flow_channel_1120-56 block (the scaling model's
- *            solve cost per cell, docs/mpi.md).
- * Each comparison is made in one job: the 1-GPU figures come from rank 0 alone on a communicator of
- * its own while rank 1 waits. Times are medians of repeated runs after warm-up; data are random
- * diagonally dominant systems (never zeros). */
+/* Multi-GPU benchmark of the MPI layer (2 ranks, one GPU each or both on one GPU). Modes:
+ *   halo [CSV] - exchange bandwidth per transport (ipc, nccl, staged by its rule, whole and in 1 MiB
+ *                chunks, cuda-aware) against copies of the same bytes in the same run: a peer copy (a
+ *                device-to-device copy when the ranks share a GPU) and a pinned device-to-host copy;
+ *   weak / strong - an ADI-like step (x, y, z solves + a halo exchange), 1 GPU vs 2, fixed block per GPU
+ *                / fixed grids (140x140x56, 512x512x256); breakdown - its parts;
+ *   model - the parts on one GPU for a flow_channel_1120-56 block (the scaling model, docs/mpi.md).
+ * 1-GPU figures come from rank 0 alone on a communicator of its own while rank 1 waits. Medians of
+ * repeated runs after warm-up; random diagonally dominant systems (never zeros). */
 #include "tridi_mpi.h"
 
 #include <cuda_runtime_api.h>

@@ -1,28 +1,20 @@
 #!/usr/bin/env python3
-"""Scaling model of the ADI-like step (x, y, z solves + one halo exchange of x) for flow_channel_1120-56-sized
-blocks (1120x1120x56 cells per GPU, MOHID's types, halo 1), weak scaling to 8, 64 and 512 GPUs, cut along i
-and j. A prediction from measured per-cell and per-face costs plus stated assumptions (docs/mpi.md):
-
-  step(P) = sum of the solves (1 GPU, measured) x (1 + cut) for each cut axis
-          + halo exchange (4 faces, measured staged or IPC cost for their bytes)
-          + per cut axis with p ranks: the reduced systems' all-gather ((p-1) x 6 doubles per line, ring)
-            and their solve (2p unknowns per line, every rank of the line).
-
-Usage: scaling_model.py [H200_CSV [IPC_CSV]]: the staged halo costs and the three solve times of
-bench/results/h200-halo-b5df51e.csv (tridi_bench_mpi halo / model, 2 ranks on one H200), the IPC halo costs
-of bench/results/2xh200-halo-fe7f260.csv (2 x H200, NVLink). Assumptions are the constants below; change
-them to model another cluster.
-"""
+"""Scaling model of the ADI-like step (x, y, z solves + one halo exchange of x) with a flow_channel_1120-56-sized
+block (1120x1120x56 cells, MOHID's types, halo 1) on every GPU, cut along i and j, for 8, 64 and 512 GPUs: a
+prediction from measured solve and halo costs plus the assumptions below (docs/mpi.md, "Scaling model").
+Usage: scaling_model.py [H200_CSV [IPC_CSV]] (default: bench/results/h200-halo-b5df51e.csv, the staged halos
+and solves of 2 ranks on one H200; bench/results/2xh200-halo-fe7f260.csv, IPC halos on 2 x H200)."""
 import csv
 import sys
 
-GPUS_PER_NODE = 8          # HGX H200 nodes, NVLink inside (IPC halos and reduced systems)
-NET_GBS = 50.0             # inter-node bandwidth per GPU (400 Gb/s NDR), assumed
-NET_LAT_US = 5.0           # per message, assumed
-NVLINK_GBS = 300.0         # IPC gather inside a node (measured halos: 305-381 GB/s peer copies, docs)
-CUT = 0.17                 # extra cost of a cut axis's solve: y cut 0.883 vs 0.753 ms (2 x H200, 7898dca)
-REDUCED_NS = 2.0           # host time per reduced unknown and line (banded elimination), assumed
+# Assumed (docs/mpi.md): GPUs per node joined by NVLink, the network per GPU, the host's reduced solve.
+GPUS_PER_NODE = 8
+NET_GBS = 50.0
+NET_LAT_US = 5.0
+NVLINK_GBS = 300.0         # reduced systems gathered over NVLink inside a node (the peer copies measured)
+REDUCED_NS = 2.0           # host ns per reduced unknown and line
 HOST_THREADS = 16
+CUT = 0.17                 # a cut axis's solve over the uncut one, measured on 2 x H200 (docs/mpi.md)
 N = (1120, 1120, 56)
 ESIZE = 4                  # x in float (MOHID's mix)
 

@@ -1,12 +1,11 @@
-/* Halo exchange correctness: every owned cell holds a code of its global indices, every halo cell is
- * poisoned; after the exchange each halo cell must hold the code of the global cell it mirrors
- * (wrapped on periodic axes), or still the poison where no neighbour exists (non-periodic edges,
- * corners when corners are off). Host arrays, or device arrays with the transport named on the
- * command line (built with CUDA: "--device ipc|staged|auto|cuda-aware|nccl"). With nccl each case runs
- * two plans on the array, their exchanges interleaved, sharing the decomposition's NCCL communicator.
- * "--all": host arrays, then (with a GPU) every device transport in turn, staged also cut into tiny
- * chunks, each rank on the GPU of its local rank; a transport this machine or MPI lacks is skipped with
- * its reason printed once (ctest runs it with MPI restricted to TCP, as between nodes). */
+/* Halo exchange correctness: owned cells hold a code of their global indices, halo cells a poison; after
+ * the exchange each halo cell must hold the code of the global cell it mirrors (wrapped on periodic axes),
+ * or still the poison where no neighbour exists (non-periodic edges, corners when off). Host arrays, or
+ * device arrays with the transport named ("--device ipc|staged|auto|cuda-aware|nccl"; with nccl two plans
+ * per case, their exchanges interleaved, share the decomposition's NCCL communicator). "--all": host
+ * arrays, then (with a GPU) every device transport in turn, staged also in tiny chunks, each rank on the
+ * GPU of its local rank; a transport refused here is skipped, its reason printed once (ctest runs it
+ * with MPI restricted to TCP, as between nodes). */
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
