@@ -10,8 +10,11 @@ mkdir -p "$OUT"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
 NCCL_DIR=$(python3 -c 'import nvidia.nccl as m; print(m.__path__[0])' 2>/dev/null)
 export LD_LIBRARY_PATH=$B/lib${NCCL_DIR:+:$NCCL_DIR/lib}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-MPI="mpirun --oversubscribe --bind-to none -x LD_LIBRARY_PATH -x OMP_NUM_THREADS -x TRIDI_HALO_CHUNK_BYTES"
-{ nvidia-smi --query-gpu=name,driver_version --format=csv; mpirun --version | head -1; date -u; } > "$OUT/machine.txt" 2>&1
+# MPI_EXTRA: more mpirun options, e.g. "--mca btl_vader_single_copy_mechanism cma" to try another host path.
+MPI="mpirun --oversubscribe --bind-to none -x LD_LIBRARY_PATH -x OMP_NUM_THREADS -x TRIDI_HALO_CHUNK_BYTES ${MPI_EXTRA:-}"
+# The shared-memory path's single-copy mechanism bounds the staged halos (docs/decisions/050): recorded.
+{ nvidia-smi --query-gpu=name,driver_version --format=csv; mpirun --version | head -1; date -u
+  ompi_info --param btl vader --level 9 | grep -i single_copy; } > "$OUT/machine.txt" 2>&1
 T="$OUT/tests.log"
 : > "$T"
 run() { # name, then the command
