@@ -104,6 +104,14 @@ tridi_status tridi_tuning_adi_path(const char *func, int *path)
     return TRIDI_SUCCESS;
 }
 
+/* TRIDI_HALO_CHUNK_BYTES, read at tridi_halo_create for staged device plans (declared in
+ * src/mpi/halo_internal.h): -1 unset (the rule), 0 no cut, else the bytes of a chunk. */
+TRIDI_PRIVATE tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes)
+{
+    *bytes = -1;
+    return read_int(func, "TRIDI_HALO_CHUNK_BYTES", 0, 1LL << 30, "a byte count from 0 to 1073741824", bytes);
+}
+
 tridi_status tridi_tuning_read(const char *func, tridi_tuning *out)
 {
     tridi_tuning t;

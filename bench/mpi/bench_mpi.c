@@ -1,12 +1,12 @@
-/* Multi-GPU benchmark of the MPI layer (run with 2 ranks, one GPU each):
- *   halo   - halo exchange bandwidth per transport (ipc, nccl, staged, cuda-aware; "not available" when
- *            refused) against a plain peer copy of the same bytes between the two GPUs, measured in the
- *            same run;
- *   weak   - an ADI-like step (x, y, z solves + a halo exchange) on a fixed block per GPU: 1 GPU vs 2;
- *   strong - the same step on fixed global grids (140x140x56 and 512x512x256 = 67M cells): 1 GPU vs 2.
- * Each comparison is made in one job: the 1-GPU figures come from rank 0 alone on a communicator of
- * its own while rank 1 waits. Times are medians of repeated runs after warm-up; data are random
- * diagonally dominant systems (never zeros). */
+/* Multi-GPU benchmark of the MPI layer (2 ranks, one GPU each or both on one GPU). Modes:
+ *   halo [CSV] - exchange bandwidth per transport (ipc, nccl, staged by its rule, whole and in 1 MiB
+ *                chunks, cuda-aware) against copies of the same bytes in the same run: a peer copy (a
+ *                device-to-device copy when the ranks share a GPU) and a pinned device-to-host copy;
+ *   weak / strong - an ADI-like step (x, y, z solves + a halo exchange), 1 GPU vs 2, fixed block per GPU
+ *                / fixed grids (140x140x56, 512x512x256); breakdown - its parts;
+ *   model - the parts on one GPU for a flow_channel_1120-56 block (the scaling model, docs/mpi.md).
+ * 1-GPU figures come from rank 0 alone on a communicator of its own while rank 1 waits. Medians of
+ * repeated runs after warm-up; random diagonally dominant systems (never zeros). */
 #include "tridi_mpi.h"
 
 #include <cuda_runtime_api.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, nranks;
+static int rank, nranks, ndev;
 
 #define CK(call)                                                                                               \
     do {                                                                                                       \
@@ -75,17 +75,23 @@ static void *dev_random(int64_t cells, int dbl, double lo, double hi)
 
 /* ---- halo bandwidth ---- */
 
-/* Peer copy of `bytes` from GPU 0 to GPU 1 by rank 0: the bandwidth the link offers. */
-static double peer_copy_seconds(size_t bytes, int reps)
+/* Copy of `bytes` by rank 0 alone, median seconds: GPU 0 to GPU 1 (peer, the bandwidth the link offers;
+ * a device-to-device copy when there is one GPU), or pinned = 1: GPU 0 to pinned host memory. */
+static double copy_seconds(size_t bytes, int reps, int pinned)
 {
     double t = 0;
     if (rank == 0) {
         void *a, *b;
         cudaStream_t st;
-        CK(cudaSetDevice(1));
-        CK(cudaMalloc(&b, bytes));
+        const int peer = ndev > 1 ? 1 : 0;
+        CK(cudaSetDevice(peer));
+        if (pinned)
+            CK(cudaMallocHost(&b, bytes));
+        else
+            CK(cudaMalloc(&b, bytes));
         CK(cudaSetDevice(0));
-        cudaDeviceEnablePeerAccess(1, 0);
+        if (peer)
+            cudaDeviceEnablePeerAccess(1, 0);
         cudaGetLastError();
         CK(cudaMalloc(&a, bytes));
         CK(cudaMemset(a, 1, bytes));
@@ -96,7 +102,10 @@ static double peer_copy_seconds(size_t bytes, int reps)
         double *v = malloc(sizeof(double) * (size_t)reps);
         for (int r = -3; r < reps; ++r) {
             cudaEventRecord(e0, st);
-            CK(cudaMemcpyPeerAsync(b, 1, a, 0, bytes, st));
+            if (pinned)
+                CK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToHost, st));
+            else
+                CK(cudaMemcpyPeerAsync(b, peer, a, 0, bytes, st));
             cudaEventRecord(e1, st);
             CK(cudaEventSynchronize(e1));
             float ms;
@@ -107,8 +116,11 @@ static double peer_copy_seconds(size_t bytes, int reps)
         t = median(v, reps);
         free(v);
         cudaFree(a);
-        CK(cudaSetDevice(1));
-        cudaFree(b);
+        CK(cudaSetDevice(peer));
+        if (pinned)
+            cudaFreeHost(b);
+        else
+            cudaFree(b);
         CK(cudaSetDevice(0));
         cudaStreamDestroy(st);
     }
@@ -116,18 +128,35 @@ static double peer_copy_seconds(size_t bytes, int reps)
     return t;
 }
 
-static void bench_halo(void)
+static void bench_halo(const char *csv_path)
 {
+    FILE *csv = NULL;
     if (rank == 0) {
-        printf("\n## Halo exchange, 2 ranks (one GPU each), double, halo width 2, one face per rank\n");
-        printf("| cut | local block | face bytes | transport | exchange us | GB/s | peer copy GB/s | halo/peer |\n");
-        printf("|---|---|---:|---|---:|---:|---:|---:|\n");
+        const char *ref = ndev > 1 ? "peer copy" : "same-GPU copy";
+        printf("\n## Halo exchange, 2 ranks (%s), double, halo width 2, one face per rank; copies of the same "
+               "bytes by rank 0 alone, same run\n",
+               ndev > 1 ? "one GPU each" : "both on one GPU");
+        printf("| cut | local block | face bytes | transport | chunk | exchange us | GB/s | %s GB/s | halo/%s | "
+               "pinned D2H GB/s | halo/pinned |\n",
+               ref, ref);
+        printf("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+        if (csv_path && (csv = fopen(csv_path, "w")) != NULL)
+            fprintf(csv, "cut,block,face_bytes,transport,chunk,exchange_us,gbs,ref,ref_gbs,pinned_d2h_gbs,gpus\n");
     }
     struct {
         int cut; /* 0: along i (faces strided: 2 cells per row), 1: along j (faces of whole rows) */
         int64_t n[3];
     } cfgs[] = {{1, {256, 64, 32}}, {1, {1024, 64, 128}}, {1, {2048, 64, 512}}, {1, {4096, 64, 1024}},
                 {0, {64, 256, 32}},  {0, {64, 1024, 128}}, {0, {64, 2048, 512}}};
+    /* Staged three ways: the chunk rule, one chunk per face (the transport before pipelining), 1 MiB. */
+    const struct {
+        tridi_transport t;
+        const char *chunk; /* TRIDI_HALO_CHUNK_BYTES, NULL: unset */
+        const char *label;
+    } trs[] = {{TRIDI_TRANSPORT_IPC, NULL, "-"},         {TRIDI_TRANSPORT_NCCL, NULL, "-"},
+               {TRIDI_TRANSPORT_STAGED, NULL, "rule"},   {TRIDI_TRANSPORT_STAGED, "0", "uncut"},
+               {TRIDI_TRANSPORT_STAGED, "1048576", "1 MiB"}, {TRIDI_TRANSPORT_CUDA_AWARE, NULL, "-"}};
+    const int ntr = (int)(sizeof trs / sizeof trs[0]);
     const int h = 2, reps = 30;
     for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; ++c) {
         tridi_decomp_config dc;
@@ -149,18 +178,23 @@ static void bench_halo(void)
             cells *= in.grid.ubound[a] - in.grid.lbound[a] + 1;
         void *arr = dev_random(cells, 1, -1, 1);
         size_t face = (size_t)h * 8 * (size_t)(cut == 1 ? cfgs[c].n[0] : cfgs[c].n[1]) * (size_t)cfgs[c].n[2];
-        double tpeer = peer_copy_seconds(face, reps);
-        tridi_transport tr[4] = {TRIDI_TRANSPORT_IPC, TRIDI_TRANSPORT_NCCL, TRIDI_TRANSPORT_STAGED,
-                                 TRIDI_TRANSPORT_CUDA_AWARE};
-        for (int t = 0; t < 4; ++t) {
+        double tpeer = copy_seconds(face, reps, 0), tpin = copy_seconds(face, reps, 1);
+        char blk[64];
+        snprintf(blk, sizeof blk, "%lldx%lldx%lld", (long long)cfgs[c].n[0], (long long)cfgs[c].n[1],
+                 (long long)cfgs[c].n[2]);
+        for (int t = 0; t < ntr; ++t) {
+            if (trs[t].chunk)
+                setenv("TRIDI_HALO_CHUNK_BYTES", trs[t].chunk, 1);
+            else
+                unsetenv("TRIDI_HALO_CHUNK_BYTES");
             tridi_halo hl;
-            tridi_status s = tridi_halo_create(&hl, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, tr[t]);
+            tridi_status s = tridi_halo_create(&hl, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, trs[t].t);
+            unsetenv("TRIDI_HALO_CHUNK_BYTES");
             if (s) {
                 if (rank == 0)
-                    printf("| %s | %lldx%lldx%lld | %zu | %s | - | - | - | not available: %s (%s) |\n",
-                           cut ? "j" : "i", (long long)cfgs[c].n[0], (long long)cfgs[c].n[1],
-                           (long long)cfgs[c].n[2], face, tridi_transport_name(tr[t]), tridi_status_name(s),
-                           tridi_error_message());
+                    printf("| %s | %s | %zu | %s | %s | - | - | - | not available: %s (%s) | - | - |\n",
+                           cut ? "j" : "i", blk, face, tridi_transport_name(trs[t].t), trs[t].label,
+                           tridi_status_name(s), tridi_error_message());
                 continue;
             }
             double v[64];
@@ -175,16 +209,24 @@ static void bench_halo(void)
                     v[r] = tmax;
             }
             double tm = median(v, reps);
-            if (rank == 0)
-                printf("| %s | %lldx%lldx%lld | %zu | %s | %.1f | %.1f | %.1f | %.0f%% |\n", cut ? "j" : "i",
-                       (long long)cfgs[c].n[0], (long long)cfgs[c].n[1], (long long)cfgs[c].n[2], face,
-                       tridi_transport_name(tr[t]), tm * 1e6, face / tm * 1e-9, face / tpeer * 1e-9,
-                       100.0 * tpeer / tm);
+            if (rank == 0) {
+                printf("| %s | %s | %zu | %s | %s | %.1f | %.2f | %.1f | %.0f%% | %.1f | %.0f%% |\n", cut ? "j" : "i",
+                       blk, face, tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
+                       face / tpeer * 1e-9, 100.0 * tpeer / tm, face / tpin * 1e-9, 100.0 * tpin / tm);
+                if (csv)
+                    fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%d\n", cut ? "j-cut" : "i-cut", blk, face,
+                            tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
+                            ndev > 1 ? "peer" : "same-gpu", face / tpeer * 1e-9, face / tpin * 1e-9, ndev);
+                if (csv)
+                    fflush(csv); /* rows kept if a time limit stops the run */
+            }
             TK(tridi_halo_destroy(hl));
         }
         cudaFree(arr);
         TK(tridi_decomp_destroy(d));
     }
+    if (csv)
+        fclose(csv);
 }
 
 /* ---- ADI-like step ---- */
@@ -224,7 +266,7 @@ static void step_setup(step_data *sd, MPI_Comm comm, const int64_t n[3], int dim
     tridi_config cfg;
     tridi_config_init(&cfg);
     cfg.backend = TRIDI_BACKEND_CUDA;
-    cfg.device = rank;
+    cfg.device = rank % ndev;
     TK(tridi_create(&sd->ctx, &cfg));
     TK(tridi_halo_create(&sd->halo, sd->d, sd->x, TRIDI_FLOAT32, TRIDI_MEMORY_DEVICE, 0, tr));
 }
@@ -371,35 +413,64 @@ static void bench_scaling(int weak)
     }
 }
 
+/* The scaling model's measured inputs (docs/mpi.md): the parts of the ADI-like step on one GPU for a
+ * flow_channel_1120-56 block (1120x1120x56 cells, MOHID's types), as ms and ns per cell. */
+static void bench_model(void)
+{
+    const int64_t n[3] = {1120, 1120, 56};
+    double t[4] = {0, 0, 0, 0};
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    if (rank == 0) {
+        step_data sd;
+        step_setup(&sd, solo, n, 1, TRIDI_TRANSPORT_AUTO);
+        part_times(&sd, solo, n, 10, t);
+        step_free(&sd);
+        MPI_Comm_free(&solo);
+        const double cells = (double)(n[0] * n[1] * n[2]);
+        printf("\n## Scaling model input: the step's parts on one GPU, 1120x1120x56 (flow_channel_1120-56), mixed\n");
+        printf("| part | ms | ns per cell |\n|---|---:|---:|\n");
+        const char *name[4] = {"x solve", "y solve", "z solve", "halo exchange (no neighbour)"};
+        for (int p = 0; p < 4; ++p)
+            printf("| %s | %.3f | %.4f |\n", name[p], t[p] * 1e3, t[p] / cells * 1e9);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int ndev = 0;
-    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < nranks || nranks != 2) {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* tables kept line by line if a time limit stops the run */
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1 || nranks != 2) {
         if (rank == 0)
-            printf("bench_mpi needs exactly 2 ranks and a GPU each (ranks %d, GPUs %d)\n", nranks, ndev);
+            printf("bench_mpi needs exactly 2 ranks and a GPU (ranks %d, GPUs %d)\n", nranks, ndev);
         MPI_Finalize();
         return 1;
     }
-    CK(cudaSetDevice(rank));
+    /* Two GPUs: one each; one GPU: both ranks on it (IPC and staged work there, NCCL refuses). */
+    CK(cudaSetDevice(rank % ndev));
     const char *what = argc > 1 ? argv[1] : "all";
     if (rank == 0) {
         struct cudaDeviceProp p;
         cudaGetDeviceProperties(&p, 0);
         int access = 0;
-        cudaDeviceCanAccessPeer(&access, 0, 1);
-        printf("# bench_mpi: %d ranks, %s x%d, peer access %s\n", nranks, p.name, ndev, access ? "yes" : "no");
+        if (ndev > 1)
+            cudaDeviceCanAccessPeer(&access, 0, 1);
+        printf("# bench_mpi: %d ranks, %s x%d, peer access %s\n", nranks, p.name, ndev,
+               ndev > 1 ? (access ? "yes" : "no") : "- (both ranks on one GPU)");
     }
     if (!strcmp(what, "all") || !strcmp(what, "halo"))
-        bench_halo();
+        bench_halo(argc > 2 ? argv[2] : NULL);
     if (!strcmp(what, "all") || !strcmp(what, "weak"))
         bench_scaling(1);
     if (!strcmp(what, "all") || !strcmp(what, "strong"))
         bench_scaling(0);
     if (!strcmp(what, "all") || !strcmp(what, "breakdown"))
         bench_breakdown();
+    if (!strcmp(what, "all") || !strcmp(what, "model"))
+        bench_model();
     MPI_Finalize();
     return 0;
 }

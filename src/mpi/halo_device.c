@@ -1,70 +1,29 @@
 /* What the device transports of the halo exchange share: finding and selecting an array's GPU, the
  * pack buffers, packing faces (cuda/mpi_halo.cu's kernel), the status handshake between neighbours,
- * stream waits, and faces moved through MPI as bytes. Built with CUDA only. */
+ * stream waits, and faces moved through MPI as bytes. Built with CUDA only; the CUDA runtime is reached
+ * through halo_backend.h. */
 #include "halo_internal.h"
 
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
-tridi_status tridi_halo_cuda_fail(const char *f, const char *call, int e)
-{
-    return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s failed: %s", f, call, cudaGetErrorString((cudaError_t)e));
-}
-
-tridi_status tridi_halo_device_of(const char *f, const void *array, int *device)
-{
-    /* Without a GPU (or a driver) the runtime's first call fails with its own reason, such as "CUDA driver
-     * version is insufficient": say what it means. */
-    int ngpu = 0;
-    cudaError_t e = cudaGetDeviceCount(&ngpu);
-    if (e != cudaSuccess || ngpu == 0) {
-        cudaGetLastError();
-        return tridi_fail(TRIDI_ERROR_NO_DEVICE,
-                          "%s: memory = TRIDI_MEMORY_DEVICE, but this rank sees no GPU (the CUDA runtime says: %s)", f,
-                          e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
-    }
-    struct cudaPointerAttributes at;
-    e = cudaPointerGetAttributes(&at, array);
-    if (e != cudaSuccess) {
-        cudaGetLastError();
-        return tridi_halo_cuda_fail(f, "cudaPointerGetAttributes on 'array'", e);
-    }
-    if (at.type != cudaMemoryTypeDevice)
-        return tridi_fail(TRIDI_ERROR_INVALID_VALUE, "%s: 'array' is not device memory (memory = TRIDI_MEMORY_DEVICE)",
-                          f);
-    *device = at.device;
-    return TRIDI_SUCCESS;
-}
-
-void tridi_halo_use_device(int device) { cudaSetDevice(device); }
-
 tridi_status tridi_halo_device_buffers(const char *f, tridi_halo h, int pinned)
 {
-    size_t bytes = h->buf_bytes ? h->buf_bytes : 1;
-    cudaError_t e = cudaMalloc(&h->dev_send, bytes);
-    if (e == cudaSuccess)
-        e = cudaMalloc(&h->dev_recv, bytes);
-    if (e == cudaSuccess && pinned)
-        e = cudaMallocHost(&h->host_send, bytes);
-    if (e == cudaSuccess && pinned)
-        e = cudaMallocHost(&h->host_recv, bytes);
-    if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: staging buffers of %zu bytes: %s", f, bytes,
-                          cudaGetErrorString(e));
-    return TRIDI_SUCCESS;
+    tridi_status s = tridi_halo_mem_alloc(f, &h->dev_send, h->buf_bytes, 0);
+    if (!s)
+        s = tridi_halo_mem_alloc(f, &h->dev_recv, h->buf_bytes, 0);
+    if (!s && pinned)
+        s = tridi_halo_mem_alloc(f, &h->host_send, h->buf_bytes, 1);
+    if (!s && pinned)
+        s = tridi_halo_mem_alloc(f, &h->host_recv, h->buf_bytes, 1);
+    return s;
 }
 
 void tridi_halo_device_buffers_free(tridi_halo h)
 {
-    if (h->dev_send)
-        cudaFree(h->dev_send);
-    if (h->dev_recv)
-        cudaFree(h->dev_recv);
-    if (h->host_send)
-        cudaFreeHost(h->host_send);
-    if (h->host_recv)
-        cudaFreeHost(h->host_recv);
+    tridi_halo_mem_free(h->dev_send, 0);
+    tridi_halo_mem_free(h->dev_recv, 0);
+    tridi_halo_mem_free(h->host_send, 1);
+    tridi_halo_mem_free(h->host_recv, 1);
     h->dev_send = h->dev_recv = h->host_send = h->host_recv = NULL;
 }
 
@@ -109,11 +68,7 @@ tridi_status tridi_halo_handshake(const char *f, tridi_halo h, int tag, tridi_st
     return TRIDI_SUCCESS;
 }
 
-tridi_status tridi_halo_sync_stream(const char *f, tridi_halo h)
-{
-    cudaError_t e = cudaStreamSynchronize((cudaStream_t)h->stream);
-    return e == cudaSuccess ? TRIDI_SUCCESS : tridi_halo_cuda_fail(f, "cudaStreamSynchronize", e);
-}
+tridi_status tridi_halo_sync_stream(const char *f, tridi_halo h) { return tridi_halo_stream_sync(f, h->stream); }
 
 void tridi_halo_post_bytes(tridi_halo h, char *sendbuf, char *recvbuf)
 {

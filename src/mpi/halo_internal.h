@@ -5,6 +5,7 @@
 #ifndef TRIDI_HALO_INTERNAL_H
 #define TRIDI_HALO_INTERNAL_H
 
+#include "halo_backend.h"
 #include "mpi_internal.h"
 
 #include <stddef.h>
@@ -54,6 +55,8 @@ struct tridi_halo_s { /* in the registry of live handles (tridi_internal.h) whil
     /* CUDA-aware, staged, NCCL: device pack buffers; staged: pinned host buffers too. */
     void *dev_send, *dev_recv;
     void *host_send, *host_recv;
+    /* Staged: the chunked pipeline (halo_staged.c), made once per plan. */
+    struct halo_pipe *pipe;
     /* IPC: the distinct mappings this plan opened. */
     void *ipc_opened[8];
     int nopened;
@@ -101,6 +104,10 @@ typedef struct tridi_halo_table {
 
 extern const tridi_halo_table tridi_halo_transports;
 
+/* TRIDI_HALO_CHUNK_BYTES (src/tuning.c, docs/tuning.md): -1 unset, 0 one chunk per face, else the bytes of
+ * a chunk of the staged pipeline; a malformed value refuses, naming the variable. */
+tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes);
+
 extern const tridi_halo_transport tridi_halo_host;
 extern const tridi_halo_transport tridi_halo_ipc;
 extern const tridi_halo_transport tridi_halo_cuda_aware;
@@ -108,11 +115,8 @@ extern const tridi_halo_transport tridi_halo_staged;
 /* In libtridi_nccl (decision 043): halo_table.c refers to it weakly, so only programs that link tridi::nccl have it. */
 TRIDI_PRIVATE extern const tridi_halo_transport tridi_halo_nccl;
 
-/* ---- shared by the device transports (halo_device.c), only with TRIDI_HAVE_CUDA ---- */
-tridi_status tridi_halo_device_of(const char *f, const void *array, int *device);
-void tridi_halo_use_device(int device);
-/* A CUDA failure of call as a TRIDI_ERROR_CUDA status. e: a cudaError_t. */
-TRIDI_PRIVATE tridi_status tridi_halo_cuda_fail(const char *f, const char *call, int e);
+/* ---- shared by the device transports (halo_device.c), only with TRIDI_HAVE_CUDA; their CUDA runtime
+ * calls are the operations of halo_backend.h (cuda/mpi_halo_ops.cu) ---- */
 /* Device pack buffers of h->buf_bytes each; pinned: pinned host buffers as well (staged). */
 TRIDI_PRIVATE tridi_status tridi_halo_device_buffers(const char *f, tridi_halo h, int pinned);
 /* Frees what tridi_halo_device_buffers made. */

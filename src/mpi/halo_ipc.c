@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
 /* IPC faces whose rows are at least IPC_ROW_BYTES long are copied by the copy engines, shorter ones
  * by a kernel; so are faces of IPC_CE_MAX_BYTES or more, which the kernel's stores move faster over
  * NVLink than the 3D copies do, while below 4 MiB the copies win (see docs/decisions/014). */
@@ -18,31 +16,8 @@
 #define IPC_CE_MAX_BYTES (4u << 20)
 #endif
 
-/* The allocation holding ptr: IPC handles name allocations, and the array may start inside one. The
- * driver's cuMemGetAddressRange is reached through the runtime so that tridi never links libcuda. */
-typedef int (*get_range_fn)(unsigned long long *base, size_t *bytes, unsigned long long ptr);
-static int allocation_base(void *ptr, char **base)
-{
-    static get_range_fn fn;
-    if (!fn) {
-        enum cudaDriverEntryPointQueryResult q;
-        void *p = NULL;
-        if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &p, 12000, cudaEnableDefault, &q) !=
-                cudaSuccess ||
-            q != cudaDriverEntryPointSuccess || !p)
-            return -1;
-        fn = (get_range_fn)p;
-    }
-    unsigned long long b = 0;
-    size_t bytes = 0;
-    if (fn(&b, &bytes, (unsigned long long)(uintptr_t)ptr) != 0)
-        return -1;
-    *base = (char *)(uintptr_t)b;
-    return 0;
-}
-
 typedef struct ipc_info {
-    cudaIpcMemHandle_t handle;
+    unsigned char handle[64]; /* a cudaIpcMemHandle_t (halo_backend.h) */
     int64_t offset; /* bytes from the allocation's base to the array */
     int device;
     int ok;         /* 1: this rank exported a handle */
@@ -63,13 +38,7 @@ static tridi_status ipc_probe(const char *f, tridi_halo h, int *capable, char *w
     ipc_info mine;
     memset(&mine, 0, sizeof mine);
     mine.device = h->device;
-    char *base;
-    if (allocation_base(h->array, &base) == 0 && cudaIpcGetMemHandle(&mine.handle, base) == cudaSuccess) {
-        mine.ok = 1;
-        mine.offset = (char *)h->array - base;
-    } else {
-        cudaGetLastError();
-    }
+    mine.ok = tridi_halo_ipc_export(h->array, mine.handle, &mine.offset) == 0;
     ipc_info *all = malloc(sizeof(ipc_info) * (size_t)nranks);
     if (!all)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
@@ -89,10 +58,7 @@ static tridi_status ipc_probe(const char *f, tridi_halo h, int *capable, char *w
     }
     for (int i = 0; i < h->nmsg && *capable; ++i) {
         const ipc_info *p = &all[h->msg[i].peer];
-        int access = 1;
-        if (p->device != h->device)
-            cudaDeviceCanAccessPeer(&access, h->device, p->device);
-        if (!access || !p->ok) {
+        if (!tridi_halo_can_reach(h->device, p->device) || !p->ok) {
             *capable = 0;
             snprintf(why, why_len, "transport ipc is not usable here: GPU %d cannot reach the neighbour's GPU %d",
                      h->device, p->device);
@@ -120,7 +86,7 @@ static tridi_status ipc_create(const char *f, tridi_halo h)
                 if (h->msg[k].peer == m->peer && h->msg[k].peer != h->d->info.rank)
                     b = h->msg[k].peer_base;
             if (!b) {
-                tridi_status s = tridi_mpi_ipc_open(&all[m->peer].handle, &b);
+                tridi_status s = tridi_mpi_ipc_open(all[m->peer].handle, &b);
                 if (s)
                     return s;
                 h->ipc_opened[h->nopened++] = b;
@@ -151,23 +117,11 @@ static tridi_status ipc_begin(const char *f, tridi_halo h)
         size_t row = (size_t)m->count[0] * h->esize;
         size_t face = row * (size_t)(m->count[1] * m->count[2]);
         if (row >= IPC_ROW_BYTES && face < IPC_CE_MAX_BYTES) {
-            struct cudaMemcpy3DParms cp;
-            memset(&cp, 0, sizeof cp);
-            cp.srcPtr.ptr = src;
-            cp.srcPtr.pitch = (size_t)h->s1 * h->esize;
-            cp.srcPtr.xsize = row;
-            cp.srcPtr.ysize = (size_t)(h->s2 / h->s1);
-            cp.dstPtr.ptr = m->peer_dst;
-            cp.dstPtr.pitch = (size_t)m->peer_s1 * h->esize;
-            cp.dstPtr.xsize = row;
-            cp.dstPtr.ysize = (size_t)(m->peer_s2 / m->peer_s1);
-            cp.extent.width = row;
-            cp.extent.height = (size_t)m->count[1];
-            cp.extent.depth = (size_t)m->count[2];
-            cp.kind = cudaMemcpyDefault;
-            cudaError_t e = cudaMemcpy3DAsync(&cp, (cudaStream_t)h->stream);
-            if (e != cudaSuccess)
-                return tridi_halo_cuda_fail(f, "cudaMemcpy3DAsync to a neighbour's halo", e);
+            s = tridi_halo_copy_3d(f, m->peer_dst, (size_t)m->peer_s1 * h->esize, (size_t)(m->peer_s2 / m->peer_s1),
+                                   src, (size_t)h->s1 * h->esize, (size_t)(h->s2 / h->s1), row,
+                                   (size_t)m->count[1], (size_t)m->count[2], h->stream);
+            if (s)
+                return s;
             continue;
         }
         r[nk].src = src;

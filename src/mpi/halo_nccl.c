@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
 #include <nccl.h>
 
 /* An NCCL failure with NCCL's text and, where it has one, the reason NCCL gave last (e.g. "Duplicate GPU
@@ -26,21 +25,16 @@ static tridi_status nccl_fail(tridi_status code, const char *f, const char *call
 static tridi_status nccl_distinct_gpus(const char *f, tridi_halo h)
 {
     int nranks = h->d->info.nranks;
-    struct cudaDeviceProp p;
-    char mine[16];
+    unsigned char mine[16];
     memset(mine, 0, sizeof mine);
-    cudaError_t e = cudaGetDeviceProperties(&p, h->device);
-    if (e == cudaSuccess)
-        memcpy(mine, p.uuid.bytes, sizeof mine);
+    tridi_status e = tridi_halo_gpu_uuid(f, h->device, mine);
     char *all = malloc(sizeof mine * (size_t)nranks);
     int err = all ? MPI_Allgather(mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, h->d->comm)
                   : MPI_SUCCESS;
-    tridi_status s = TRIDI_SUCCESS;
-    if (e != cudaSuccess)
-        s = tridi_halo_cuda_fail(f, "cudaGetDeviceProperties", e);
-    else if (!all)
+    tridi_status s = e;
+    if (!s && !all)
         s = tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: out of host memory", f);
-    else if (err != MPI_SUCCESS)
+    else if (!s && err != MPI_SUCCESS)
         s = tridi_mpi_fail(f, "MPI_Allgather", err);
     for (int i = 0; i < nranks && !s; ++i)
         for (int j = i + 1; j < nranks && !s; ++j)
@@ -49,8 +43,6 @@ static tridi_status nccl_distinct_gpus(const char *f, tridi_halo h)
                                "%s: transport nccl: ranks %d and %d share one GPU; NCCL needs a GPU of its own for "
                                "every rank (use ipc or staged)",
                                f, i, j);
-    if (e != cudaSuccess)
-        cudaGetLastError();
     free(all);
     return s;
 }
@@ -168,7 +160,7 @@ static tridi_status nccl_begin(const char *f, tridi_halo h)
     for (int i = 0; i < h->nmsg; ++i)
         if (!h->peer_status[i]) /* else that neighbour queues nothing for this rank either */
             h->nccl_pairs |= 1u << i;
-    cudaStream_t st = (cudaStream_t)h->stream;
+    void *st = h->stream;
     ncclResult_t r = ncclGroupStart();
     for (int dir = 0; dir < 9 && r == ncclSuccess; ++dir)
         for (int i = 0; i < h->nmsg && r == ncclSuccess; ++i) {
@@ -206,17 +198,17 @@ static tridi_status nccl_end(const char *f, tridi_halo h)
     MPI_Request rq[16];
     for (int i = 0; i < n; ++i)
         MPI_Irecv(&recvw[i], 1, MPI_INT, h->msg[i].peer, TRIDI_HALO_TAG_DONE + h->msg[i].recv_dir, d->comm, &rq[i]);
-    tridi_status s = TRIDI_SUCCESS;
-    cudaError_t q;
+    tridi_status s = TRIDI_SUCCESS, q = TRIDI_SUCCESS;
+    int done = 0;
     for (;;) {
-        q = cudaStreamQuery((cudaStream_t)h->stream);
+        q = tridi_halo_stream_poll(f, h->stream, &done);
         ncclResult_t ar = ncclSuccess;
         if (d->nccl && ncclCommGetAsyncError((ncclComm_t)d->nccl, &ar) == ncclSuccess && ar != ncclSuccess) {
             s = nccl_fail(TRIDI_ERROR_CUDA, f, "the exchange (ncclCommGetAsyncError)", ar);
             nccl_abort(d); /* what NCCL asks for after an asynchronous error */
             break;
         }
-        if (q != cudaErrorNotReady || !d->nccl)
+        if (done || !d->nccl)
             break;
         for (int i = 0; i < n && !s; ++i) {
             int flag = 0;
@@ -234,10 +226,10 @@ static tridi_status nccl_end(const char *f, tridi_halo h)
             break;
         }
     }
-    if (q == cudaErrorNotReady) /* aborted: the NCCL kernels stop, the stream drains */
-        q = cudaStreamSynchronize((cudaStream_t)h->stream);
-    if (!s && q != cudaSuccess)
-        s = tridi_halo_cuda_fail(f, "waiting for the stream", q);
+    if (!done) /* aborted: the NCCL kernels stop, the stream drains */
+        q = tridi_halo_stream_sync(f, h->stream);
+    if (!s && q)
+        s = q;
     if (!s && d->nccl != h->nccl_begun && h->nccl_pairs)
         s = tridi_fail(TRIDI_ERROR_CUDA, "%s: transport nccl: the NCCL communicator was aborted during the exchange",
                        f);

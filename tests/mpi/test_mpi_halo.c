@@ -1,9 +1,11 @@
-/* Halo exchange correctness: every owned cell holds a code of its global indices, every halo cell is
- * poisoned; after the exchange each halo cell must hold the code of the global cell it mirrors
- * (wrapped on periodic axes), or still the poison where no neighbour exists (non-periodic edges,
- * corners when corners are off). Host arrays, or device arrays with the transport named on the
- * command line (built with CUDA: "--device ipc|staged|auto|cuda-aware|nccl"). With nccl each case runs
- * two plans on the array, their exchanges interleaved, sharing the decomposition's NCCL communicator. */
+/* Halo exchange correctness: owned cells hold a code of their global indices, halo cells a poison; after
+ * the exchange each halo cell must hold the code of the global cell it mirrors (wrapped on periodic axes),
+ * or still the poison where no neighbour exists (non-periodic edges, corners when off). Host arrays, or
+ * device arrays with the transport named ("--device ipc|staged|auto|cuda-aware|nccl"; with nccl two plans
+ * per case, their exchanges interleaved, share the decomposition's NCCL communicator). "--all": host
+ * arrays, then (with a GPU) every device transport in turn, staged also in tiny chunks, each rank on the
+ * GPU of its local rank; a transport refused here is skipped, its reason printed once (ctest runs it
+ * with MPI restricted to TCP, as between nodes). */
 #include "mpi_testutil.h"
 #include "tridi_mpi.h"
 
@@ -31,6 +33,8 @@ static double code(int64_t i, int64_t j, int64_t k) { return (double)(i + 64 * (
 
 static int device_mode;
 static tridi_transport device_transport;
+static int all_mode;             /* --all: a transport refused here is skipped, its reason kept below */
+static char unsupported[400];
 
 static int64_t wrap(int64_t v, int64_t lo, int64_t hi, int periodic, int *valid)
 {
@@ -107,10 +111,14 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
     if (!s && device_mode && tr == TRIDI_TRANSPORT_NCCL)
         s = tridi_halo_create(&h2, d, array, c->dtype, mem, c->corners, tr);
     long bad = 0;
-    if (s) {
+    /* Every rank gets the same refusal (tridi_mpi.h), so every rank skips alike. */
+    const int refused = s == TRIDI_ERROR_UNSUPPORTED && all_mode && device_mode;
+    if (refused)
+        snprintf(unsupported, sizeof unsupported, "%s", tridi_error_message());
+    else if (s)
         printf("rank %d case %d: tridi_halo_create: %s %s\n", rank, ci, tridi_status_name(s), tridi_error_message());
+    if (s)
         bad = 1;
-    }
     /* Every other case destroys the decomposition now: the plan must not depend on the caller keeping it
      * (the plan keeps what it needs, the decomposition goes with the plan). */
     if (ci % 2 == 1 && !bad) {
@@ -161,7 +169,7 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
                     bad++;
                 }
             }
-    if (rank == 0 && ci < 100)
+    if (rank == 0 && ci < 100 && !refused)
         printf("case %d: %dD %lldx%lldx%lld halo %d,%d dims %dx%d periodic %d,%d corners %d %s transport %s: %s\n", ci,
                c->ndim, (long long)c->n[0], (long long)c->n[1], (long long)c->n[2], c->halo[0], c->halo[1], in.dims[0],
                in.dims[1], c->periodic[0], c->periodic[1], c->corners, c->dtype == TRIDI_FLOAT64 ? "f64" : "f32",
@@ -175,7 +183,7 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
 #endif
     (void)alloc;
     free(host);
-    return bad;
+    return refused ? -1 : bad;
 }
 
 #ifdef TRIDI_TEST_CUDA
@@ -220,6 +228,62 @@ static int nccl_probe(int nranks, int ndev, long *bad)
 }
 #endif
 
+#ifdef TRIDI_TEST_CUDA
+/* The rank's place among the ranks of its node: Open MPI's launcher says it, else the node's
+ * communicator does. Ranks are bound to GPUs by it, as on a cluster of multi-GPU nodes. */
+static int local_rank(void)
+{
+    const char *v = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (v && *v)
+        return atoi(v);
+    MPI_Comm node;
+    int r = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &r);
+    MPI_Comm_free(&node);
+    return r;
+}
+
+/* TRIDI_HALO_CHUNK_BYTES (read by staged plans at creation): a malformed value refuses the plan on every
+ * rank naming the variable; values differing between ranks are a mismatch, not a hang or a truncation. */
+static long chunk_knob_checks(int rank, int nranks)
+{
+    long bad = 0;
+    tridi_decomp_config cfg;
+    mt_base_config(&cfg, nranks, 4);
+    tridi_decomp d;
+    tridi_status s = tridi_decomp_create(&d, MPI_Comm_c2f(MPI_COMM_WORLD), &cfg);
+    bad += mt_expect("chunk knob: tridi_decomp_create", s, TRIDI_SUCCESS, NULL);
+    if (s)
+        return bad;
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+    size_t cells = 1;
+    for (int a = 0; a < 3; ++a)
+        cells *= (size_t)(in.grid.ubound[a] - in.grid.lbound[a] + 1);
+    void *arr = NULL;
+    if (cudaMalloc(&arr, cells * 8) != cudaSuccess)
+        arr = NULL;
+    tridi_halo h = NULL;
+    setenv("TRIDI_HALO_CHUNK_BYTES", rank == nranks - 1 ? "12x" : "64", 1);
+    s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
+    bad += mt_expect("malformed TRIDI_HALO_CHUNK_BYTES", s, TRIDI_ERROR_INVALID_VALUE, "TRIDI_HALO_CHUNK_BYTES");
+    tridi_halo_destroy(h);
+    h = NULL;
+    if (nranks > 1) {
+        setenv("TRIDI_HALO_CHUNK_BYTES", rank == 0 ? "64" : "128", 1);
+        s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
+        bad += mt_expect("TRIDI_HALO_CHUNK_BYTES differing between ranks", s, TRIDI_ERROR_MISMATCH,
+                         "TRIDI_HALO_CHUNK_BYTES");
+        tridi_halo_destroy(h);
+    }
+    unsetenv("TRIDI_HALO_CHUNK_BYTES");
+    tridi_decomp_destroy(d);
+    cudaFree(arr);
+    return bad;
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -227,6 +291,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     const char *name = "test_mpi_halo";
+    int ndev = 0;
+    (void)ndev; /* GPU builds only */
+    all_mode = argc > 1 && !strcmp(argv[1], "--all");
+    if (all_mode)
+        name = "test_mpi_halo (all transports)";
     if (argc > 2 && !strcmp(argv[1], "--device")) {
         device_mode = 1;
         name = "test_mpi_halo (device)";
@@ -237,13 +306,12 @@ int main(int argc, char **argv)
                            : !strcmp(t, "nccl")       ? TRIDI_TRANSPORT_NCCL
                                                       : TRIDI_TRANSPORT_AUTO;
 #ifdef TRIDI_TEST_CUDA
-        int ndev = 0;
         if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
             if (rank == 0)
                 printf("%s: no GPU\n", name);
             return mt_finish(name, 0, 1);
         }
-        cudaSetDevice(rank % ndev);
+        cudaSetDevice(local_rank() % ndev);
         if (device_transport == TRIDI_TRANSPORT_NCCL) {
             long bad = 0;
             if (nccl_probe(nranks, ndev, &bad) || bad) /* bad: the failures of all ranks */
@@ -272,8 +340,44 @@ int main(int argc, char **argv)
         {3, {40, 12, 3}, {1, 2, 1}, {1, nranks}, {0, 1}, 1, TRIDI_FLOAT32},
         {3, {40, 12, 3}, {2, 1, 0}, {0, 0}, {1, 1}, 1, TRIDI_FLOAT64},
     };
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
     long bad = 0;
-    for (int ci = 0; ci < (int)(sizeof cases / sizeof cases[0]); ++ci)
+    for (int ci = 0; ci < ncases; ++ci)
         bad += mt_total(run_case(&cases[ci], ci, &rng));
+    if (!all_mode)
+        return mt_finish(name, bad, 0);
+#ifdef TRIDI_TEST_CUDA
+    /* Every device transport in turn; "staged:24" cuts every face into chunks of 24 bytes (a chunk
+     * boundary inside an element, several chunks per message). */
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        cudaGetLastError();
+        if (rank == 0)
+            printf("%s: no GPU: the device transports are not run\n", name);
+        return mt_finish(name, bad, 0);
+    }
+    const int lr = local_rank();
+    cudaSetDevice(lr % ndev);
+    printf("rank %d: local rank %d -> GPU %d of %d\n", rank, lr, lr % ndev, ndev);
+    bad += mt_total(chunk_knob_checks(rank, nranks));
+    static const char *tnames[] = {"ipc", "staged", "staged:24", "cuda-aware", "nccl", "auto"};
+    static const tridi_transport tvals[] = {TRIDI_TRANSPORT_IPC,        TRIDI_TRANSPORT_STAGED, TRIDI_TRANSPORT_STAGED,
+                                            TRIDI_TRANSPORT_CUDA_AWARE, TRIDI_TRANSPORT_NCCL,   TRIDI_TRANSPORT_AUTO};
+    device_mode = 1;
+    for (int t = 0; t < 6; ++t) {
+        device_transport = tvals[t];
+        if (!strcmp(tnames[t], "staged:24"))
+            setenv("TRIDI_HALO_CHUNK_BYTES", "24", 1);
+        for (int ci = 0; ci < ncases; ++ci) {
+            long r = run_case(&cases[ci], ci, &rng);
+            if (r < 0) { /* refused on every rank: the reason, once */
+                if (rank == 0)
+                    printf("transport %s not available here, skipped: %s\n", tnames[t], unsupported);
+                break;
+            }
+            bad += mt_total(r);
+        }
+        unsetenv("TRIDI_HALO_CHUNK_BYTES");
+    }
+#endif
     return mt_finish(name, bad, 0);
 }
