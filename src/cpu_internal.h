@@ -92,14 +92,14 @@ static inline void stream_fence(void)
 #endif
 }
 
-/* The block kernels' arithmetic (kernel_arith): MOHID's divisions, MOHID's NewType float pivot, FAST's
- * reciprocal. */
-enum { ARITH_DIV = 0, ARITH_NEWTYPE = 1, ARITH_RCP = 2 };
 
-/* The block kernels' arithmetic for p. */
+/* The block kernels' form of the step for p (src/thomas_core.h): MOHID's divisions, MOHID's NewType
+ * float pivot, FAST's reciprocal. */
 static inline int tridi_cpu_kernel_arith(const tridi_problem *p)
 {
-    return p->arith == TRIDI_ARITH_FAST ? ARITH_RCP : tridi_newtype_pivot_f32(p) ? ARITH_NEWTYPE : ARITH_DIV;
+    return p->arith == TRIDI_ARITH_FAST     ? TRIDI_FORM_RCP
+           : tridi_newtype_pivot_f32(p) ? TRIDI_FORM_NEWTYPE
+                                        : TRIDI_FORM_DIV;
 }
 
 /* How a call is cut into blocks, and the undo log's shape. Each thread takes an equal share of the

@@ -25,14 +25,14 @@
  * g at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input,
  * zero pivot, overflow) with *out naming the unknown and why, else 0. */
 #define DEFINE_LINE_FORWARD(NAME, TL, TD, TU, TR)                                                              \
-    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, int pivot_f32,  \
+    static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, int pivot_f32,   \
                     double *W, double *G, tridi_thomas_fail *out)                                              \
     {                                                                                                          \
         double w = 0.0, g = 0.0;                                                                               \
         for (int64_t m = 0; m < n; ++m) {                                                                      \
             const double d = m ? (double)D[m * s] : 0.0, e = (double)E[m * s];                                 \
             const double f = m < n - 1 ? (double)F[m * s] : 0.0, r = (double)R[m * s];                         \
-            const int kind = tridi_thomas_forward_newtype(d, e, f, r, m == 0, m == n - 1, pivot_f32, &w, &g);   \
+            const int kind = tridi_thomas_forward_newtype(d, e, f, r, m == 0, m == n - 1, pivot_f32, &w, &g);  \
             if (kind) {                                                                                        \
                 out->m = m;                                                                                    \
                 out->kind = kind;                                                                              \
@@ -96,22 +96,45 @@ int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double 
     return 0;
 }
 
+/* FAST's float lanes as a number type of the Thomas steps (src/thomas_core.h). */
+#define TRIDI_F32_INLINE static inline __attribute__((always_inline))
+TRIDI_F32_INLINE float tridi_f32_add(float a, float b) { return a + b; }
+TRIDI_F32_INLINE float tridi_f32_sub(float a, float b) { return a - b; }
+TRIDI_F32_INLINE float tridi_f32_mul(float a, float b) { return a * b; }
+TRIDI_F32_INLINE float tridi_f32_div(float a, float b) { return a / b; }
+TRIDI_F32_INLINE float tridi_f32_neg(float a) { return -a; }
+TRIDI_F32_INLINE float tridi_f32_zero(void) { return 0.0f; }
+TRIDI_F32_INLINE float tridi_f32_one(void) { return 1.0f; }
+TRIDI_F32_INLINE float tridi_f32_round32(float a) { return a; }
+TRIDI_F32_INLINE float tridi_f32_div32(float a, float b) { return a / b; }
+TRIDI_F32_INLINE int tridi_f32_nf(float v) { return !(fabsf(v) <= FLT_MAX); }
+TRIDI_F32_INLINE int tridi_f32_flag3(int acc, float a, float b, float c)
+{
+    return acc | (tridi_f32_nf(a) | tridi_f32_nf(b) | tridi_f32_nf(c));
+}
+TRIDI_F32_INLINE int tridi_f32_flag4(int acc, float a, float b, float c, float d)
+{
+    return acc | (tridi_f32_nf(a) | tridi_f32_nf(b) | tridi_f32_nf(c) | tridi_f32_nf(d));
+}
+TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
- * are prefetched. MODE: ARITH_DIV, ARITH_NEWTYPE (float upper values only) or ARITH_RCP, a constant of
+ * are prefetched. FORM (src/thomas_core.h): DIV, NEWTYPE (float upper values only) or RCP, a constant of
  * each instance. Returns nonzero if any value went non-finite (then the caller locates the failure). */
-#define DEFINE_FORWARD(NAME, TL, TD, TU, TR, MODE)                                                            \
-    TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,    \
+#define DEFINE_FORWARD(NAME, TL, TD, TU, TR, FORM)                                                             \
+    TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,      \
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
                                         int prefetch, double *restrict W, double *restrict G)                  \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
-            double e = (double)E[l * ls];                                                                      \
-            double w = n > 1 ? -(double)F[l * ls] / e : 0.0, g = (double)R[l * ls] / e;                      \
+            const double e = (double)E[l * ls];                                                                \
+            double w, g;                                                                                       \
+            tridi_exact_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                        \
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
-            bad |= !(fabs(w) <= DBL_MAX) | !(fabs(g) <= DBL_MAX) | !(fabs(e) <= DBL_MAX);                      \
+            bad = tridi_exact_flag_first(bad, e, w, g);                                                        \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -129,37 +152,22 @@ int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double 
             double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                         \
             if (m < n - 1) {                                                                                   \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
-                    double d = (double)Dm[l * ls];                                                             \
-                    double den = (double)Em[l * ls] + d * Wp[l];                                               \
-                    double w, g;                                                                               \
-                    if (MODE == ARITH_RCP) { /* one division per unknown: the loop's throughput limit */       \
-                        const double inv = 1.0 / den;                                                          \
-                        w = -(double)Fm[l * ls] * inv;                                                         \
-                        g = ((double)Rm[l * ls] - d * Gp[l]) * inv;                                            \
-                    } else if (MODE == ARITH_NEWTYPE) { /* AUX a float; W = -(F/AUX) divided in float */        \
-                        const float aux = (float)den;                                                          \
-                        den = (double)aux;                                                                     \
-                        w = (double)(-((float)Fm[l * ls] / aux));                                              \
-                        g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                            \
-                    } else {                                                                                   \
-                        w = -(double)Fm[l * ls] / den;                                                         \
-                        g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                            \
-                    }                                                                                          \
+                    const double d = (double)Dm[l * ls];                                                       \
+                    double den, w, g;                                                                          \
+                    tridi_exact_step(FORM, d, (double)Em[l * ls], (double)Fm[l * ls], (double)Rm[l * ls], Wp[l], \
+                                     Gp[l], 0, &den, &w, &g);                                                  \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
-                    /* Inputs too: an Inf diag can still give a finite w and g. */                             \
-                    bad |= !(fabs(w) <= DBL_MAX) | !(fabs(g) <= DBL_MAX) | !(fabs(d) <= DBL_MAX) |              \
-                           !(fabs(den) <= DBL_MAX);                                                            \
+                    bad = tridi_exact_flag_step(bad, d, den, w, g, 0);                                         \
                 }                                                                                              \
-            } else {                                                                                           \
+            } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
-                    double d = (double)Dm[l * ls];                                                             \
-                    double den = (double)Em[l * ls] + d * Wp[l];                                               \
-                    if (MODE == ARITH_NEWTYPE)                                                                 \
-                        den = (double)(float)den;                                                              \
-                    double g = ((double)Rm[l * ls] - d * Gp[l]) / den;                                         \
+                    const double d = (double)Dm[l * ls];                                                       \
+                    double den, w, g;                                                                          \
+                    tridi_exact_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den, \
+                                     &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
-                    bad |= !(fabs(g) <= DBL_MAX) | !(fabs(d) <= DBL_MAX) | !(fabs(den) <= DBL_MAX);            \
+                    bad = tridi_exact_flag_step(bad, d, den, w, g, 1);                                         \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
@@ -176,8 +184,8 @@ int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double 
  * read back only after a failure); a thread's own block save (ON_ERROR_LINES) with plain ones, as it is
  * reused by the next block and should stay in cache. Returns nonzero if an answer is not finite in its
  * type. */
-#define DEFINE_BACKWARD(NAME, TX)                                                                             \
-    TRIDI_VECTOR_CLONES int NAME(const double *restrict W, const double *restrict G, TX *restrict x,  \
+#define DEFINE_BACKWARD(NAME, TX)                                                                              \
+    TRIDI_VECTOR_CLONES int NAME(const double *restrict W, const double *restrict G, TX *restrict x,           \
                                         int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)  \
     {                                                                                                          \
         int bad = 0;                                                                                           \
@@ -202,7 +210,7 @@ int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double 
             }                                                                                                  \
             const TX *xn = xm + xs;                                                                            \
             for (int64_t l = 0; l < Lb; ++l) {                                                                 \
-                TX v = (TX)(Wm[l] * (double)xn[l] + Gm[l]);                                                    \
+                TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                      \
                 xm[l] = v;                                                                                     \
                 bad |= !(fabs((double)v) <= DBL_MAX);                                                          \
             }                                                                                                  \
@@ -210,19 +218,19 @@ int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double 
         return bad;                                                                                            \
     }
 
-DEFINE_FORWARD(forward_f32_div, float, float, float, float, ARITH_DIV)
-DEFINE_FORWARD(forward_f32_new, float, float, float, float, ARITH_NEWTYPE)
-DEFINE_FORWARD(forward_f32_rcp, float, float, float, float, ARITH_RCP)
-DEFINE_FORWARD(forward_f64_div, double, double, double, double, ARITH_DIV)
-DEFINE_FORWARD(forward_f64_rcp, double, double, double, double, ARITH_RCP)
-DEFINE_FORWARD(forward_mix_div, float, double, float, float, ARITH_DIV)
-DEFINE_FORWARD(forward_mix_new, float, double, float, float, ARITH_NEWTYPE)
-DEFINE_FORWARD(forward_mix_rcp, float, double, float, float, ARITH_RCP)
+DEFINE_FORWARD(forward_f32_div, float, float, float, float, TRIDI_FORM_DIV)
+DEFINE_FORWARD(forward_f32_new, float, float, float, float, TRIDI_FORM_NEWTYPE)
+DEFINE_FORWARD(forward_f32_rcp, float, float, float, float, TRIDI_FORM_RCP)
+DEFINE_FORWARD(forward_f64_div, double, double, double, double, TRIDI_FORM_DIV)
+DEFINE_FORWARD(forward_f64_rcp, double, double, double, double, TRIDI_FORM_RCP)
+DEFINE_FORWARD(forward_mix_div, float, double, float, float, TRIDI_FORM_DIV)
+DEFINE_FORWARD(forward_mix_new, float, double, float, float, TRIDI_FORM_NEWTYPE)
+DEFINE_FORWARD(forward_mix_rcp, float, double, float, float, TRIDI_FORM_RCP)
 /* x-axis blocks without AVX-512 run on transposed double copies (float values widened exactly: the NewType
  * form's float division of upper is still MOHID's). */
-DEFINE_FORWARD(forward_t_div, double, double, double, double, ARITH_DIV)
-DEFINE_FORWARD(forward_t_new, double, double, double, double, ARITH_NEWTYPE)
-DEFINE_FORWARD(forward_t_rcp, double, double, double, double, ARITH_RCP)
+DEFINE_FORWARD(forward_t_div, double, double, double, double, TRIDI_FORM_DIV)
+DEFINE_FORWARD(forward_t_new, double, double, double, double, TRIDI_FORM_NEWTYPE)
+DEFINE_FORWARD(forward_t_rcp, double, double, double, double, TRIDI_FORM_RCP)
 
 /* One forward sweep of the y/z (or transposed x) kernels in p's types and arithmetic. */
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
@@ -231,18 +239,18 @@ int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void 
 {
 #define TRIDI_FWD(K, TL, TD) K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, W, G)
     if (t) /* transposed copies, all double */
-        return mode == ARITH_RCP       ? TRIDI_FWD(forward_t_rcp, double, double)
-               : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_t_new, double, double)
+        return mode == TRIDI_FORM_RCP       ? TRIDI_FWD(forward_t_rcp, double, double)
+               : mode == TRIDI_FORM_NEWTYPE ? TRIDI_FWD(forward_t_new, double, double)
                                        : TRIDI_FWD(forward_t_div, double, double);
     if (p->combo == TRIDI_COMBO_F32)
-        return mode == ARITH_RCP       ? TRIDI_FWD(forward_f32_rcp, float, float)
-               : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_f32_new, float, float)
+        return mode == TRIDI_FORM_RCP       ? TRIDI_FWD(forward_f32_rcp, float, float)
+               : mode == TRIDI_FORM_NEWTYPE ? TRIDI_FWD(forward_f32_new, float, float)
                                        : TRIDI_FWD(forward_f32_div, float, float);
     if (p->combo == TRIDI_COMBO_F64)
-        return mode == ARITH_RCP ? TRIDI_FWD(forward_f64_rcp, double, double)
+        return mode == TRIDI_FORM_RCP ? TRIDI_FWD(forward_f64_rcp, double, double)
                                  : TRIDI_FWD(forward_f64_div, double, double);
-    return mode == ARITH_RCP       ? TRIDI_FWD(forward_mix_rcp, float, double)
-           : mode == ARITH_NEWTYPE ? TRIDI_FWD(forward_mix_new, float, double)
+    return mode == TRIDI_FORM_RCP       ? TRIDI_FWD(forward_mix_rcp, float, double)
+           : mode == TRIDI_FORM_NEWTYPE ? TRIDI_FWD(forward_mix_new, float, double)
                                    : TRIDI_FWD(forward_mix_div, float, double);
 #undef TRIDI_FWD
 }
@@ -262,10 +270,12 @@ TRIDI_VECTOR_CLONES int tridi_cpu_forward_fast(const float *restrict D, const fl
 {
     int bad = 0;
     for (int64_t l = 0; l < Lb; ++l) {
-        const float e = E[l], w = n > 1 ? -F[l] / e : 0.0f, g = R[l] / e;
+        const float e = E[l];
+        float w, g;
+        tridi_f32_first(e, F[l], R[l], n == 1, &w, &g);
         W[l] = w;
         G[l] = g;
-        bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(e) <= FLT_MAX);
+        bad = tridi_f32_flag_first(bad, e, w, g);
     }
     for (int64_t m = 1; m < n; ++m) {
         const float *Dm = D + m * s, *Em = E + m * s, *Fm = F + m * s, *Rm = R + m * s;
@@ -280,18 +290,18 @@ TRIDI_VECTOR_CLONES int tridi_cpu_forward_fast(const float *restrict D, const fl
         float *Wm = W + m * Lb, *Gm = G + m * Lb;
         if (m < n - 1) {
             for (int64_t l = 0; l < Lb; ++l) {
-                const float d = Dm[l], den = Em[l] + d * Wp[l], inv = 1.0f / den;
-                const float w = -Fm[l] * inv, g = (Rm[l] - d * Gp[l]) * inv;
+                float den, w, g;
+                tridi_f32_step(TRIDI_FORM_RCP, Dm[l], Em[l], Fm[l], Rm[l], Wp[l], Gp[l], 0, &den, &w, &g);
                 Wm[l] = w;
                 Gm[l] = g;
-                bad |= !(fabsf(w) <= FLT_MAX) | !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) |
-                       !(fabsf(den) <= FLT_MAX);
+                bad = tridi_f32_flag_step(bad, Dm[l], den, w, g, 0);
             }
         } else { /* the last unknown: no upper coupling (its upper value is not read) */
             for (int64_t l = 0; l < Lb; ++l) {
-                const float d = Dm[l], den = Em[l] + d * Wp[l], g = (Rm[l] - d * Gp[l]) / den;
+                float den, w, g;
+                tridi_f32_step(TRIDI_FORM_RCP, Dm[l], Em[l], 0.0f, Rm[l], Wp[l], Gp[l], 1, &den, &w, &g);
                 Gm[l] = g;
-                bad |= !(fabsf(g) <= FLT_MAX) | !(fabsf(d) <= FLT_MAX) | !(fabsf(den) <= FLT_MAX);
+                bad = tridi_f32_flag_step(bad, Dm[l], den, w, g, 1);
             }
         }
     }
@@ -316,9 +326,9 @@ TRIDI_VECTOR_CLONES int tridi_cpu_backward_fast(const float *restrict W, const f
         }
         const float *xn = m == n - 1 ? NULL : xm + xs;
         for (int64_t l = 0; l < Lb; ++l) {
-            const float v = xn ? Wm[l] * xn[l] + Gm[l] : Gm[l];
+            const float v = xn ? tridi_f32_back(Wm[l], xn[l], Gm[l]) : Gm[l];
             xm[l] = v;
-            bad |= !(fabsf(v) <= FLT_MAX);
+            bad |= tridi_f32_nf(v);
         }
     }
     return bad;
@@ -431,8 +441,31 @@ TRIDI_AVX512_INLINE __m512d load8(const char *p, int dbl, __mmask8 k)
     return dbl ? _mm512_maskz_loadu_pd(k, p) : _mm512_cvtps_pd(_mm256_maskz_loadu_ps(k, p));
 }
 
+/* Eight lanes of double as a number type of the Thomas steps (src/thomas_core.h): the same operations,
+ * each product rounded before its sum, as the scalar kernels and MOHID's baseline x86-64 build. */
+TRIDI_AVX512_INLINE __m512d tridi_v8_add(__m512d a, __m512d b) { return _mm512_add_pd(a, b); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_sub(__m512d a, __m512d b) { return _mm512_sub_pd(a, b); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_mul(__m512d a, __m512d b) { return _mm512_mul_pd(a, b); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_div(__m512d a, __m512d b) { return _mm512_div_pd(a, b); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_neg(__m512d a) { return _mm512_xor_pd(a, _mm512_set1_pd(-0.0)); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_zero(void) { return _mm512_setzero_pd(); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_one(void) { return _mm512_set1_pd(1.0); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_round32(__m512d a) { return _mm512_cvtps_pd(_mm512_cvtpd_ps(a)); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_div32(__m512d a, __m512d b)
+{
+    return _mm512_cvtps_pd(_mm256_div_ps(_mm512_cvtpd_ps(a), _mm512_cvtpd_ps(b)));
+}
 /* NaN iff v is not finite, else +-0: summed, a single test says whether any checked value failed. */
-TRIDI_AVX512_INLINE __m512d finite_probe(__m512d acc, __m512d v) { return _mm512_fmadd_pd(v, _mm512_setzero_pd(), acc); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_flag(__m512d acc, __m512d v) { return _mm512_fmadd_pd(v, _mm512_setzero_pd(), acc); }
+TRIDI_AVX512_INLINE __m512d tridi_v8_flag3(__m512d acc, __m512d a, __m512d b, __m512d c)
+{
+    return tridi_v8_flag(tridi_v8_flag(tridi_v8_flag(acc, a), b), c);
+}
+TRIDI_AVX512_INLINE __m512d tridi_v8_flag4(__m512d acc, __m512d a, __m512d b, __m512d c, __m512d d)
+{
+    return tridi_v8_flag(tridi_v8_flag3(acc, a, b, c), d);
+}
+TRIDI_THOMAS_STEPS(TRIDI_AVX512_INLINE, tridi_v8, __m512d, __m512d)
 
 
 /* Forward sweep of 16 x lines; dbl[q] says whether input q is double, mode the arithmetic (kernel_arith;
@@ -441,7 +474,7 @@ TRIDI_AVX512_INLINE __m512d finite_probe(__m512d acc, __m512d v) { return _mm512
 TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], int mode, char *x, size_t xes, int64_t n,
                                          double *restrict W, double *restrict G, double *restrict tile)
 {
-    const __m512d zero = _mm512_setzero_pd(), one = _mm512_set1_pd(1.0), sign = _mm512_set1_pd(-0.0);
+    const __m512d zero = _mm512_setzero_pd();
     __m512d acc[2] = {zero, zero}, wp[2] = {zero, zero}, gp[2] = {zero, zero};
     for (int64_t m0 = 0; m0 < n; m0 += 8) {
         const int64_t cnt = n - m0 < 8 ? n - m0 : 8;
@@ -476,36 +509,16 @@ TRIDI_AVX512_INLINE int xforward16_body(const xrows *xr, const int dbl[4], int m
                 const double *t = tile + mm * 16 + 8 * h;
                 const __m512d d = _mm512_load_pd(t), e = _mm512_load_pd(t + 128);
                 const __m512d f = _mm512_load_pd(t + 256), r = _mm512_load_pd(t + 384);
-                __m512d w = zero, g;
+                __m512d w, g, den;
                 if (m == 0) {
-                    if (n > 1)
-                        w = _mm512_div_pd(_mm512_xor_pd(f, sign), e);
-                    g = _mm512_div_pd(r, e);
-                    acc[h] = finite_probe(finite_probe(finite_probe(acc[h], w), g), e);
+                    tridi_v8_first(e, f, r, n == 1, &w, &g);
+                    acc[h] = tridi_v8_flag_first(acc[h], e, w, g);
+                } else if (m < n - 1) {
+                    tridi_v8_step(mode, d, e, f, r, wp[h], gp[h], 0, &den, &w, &g);
+                    acc[h] = tridi_v8_flag_step(acc[h], d, den, w, g, 0);
                 } else {
-                    /* each product rounded before its sum, as MOHID's baseline x86-64 build does */
-                    __m512d den = _mm512_add_pd(e, _mm512_mul_pd(d, wp[h]));
-                    const __m512d num = _mm512_sub_pd(r, _mm512_mul_pd(d, gp[h])); /* r - d*g(m-1) */
-                    if (mode == ARITH_NEWTYPE) /* MOHID's NewType pivot AUX, a float */
-                        den = _mm512_cvtps_pd(_mm512_cvtpd_ps(den));
-                    if (m < n - 1) {
-                        if (mode == ARITH_RCP) {
-                            const __m512d inv = _mm512_div_pd(one, den);
-                            w = _mm512_mul_pd(_mm512_xor_pd(f, sign), inv);
-                            g = _mm512_mul_pd(num, inv);
-                        } else if (mode == ARITH_NEWTYPE) { /* W = -(F/AUX) in float (F a float value) */
-                            const __m256 q = _mm256_div_ps(_mm512_cvtpd_ps(f), _mm512_cvtpd_ps(den));
-                            w = _mm512_xor_pd(_mm512_cvtps_pd(q), sign);
-                            g = _mm512_div_pd(num, den);
-                        } else {
-                            w = _mm512_div_pd(_mm512_xor_pd(f, sign), den);
-                            g = _mm512_div_pd(num, den);
-                        }
-                        acc[h] = finite_probe(acc[h], w);
-                    } else {
-                        g = _mm512_div_pd(num, den);
-                    }
-                    acc[h] = finite_probe(finite_probe(finite_probe(acc[h], g), d), den);
+                    tridi_v8_step(mode, d, e, f, r, wp[h], gp[h], 1, &den, &w, &g);
+                    acc[h] = tridi_v8_flag_step(acc[h], d, den, w, g, 1);
                 }
                 _mm512_store_pd(W + m * 16 + 8 * h, w);
                 _mm512_store_pd(G + m * 16 + 8 * h, g);
@@ -533,12 +546,12 @@ TRIDI_AVX512_INLINE int xbackward16_body(const xrows *xr, char *x, int xdbl, int
             for (int h = 0; h < 2; ++h) {
                 double *Wm = W + m * 16 + 8 * h;
                 const __m512d g = _mm512_load_pd(G + m * 16 + 8 * h);
-                __m512d v = m == n - 1 ? g : _mm512_add_pd(_mm512_mul_pd(_mm512_load_pd(Wm), xn[h]), g);
+                __m512d v = m == n - 1 ? g : tridi_v8_back(_mm512_load_pd(Wm), xn[h], g);
                 if (!xdbl)
                     v = _mm512_cvtps_pd(_mm512_cvtpd_ps(v)); /* rounded before it feeds unknown m-1 */
                 _mm512_store_pd(Wm, v);
                 xn[h] = v;
-                acc = finite_probe(acc, v);
+                acc = tridi_v8_flag(acc, v);
             }
         }
         for (int h = 0; h < 2 && 8 * h < Lb; ++h) {
@@ -564,14 +577,14 @@ TRIDI_AVX512 int tridi_cpu_xforward16(const xrows *xr, tridi_combo combo, int mo
 {
     static const int f32[4] = {0, 0, 0, 0}, f64[4] = {1, 1, 1, 1}, mix[4] = {0, 1, 0, 0};
 #define TRIDI_X16(TY, XES)                                                                                     \
-    (mode == ARITH_RCP       ? xforward16_body(xr, TY, ARITH_RCP, x, XES, n, W, G, tile)                       \
-     : mode == ARITH_NEWTYPE ? xforward16_body(xr, TY, ARITH_NEWTYPE, x, XES, n, W, G, tile)                   \
-                             : xforward16_body(xr, TY, ARITH_DIV, x, XES, n, W, G, tile))
+    (mode == TRIDI_FORM_RCP       ? xforward16_body(xr, TY, TRIDI_FORM_RCP, x, XES, n, W, G, tile)             \
+     : mode == TRIDI_FORM_NEWTYPE ? xforward16_body(xr, TY, TRIDI_FORM_NEWTYPE, x, XES, n, W, G, tile)         \
+                             : xforward16_body(xr, TY, TRIDI_FORM_DIV, x, XES, n, W, G, tile))
     if (combo == TRIDI_COMBO_F32)
         return TRIDI_X16(f32, 4);
     if (combo == TRIDI_COMBO_F64) /* NewType is MOHID's arithmetic for double upper values */
-        return mode == ARITH_RCP ? xforward16_body(xr, f64, ARITH_RCP, x, 8, n, W, G, tile)
-                                 : xforward16_body(xr, f64, ARITH_DIV, x, 8, n, W, G, tile);
+        return mode == TRIDI_FORM_RCP ? xforward16_body(xr, f64, TRIDI_FORM_RCP, x, 8, n, W, G, tile)
+                                 : xforward16_body(xr, f64, TRIDI_FORM_DIV, x, 8, n, W, G, tile);
     return TRIDI_X16(mix, 4);
 #undef TRIDI_X16
 }
