@@ -15,6 +15,14 @@ static inline int omp_get_thread_num(void) { return 0; }
 #include <stdlib.h>
 #include <string.h>
 
+/* Steps of one call that are no frames of their own: a model's call reaches the kernel through
+ * tridi_cpu_solve and solve_shares only (docs/architecture.md lists the frames; docs/decisions/051). */
+#if defined(__GNUC__)
+#define TRIDI_CPU_FRAME static inline __attribute__((always_inline))
+#else
+#define TRIDI_CPU_FRAME static inline
+#endif
+
 /* How a call fails: as p->on_error says (docs/decisions/007, 019):
  * - ON_ERROR_CALL, no partial answer, in the two phases of backend.h (docs/decisions/020): the solve
  *   (tridi_cpu_solve_keep): once a block's forward sweep has succeeded, the old x of its cells goes to an
@@ -60,8 +68,8 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
  * the back substitution into x); a block it flags goes to the careful path, after the fast path's
  * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
  * lowest (line within the block). */
-static int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws, block_save sv,
-                           unsigned char *written, block_failure *fail)
+TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws,
+                                    block_save sv, unsigned char *written, block_failure *fail)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n;
@@ -234,7 +242,7 @@ static void solve_shares(void *arg, int id)
  * call wants more threads than it has; an OpenMP team per call with TRIDI_CPU_POOL=0 or where no pool can
  * be started. Inside an active OpenMP region that allows no more levels the caller solves alone, as a
  * nested parallel region would. */
-static void run_job(tridi_context ctx, solve_job *job, int nthreads)
+TRIDI_CPU_FRAME void run_job(tridi_context ctx, solve_job *job, int nthreads)
 {
 #ifdef _OPENMP
     if (nthreads > 1 && omp_get_active_level() >= omp_get_max_active_levels())
@@ -250,7 +258,9 @@ static void run_job(tridi_context ctx, solve_job *job, int nthreads)
         ctx->cpu_pool = tridi_cpu_pool_create(nthreads - 1, spin_us * 1000);
     }
     if (!ctx->tuning.cpu_openmp_team && ctx->cpu_pool) {
-        tridi_cpu_pool_run(ctx->cpu_pool, solve_shares, job, nthreads);
+        tridi_cpu_pool_open(ctx->cpu_pool, solve_shares, job, nthreads);
+        solve_shares(job, 0);
+        tridi_cpu_pool_close(ctx->cpu_pool);
         return;
     }
 #pragma omp parallel num_threads(nthreads)
@@ -259,7 +269,7 @@ static void run_job(tridi_context ctx, solve_job *job, int nthreads)
 
 /* keep: the first phase of ON_ERROR_CALL (whatever p says): the undo log is kept, whatever the status,
  * for tridi_cpu_commit or tridi_cpu_rollback. Otherwise ON_ERROR_LINES, in one phase. */
-static tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int keep)
+TRIDI_CPU_FRAME tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p, int keep)
 {
     const int requested = tridi_cpu_threads(ctx);
     const int nthreads = tridi_cpu_threads_that_pay(&ctx->tuning, p, requested);
