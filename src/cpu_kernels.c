@@ -185,7 +185,7 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
  * reused by the next block and should stay in cache. Returns nonzero if an answer is not finite in its
  * type. */
 #define DEFINE_BACKWARD(NAME, TX)                                                                              \
-    TRIDI_VECTOR_CLONES int NAME(const double *restrict W, const double *restrict G, TX *restrict x,           \
+    TRIDI_VECTOR_CLONES static int NAME(const double *restrict W, const double *restrict G, TX *restrict x,           \
                                         int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)  \
     {                                                                                                          \
         int bad = 0;                                                                                           \
@@ -254,8 +254,22 @@ int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void 
                                    : TRIDI_FWD(forward_mix_div, float, double);
 #undef TRIDI_FWD
 }
-DEFINE_BACKWARD(tridi_cpu_backward_f32, float)
-DEFINE_BACKWARD(tridi_cpu_backward_f64, double)
+DEFINE_BACKWARD(backward_f32, float)
+DEFINE_BACKWARD(backward_f64, double)
+
+/* The clones stay static (their ifunc resolvers would be exported whatever the visibility); the other
+ * files call them through these. */
+int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
+                           int64_t lp, int stream)
+{
+    return backward_f32(W, G, x, n, Lb, xs, log, lp, stream);
+}
+
+int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs,
+                           char *log, int64_t lp, int stream)
+{
+    return backward_f64(W, G, x, n, Lb, xs, log, lp, stream);
+}
 
 /* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence with W, G and every operation in float,
  * twice the lanes per vector of the double kernels (16 per AVX-512 register) and half the W/G bytes.
@@ -264,7 +278,7 @@ DEFINE_BACKWARD(tridi_cpu_backward_f64, double)
  * (the Thomas recurrence's backward error on such lines is a small multiple of u |A|, Higham, Accuracy and
  * Stability of Numerical Algorithms, 2nd ed., section 9.5; the reciprocal and the final rounding add a few
  * u more). A flagged block takes the careful path, in MOHID's arithmetic, as every other block does. */
-TRIDI_VECTOR_CLONES int tridi_cpu_forward_fast(const float *restrict D, const float *restrict E, const float *restrict F,
+TRIDI_VECTOR_CLONES static int forward_fast(const float *restrict D, const float *restrict E, const float *restrict F,
                                             const float *restrict R, int64_t n, int64_t Lb, int64_t s,
                                             float *restrict W, float *restrict G)
 {
@@ -309,7 +323,7 @@ TRIDI_VECTOR_CLONES int tridi_cpu_forward_fast(const float *restrict D, const fl
 }
 
 /* Its back substitution, in float, saving each x row first as backward_f32 does. */
-TRIDI_VECTOR_CLONES int tridi_cpu_backward_fast(const float *restrict W, const float *restrict G, float *restrict x,
+TRIDI_VECTOR_CLONES static int backward_fast(const float *restrict W, const float *restrict G, float *restrict x,
                                              int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)
 {
     int bad = 0;
@@ -332,6 +346,18 @@ TRIDI_VECTOR_CLONES int tridi_cpu_backward_fast(const float *restrict W, const f
         }
     }
     return bad;
+}
+
+int tridi_cpu_forward_fast(const float *D, const float *E, const float *F, const float *R, int64_t n, int64_t Lb,
+                           int64_t s, float *W, float *G)
+{
+    return forward_fast(D, E, F, R, n, Lb, s, W, G);
+}
+
+int tridi_cpu_backward_fast(const float *W, const float *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
+                            int64_t lp, int stream)
+{
+    return backward_fast(W, G, x, n, Lb, xs, log, lp, stream);
 }
 
 static void transpose_in_scalar(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t m0, int64_t n,
