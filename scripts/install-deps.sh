@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(cmake make gcc g++ gfortran libopenmpi-dev openmpi-bin libnetcdf-dev libnetcdff-dev netcdf-bin
       python3 python3-numpy python3-matplotlib python3-netcdf4 valgrind clang
-      pkg-config binutils) # the install test: pkg-config consumers, nm/readelf/objcopy on the libraries
+      pkg-config binutils  # the install test: pkg-config consumers, nm/readelf/objcopy on the libraries
+      fypp)                # the Fortran module tridi's kind variants, generated at build time
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -246,7 +246,7 @@ int tridi_cpu_thread_start(pthread_t *thread, void *(*fn)(void *), void *arg, in
 
 int tridi_cpu_pool_workers(const tridi_cpu_pool *pool) { return pool ? pool->nworkers : 0; }
 
-void tridi_cpu_pool_run(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int want)
+void tridi_cpu_pool_open(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int want)
 {
     p->fn = fn;
     p->arg = arg;
@@ -256,7 +256,10 @@ void tridi_cpu_pool_run(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int 
     __atomic_store_n(&p->state, (uint64_t)g << 32, __ATOMIC_RELEASE); /* job g, open, nobody inside */
     __atomic_store_n(&p->gen, g, __ATOMIC_SEQ_CST);
     wake(p, want - 1); /* those a call does not need sleep on */
-    fn(arg, 0);
+}
+
+void tridi_cpu_pool_close(tridi_cpu_pool *p)
+{
     /* No worker joins from here; those inside are finishing the blocks they took. */
     uint64_t s = __atomic_or_fetch(&p->state, JOB_CLOSED, __ATOMIC_ACQ_REL);
     for (unsigned i = 1; s & JOB_INSIDE; ++i) {
@@ -266,6 +269,13 @@ void tridi_cpu_pool_run(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int 
             sched_yield(); /* a worker descheduled mid-block needs the core back */
         s = __atomic_load_n(&p->state, __ATOMIC_ACQUIRE);
     }
+}
+
+void tridi_cpu_pool_run(tridi_cpu_pool *p, tridi_cpu_pool_fn fn, void *arg, int want)
+{
+    tridi_cpu_pool_open(p, fn, arg, want);
+    fn(arg, 0);
+    tridi_cpu_pool_close(p);
 }
 
 void tridi_cpu_pool_destroy(tridi_cpu_pool *p)

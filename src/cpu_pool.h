@@ -33,6 +33,10 @@ int tridi_cpu_pool_workers(const tridi_cpu_pool *pool);
 /* Wakes the workers, runs fn(arg, 0), lets no worker join once that returns, and returns when every worker
  * that joined has left fn: nothing touches arg afterwards. One call at a time per pool. */
 void tridi_cpu_pool_run(tridi_cpu_pool *pool, tridi_cpu_pool_fn fn, void *arg, int want);
+/* tridi_cpu_pool_run in two halves, for a caller that runs its own share in its own frame: open (the
+ * workers may join), then fn(arg, 0) by the caller, then close (waits for the workers inside). */
+void tridi_cpu_pool_open(tridi_cpu_pool *pool, tridi_cpu_pool_fn fn, void *arg, int want);
+void tridi_cpu_pool_close(tridi_cpu_pool *pool);
 
 /* Starts fn(arg) on a thread of tridi's own, placed as worker `index` of a pool made here would be and
  * taking no signal (tridi's upload thread, docs/decisions/033). pthread_create's result. */

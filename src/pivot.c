@@ -85,7 +85,7 @@ static line_verdict classify(const tridi_problem *p, int64_t l)
         }
         if (v.cls != LINE_OK)
             continue; /* flagged already: only non-finite inputs are still looked for */
-        const double pivot = b + a * w;
+        const double pivot = tridi_exact_pivot(a, b, w); /* the Thomas core's step, as the solve pivots */
         if (pivot == 0.0) {
             v.cls = LINE_ZERO;
             v.m = m;
@@ -98,7 +98,7 @@ static line_verdict classify(const tridi_problem *p, int64_t l)
             v.growth = growth;
             v.pivot = m ? prev_pivot : pivot;
         }
-        w = -c / pivot;
+        w = tridi_exact_wdiv(c, pivot);
         prev_pivot = pivot;
     }
     return v;
@@ -127,14 +127,14 @@ TRIDI_INLINE void classify_unknown(const tridi_arrays *A, int64_t o, int64_t nb,
         const double c = has_upper ? get(A->upper, t, o + b) : 0.0;
         const double r = get(A->rhs, t, o + b);
         const int bad = !(a * 0.0 + d * 0.0 + c * 0.0 + r * 0.0 == 0.0); /* Inf * 0 and NaN are NaN */
-        const double pivot = d + a * w[b];
+        const double pivot = tridi_exact_pivot(a, d, w[b]);
         const int zero = pivot == 0.0;
         /* classify's growth test without its division; NaN (an overflow) fails it as there */
         const int grows = !(fabs(a) + fabs(a * w[b]) + fabs(pivot) + fabs(c) <=
                             TRIDI_PIVOT_GROWTH_LIMIT * (fabs(a) + fabs(d) + fabs(c)));
         const int open = !(flags[b] & 3);
         flags[b] |= (unsigned char)((bad ? 4 : 0) | (open && zero ? 2 : 0) | (open && !zero && grows ? 1 : 0));
-        w[b] = -c / (zero ? 1.0 : pivot);
+        w[b] = tridi_exact_wdiv(c, zero ? 1.0 : pivot);
     }
 }
 

@@ -138,14 +138,81 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
     return TRIDI_FAIL_NONE;
 }
 
+/* ---- The steps, written once over a number type (docs/decisions/040, 051) ----
+ * TRIDI_THOMAS_STEPS(Q, N, T, A) defines them for a number type T whose operations, one rounding each,
+ * are N##_add, _sub, _mul, _div, _neg, _zero(), _one(), _round32 (to float and back) and _div32 (both
+ * operands rounded to float, divided in float, widened), with N##_flag3(A acc, T a, T b, T c) and
+ * N##_flag4(acc, a, b, c, d): acc, marked when a value is not finite. Q: the functions' qualifiers. Instances: tridi_exact (double, host and device, below),
+ * the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c). The forms of an unknown after
+ * the first: MOHID's two divisions, MOHID's NewType pivot rounded to float with W divided in float, and
+ * FAST's one reciprocal (divisions at both ends of the line). */
+enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
+
+#define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
+    /* The pivot of an unknown after the first: e + d*W(m-1). */                                               \
+    Q T N##_pivot(T d, T e, T wp) { return N##_add(e, N##_mul(d, wp)); }                                       \
+    /* MOHID's W: -f/den. */                                                                                   \
+    Q T N##_wdiv(T f, T den) { return N##_div(N##_neg(f), den); }                                              \
+    /* The line's first unknown, divided in every form: W = -f/e (0 on a line of one unknown), G = r/e. */     \
+    Q void N##_first(T e, T f, T r, int last, T *w, T *g)                                                      \
+    {                                                                                                          \
+        *w = last ? N##_zero() : N##_wdiv(f, e);                                                               \
+        *g = N##_div(r, e);                                                                                    \
+    }                                                                                                          \
+    /* An unknown after the first in `form` (a constant): *den the pivot divided by, *w and *g its W (0 at     \
+     * the line's last unknown) and G = (r - d*G(m-1)) / den. */                                               \
+    Q void N##_step(int form, T d, T e, T f, T r, T wp, T gp, int last, T *den, T *w, T *g)                    \
+    {                                                                                                          \
+        T p = N##_pivot(d, e, wp);                                                                             \
+        const T q = N##_sub(r, N##_mul(d, gp));                                                                \
+        if (form == TRIDI_FORM_NEWTYPE)                                                                        \
+            p = N##_round32(p); /* NewType's AUX, a default real */                                            \
+        *den = p;                                                                                              \
+        if (last) {                                                                                            \
+            *w = N##_zero();                                                                                   \
+            *g = N##_div(q, p);                                                                                \
+        } else if (form == TRIDI_FORM_RCP) {                                                                   \
+            const T inv = N##_div(N##_one(), p);                                                               \
+            *w = N##_mul(N##_neg(f), inv);                                                                     \
+            *g = N##_mul(q, inv);                                                                              \
+        } else {                                                                                               \
+            *w = form == TRIDI_FORM_NEWTYPE ? N##_neg(N##_div32(f, p)) : N##_wdiv(f, p);                       \
+            *g = N##_div(q, p);                                                                                \
+        }                                                                                                      \
+    }                                                                                                          \
+    /* One answer of the back substitution before its rounding to x's type: W*x(m+1) + G. */                   \
+    Q T N##_back(T w, T xn, T g) { return N##_add(N##_mul(w, xn), g); }                                        \
+    /* The vector paths' check: acc marked when a value of the first unknown is not finite. */                 \
+    Q A N##_flag_first(A acc, T e, T w, T g) { return N##_flag3(acc, w, g, e); }                               \
+    /* ... or of an unknown after the first (its inputs too: an infinite lower value can leave W and G         \
+     * finite). */                                                                                             \
+    Q A N##_flag_step(A acc, T d, T den, T w, T g, int last)                                                   \
+    {                                                                                                          \
+        return last ? N##_flag3(acc, g, d, den) : N##_flag4(acc, w, g, d, den);                                \
+    }
+
+TRIDI_HD double tridi_exact_neg(double a) { return -a; }
+TRIDI_HD double tridi_exact_zero(void) { return 0.0; }
+TRIDI_HD double tridi_exact_one(void) { return 1.0; }
+TRIDI_HD double tridi_exact_round32(double a) { return (double)(float)a; }
+TRIDI_HD double tridi_exact_div32(double a, double b) { return (double)tridi_exact_fdiv((float)a, (float)b); }
+TRIDI_HD int tridi_exact_flag3(int acc, double a, double b, double c)
+{
+    return acc | (!tridi_thomas_finite(a) | !tridi_thomas_finite(b) | !tridi_thomas_finite(c));
+}
+TRIDI_HD int tridi_exact_flag4(int acc, double a, double b, double c, double d)
+{
+    return acc | (!tridi_thomas_finite(a) | !tridi_thomas_finite(b) | !tridi_thomas_finite(c) | !tridi_thomas_finite(d));
+}
+TRIDI_THOMAS_STEPS(TRIDI_HD, tridi_exact, double, int)
+
 /* One unknown of MOHID's forward sweep, its two divisions: den = e + d*w, W = -f/den, G = (r - d*g)/den,
  * from *w, *g (0 before the first unknown; d = 0 there, f = 0 at the last, where W is 0). On success *w
  * and *g become the unknown's W and G; on failure they are left as they were. Returns the kind. */
 TRIDI_HD int tridi_thomas_forward(double d, double e, double f, double r, int last, double *w, double *g)
 {
-    const double den = tridi_exact_add(e, tridi_exact_mul(d, *w));
-    const double nw = last ? 0.0 : tridi_exact_div(-f, den);
-    const double ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
+    double den, nw, ng;
+    tridi_exact_step(TRIDI_FORM_DIV, d, e, f, r, *w, *g, last, &den, &nw, &ng);
     const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
     if (!k) {
         *w = nw;
@@ -173,10 +240,8 @@ TRIDI_HD int tridi_thomas_forward_newtype(double d, double e, double f, double r
     }
     if (!pivot_f32)
         return tridi_thomas_forward(d, e, f, r, last, w, g);
-    const float aux = (float)tridi_exact_add(e, tridi_exact_mul(d, *w));
-    const double den = (double)aux;
-    const double nw = last ? 0.0 : (double)(-tridi_exact_fdiv((float)f, aux));
-    const double ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
+    double den, nw, ng;
+    tridi_exact_step(TRIDI_FORM_NEWTYPE, d, e, f, r, *w, *g, last, &den, &nw, &ng);
     const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
     if (!k) {
         *w = nw;
@@ -185,28 +250,17 @@ TRIDI_HD int tridi_thomas_forward_newtype(double d, double e, double f, double r
     return k;
 }
 
-/* The same unknown with one reciprocal between the first and the last unknown (W = -f * (1/den),
- * G = (r - d*g) * (1/den)) and divisions at both ends: FAST's arithmetic as the CPU vector kernels do it
- * (no fused multiply-add there either), for a sweep that must round as they do (the MPI pipelined
- * Thomas). first: the line's first unknown (den = e, *w and *g not read). */
+/* The same unknown in FAST's form as the CPU vector kernels do it (one reciprocal between the first and
+ * the last unknown, divisions at both ends, no fused multiply-add), for a sweep that must round as they
+ * do (the MPI pipelined Thomas). first: the line's first unknown (den = e, *w and *g not read). */
 TRIDI_HD int tridi_thomas_forward_rcp(double d, double e, double f, double r, int first, int last, double *w,
                                       double *g)
 {
-    double den, nw, ng;
-    if (first) {
-        den = e;
-        nw = last ? 0.0 : tridi_exact_div(-f, e);
-        ng = tridi_exact_div(r, e);
-    } else if (last) {
-        den = tridi_exact_add(e, tridi_exact_mul(d, *w));
-        nw = 0.0;
-        ng = tridi_exact_div(tridi_exact_sub(r, tridi_exact_mul(d, *g)), den);
-    } else {
-        den = tridi_exact_add(e, tridi_exact_mul(d, *w));
-        const double inv = tridi_exact_div(1.0, den);
-        nw = tridi_exact_mul(-f, inv);
-        ng = tridi_exact_mul(tridi_exact_sub(r, tridi_exact_mul(d, *g)), inv);
-    }
+    double den = e, nw, ng;
+    if (first)
+        tridi_exact_first(e, f, r, last, &nw, &ng);
+    else
+        tridi_exact_step(TRIDI_FORM_RCP, d, e, f, r, *w, *g, last, &den, &nw, &ng);
     const int k = tridi_thomas_check_step(d, e, f, r, den, nw, ng);
     if (!k) {
         *w = nw;
@@ -223,7 +277,7 @@ TRIDI_HD double tridi_thomas_round(double v, int xdbl) { return xdbl ? v : (doub
  * (tridi_thomas_finite): TRIDI_FAIL_ANSWER_OVERFLOW at this unknown. */
 TRIDI_HD double tridi_thomas_back(double w, double g, double xnext, int last, int xdbl)
 {
-    return tridi_thomas_round(last ? g : tridi_exact_add(tridi_exact_mul(w, xnext), g), xdbl);
+    return tridi_thomas_round(last ? g : tridi_exact_back(w, xnext, g), xdbl);
 }
 
 /* A pivot that an elimination may divide by: not zero, finite. */

@@ -78,12 +78,18 @@ static inline double put(void *p, tridi_dtype t, int64_t i, double v)
 int64_t mohid_line(int64_t n, int64_t stride, const tridi_arrays *a, int64_t first, int newtype, double *W,
                    double *G)
 {
+    return mohid_line_from(n, stride, a, first, first, newtype, W, G);
+}
+
+int64_t mohid_line_from(int64_t n, int64_t stride, const tridi_arrays *a, int64_t first, int64_t first_in,
+                        int newtype, double *W, double *G)
+{
     const int aux_f32 = newtype && a->upper_type == TRIDI_FLOAT32;
     int64_t zero = 0;
     /* VECW(first) = -F/E, VECG(first) = Ti/E: E is double, so these divide in double in both routines */
-    const double e0 = get(a->diag, a->diag_type, first);
-    W[0] = n > 1 ? -get(a->upper, a->upper_type, first) / e0 : 0.0;
-    G[0] = get(a->rhs, a->rhs_type, first) / e0;
+    const double e0 = get(a->diag, a->diag_type, first_in);
+    W[0] = n > 1 ? -get(a->upper, a->upper_type, first_in) / e0 : 0.0;
+    G[0] = get(a->rhs, a->rhs_type, first_in) / e0;
     if (e0 == 0.0)
         zero = 1;
     for (int64_t m = 1; m < n; ++m) {
@@ -143,4 +149,17 @@ int64_t mohid_solve(const tridi_grid *g, tridi_axis axis, const int64_t lo[3], c
     free(W);
     free(G);
     return bad;
+}
+
+int64_t mohid_line_mixed(int64_t n, int64_t stride, int64_t first_in, const float *D, const double *E, const float *F,
+                         const float *Ti, float *X)
+{
+    const tridi_arrays a = {D, TRIDI_FLOAT32, E, TRIDI_FLOAT64, F, TRIDI_FLOAT32, Ti, TRIDI_FLOAT32, X, TRIDI_FLOAT32};
+    double *W = malloc(sizeof(double) * (size_t)n), *G = malloc(sizeof(double) * (size_t)n);
+    if (!W || !G)
+        abort();
+    const int64_t zero = mohid_line_from(n, stride, &a, 0, first_in, 0, W, G);
+    free(W);
+    free(G);
+    return zero;
 }

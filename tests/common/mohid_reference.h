@@ -36,6 +36,17 @@ void mohid_thomas(const mohid_grid *g, int axis, const int64_t lo[3], const int6
 int64_t mohid_line(int64_t n, int64_t stride, const tridi_arrays *a, int64_t first, int newtype, double *W,
                    double *G);
 
+/* The same, the first unknown's coefficients read at element first_in (MOHID's first-row quirks: THOMASZ
+ * reads them at K = 1, THOMAS_2D at a cell of its own); its answer still goes to first. */
+int64_t mohid_line_from(int64_t n, int64_t stride, const tridi_arrays *a, int64_t first, int64_t first_in,
+                        int newtype, double *W, double *G);
+
+/* MOHID's Original routines' one line in mixed kinds (D, F, Ti, X float; E double), each pointer at the
+ * line's first answer cell, first_in elements from there the first unknown's coefficients: the Fortran
+ * tests' reference (tests/fortran/mohid_reference.f90, bind(C)). Returns as mohid_line. */
+int64_t mohid_line_mixed(int64_t n, int64_t stride, int64_t first_in, const float *D, const double *E, const float *F,
+                         const float *Ti, float *X);
+
 /* Every line of the box lo..hi along axis of a grid (2D or 3D) by mohid_line; cells outside the box are
  * not written. Returns the number of lines with a zero pivot. */
 int64_t mohid_solve(const tridi_grid *g, tridi_axis axis, const int64_t lo[3], const int64_t hi[3],

@@ -1,43 +1,49 @@
-! Oracle for the adapter: MOHID's original Thomas routines (ModuleFunctions.F90: THOMAS_3D with its
-! i0_j1 and i1_j0 branches, THOMASZ, THOMASZ_NewType2's land mask, THOMAS_2D) re-implemented in plain
-! loops from their conventions: real(8) VECG/VECW, real(4) ANSWER read back during the back
-! substitution, unknowns up to the upper index + 1, and the first-row quirks (THOMASZ at K = 1,
-! THOMAS_2D at (IJmin-1 + IJ*dj + di, JImin-1 + IJ*di + dj)).
+! Oracle for the adapter: MOHID's original Thomas routines (ModuleFunctions.F90: THOMAS_3D with its i0_j1
+! and i1_j0 branches, THOMASZ, THOMASZ_NewType2's land mask, THOMAS_2D), each line solved by the tests' one
+! C reference (tests/common/mohid_reference.h, mohid_line_mixed). What stays here is MOHID's indexing:
+! unknowns up to the upper index + 1, and the first-row quirks (THOMASZ's coefficients at K = 1, THOMAS_2D's
+! at (IJmin-1 + IJ*dj + di, JImin-1 + IJ*di + dj)). Arrays are whole contiguous allocations.
 module mohid_reference
+    use iso_c_binding, only: c_int64_t, c_loc, c_ptr
     implicit none
     private
     public :: ref_thomas_3d, ref_thomasz, ref_thomas_2d
 
+    interface
+        integer(c_int64_t) function mohid_line_mixed(n, stride, first_in, D, E, F, Ti, X) bind(C)
+            import :: c_int64_t, c_ptr
+            integer(c_int64_t), value :: n, stride, first_in
+            type(c_ptr), value :: D, E, F, Ti, X
+        end function
+    end interface
+
 contains
+
+    ! One line: n unknowns stride elements apart from the cell whose pointers are given; first_in elements
+    ! from it, the first unknown's coefficients.
+    subroutine line(n, stride, first_in, D, E, F, Ti, X)
+        integer, intent(in) :: n
+        integer(c_int64_t), intent(in) :: stride, first_in
+        type(c_ptr), intent(in) :: D, E, F, Ti, X
+        integer(c_int64_t) :: zero
+        zero = mohid_line_mixed(int(n, c_int64_t), stride, first_in, D, E, F, Ti, X)
+    end subroutine
 
     subroutine ref_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
         integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
         real(4), pointer, intent(in) :: D(:, :, :), F(:, :, :), Ti(:, :, :), ANSWER(:, :, :)
         real(8), pointer, intent(in) :: E(:, :, :)
-        real(8) :: W(JImin:JImax + 1), G(JImin:JImax + 1), p
-        integer :: IJ, JI, K, i, j
+        integer :: IJ, K, i, j
+        integer(c_int64_t) :: stride
+        if (.not. is_contiguous(ANSWER)) error stop 'ref_thomas_3d: arrays must be contiguous'
+        ! Cell of unknown JI on line IJ: (IJ, JI) for di = 0, dj = 1; (JI, IJ) for di = 1, dj = 0.
+        stride = di + dj*size(ANSWER, 1, kind=c_int64_t)
         do K = Kmin, Kmax
             do IJ = IJmin, IJmax
-                ! Cell of unknown JI on line IJ: (IJ, JI) for di = 0, dj = 1; (JI, IJ) for di = 1, dj = 0.
                 i = IJ*dj + JImin*di
                 j = IJ*di + JImin*dj
-                W(JImin) = -F(i, j, K)/E(i, j, K)
-                G(JImin) = Ti(i, j, K)/E(i, j, K)
-                do JI = JImin + 1, JImax + 1
-                    i = IJ*dj + JI*di
-                    j = IJ*di + JI*dj
-                    p = E(i, j, K) + D(i, j, K)*W(JI - 1)
-                    W(JI) = -F(i, j, K)/p
-                    G(JI) = (Ti(i, j, K) - D(i, j, K)*G(JI - 1))/p
-                end do
-                i = IJ*dj + (JImax + 1)*di
-                j = IJ*di + (JImax + 1)*dj
-                ANSWER(i, j, K) = real(G(JImax + 1), 4)
-                do JI = JImax, JImin, -1
-                    i = IJ*dj + JI*di
-                    j = IJ*di + JI*dj
-                    ANSWER(i, j, K) = real(W(JI)*ANSWER(i + di, j + dj, K) + G(JI), 4)
-                end do
+                call line(JImax + 2 - JImin, stride, 0_c_int64_t, c_loc(D(i, j, K)), c_loc(E(i, j, K)), &
+                          c_loc(F(i, j, K)), c_loc(Ti(i, j, K)), c_loc(ANSWER(i, j, K)))
             end do
         end do
     end subroutine
@@ -48,24 +54,18 @@ contains
         real(4), pointer, intent(in) :: AW(:, :, :), CW(:, :, :), TIW(:, :, :), RES(:, :, :)
         real(8), pointer, intent(in) :: BW(:, :, :)
         integer, pointer, intent(in), optional :: WaterPoints(:, :, :)
-        real(8) :: W(KLB:KUB + 1), G(KLB:KUB + 1), p
-        integer :: I, J, K
+        integer :: I, J
+        integer(c_int64_t) :: stride
+        if (.not. is_contiguous(RES)) error stop 'ref_thomasz: arrays must be contiguous'
+        stride = size(RES, 1, kind=c_int64_t)*size(RES, 2, kind=c_int64_t)
         do J = JLB, JUB
             do I = ILB, IUB
                 if (present(WaterPoints)) then
                     if (WaterPoints(I, J, KUB) /= 1) cycle
                 end if
-                W(KLB) = -CW(I, J, 1)/BW(I, J, 1)
-                G(KLB) = TIW(I, J, 1)/BW(I, J, 1)
-                do K = KLB + 1, KUB + 1
-                    p = BW(I, J, K) + AW(I, J, K)*W(K - 1)
-                    W(K) = -CW(I, J, K)/p
-                    G(K) = (TIW(I, J, K) - AW(I, J, K)*G(K - 1))/p
-                end do
-                RES(I, J, KUB + 1) = real(G(KUB + 1), 4)
-                do K = KUB, KLB, -1
-                    RES(I, J, K) = real(W(K)*RES(I, J, K + 1) + G(K), 4)
-                end do
+                ! The first unknown (K = KLB) reads its coefficients at K = 1, as THOMASZ does.
+                call line(KUB + 2 - KLB, stride, (1 - KLB)*stride, c_loc(AW(I, J, KLB)), c_loc(BW(I, J, KLB)), &
+                          c_loc(CW(I, J, KLB)), c_loc(TIW(I, J, KLB)), c_loc(RES(I, J, KLB)))
             end do
         end do
     end subroutine
@@ -74,28 +74,19 @@ contains
         integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
         real(4), pointer, intent(in) :: D(:, :), F(:, :), Ti(:, :), ANSWER(:, :)
         real(8), pointer, intent(in) :: E(:, :)
-        real(8) :: W(JImin:JImax + 1), G(JImin:JImax + 1), p
-        integer :: IJ, JI, i, j
+        integer :: IJ, i, j, i0, j0
+        integer(c_int64_t) :: stride, n1
+        if (.not. is_contiguous(ANSWER)) error stop 'ref_thomas_2d: arrays must be contiguous'
+        n1 = size(ANSWER, 1, kind=c_int64_t)
+        stride = di + dj*n1
         do IJ = IJmin, IJmax
-            i = IJmin - 1 + IJ*dj + di
-            j = JImin - 1 + IJ*di + dj
-            W(JImin) = -F(i, j)/E(i, j)
-            G(JImin) = Ti(i, j)/E(i, j)
-            do JI = JImin + 1, JImax + 1
-                i = IJ*dj + JI*di
-                j = IJ*di + JI*dj
-                p = E(i, j) + D(i, j)*W(JI - 1)
-                W(JI) = -F(i, j)/p
-                G(JI) = (Ti(i, j) - D(i, j)*G(JI - 1))/p
-            end do
-            i = IJ*dj + (JImax + 1)*di
-            j = IJ*di + (JImax + 1)*dj
-            ANSWER(i, j) = real(G(JImax + 1), 4)
-            do JI = JImax, JImin, -1
-                i = IJ*dj + JI*di
-                j = IJ*di + JI*dj
-                ANSWER(i, j) = real(W(JI)*ANSWER(i + di, j + dj) + G(JI), 4)
-            end do
+            ! The answers start at JI = JImin; the first unknown's coefficients sit at THOMAS_2D's own cell.
+            i = IJ*dj + JImin*di
+            j = IJ*di + JImin*dj
+            i0 = IJmin - 1 + IJ*dj + di
+            j0 = JImin - 1 + IJ*di + dj
+            call line(JImax + 2 - JImin, stride, int(i0 - i, c_int64_t) + int(j0 - j, c_int64_t)*n1, &
+                      c_loc(D(i, j)), c_loc(E(i, j)), c_loc(F(i, j)), c_loc(Ti(i, j)), c_loc(ANSWER(i, j)))
         end do
     end subroutine
 
