@@ -389,8 +389,8 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
 // the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
 constexpr int CHUNK = 8;
-// Every shape of lines up to FP_N_MAX takes less shared memory than every device gives a block without
-// opting in (the reduction's rows, the fallback's W/G of one line, the staged x lines); a guard.
+// The shared memory every device gives a block without opting in: enough for every shape of lines up to
+// FP_N_MAX but the staged rows of long x lines of their own (smem_optin); a guard.
 constexpr size_t SMEM_MAX = 48 * 1024;
 
 // Whether the lines along axis a all have the same rows: no kappa field, no velocity along a.
