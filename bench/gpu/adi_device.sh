@@ -24,6 +24,9 @@ step() { # step NAME SECONDS COMMAND...
 }
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; date -u; echo "commit $COMMIT"; } >"$DEST/machine.txt" 2>&1
 
+# registers, stack and spills of the fused sweeps
+cuobjdump -res-usage "$NEW/tridi_heat3d" 2>&1 | grep -A1 -E "Function .*fused_sweep" |
+  grep -oE "(Function [^:]*|REG:[0-9]+|STACK:[0-9]+|SHARED:[0-9]+|LOCAL:[0-9]+)" | paste - - - - - | c++filt >"$DEST/regs.txt"
 has test && step test 150 "$NEW/test_adi_cuda"
 has conv && step conv 90 env ADI_CONVERGENCE_BACKEND=cuda TRIDI_ADI_PATH=fused "$NEW/test_adi_convergence"
 if has bench; then
