@@ -1,6 +1,7 @@
 #!/bin/bash
 # On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048), from binaries built
-# beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and test_adi_convergence).
+# beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and test_adi_convergence;
+# PREV=dir, a third build's heat3d for advdiff; OTHERS='' leaves out the heat and PR runs).
 # Steps (STEPS, default: test conv memcheck bench): the GPU tests of tests/adi, compute-sanitizer memcheck
 # over small heat3d runs of the fused sweeps (one with x lines past 48 KiB of staged rows), and heat3d of
 # NEW against OLD in this call. Logs and bench CSV under OUT (default out-adi); a summary is printed last.
@@ -40,11 +41,12 @@ if has bench; then
   for g in ${GRIDS:-512 256 1024x1024x128}; do
     for t in f64 f32; do
       run new "$NEW" "$g" "$t" fused advdiff
+      [ -n "${PREV:-}" ] && run prev "$PREV" "$g" "$t" fused advdiff
       # the old build's default for long double x lines of their own was the staged step: both there
       [ -n "$OLD" ] && run old "$OLD" "$g" "$t" "$([ "$g$t" = 1024x1024x128f64 ] && echo compare || echo fused)" advdiff
     done
   done
-  for o in "512 f64 heat" "512 f32 heat" "512 f64 pr" "512 f32 pr"; do
+  [ "${OTHERS-x}" = "" ] || for o in "512 f64 heat" "512 f32 heat" "512 f64 pr" "512 f32 pr"; do
     set -- $o
     run new "$NEW" "$1" "$2" fused "$3"
   done
