@@ -318,6 +318,7 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
     using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL>;
+    static_assert(Rows::STAGED == (AXIS == 0), "fs_block stages x lines");
     int t, q;
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
@@ -346,7 +347,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 
 // x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
 // chunks of CHUNK), FO_BLOCKS_PER_SM an SM.
-constexpr int FO_THREADS = 256, FO_BLOCKS_PER_SM = 2;
+constexpr int FO_THREADS = 256, FO_BLOCKS_PER_SM = 3;
 template <typename T, int L, int COEFS>
 __global__ void __launch_bounds__(FO_THREADS, FO_BLOCKS_PER_SM) fused_sweep_xown(const __grid_constant__ adi_stage s,
                                                                                const __grid_constant__ adi_fused fz,
