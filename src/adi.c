@@ -1,7 +1,7 @@
 /* ADI steps: plans, validation, the stages of the Douglas and Peaceman-Rachford schemes, and their
  * dispatch to the CPU (OpenMP over rows, adi_row.inc, then tridi_solve) or to the GPU: by default one
- * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/032), else (TRIDI_ADI_PATH=staged, long
- * double x lines with rows of their own, or a box the fused sweeps cannot take) adi_cell.inc in cuda/adi_stage.cu
+ * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/032, 048), else (TRIDI_ADI_PATH=staged,
+ * or a box the fused sweeps cannot take) adi_cell.inc in cuda/adi_stage.cu
  * then tridi_solve_device, all on one stream.
  *
  * Work arrays are grid-shaped like the field so each solve sees one grid for its five arrays; the
