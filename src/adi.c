@@ -1,7 +1,7 @@
 /* ADI steps: plans, validation, the stages of the Douglas and Peaceman-Rachford schemes, and their
  * dispatch to the CPU (OpenMP over rows, adi_row.inc, then tridi_solve) or to the GPU: by default one
- * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/032), else (TRIDI_ADI_PATH=staged, long
- * double x lines with rows of their own, or a box the fused sweeps cannot take) adi_cell.inc in cuda/adi_stage.cu
+ * fused kernel per sweep (cuda/adi/adi_fused.cu, docs/decisions/032, 048), else (TRIDI_ADI_PATH=staged,
+ * or a box the fused sweeps cannot take) adi_cell.inc in cuda/adi_stage.cu
  * then tridi_solve_device, all on one stream.
  *
  * Work arrays are grid-shaped like the field so each solve sees one grid for its five arrays; the
@@ -193,9 +193,8 @@ static void release_contents(tridi_adi plan)
 #endif
 }
 
-/* The GPU path of a plan (docs/decisions/032, 035): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when
- * set; otherwise fused, except for double x lines of more than 512 cells with rows of their own (a kappa field, or a
- * velocity along x), where the staged step measured faster. Staged wherever the fused sweeps cannot take
+/* The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when
+ * set; otherwise fused. Staged wherever the fused sweeps cannot take
  * the box: a line too long for a block of the partitioned solve, or past what the failure record holds
  * (adi_internal.h, ADI_KEY). */
 static void choose_gpu_path(tridi_adi plan, int path)
@@ -208,8 +207,7 @@ static void choose_gpu_path(tridi_adi plan, int path)
 #ifdef TRIDI_HAVE_CUDA
     fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, plan->dtype == TRIDI_FLOAT64);
 #endif
-    const int staged_faster = (b->kappa || b->vel[0]) && plan->dtype == TRIDI_FLOAT64 && b->n[0] > 512;
-    plan->fused = fits && (path ? path == 1 : !staged_faster);
+    plan->fused = fits && (!path || path == 1);
 }
 
 #ifdef TRIDI_HAVE_CUDA

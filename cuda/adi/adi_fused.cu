@@ -14,6 +14,7 @@
 #include "kernels/fast_shared_rows.cuh"
 #include "line_rhs.cuh"
 #include "line_rows.cuh"
+#include "own_rows.cuh"
 
 #include <cuda_runtime.h>
 
@@ -93,7 +94,10 @@ struct sweep_rows {
     __device__ double row(int64_t m, double *d, double *e, double *f) const { return row_of(l1, l2, m, d, e, f); }
     __device__ void rows(int s0, int len, T (&av)[L], T (&bv)[L], T (&cv)[L], T (&dv)[L]) const
     {
-        if constexpr (COEFS != 0 && AXIS == 0) {
+        if constexpr (COEFS != 0 && AXIS != 0 && !EXPL) {
+            // a y/z sweep without explicit terms: each coefficient cell read once (decision 048)
+            chunk_rows_x0<T, L>(s, AXIS, c0, s0, len, av, bv, cv, dv);
+        } else if constexpr (COEFS != 0 && AXIS == 0) {
             // x rows with coefficient arrays come from line_rows, whose loads batch (decision 035): every k
             // forms a row of the line (the last one past the chunk's end), then drops it. y/z rows keep
             // ADI_COEF, which skips the axes a sweep without explicit terms does not read (line_rows reads
@@ -121,6 +125,38 @@ FP_UNROLL
                 cv[k] = (T)f;
                 dv[k] = (T)r;
             }
+        }
+    }
+    // fo_block (x lines of rows of their own, decision 048): rows q, q + P, ... of the thread's line into
+    // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
+    // past the line's end at its last cell), the rows past the end not stored.
+    __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
+    {
+        const line_rows<T, AXIS> lr(s, l1, l2);
+#pragma unroll 2
+        for (int j = 0; j < L; ++j) {
+            const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
+            double d, e, f;
+            const double r = lr(m, &d, &e, &f);
+            if (m0 < n) {
+                const int p = fo_pos(m);
+                ra[p] = m > 0 ? (T)d : T(0);
+                rb[p] = (T)e;
+                rc[p] = m < n - 1 ? (T)f : T(0);
+                rd[p] = (T)r;
+            }
+        }
+    }
+    // fo_block: the answers of rows q, q + P, ... of the thread's line from buf (its line's, fo_pos-indexed).
+    __device__ void unstage_line(const T *buf, int q, int P) const
+    {
+        T *o = (T *)s->out + c0;
+        const int64_t st = s->stride[AXIS];
+#pragma unroll 4
+        for (int j = 0; j < L; ++j) {
+            const int m = q + j * P;
+            if (m < n)
+                put(o + m * st, buf[fo_pos(m)]);
         }
     }
     // fs_block: the rows every line of the sweep has (line 0's), and this line's right-hand sides alone.
@@ -269,10 +305,12 @@ FP_UNROLL
 // fastest, as ADI_KEY numbers them), each cut into geo.P chunks of at most L unknowns; MODE as the FAST
 // solve lays out x lines (FP_CONTIG: a line's chunks on neighbouring threads) and y/z lines (FP_STRIDED:
 // neighbouring lines on neighbouring threads, so every row's loads and the answers' stores are coalesced).
-// SHARED: every line has the same rows (fs_block), else each line forms its own (fp_block). The rows along
-// the line read their neighbours on the line (the thread's own chunk and the next ones) before any answer
-// is written: a sweep may write its output over its own input.
-template <typename T, int L, int MODE, int AXIS, int COEFS, bool SHARED, bool EXPL>
+// FAMILY: FS, every line has the same rows (fs_block); FP, each line forms its own (fp_block); FO, x lines
+// of their own rows staged through shared memory (fo_block). The rows along the line read their
+// neighbours on the line (the thread's own chunk and the next ones) before any answer is written: a sweep
+// may write its output over its own input.
+enum { FP = 0, FS = 1, FO = 2 };
+template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL>
 __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused &fz, int64_t nlines, const fp_geom &geo,
                                             unsigned char *smem)
 {
@@ -280,6 +318,7 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
     using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL>;
+    static_assert(Rows::STAGED == (AXIS == 0), "fs_block stages x lines");
     int t, q;
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
@@ -288,19 +327,34 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     int64_t l1, l2;
     const int64_t c0 = Rows::line_at(&s, line, &l1, &l2);
     Rows src{&s, &fz, line, l1, l2, c0, s.n[AXIS], li0};
-    if (SHARED)
+    if constexpr (FAMILY == FS)
         fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
+    else if constexpr (FAMILY == FO)
+        fo_block<T, L>(geo, (int)s.n[AXIS], nl, smem, src);
     else
         fp_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src);
 }
 
-template <typename T, int L, int MODE, int AXIS, int COEFS>
+// !EXPL: a y/z sweep without explicit terms (x0_only), whose rows come from chunk_rows_x0.
+template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_constant__ adi_stage s,
                                                               const __grid_constant__ adi_fused fz, int64_t nlines,
                                                               const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, MODE, AXIS, COEFS, false, true>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, MODE, AXIS, COEFS, FP, EXPL>(s, fz, nlines, geo, fp_dyn);
+}
+
+// x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
+// chunks of CHUNK), FO_BLOCKS_PER_SM an SM.
+constexpr int FO_THREADS = 256, FO_BLOCKS_PER_SM = 3;
+template <typename T, int L, int COEFS>
+__global__ void __launch_bounds__(FO_THREADS, FO_BLOCKS_PER_SM) fused_sweep_xown(const __grid_constant__ adi_stage s,
+                                                                               const __grid_constant__ adi_fused fz,
+                                                                               int64_t nlines, const fp_geom geo)
+{
+    extern __shared__ __align__(16) unsigned char fp_dyn[];
+    sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true>(s, fz, nlines, geo, fp_dyn);
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
@@ -322,7 +376,7 @@ __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EX
                                                                                    int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, MODE, AXIS, COEFS, true, EXPL>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL>(s, fz, nlines, geo, fp_dyn);
 }
 
 // The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream.
@@ -336,8 +390,8 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
 // the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
 constexpr int CHUNK = 8;
-// Every shape of lines up to FP_N_MAX takes less shared memory than every device gives a block without
-// opting in (the reduction's rows, the fallback's W/G of one line, the staged x lines); a guard.
+// The shared memory every device gives a block without opting in: enough for every shape of lines up to
+// FP_N_MAX but the staged rows of long x lines of their own (smem_optin); a guard.
 constexpr size_t SMEM_MAX = 48 * 1024;
 
 // Whether the lines along axis a all have the same rows: no kappa field, no velocity along a.
@@ -356,11 +410,38 @@ bool shared_fits(int64_t n, int a, fp_geom *g)
     return fs_shape<T>(n, a == 0, g) && fs_smem_bytes<T>(n, *g, a == 0) <= SMEM_MAX;
 }
 
+// The shared memory a block may have on the current device once it opts in (x lines of their own rows
+// stage four values a cell: a double line of FP_N_MAX cells takes about 72 KiB); SMEM_MAX if unknown.
+size_t smem_optin()
+{
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess || v < (int)SMEM_MAX) {
+        cudaGetLastError();
+        return SMEM_MAX;
+    }
+    return (size_t)v;
+}
+
+// Lines of their own rows: x lines staged (fo_block), y/z lines in registers (fp_block). *smem: the bytes.
 template <typename T>
-bool own_fits(int64_t n, int a, fp_geom *g)
+bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr)
 {
     int L;
-    return fp_shape<T>(n, a == 0, CHUNK, &L, g) && fp_smem_bytes<T>(n, *g) <= SMEM_MAX;
+    if (!fp_shape<T>(n, a == 0, CHUNK, &L, g))
+        return false;
+    // y/z lines: a warp's rows 32 bytes of neighbouring lines (a whole sector) rather than fp_shape's 128
+    // where that halves the block, so that two blocks share an SM and overlap their loads with each
+    // other's reduction (decision 048).
+    const int run = 32 / (int)sizeof(T);
+    if (a != 0 && g->lines > run && g->lines * g->P > FS_MAX_THREADS) {
+        const int lines = FS_MAX_THREADS / g->P > run ? FS_MAX_THREADS / g->P : run;
+        g->lines = lines < g->lines ? lines : g->lines;
+    }
+    const size_t b = a == 0 ? fo_smem_bytes<T>(n, *g) : fp_smem_bytes<T>(n, *g);
+    if (smem)
+        *smem = b;
+    return b <= (a == 0 ? smem_optin() : SMEM_MAX);
 }
 
 // A kernel of one of the families above on its own shape (g).
@@ -387,8 +468,21 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
-    own_fits<T>(n, AXIS, &g); // tridi_adi_cuda_fused_fits has said it fits
-    return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS>, g, fp_smem_bytes<T>(n, g), s, fz, nlines, st);
+    size_t smem = 0;
+    own_fits<T>(n, AXIS, &g, &smem); // tridi_adi_cuda_fused_fits has said it fits
+    if constexpr (AXIS == 0) {
+        auto *k = fused_sweep_xown<T, CHUNK, COEFS>;
+        if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
+            const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e != cudaSuccess)
+                return e;
+        }
+        return launch_kernel(k, g, smem, s, fz, nlines, st);
+    } else {
+        if (x0_only(s))
+            return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
+        return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
+    }
 }
 
 template <typename T, int AXIS>

@@ -21,6 +21,16 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
     return v;
 }
 
+static int long_x; /* adi_case_random_long_x: the long axis is x */
+
+int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
+{
+    long_x = 1;
+    const int r = adi_case_random(c, rng, dtype, ndim, nlong);
+    long_x = 0;
+    return r;
+}
+
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
     memset(c, 0, sizeof *c);
@@ -35,7 +45,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
     op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
     p->grid.ndim = ndim;
-    const int long_axis = nlong != 0 ? (int)tu_randint(rng, 0, ndim - 1) : -1;
+    const int long_axis = nlong != 0 ? (long_x ? 0 : (int)tu_randint(rng, 0, ndim - 1)) : -1;
     const int64_t full = nlong < 0 ? 32 : 1; /* the long axis a multiple of this */
     nlong = nlong < 0 ? -nlong : nlong;
     for (int a = 0; a < 3; ++a) {

@@ -29,6 +29,9 @@ tridi_status adi_contract_solve(tridi_context ctx, const tridi_grid *g, tridi_ax
  * as for -nlong, a multiple of 32 cells (lines whose chunks are all full, decision 034). Returns 0 on
  * success. */
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
+/* adi_case_random with the long axis x (nlong > 0): the x lines of rows of their own that the GPU stages
+ * through shared memory, up to the fused sweeps' longest (decision 048). */
+int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
 void adi_case_free(adi_case *c);
 /* Newly allocated copy of n doubles in type t. */
 void *adi_to_type(const double *src, int64_t n, tridi_dtype t);

@@ -35,10 +35,13 @@ static void use_path(const char *path)
     setenv("TRIDI_ADI_PATH", path, 1);
 }
 
-static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong)
+static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, int long_x)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0, nlong);
+    if (long_x)
+        adi_case_random_long_x(&c, rng, -1, 0, nlong);
+    else
+        adi_case_random(&c, rng, -1, 0, nlong);
     use_path(path);
     size_t bytes = (size_t)c.cells * (c.dtype == TRIDI_FLOAT64 ? 8 : 4);
     int steps = (int)tu_randint(rng, 1, 4), bad = 0;
@@ -337,18 +340,22 @@ int main(void)
     }
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
-        staged_cases = 60;
+        long_x_cases = 10, staged_cases = 60;
     for (int i = 0; i < cases; ++i)
-        steps_bad += step_case(&rng, i, "fused", 0);
+        steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
      * reduction over several warps (docs/decisions/032). */
     for (int i = 0; i < long_cases; ++i)
-        steps_bad += step_case(&rng, cases + i, "fused", 700);
+        steps_bad += step_case(&rng, cases + i, "fused", 700, 0);
     /* A long axis of a multiple of 32 cells: every chunk full, solved at fixed offsets (decision 034). */
     for (int i = 0; i < full_cases; ++i)
-        steps_bad += step_case(&rng, cases + long_cases + i, "fused", -640);
+        steps_bad += step_case(&rng, cases + long_cases + i, "fused", -640, 0);
+    /* x lines of 1024-2048 cells: a kappa field or x velocity stages rows of 32 bytes a cell in double, past
+     * the 48 KiB a block has without opting in (decision 048). */
+    for (int i = 0; i < long_x_cases; ++i)
+        steps_bad += step_case(&rng, cases + long_cases + full_cases + i, "fused", 2048, 1);
     for (int i = 0; i < staged_cases; ++i)
-        staged_bad += step_case(&rng, i, "staged", 0);
+        staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
     int nan_bad = bad_path_case(&rng), graph_bad = 0, graph_cases = 0;
@@ -360,7 +367,7 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases + full_cases, staged_bad,
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases + full_cases + long_x_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     tridi_destroy(cpu);

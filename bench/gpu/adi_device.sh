@@ -1,0 +1,63 @@
+#!/bin/bash
+# On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048), from binaries built
+# beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and test_adi_convergence;
+# PREV=dir, a third build's heat3d for advdiff; OTHERS='' leaves out the heat and PR runs).
+# Steps (STEPS, default: test conv memcheck bench): the GPU tests of tests/adi, compute-sanitizer memcheck
+# over small heat3d runs of the fused sweeps (one with x lines past 48 KiB of staged rows), and heat3d of
+# NEW against OLD in this call. Logs and bench CSV under OUT (default out-adi); a summary is printed last.
+set -u
+NEW=${NEW:?NEW=dir of the new binaries}
+OLD=${OLD:-}
+DEST=${OUT:-out-adi}
+mkdir -p "$DEST"
+STEPS=${STEPS:-test conv memcheck bench}
+COMMIT=${COMMIT:--}
+SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+summary=()
+step() { # step NAME SECONDS COMMAND...
+  local name=$1 secs=$2 t0=$SECONDS rc
+  shift 2
+  timeout "$secs" "$@" >>"$DEST/$name.log" 2>&1
+  rc=$?
+  summary+=("$(printf '%-10s %-9s %5ss %s' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAIL($rc)")" $((SECONDS - t0)) "${*: -5}")")
+  return $rc
+}
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; date -u; echo "commit $COMMIT"; } >"$DEST/machine.txt" 2>&1
+
+# registers, stack and spills of the fused sweeps
+cuobjdump -res-usage "$NEW/tridi_heat3d" 2>&1 | grep -A1 -E "Function .*fused_sweep" |
+  grep -oE "(Function [^:]*|REG:[0-9]+|STACK:[0-9]+|SHARED:[0-9]+|LOCAL:[0-9]+)" | paste - - - - - | c++filt >"$DEST/regs.txt"
+has test && step test 150 "$NEW/test_adi_cuda"
+has conv && step conv 90 env ADI_CONVERGENCE_BACKEND=cuda TRIDI_ADI_PATH=fused "$NEW/test_adi_convergence"
+if has bench; then
+  run() { # run BUILD DIR GRID TYPE PATH OP: the HEAT3D lines of the run, tagged with the build
+    local tag=$1 dir=$2 before
+    shift 2
+    before=$(cat "$DEST/bench.log" 2>/dev/null | wc -l)
+    step bench 120 "$dir/tridi_heat3d" "$1" 10 cuda "$2" "$3" "$4"
+    tail -n +"$((before + 1))" "$DEST/bench.log" | grep "^HEAT3D" | sed "s/^/$tag /" >>"$DEST/heat3d-lines.txt"
+  }
+  for g in ${GRIDS:-512 256 1024x1024x128}; do
+    for t in f64 f32; do
+      run new "$NEW" "$g" "$t" fused advdiff
+      [ -n "${PREV:-}" ] && run prev "$PREV" "$g" "$t" fused advdiff
+      # the old build's default for long double x lines of their own was the staged step: both there
+      [ -n "$OLD" ] && run old "$OLD" "$g" "$t" "$([ "$g$t" = 1024x1024x128f64 ] && echo compare || echo fused)" advdiff
+    done
+  done
+  [ "${OTHERS-x}" = "" ] || for o in "512 f64 heat" "512 f32 heat" "512 f64 pr" "512 f32 pr"; do
+    set -- $o
+    run new "$NEW" "$1" "$2" fused "$3"
+  done
+fi
+if has memcheck; then
+  for a in "96 2 cuda f64 fused advdiff" "96 2 cuda f32 fused advdiff" "2048x12x12 2 cuda f64 fused advdiff" \
+    "1500x10x10 2 cuda f32 fused advdiff" "64 2 cuda f64 fused heat"; do
+    # shellcheck disable=SC2086 # a: heat3d's arguments
+    step memcheck 60 "$SAN" --tool memcheck --error-exitcode 9 "$NEW/tridi_heat3d" $a
+  done
+fi
+printf '%s\n' "${summary[@]}"
+grep -h -E "ERROR SUMMARY|test_adi_cuda:|FAIL|ratio" "$DEST"/test.log "$DEST"/conv.log "$DEST"/memcheck.log 2>/dev/null | head -40
+[ -f "$DEST/heat3d-lines.txt" ] && cat "$DEST/heat3d-lines.txt"
