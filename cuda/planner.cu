@@ -1,6 +1,7 @@
 // Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, the
-// same with W/G checkpointed, ckpt.cuh, or lines split over lanes, split.cuh) a solve takes, its variant and launch shape from the
-// device's occupancy, and the launch. The only file that instantiates the solve kernels.
+// same with W/G checkpointed, ckpt.cuh, or lines split over lanes, split.cuh) a solve takes, its variant
+// and launch shape from the device's occupancy, and the launch. The only file that instantiates the solve
+// kernels.
 #include "planner.h"
 
 #include "cuda_status.h"
