@@ -215,17 +215,20 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
     return cudaSuccess;
 }
 
-// The planner's rule between tk_line (plan p, po blocks per SM) and tc_line (pn blocks per SM), decision 046:
-// tc_line where W/G would go to the global scratch, and where it keeps at least TC_GAIN times as many of the
-// call's lines in flight (it computes the forward sweep twice; one wave that tk_line holds gains nothing).
-constexpr int TC_GAIN = 2;
-inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms)
+// The planner's rule between tk_line (plan p, po blocks per SM) and tc_line (pn blocks per SM), decision 046.
+// tc_line reads the inputs twice (mixed 48 B/cell against 24; the re-reads mostly miss L2) at about the
+// bandwidth of a strided stream: it wins where tk_line is slower than that, i.e. where W/G would go to the
+// global scratch, and where W/G fit on chip but so few lines per SM that tk_line waits on its chain of
+// divisions: float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's lines in
+// flight. Double lines on chip and one wave that tk_line holds whole (MOHID's small grids) keep tk_line.
+constexpr int TC_GAIN = 3;
+inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
     if (!p.wgs)
         return true;
     const int64_t b = p.blocks, old_in = std::min<int64_t>(b, (int64_t)po * sms),
                   new_in = std::min<int64_t>(b, (int64_t)pn * sms);
-    return new_in >= TC_GAIN * old_in;
+    return float_rows && new_in >= TC_GAIN * old_in;
 }
 
 // Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
@@ -355,7 +358,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         int po = 0;
         if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
             return e;
-        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms)))
+        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
             p = q;
     }
     *plan = p;

@@ -4,6 +4,7 @@
 #   exact     test_mohid_exact, every MOHID kernel forced (line, ckpt) and the planner's rule, CELLS cells
 #   cuda      test_cuda with TRIDI_CUDA_KERNEL=ckpt (failing lines, answer overflow, LINES/CALL, host arrays)
 #   memcheck  compute-sanitizer memcheck over test_mohid_exact with ckpt forced (its short sweep)
+#   ctest     ctest -L cuda (every GPU test, each MOHID kernel forced and the planner's rule)
 #   bench     tridi_bench_gpu 0 --fast --passes=2 on GRIDS, TYPES (mixed f64) with KERNELS (ckpt line; rule:
 #             the planner's), one CSV each (line = the kernel of main, unchanged: the same-run before)
 # Logs and CSVs go to a work folder, packed at the end into $OUT/ckpt.tgz (default OUT: out-ckpt); a summary
@@ -36,7 +37,9 @@ if [ -z "${BUILD:-}" ]; then
   step configure 120 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DTRIDI_ENABLE_FORTRAN=OFF -DTRIDI_ENABLE_MPI=OFF -DTRIDI_BUILD_TESTCASES=OFF -DTRIDI_FAULT_INJECTION=ON \
     "-DCMAKE_CUDA_FLAGS=${SPLIT:---split-compile=0}" || { tail -30 "$OUT/configure.log"; exit 1; }
-  step build "${BUILD_SECONDS:-330}" cmake --build "$B" -j 16 --target test_mohid_exact test_cuda tridi_bench_gpu ||
+  targets=(test_mohid_exact test_cuda tridi_bench_gpu)
+  has ctest && targets+=(test_fast_gpu test_cuda_faults test_upload_plain)
+  step build "${BUILD_SECONDS:-330}" cmake --build "$B" -j 16 --target "${targets[@]}" ||
     { grep -E "error|Error" "$OUT/build.log" | head -30; tail -5 "$OUT/build.log"; exit 1; }
 fi
 T=$B/tests/cuda
@@ -53,6 +56,7 @@ if has bench; then
   done
 fi
 has exact && step exact-rule 100 "$T/test_mohid_exact" "$CELLS"
+has ctest && step ctest "${CTEST_SECONDS:-200}" bash -c "cd '$B' && ctest -L cuda --output-on-failure -j 4"
 has cuda && step cuda-ckpt 100 env TRIDI_CUDA_KERNEL=ckpt "$T/test_cuda"
 has memcheck && step memcheck-ckpt 100 env TRIDI_CUDA_KERNEL=ckpt "$SAN" --tool memcheck --error-exitcode 9 \
   --report-api-errors no "$T/test_mohid_exact" 30000

@@ -28,6 +28,16 @@ __host__ __device__ inline size_t tc_smem_bytes(bool contig, int ns)
     return contig ? (size_t)ns * tk_stage_bytes<TL, TD>() + (size_t)TK_TILE * sizeof(TX) : 0;
 }
 
+// tk_cp_at (common.cuh) with L2 asked to fetch the whole aligned 128 bytes around the element: x lines read
+// 32-64 bytes of each line per stage, lines 4 KiB and more apart, and DRAM then serves 4 (float) or 2
+// (double) stages of a line in one access.
+template <class T>
+__device__ __forceinline__ void tc_cp_at(unsigned saddr, const T *gmem)
+{
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T))
+                 : "memory");
+}
+
 // One warp of 32 neighbouring lines (tk_line's layout, loads and ring). The scratch holds checkpoint c
 // (the state before stage c, c >= 1) of launch line li at c * l_count + li: 16 B per TK_K unknowns.
 // The answers leave during the back walk, so a failing line must be known before it: the forward sweep
@@ -94,12 +104,12 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
 #pragma unroll
                 for (int j = 0; j < K; ++j) {
                     const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
-                    tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
-                    tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
+                    tc_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
+                    tc_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
                     if (okD)
-                        tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
+                        tc_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
                     if (okF)
-                        tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
+                        tc_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
                 }
             }
         }
