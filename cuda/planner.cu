@@ -219,8 +219,9 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
 // tc_line reads the inputs twice (mixed 48 B/cell against 24; the re-reads mostly miss L2) at about the
 // bandwidth of a strided stream: it wins where tk_line is slower than that, i.e. where W/G would go to the
 // global scratch, and where W/G fit on chip but so few lines per SM that tk_line waits on its chain of
-// divisions: float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's lines in
-// flight. Double lines on chip and one wave that tk_line holds whole (MOHID's small grids) keep tk_line.
+// divisions: y/z lines of float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's
+// lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
+// whole (MOHID's small grids) keep tk_line.
 constexpr int TC_GAIN = 3;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
@@ -228,7 +229,7 @@ inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_r
         return true;
     const int64_t b = p.blocks, old_in = std::min<int64_t>(b, (int64_t)po * sms),
                   new_in = std::min<int64_t>(b, (int64_t)pn * sms);
-    return float_rows && new_in >= TC_GAIN * old_in;
+    return float_rows && !p.contig && new_in >= TC_GAIN * old_in;
 }
 
 // Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
