@@ -64,6 +64,7 @@ struct fp_geom {
 // otherwise tk_line, one warp per block.
 struct tk_plan {
     bool contig, wgs, coop, i32, split;
+    bool ckpt; // tc_line (cuda/kernels/ckpt.cuh): checkpoints in the scratch, W/G recomputed walking back
     int ns;
     ts_geom geom;
     size_t smem;
@@ -74,12 +75,13 @@ struct tk_plan {
     fp_geom fgeom;
 };
 
-// Which kernel family: TRIDI_CUDA_KERNEL=line or split forces one (to compare them, and so the tests can
-// run both), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
-// where a lane would hold more than TS_L unknowns). Otherwise MOHID's arithmetic runs one thread per line
-// (decision 023) and FAST solves their own kernel (decision 021). The context reads the variable once, at tridi_create (src/tuning.c).
+// Which kernel family: TRIDI_CUDA_KERNEL=line, ckpt or split forces one (to compare them, and so the tests
+// can run each), split:P also the lanes per x line of up to 256 unknowns (a power of two up to 32; ignored
+// where a lane would hold more than TS_L unknowns). Otherwise MOHID's arithmetic runs one thread per line,
+// W/G kept (line) or checkpointed (ckpt) as the planner's rule says (decisions 023, 046), and FAST solves
+// their own kernel (decision 021). The context reads the variable once, at tridi_create (src/tuning.c).
 struct tk_choice {
-    int family; // 0 auto, 1 line, 2 split
+    int family; // 0 auto, 1 line, 2 split, 3 ckpt (MOHID's arithmetic only; FAST keeps its kernels)
     int lanes;  // forced lanes per split line; 0: the planner's
 };
 

@@ -1,9 +1,11 @@
-// Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, or
-// lines split over lanes, cuda/kernels/split.cuh) a solve takes, its variant and launch shape from the
-// device's occupancy, and the launch. The only file that instantiates the solve kernels.
+// Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, the
+// same with W/G checkpointed, ckpt.cuh, or lines split over lanes, split.cuh) a solve takes, its variant
+// and launch shape from the device's occupancy, and the launch. The only file that instantiates the solve
+// kernels.
 #include "planner.h"
 
 #include "cuda_status.h"
+#include "kernels/ckpt.cuh"
 #include "kernels/fast_lines.cuh"
 #include "kernels/line.cuh"
 #include "kernels/split.cuh"
@@ -73,9 +75,16 @@ void *tk_kernel_of_a(const tk_plan &p)
 }
 
 // NewType's arithmetic is MOHID's where upper is double (its pivot then is a double): not instantiated.
+// The checkpointed kernel runs MOHID's arithmetic only (FAST keeps its own kernels and tk_line).
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
+    if (p.ckpt) {
+        if constexpr (sizeof(TL) == 4)
+            if (p.arith == TK_AR_NEWTYPE)
+                return (void *)tc_line<TL, TD, TX, I, CONTIG, TK_AR_NEWTYPE>;
+        return (void *)tc_line<TL, TD, TX, I, CONTIG, TK_AR_MOHID>;
+    }
     if (p.arith == TK_AR_RCP)
         return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_RCP>(p);
     if constexpr (sizeof(TL) == 4)
@@ -181,6 +190,48 @@ inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, in
     return e;
 }
 
+// tc_line's ring stages (x lines; y/z lines have none): the fewest stages that give the most blocks per SM,
+// then as many stages as keep that; *per_sm: those blocks (0: it does not fit).
+template <class TL, class TD, class TX, class Fits>
+cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
+{
+    const int ns_min = q.contig ? 2 : TK_STAGES_MAX;
+    int best = -1;
+    for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
+        tk_plan r = q;
+        r.ns = ns;
+        r.smem = tc_smem_bytes<TL, TD, TX>(q.contig, ns);
+        int b = 0;
+        cudaError_t e = fits(r, &b);
+        if (e != cudaSuccess)
+            return e;
+        if (b > 0 && b >= best) {
+            best = b;
+            q.ns = ns;
+            q.smem = r.smem;
+        }
+    }
+    *per_sm = best > 0 ? best : 0;
+    return cudaSuccess;
+}
+
+// The planner's rule between tk_line (plan p, po blocks per SM) and tc_line (pn blocks per SM), decision 046.
+// tc_line reads the inputs twice (mixed 48 B/cell against 24; the re-reads mostly miss L2) at about the
+// bandwidth of a strided stream: it wins where tk_line is slower than that, i.e. where W/G would go to the
+// global scratch, and where W/G fit on chip but so few lines per SM that tk_line waits on its chain of
+// divisions: y/z lines of float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's
+// lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
+// whole (MOHID's small grids) keep tk_line.
+constexpr int TC_GAIN = 3;
+inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
+{
+    if (!p.wgs)
+        return true;
+    const int64_t b = p.blocks, old_in = std::min<int64_t>(b, (int64_t)po * sms),
+                  new_in = std::min<int64_t>(b, (int64_t)pn * sms);
+    return float_rows && !p.contig && new_in >= TC_GAIN * old_in;
+}
+
 // Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
 // one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does). choice: the
 // context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
@@ -249,7 +300,8 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     auto fits = [&](const tk_plan &q, int *per_sm) {
         size_t optin = 0;
         const void *k = tk_kernel_of<TL, TD, TX>(q);
-        cudaError_t e = tk_prepare(k, &sms, &optin);
+        // tc_line's y/z lines use no shared memory: L1 keeps the 32 KiB configuration's rest (its loads, spills)
+        cudaError_t e = tk_prepare(k, &sms, &optin, !(q.ckpt && !q.contig));
         *per_sm = 0;
         if (e != cudaSuccess || q.smem > optin)
             return e;
@@ -295,6 +347,21 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
     e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
     if (e == cudaSuccess && p.smem > optin)
         e = cudaErrorInvalidConfiguration;
+    // MOHID's arithmetic with W/G checkpointed (tc_line, decision 046): forced, or where the rule prefers it.
+    if (e == cudaSuccess && arith != TK_AR_RCP && a.n > 0 && (family == 3 || family == 0)) {
+        tk_plan q = p;
+        q.ckpt = true;
+        q.wgs = false; // checkpoints in the scratch
+        q.coop = false;
+        int pn = 0;
+        if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
+            return e;
+        int po = 0;
+        if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
+            return e;
+        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
+            p = q;
+    }
     *plan = p;
     return e;
 }
@@ -416,7 +483,10 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
 
 bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
-bool plan_needs_scratch(const tk_plan &plan, int64_t n) { return !plan.split && !plan.fast && tk_needs_scratch(n); }
+bool plan_needs_scratch(const tk_plan &plan, int64_t n)
+{
+    return plan.ckpt || (!plan.split && !plan.fast && tk_needs_scratch(n));
+}
 
 kernel_types types_of(const tridi_problem *p, bool f32_transfer)
 {
@@ -443,14 +513,18 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021). Lines
         // the FAST kernel does not take go to one thread per line: split lines of more than 2048 unknowns
         // with rows scaled over 10^-30..10^30 measured outside the FAST bound (test_fast_gpu).
-        // MOHID's arithmetic is MOHID's recurrence bit for bit: one thread per line (tk_line, W/G in the
-        // scratch past 220 unknowns) unless TRIDI_CUDA_KERNEL forces the split kernel, whose answers differ
-        // within rounding and lose accuracy on lines of widely scaled rows (decision 023).
+        // MOHID's arithmetic is MOHID's recurrence bit for bit: one thread per line, W/G kept (tk_line) or
+        // checkpointed (tc_line) by the planner's rule (decision 046), unless TRIDI_CUDA_KERNEL forces a
+        // family: split lines' answers differ within rounding and lose accuracy on lines of widely scaled
+        // rows (decision 023). TRIDI_CUDA_KERNEL=ckpt leaves FAST solves to their own kernels.
         tk_choice c = choice;
-        if (!k.fast && choice.family == 0)
+        const bool auto_fast = choice.family == 0 || choice.family == 3;
+        if (k.arith == TK_AR_RCP && choice.family == 3)
+            c = tk_choice{0, 0};
+        if (k.arith == TK_AR_RCP && c.family == 0)
             c = tk_choice{1, 0};
         if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
-            if (k.fast && choice.family == 0) {
+            if (k.fast && auto_fast) {
                 CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
                 if (plan->fast)
                     return TRIDI_SUCCESS;

@@ -152,7 +152,7 @@ typedef struct tridi_tuning {
                                       loops, so a team per call finds them awake (docs/decisions/018) */
     int cpu_spin_set;              /* TRIDI_CPU_SPIN_US was set: */
     int64_t cpu_spin_us;           /*   microseconds a pool worker watches for the next call */
-    int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split */
+    int cuda_kernel;               /* TRIDI_CUDA_KERNEL: 0 the planner's rule, 1 line, 2 split, 3 ckpt */
     int cuda_split_lanes;          /* TRIDI_CUDA_KERNEL=split:P: lanes per x line (0: the planner's) */
     int64_t host_slab_cells;       /* TRIDI_HOST_SLAB_CELLS: box cells per slab of the host-array pipeline */
     tridi_host_x_choice host_x;    /* TRIDI_HOST_X_PATH */

@@ -69,7 +69,7 @@ static tridi_status read_int(const char *func, const char *name, long long min, 
     return TRIDI_SUCCESS;
 }
 
-/* TRIDI_CUDA_KERNEL: line, split, or split:P with P a power of two from 1 to 32. */
+/* TRIDI_CUDA_KERNEL: line, ckpt, split, or split:P with P a power of two from 1 to 32. */
 static tridi_status read_cuda_kernel(const char *func, tridi_tuning *t)
 {
     const char *v = knob("TRIDI_CUDA_KERNEL");
@@ -78,13 +78,15 @@ static tridi_status read_cuda_kernel(const char *func, tridi_tuning *t)
     long long lanes = 0;
     if (!strcmp(v, "line")) {
         t->cuda_kernel = 1;
+    } else if (!strcmp(v, "ckpt")) {
+        t->cuda_kernel = 3;
     } else if (!strcmp(v, "split")) {
         t->cuda_kernel = 2;
     } else if (!strncmp(v, "split:", 6) && parse_int(v + 6, 1, 32, &lanes) && !(lanes & (lanes - 1))) {
         t->cuda_kernel = 2;
         t->cuda_split_lanes = (int)lanes;
     } else {
-        return refuse(func, "TRIDI_CUDA_KERNEL", v, "line, split or split:P (P = 1, 2, 4, 8, 16 or 32)");
+        return refuse(func, "TRIDI_CUDA_KERNEL", v, "line, ckpt, split or split:P (P = 1, 2, 4, 8, 16 or 32)");
     }
     return TRIDI_SUCCESS;
 }

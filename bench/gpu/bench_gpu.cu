@@ -190,6 +190,17 @@ struct grid3 {
 static const char *tname(int combo) { return combo == 0 ? "f32" : combo == 1 ? "f64" : "mixed"; }
 static int floor_bytes(int combo) { return combo == 0 ? 20 : combo == 1 ? 40 : 24; }
 
+// The kernel a plan launches: FAST (decision 021), split, one thread per line with W/G on chip (line), in
+// the global scratch (line+scr) or checkpointed (ckpt, decision 046).
+static const char *plan_kernel_name(const tk_plan &p)
+{
+    return p.fast ? (p.contig ? "fast-staged" : "fast-strided")
+           : p.split ? "split"
+           : p.ckpt  ? "ckpt"
+           : p.wgs   ? "line"
+                     : "line+scr";
+}
+
 // The kernel family of the bare kernel's plans: the GPU context's TRIDI_CUDA_KERNEL, as its solves have it.
 static tk_choice bare_choice{0, 0};
 
@@ -227,12 +238,12 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     CUDA_OK(cudaMemset(err, 0xff, 8));
     a.err = err;
     const bool contiguous = axis == 0;
-    a.scratch = tk_needs_scratch(n) ? scratch : nullptr;
     const kernel_types kt{dtype_of<TL>(), dtype_of<TD>(), dtype_of<TX>()};
     tk_plan plan;
     TRIDI_OK(plan_solve(bare_choice, kt, a, contiguous, true, &plan));
+    a.scratch = scratch; // the launches plan again (no grid barrier), perhaps another kernel that needs it
     *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
-    *kernel = plan.split ? "split" : plan.wgs ? "line" : "line+scr";
+    *kernel = plan_kernel_name(plan);
     return time_launches(reps, err, "bare kernel", [&] { TRIDI_OK(launch_solve(bare_choice, kt, a, contiguous, 0)); });
 }
 
@@ -858,7 +869,7 @@ static double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr
     tk_plan plan;
     TRIDI_OK(plan_solve(bare_choice, kt, a, axis == 0, false, &plan));
     a.scratch = plan_needs_scratch(plan, a.n) ? scratch : nullptr;
-    *kern = plan.fast ? (plan.contig ? "fast-staged" : "fast-strided") : plan.split ? "split" : plan.wgs ? "line" : "line+scr";
+    *kern = plan_kernel_name(plan);
     return time_launches(reps, err, "kernel", [&] { TRIDI_OK(run_solve(kt, a, plan, 0)); });
 }
 

@@ -2,9 +2,9 @@
 // pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
 // Instantiated and launched by cuda/planner.cu.
 //
-// Two kernels. ts_line (cuda/kernels/split.cuh) cuts a line into segments over several threads; it takes
-// the lines too long for W/G on chip (every x line past 220 unknowns, y/z lines of 221-512). tk_line, here,
-// takes the others, in a few variants. A block is one warp of 32 neighbouring lines. The inputs arrive
+// Three kernels: ts_line (split.cuh) cuts lines over several threads (when asked, decision 023); tc_line
+// (ckpt.cuh) is this one with W/G checkpointed, for lines whose W/G do not fit on chip and crowded float
+// lines (decision 046); tk_line, here, in a few variants. A block is one warp of 32 lines. The inputs arrive
 // in stages of TK_K unknowns, ahead of the recurrence, whose chain of dependent divisions would otherwise
 // wait on every load.
 //  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line into
@@ -12,8 +12,8 @@
 //    unknowns adjacent): the warp copies a stage cooperatively into a shared-memory ring (cp.async, up to
 //    three stages ahead), 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
 //  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
-//    longer lines given to tk_line (y/z lines past 512 unknowns, or every line with TRIDI_CUDA_KERNEL=line)
-//    keep them in a global scratch (32 B/cell more traffic).
+//    longer lines given to tk_line (only with TRIDI_CUDA_KERNEL=line, or FAST's fallback) keep them in a
+//    global scratch (32 B/cell more traffic).
 //  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
 //    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
 //    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a

@@ -194,6 +194,8 @@ static void malformed(void)
     tu_expect_true("TRIDI_CUDA_KERNEL=split:32 read", t.cuda_kernel == 2 && t.cuda_split_lanes == 32);
     t = accepted("TRIDI_CUDA_KERNEL", "line");
     tu_expect_true("TRIDI_CUDA_KERNEL=line read", t.cuda_kernel == 1 && t.cuda_split_lanes == 0);
+    t = accepted("TRIDI_CUDA_KERNEL", "ckpt");
+    tu_expect_true("TRIDI_CUDA_KERNEL=ckpt read", t.cuda_kernel == 3 && t.cuda_split_lanes == 0);
     t = accepted("TRIDI_HOST_SLAB_CELLS", "1");
     tu_expect_true("TRIDI_HOST_SLAB_CELLS=1 read", t.host_slab_cells == 1);
     t = accepted("TRIDI_HOST_X_PATH", "verdict");
