@@ -131,6 +131,10 @@ struct tridi_cuda_state {
     bool openmp_copies = false;
     bool uploads_on_caller = false;        // TRIDI_CPU_POOL=0: uploads packed on the caller's team, as before
     std::unordered_map<void *, size_t> user_allocs;
+    // The MPI layer's cut solves (tridi_cuda_scratch): work arrays and reduced coefficients on the device,
+    // coefficients and x_L, x_R in pinned host memory.
+    dbuf mpi_dev[2];
+    hbuf mpi_pinned[2];
 };
 
 // The lowest failing line of a slot (every kernel's atomicMin target).

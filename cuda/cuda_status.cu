@@ -3,14 +3,14 @@
 
 #include <atomic>
 
-tridi_status cuda_fail(const char *what, cudaError_t e)
+extern "C" tridi_status tridi_cuda_fail(const char *who, const char *what, int error)
 {
+    const cudaError_t e = static_cast<cudaError_t>(error);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); // allocation failures are not sticky: clear them so the next call works
-        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi (CUDA): %s: %s", what, cudaGetErrorString(e));
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: %s: %s", who, what, cudaGetErrorString(e));
     }
-    return tridi_fail(TRIDI_ERROR_CUDA, "tridi (CUDA): %s: %s (%s)", what, cudaGetErrorString(e),
-                      cudaGetErrorName(e));
+    return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s: %s (%s)", who, what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 #ifdef TRIDI_FAULT_INJECTION

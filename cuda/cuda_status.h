@@ -7,9 +7,9 @@
 
 #include "tridi_internal.h"
 
-// Records a failed CUDA call (what: the call and its purpose) and returns its status: OUT_OF_MEMORY for an
-// allocation failure (cleared, not sticky), else TRIDI_ERROR_CUDA.
-tridi_status cuda_fail(const char *what, cudaError_t e);
+// Records a failed CUDA call (what: the call and its purpose) and returns its status: tridi_cuda_fail
+// (src/tridi_internal.h) in the backend's words.
+inline tridi_status cuda_fail(const char *what, cudaError_t e) { return tridi_cuda_fail("tridi (CUDA)", what, e); }
 
 #define CK(call, what)                                                                                   \
     do {                                                                                                 \

@@ -29,6 +29,11 @@ void free_state(tridi_cuda_state *st)
         cudaFreeHost(st->h_verdict);
     for (auto &kv : st->user_allocs)
         device_release(st->mem, kv.first, kv.second);
+    for (dbuf &b : st->mpi_dev)
+        device_release(st->mem, b.p, b.bytes);
+    for (hbuf &b : st->mpi_pinned)
+        if (b.p)
+            cudaFreeHost(b.p);
     auto dest_ev = [](cudaEvent_t e) {
         if (e)
             cudaEventDestroy(e);

@@ -330,6 +330,33 @@ tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
 tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,
                              int to_device);
 tridi_status tridi_cuda_synchronize(struct tridi_cuda_state *st);
+/* A failed CUDA call as a status, the one conversion of the backend and the MPI layer (cuda_status.cu):
+ * OUT_OF_MEMORY for an allocation failure (cleared: not sticky), else TRIDI_ERROR_CUDA; the message is
+ * "who: what: CUDA's text (its name)". error: a cudaError_t. */
+TRIDI_PRIVATE tridi_status tridi_cuda_fail(const char *who, const char *what, int error);
+/* Device memory of the MPI layer's solves, counted against the context's TRIDI_DEVICE_MEMORY_LIMIT
+ * (cuda/memory.cu, docs/decisions/049). The scratch buffers are the context's, kept between solves and
+ * freed with it; *p is the buffer grown to at least bytes (its contents are not kept). */
+typedef enum tridi_cuda_scratch_id {
+    TRIDI_CUDA_SCRATCH_WORK,  /* device: G, W, S, the undo copy of x, the sub-blocks' coefficients */
+    TRIDI_CUDA_SCRATCH_SMALL, /* device: reduced coefficients, then x_L, x_R, and the failure word */
+    TRIDI_CUDA_SCRATCH_COEF,  /* pinned host: reduced coefficients and failure words from the device */
+    TRIDI_CUDA_SCRATCH_ENDS,  /* pinned host: x_L, x_R to the device */
+    TRIDI_CUDA_SCRATCH_COUNT
+} tridi_cuda_scratch_id;
+TRIDI_PRIVATE tridi_status tridi_cuda_scratch(struct tridi_cuda_state *st, tridi_cuda_scratch_id id, size_t bytes,
+                                              void **p);
+/* A device buffer of one call (purpose: named in the out-of-memory message), and its release. */
+TRIDI_PRIVATE tridi_status tridi_cuda_budget_alloc(struct tridi_cuda_state *st, size_t bytes, const char *purpose,
+                                                   void **p);
+TRIDI_PRIVATE void tridi_cuda_budget_free(struct tridi_cuda_state *st, void *p, size_t bytes);
+/* A device buffer that a decomposition holds and exports to its peers through CUDA IPC (handle: the
+ * TRIDI_CUDA_IPC_HANDLE_BYTES of its cudaIpcMemHandle_t). It may outlive st, so st's budget only
+ * refuses it (it would pass the limit) and does not keep it counted; tridi_cuda_ipc_unexport frees it. */
+#define TRIDI_CUDA_IPC_HANDLE_BYTES 64
+TRIDI_PRIVATE tridi_status tridi_cuda_ipc_export(struct tridi_cuda_state *st, size_t bytes, void **buf,
+                                                 void *handle);
+TRIDI_PRIVATE void tridi_cuda_ipc_unexport(void *buf, size_t bytes);
 #endif
 
 #ifdef __cplusplus
