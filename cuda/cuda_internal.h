@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -135,6 +136,11 @@ struct tridi_cuda_state {
     // coefficients and x_L, x_R in pinned host memory.
     dbuf mpi_dev[2];
     hbuf mpi_pinned[2];
+    // A kept host-array solve (tridi_cuda_host_keep): the old box of x, packed, for its rollback.
+    std::unique_ptr<char[]> host_kept_box;
+    size_t host_kept_cap = 0;
+    bool host_kept = false;
+    tridi_problem host_kept_p{};
 };
 
 // The lowest failing line of a slot (every kernel's atomicMin target).
