@@ -3,7 +3,10 @@
 
 #include <atomic>
 
-extern "C" tridi_status tridi_cuda_fail(const char *who, const char *what, int error)
+namespace tridi_cuda {
+
+// TRIDI_PRIVATE here too: nvcc does not carry the declaration's visibility to this definition.
+extern "C" TRIDI_PRIVATE tridi_status tridi_cuda_fail(const char *who, const char *what, int error)
 {
     const cudaError_t e = static_cast<cudaError_t>(error);
     if (e == cudaErrorMemoryAllocation) {
@@ -41,3 +44,5 @@ extern "C" {
 void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
 }
 #endif
+
+} // namespace tridi_cuda

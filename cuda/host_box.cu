@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+namespace tridi_cuda {
+
 box_plan plan_box(const tridi_problem *p)
 {
     box_plan b{};
@@ -250,3 +252,5 @@ void tridi_cuda_host_restore(tridi_cuda_state *st)
 }
 
 } // extern "C"
+
+} // namespace tridi_cuda

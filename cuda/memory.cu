@@ -9,6 +9,8 @@
 #include <cstring>
 #include <new>
 
+namespace tridi_cuda {
+
 namespace {
 
 std::atomic<size_t> g_device_bytes{0}; // every device allocation of every context in this process
@@ -175,7 +177,8 @@ tridi_status tridi_cuda_copy(tridi_cuda_state *st, void *dst, const void *src, s
     return TRIDI_SUCCESS;
 }
 
-tridi_status tridi_cuda_scratch(tridi_cuda_state *st, tridi_cuda_scratch_id id, size_t bytes, void **p)
+// TRIDI_PRIVATE on the definitions below too: nvcc does not carry the declaration's visibility to them.
+TRIDI_PRIVATE tridi_status tridi_cuda_scratch(tridi_cuda_state *st, tridi_cuda_scratch_id id, size_t bytes, void **p)
 {
     static const char *const purpose[2] = {"the work arrays of the cut solve", "the reduced coefficients"};
     *p = nullptr;
@@ -192,14 +195,17 @@ tridi_status tridi_cuda_scratch(tridi_cuda_state *st, tridi_cuda_scratch_id id, 
     return s;
 }
 
-tridi_status tridi_cuda_budget_alloc(tridi_cuda_state *st, size_t bytes, const char *purpose, void **p)
+TRIDI_PRIVATE tridi_status tridi_cuda_budget_alloc(tridi_cuda_state *st, size_t bytes, const char *purpose, void **p)
 {
     return device_alloc(st->mem, bytes, p, purpose);
 }
 
-void tridi_cuda_budget_free(tridi_cuda_state *st, void *p, size_t bytes) { device_release(st->mem, p, bytes); }
+TRIDI_PRIVATE void tridi_cuda_budget_free(tridi_cuda_state *st, void *p, size_t bytes)
+{
+    device_release(st->mem, p, bytes);
+}
 
-tridi_status tridi_cuda_ipc_export(tridi_cuda_state *st, size_t bytes, void **buf, void *handle)
+TRIDI_PRIVATE tridi_status tridi_cuda_ipc_export(tridi_cuda_state *st, size_t bytes, void **buf, void *handle)
 {
     device_budget probe = st->mem; // refuses what would pass the limit; the decomposition holds the buffer
     tridi_status s = device_alloc(probe, bytes, buf, "a reduced-system gather buffer");
@@ -216,7 +222,7 @@ tridi_status tridi_cuda_ipc_export(tridi_cuda_state *st, size_t bytes, void **bu
     return TRIDI_SUCCESS;
 }
 
-void tridi_cuda_ipc_unexport(void *buf, size_t bytes)
+TRIDI_PRIVATE void tridi_cuda_ipc_unexport(void *buf, size_t bytes)
 {
     if (buf) {
         cudaFree(buf);
@@ -230,3 +236,5 @@ size_t tridi_test_device_bytes(void) { return g_device_bytes.load(); }
 #endif
 
 } // extern "C"
+
+} // namespace tridi_cuda

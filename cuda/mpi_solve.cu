@@ -17,6 +17,8 @@
 #include <cfloat>
 #include <cstdlib>
 
+namespace tridi_cuda {
+
 namespace {
 
 __device__ inline int64_t line_offset(const tridi_problem &p, int64_t l)
@@ -574,3 +576,5 @@ extern "C" tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, con
         scatter_lines<float><<<blocks, threads, 0, s>>>(*p, lines, nf, static_cast<const float *>(x));
     return launched("fallback scatter kernel launch");
 }
+
+} // namespace tridi_cuda

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+namespace tridi_cuda {
+
 namespace {
 
 void free_state(tridi_cuda_state *st)
@@ -153,3 +155,5 @@ void tridi_cuda_destroy(tridi_cuda_state *st)
 }
 
 } // extern "C"
+
+} // namespace tridi_cuda

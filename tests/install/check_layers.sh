@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# check_layers.sh SRC: what the tree promises about its layers (docs/architecture.md): the environment is
+# read only in src/tuning.c (getenv), and src/ makes no CUDA runtime call (the backend's are in cuda/,
+# reached through src/tridi_internal.h and src/mpi/mpi_device.h; decision 049). `pending` lists the files
+# that a later change moves behind those interfaces.
+set -uo pipefail
+src="$1"
+pending='^src/mpi/halo_(device|ipc|nccl|staged)\.c$'
+fail=0
+cd "$src" || exit 1
+while IFS= read -r hit; do
+  echo "check_layers: getenv outside src/tuning.c: $hit"; fail=1
+done < <(grep -rnE '\b(secure_)?getenv\b|get_environment_variable' src cuda adapter fortran | grep -v '^src/tuning\.c:')
+while IFS= read -r hit; do
+  file="${hit%%:*}"
+  [[ "$file" =~ $pending ]] && continue
+  echo "check_layers: CUDA runtime call in src/: $hit"; fail=1
+done < <(grep -rnE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(' src --include='*.c' --include='*.h')
+[ "$fail" = 0 ] && echo "check_layers: getenv only in src/tuning.c; no CUDA runtime call in src/ (pending: halo transports)"
+exit "$fail"
