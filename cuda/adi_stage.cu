@@ -33,11 +33,7 @@ __global__ void __launch_bounds__(BX * BY) stage_kernel(const __grid_constant__ 
     }
 }
 
-tridi_status cuda_fail(const char *what, cudaError_t e)
-{
-    return tridi_fail(TRIDI_ERROR_CUDA, "tridi_adi (GPU): %s: %s (%s)", what, cudaGetErrorString(e),
-                      cudaGetErrorName(e));
-}
+tridi_status cuda_fail(const char *what, cudaError_t e) { return tridi_cuda_fail("tridi_adi (GPU)", what, e); }
 
 struct adi_timer {
     int n;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -74,7 +75,9 @@ struct plan_memo {
 };
 
 // tridi_upload_async's upload thread and pack threads (cuda/host_upload.cu).
+namespace tridi_cuda {
 struct host_uploads;
+}
 struct tridi_cpu_pool;
 
 struct tridi_cuda_state {
@@ -122,7 +125,7 @@ struct tridi_cuda_state {
     int kept_slot = 0;
     tridi_problem kept_p{};
     upload_key uploaded[4];
-    host_uploads *uploads = nullptr;       // made by the first tridi_upload_async
+    tridi_cuda::host_uploads *uploads = nullptr;       // made by the first tridi_upload_async
     int64_t pack_spin_ns = 0;              // how long tridi's threads watch for the next job (TRIDI_CPU_SPIN_US)
     // The caller's host copies (packing, x's box): tridi's threads (docs/decisions/028), made by the first
     // copy that wants them, or the caller's OpenMP team (openmp_copies: tridi_tuning::cpu_openmp_team).
@@ -131,7 +134,18 @@ struct tridi_cuda_state {
     bool openmp_copies = false;
     bool uploads_on_caller = false;        // TRIDI_CPU_POOL=0: uploads packed on the caller's team, as before
     std::unordered_map<void *, size_t> user_allocs;
+    // The MPI layer's cut solves (tridi_cuda_scratch): work arrays and reduced coefficients on the device,
+    // coefficients and x_L, x_R in pinned host memory.
+    dbuf mpi_dev[2];
+    hbuf mpi_pinned[2];
+    // A kept host-array solve (tridi_cuda_host_keep): the old box of x, packed, for its rollback.
+    std::unique_ptr<char[]> host_kept_box;
+    size_t host_kept_cap = 0;
+    bool host_kept = false;
+    tridi_problem host_kept_p{};
 };
+
+namespace tridi_cuda {
 
 // The lowest failing line of a slot (every kernel's atomicMin target).
 inline unsigned long long *err_word(tridi_cuda_state *st, int slot) { return &st->d_slots[slot].first; }
@@ -148,5 +162,7 @@ void uploads_settle(tridi_cuda_state *st);
 // Ends tridi's host threads of the state (host_upload.cu): the upload and pack threads (after
 // uploads_settle) and the copy threads.
 void free_host_threads(tridi_cuda_state *st);
+
+} // namespace tridi_cuda
 
 #endif

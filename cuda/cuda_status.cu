@@ -3,14 +3,17 @@
 
 #include <atomic>
 
-tridi_status cuda_fail(const char *what, cudaError_t e)
+namespace tridi_cuda {
+
+// TRIDI_PRIVATE here too: nvcc does not carry the declaration's visibility to this definition.
+extern "C" TRIDI_PRIVATE tridi_status tridi_cuda_fail(const char *who, const char *what, int error)
 {
+    const cudaError_t e = static_cast<cudaError_t>(error);
     if (e == cudaErrorMemoryAllocation) {
         cudaGetLastError(); // allocation failures are not sticky: clear them so the next call works
-        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi (CUDA): %s: %s", what, cudaGetErrorString(e));
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: %s: %s", who, what, cudaGetErrorString(e));
     }
-    return tridi_fail(TRIDI_ERROR_CUDA, "tridi (CUDA): %s: %s (%s)", what, cudaGetErrorString(e),
-                      cudaGetErrorName(e));
+    return tridi_fail(TRIDI_ERROR_CUDA, "%s: %s: %s (%s)", who, what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 #ifdef TRIDI_FAULT_INJECTION
@@ -41,3 +44,5 @@ extern "C" {
 void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
 }
 #endif
+
+} // namespace tridi_cuda

@@ -9,6 +9,8 @@
 #include <new>
 #include <vector>
 
+// Its helpers stay in the file-level anonymous namespace, which kernels/locate.cuh opens too: nested in
+// tridi_cuda it would be a second one, and nvcc's kernel stubs cannot tell the two apart.
 namespace {
 
 // A failure record with no failing unknown found: the float transfer of double inputs overflowed
@@ -98,6 +100,8 @@ void lines_on_host_typed(const tridi_problem *p, const int64_t box_n[3], const c
 }
 
 } // namespace
+
+namespace tridi_cuda {
 
 tridi_status lines_on_host(const char *func, const tridi_problem *p, const box_plan &b, const char *undo)
 {
@@ -189,3 +193,5 @@ tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const trid
         return tridi_thomas_report_lines(func, p, line, f, nfailed);
     return report_failure(func, p, line, f, false);
 }
+
+} // namespace tridi_cuda

@@ -8,6 +8,8 @@
 #include "cuda_internal.h"
 #include "host_box.h"
 
+namespace tridi_cuda {
+
 // ON_ERROR_LINES after a host-array solve in which a line failed: every line solved again on the host, each
 // failing line left as it was (put back from `undo`, x's old box, when given), the others answered.
 tridi_status lines_on_host(const char *func, const tridi_problem *p, const box_plan &b, const char *undo);
@@ -16,5 +18,7 @@ tridi_status locate_on_host(const char *func, const tridi_problem *p, int64_t li
 // Reports failing line `line` of a device solve, located by a one-thread kernel; nfailed under ON_ERROR_LINES.
 tridi_status locate_on_device(tridi_cuda_state *st, const char *func, const tridi_problem *p, int64_t line,
                               int64_t nfailed);
+
+} // namespace tridi_cuda
 
 #endif

@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+
+namespace tridi_cuda {
 
 box_plan plan_box(const tridi_problem *p)
 {
@@ -197,3 +200,57 @@ void copy_rows(tridi_cpu_pool *pool, const void *src, tridi_dtype st, const layo
     for (int64_t row = 0; row < rows; ++row)
         copy_row(src, st, sl, spos, dst, dt, dl, dpos, cnt, row);
 }
+
+namespace {
+
+// Copies the box of p's x between x and a packed buffer (to_box: x into box), row by row along axis 0.
+void copy_x_box(const tridi_problem *p, char *box, bool to_box)
+{
+    const size_t es = tridi_dtype_size(p->arrays.x_type);
+    const size_t row = (size_t)(p->hi[0] - p->lo[0] + 1) * es;
+    char *x = static_cast<char *>(p->arrays.x), *b = box;
+    for (int64_t k = p->lo[2]; k <= p->hi[2]; ++k)
+        for (int64_t j = p->lo[1]; j <= p->hi[1]; ++j, b += row) {
+            char *r = x + (size_t)((p->lo[0] - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) +
+                                   p->stride[2] * (k - p->grid.lbound[2])) * es;
+            if (to_box)
+                std::memcpy(b, r, row);
+            else
+                std::memcpy(r, b, row);
+        }
+}
+
+} // namespace
+
+extern "C" {
+
+tridi_status tridi_cuda_host_keep(tridi_cuda_state *st, const tridi_problem *p)
+{
+    st->host_kept = false;
+    const size_t bytes = (size_t)p->nlines * (size_t)p->n * tridi_dtype_size(p->arrays.x_type);
+    if (bytes > st->host_kept_cap) {
+        char *mem = new (std::nothrow) char[bytes];
+        if (!mem)
+            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate %zu bytes for the old answer box",
+                              p->func, bytes);
+        st->host_kept_box.reset(mem);
+        st->host_kept_cap = bytes;
+    }
+    copy_x_box(p, st->host_kept_box.get(), true);
+    st->host_kept = true;
+    st->host_kept_p = *p;
+    return TRIDI_SUCCESS;
+}
+
+void tridi_cuda_host_drop(tridi_cuda_state *st) { st->host_kept = false; }
+
+void tridi_cuda_host_restore(tridi_cuda_state *st)
+{
+    if (st->host_kept)
+        copy_x_box(&st->host_kept_p, st->host_kept_box.get(), false);
+    st->host_kept = false;
+}
+
+} // extern "C"
+
+} // namespace tridi_cuda

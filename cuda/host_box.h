@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+namespace tridi_cuda {
+
 // Where a host-array solve's box lives. Axes are the arrays' own (0 = i, contiguous); positions count
 // elements from the allocation's first cell. Inputs live on the device in the "widened" layout: the box,
 // stretched along i to the whole allocated rows when the halo adds at most an eighth, and then along j to
@@ -138,5 +140,7 @@ tridi_status pack_pipeline(tridi_cpu_pool *pool, int nt, int S, Rows &&rows, Pac
     }
     return status;
 }
+
+} // namespace tridi_cuda
 
 #endif

@@ -36,6 +36,8 @@
 #include <climits>
 #include <new>
 
+namespace tridi_cuda {
+
 // Shared with cuda/host_upload.cu (host_pipeline.h).
 cudaError_t send_slab(tridi_cuda_state *st, const box_plan &b, int r, const void *host, tridi_dtype xfer, bool direct,
                       int64_t b2, int64_t e2, int sl, const char **what)
@@ -459,3 +461,5 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
 }
 
 } // extern "C"
+
+} // namespace tridi_cuda

@@ -7,6 +7,8 @@
 #include "cuda_internal.h"
 #include "host_box.h"
 
+namespace tridi_cuda {
+
 // The box cells of each slab inside the host array and the widened layout: the rows that packing copies.
 struct slab_rows {
     region host[MAX_SLABS], wide[MAX_SLABS];
@@ -38,5 +40,7 @@ tridi_status upload_wait(tridi_cuda_state *st, int r, uint64_t seq, int sl);
 // Returns once role r's upload job is neither queued nor running (a queued one is dropped: it has read
 // nothing), so that waiting for the role's stream covers every read of its array.
 void upload_settle(tridi_cuda_state *st, int r);
+
+} // namespace tridi_cuda
 
 #endif

@@ -36,6 +36,8 @@
 #include <mutex>
 #include <new>
 
+namespace tridi_cuda {
+
 namespace {
 
 // Where the caller queues an upload's copies itself (with TRIDI_CPU_POOL=0, or where the upload thread could
@@ -520,3 +522,5 @@ tridi_status tridi_cuda_upload_async(tridi_cuda_state *st, const tridi_problem *
 }
 
 } // extern "C"
+
+} // namespace tridi_cuda

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <new>
+
+namespace tridi_cuda {
 
 namespace {
 
@@ -174,9 +177,64 @@ tridi_status tridi_cuda_copy(tridi_cuda_state *st, void *dst, const void *src, s
     return TRIDI_SUCCESS;
 }
 
+// TRIDI_PRIVATE on the definitions below too: nvcc does not carry the declaration's visibility to them.
+TRIDI_PRIVATE tridi_status tridi_cuda_scratch(tridi_cuda_state *st, tridi_cuda_scratch_id id, size_t bytes, void **p)
+{
+    static const char *const purpose[2] = {"the work arrays of the cut solve", "the reduced coefficients"};
+    *p = nullptr;
+    tridi_status s = TRIDI_SUCCESS;
+    if (id == TRIDI_CUDA_SCRATCH_WORK || id == TRIDI_CUDA_SCRATCH_SMALL) {
+        dbuf &b = st->mpi_dev[id == TRIDI_CUDA_SCRATCH_SMALL];
+        s = ensure(st, b, bytes, purpose[id == TRIDI_CUDA_SCRATCH_SMALL]);
+        *p = s ? nullptr : b.p;
+    } else {
+        hbuf &b = st->mpi_pinned[id == TRIDI_CUDA_SCRATCH_ENDS];
+        s = ensure_pinned(b, bytes);
+        *p = s ? nullptr : b.p;
+    }
+    return s;
+}
+
+TRIDI_PRIVATE tridi_status tridi_cuda_budget_alloc(tridi_cuda_state *st, size_t bytes, const char *purpose, void **p)
+{
+    return device_alloc(st->mem, bytes, p, purpose);
+}
+
+TRIDI_PRIVATE void tridi_cuda_budget_free(tridi_cuda_state *st, void *p, size_t bytes)
+{
+    device_release(st->mem, p, bytes);
+}
+
+TRIDI_PRIVATE tridi_status tridi_cuda_ipc_export(tridi_cuda_state *st, size_t bytes, void **buf, void *handle)
+{
+    device_budget probe = st->mem; // refuses what would pass the limit; the decomposition holds the buffer
+    tridi_status s = device_alloc(probe, bytes, buf, "a reduced-system gather buffer");
+    if (s)
+        return s;
+    cudaIpcMemHandle_t h{};
+    const cudaError_t e = cudaIpcGetMemHandle(&h, *buf);
+    if (e != cudaSuccess) {
+        tridi_cuda_ipc_unexport(*buf, bytes);
+        *buf = nullptr;
+        return cuda_fail("cudaIpcGetMemHandle of a reduced-system gather buffer", e);
+    }
+    std::memcpy(handle, &h, sizeof h);
+    return TRIDI_SUCCESS;
+}
+
+TRIDI_PRIVATE void tridi_cuda_ipc_unexport(void *buf, size_t bytes)
+{
+    if (buf) {
+        cudaFree(buf);
+        g_device_bytes.fetch_sub(bytes);
+    }
+}
+
 #ifdef TRIDI_FAULT_INJECTION
 // Test-only entry point (declared by the tests themselves, not in tridi.h).
 size_t tridi_test_device_bytes(void) { return g_device_bytes.load(); }
 #endif
 
 } // extern "C"
+
+} // namespace tridi_cuda

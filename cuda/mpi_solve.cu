@@ -1,15 +1,12 @@
-// Device half of the distributed solve (src/mpi/dsolve.c explains the method). A rank's block of each
-// line is cut into ns sub-blocks, one thread each: the block of a line alone is one dependent chain of
-// n steps, and a cut axis of a large grid has too few lines to keep the GPU busy (512x512x128 cut in
-// j: 65536 lines, a quarter of an H200's resident threads). Each thread eliminates its sub-block with
-// the unknowns just outside it kept symbolic; one thread per line then solves the small system that
-// joins the sub-blocks (2 unknowns each) and hands the rank's reduced coefficients to the reduced
-// system between ranks; once x_L and x_R are known, the same small system gives each sub-block its
-// outside values and every sub-block substitutes back. Work arrays are [quantity][m][line] so that
-// neighbouring threads (neighbouring lines, same sub-block) touch neighbouring doubles.
-// A line whose sub-block eliminations grow (|W| + |S| above 1, a zero pivot, a non-finite value) or whose
-// joining or reduced system loses diagonal dominance is marked with NaN (coefficients, then x_L, x_R)
-// and left to the host's pipelined Thomas (src/mpi/dsolve.c explains the rule).
+// Device half of the distributed solve (docs/mpi.md, "Distributed solves"; docs/decisions/015). A rank's
+// block of each line is cut into ns sub-blocks, one thread each, as a cut axis has too few lines to fill
+// the GPU with one chain per line: each thread eliminates its sub-block with the unknowns just outside it
+// kept symbolic, one thread per line joins the sub-blocks (2 unknowns each) into the rank's reduced
+// coefficients, and once x_L, x_R are known the same join gives each sub-block its outside values for the
+// back substitution. Work arrays are [quantity][m][line]: neighbouring threads touch neighbouring values.
+// A line whose eliminations could grow or whose joining or reduced system loses diagonal dominance is
+// marked with NaN and left to the host's pipelined Thomas (src/mpi/dsolve_pipeline.c).
+#include "mpi_device.h"
 #include "mpi_internal.h"
 #include "thomas_core.h" // the cut solve's pivot, partition and reduced-row checks
 #include "kernels/rcp.cuh"
@@ -19,6 +16,8 @@
 
 #include <cfloat>
 #include <cstdlib>
+
+namespace tridi_cuda {
 
 namespace {
 
@@ -316,9 +315,9 @@ __global__ void restore(tridi_problem p, const TX *undo)
 }
 
 // The banded reduced system of one line (2 unknowns per block holding unknowns: its first and last),
-// eliminated without pivoting as on the host (src/mpi/dsolve.c, reduced_solve), with the same marks: a
-// line that a block marked (NaN coefficients), or that loses diagonal dominance, meets a zero pivot or
-// a non-finite value, gets NaN ends and is counted in *marked.
+// eliminated without pivoting as on the host (src/mpi/dsolve_reduced.c), with the same marks: a line
+// that a block marked (NaN coefficients), or that loses diagonal dominance, meets a zero pivot or a
+// non-finite value, gets NaN ends and is counted in *marked.
 __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
                         unsigned long long *marked)
 {
@@ -426,10 +425,7 @@ __global__ void scatter_lines(tridi_problem p, const int64_t *lines, int64_t nf,
 tridi_status launched(const char *what)
 {
     cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: %s kernel launch failed: %s", what,
-                          cudaGetErrorString(e));
-    return TRIDI_SUCCESS;
+    return e == cudaSuccess ? TRIDI_SUCCESS : tridi_cuda_fail("tridi_mpi_solve_device", what, e);
 }
 
 } // namespace
@@ -494,11 +490,11 @@ extern "C" tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first
     case TRIDI_COMBO_F64: forward<double, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wd, sc); break;
     case TRIDI_COMBO_MIXED: forward<float, double><<<blocks, threads, 0, s>>>(*p, first, last, ns, wf, sc); break;
     }
-    tridi_status st = launched("forward");
+    tridi_status st = launched("forward kernel launch");
     if (st || ns == 1)
         return st;
     join_forward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, coef);
-    return launched("sub-block join");
+    return launched("sub-block join kernel launch");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, const void *work, const double *ends,
@@ -507,14 +503,14 @@ extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, 
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     cudaError_t e = cudaMemsetAsync(fail, 0xff, sizeof(unsigned long long), s);
     if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
+        return tridi_cuda_fail("tridi_mpi_solve_device", "cudaMemsetAsync", e);
     const int threads = 128;
     const double *sends = ends;
     if (ns > 1) {
         double *sc = sub_coef(p, work);
         double *out = sc + 6 * (size_t)ns * (size_t)p->nlines;
         join_backward<<<grid_of(p->nlines, threads), threads, 0, s>>>(sc, ns, p->nlines, ends, out);
-        tridi_status st = launched("sub-block join");
+        tridi_status st = launched("sub-block join kernel launch");
         if (st)
             return st;
         sends = out;
@@ -526,7 +522,7 @@ extern "C" tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, 
     else
         backward<float><<<blocks, threads, 0, s>>>(*p, ns, static_cast<const float *>(work), sends,
                                                    static_cast<float *>(undo), fail);
-    return launched("backward");
+    return launched("backward kernel launch");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const void *undo, void *stream)
@@ -538,7 +534,7 @@ extern "C" tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const voi
         restore<double><<<blocks, threads, 0, s>>>(*p, static_cast<const double *>(undo));
     else
         restore<float><<<blocks, threads, 0, s>>>(*p, static_cast<const float *>(undo));
-    return launched("restore");
+    return launched("restore kernel launch");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines,
@@ -547,11 +543,11 @@ extern "C" tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap,
     cudaStream_t s = static_cast<cudaStream_t>(stream);
     cudaError_t e = cudaMemsetAsync(marked, 0, sizeof(unsigned long long), s);
     if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_CUDA, "tridi_mpi_solve_device: cudaMemsetAsync: %s", cudaGetErrorString(e));
+        return tridi_cuda_fail("tridi_mpi_solve_device", "cudaMemsetAsync", e);
     const int threads = 128;
     const unsigned blocks = (unsigned)((nlines + threads - 1) / threads);
     reduced<<<blocks, threads, 0, s>>>(gather, cap, P, me, nlines, ends, marked);
-    return launched("reduced-system");
+    return launched("reduced-system kernel launch");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_gather_lines(const tridi_problem *p, const int64_t *lines, int64_t nf,
@@ -565,7 +561,7 @@ extern "C" tridi_status tridi_mpi_cuda_gather_lines(const tridi_problem *p, cons
     case TRIDI_COMBO_F64: gather_lines<double, double><<<blocks, threads, 0, s>>>(*p, lines, nf, abcr); break;
     case TRIDI_COMBO_MIXED: gather_lines<float, double><<<blocks, threads, 0, s>>>(*p, lines, nf, abcr); break;
     }
-    return launched("fallback gather");
+    return launched("fallback gather kernel launch");
 }
 
 extern "C" tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, const int64_t *lines, int64_t nf,
@@ -578,5 +574,7 @@ extern "C" tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, con
         scatter_lines<double><<<blocks, threads, 0, s>>>(*p, lines, nf, static_cast<const double *>(x));
     else
         scatter_lines<float><<<blocks, threads, 0, s>>>(*p, lines, nf, static_cast<const float *>(x));
-    return launched("fallback scatter");
+    return launched("fallback scatter kernel launch");
 }
+
+} // namespace tridi_cuda

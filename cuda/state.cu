@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+namespace tridi_cuda {
+
 namespace {
 
 void free_state(tridi_cuda_state *st)
@@ -29,6 +31,11 @@ void free_state(tridi_cuda_state *st)
         cudaFreeHost(st->h_verdict);
     for (auto &kv : st->user_allocs)
         device_release(st->mem, kv.first, kv.second);
+    for (dbuf &b : st->mpi_dev)
+        device_release(st->mem, b.p, b.bytes);
+    for (hbuf &b : st->mpi_pinned)
+        if (b.p)
+            cudaFreeHost(b.p);
     auto dest_ev = [](cudaEvent_t e) {
         if (e)
             cudaEventDestroy(e);
@@ -148,3 +155,5 @@ void tridi_cuda_destroy(tridi_cuda_state *st)
 }
 
 } // extern "C"
+
+} // namespace tridi_cuda

@@ -1,5 +1,20 @@
-/* The CPU backend's table: solves on host arrays by cpu_solve.c; no device memory, nothing queued. */
+/* The CPU backend's table and state: solves on host arrays by cpu_solve.c; no device memory, nothing
+ * queued. */
 #include "backend.h"
+#include "cpu_pool.h"
+
+#include <stdlib.h>
+
+tridi_cpu_state *tridi_cpu_state_create(void) { return calloc(1, sizeof(tridi_cpu_state)); }
+
+void tridi_cpu_state_destroy(tridi_cpu_state *cs)
+{
+    if (!cs)
+        return;
+    tridi_cpu_pool_destroy(cs->pool);
+    free(cs->scratch);
+    free(cs);
+}
 
 static tridi_status cpu_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
 {
@@ -8,7 +23,7 @@ static tridi_status cpu_plan_create(tridi_context ctx, struct tridi_plan_s *plan
         return tridi_fail(TRIDI_ERROR_UNSUPPORTED,
                           "tridi_plan_create: options->memory = TRIDI_MEMORY_DEVICE needs the CUDA backend; this "
                           "context uses the cpu backend");
-    plan->backend_state = NULL; /* the CPU keeps its scratch in the context, sized by the largest call */
+    plan->backend_state = NULL; /* the CPU keeps its scratch in its state, sized by the largest call */
     return TRIDI_SUCCESS;
 }
 

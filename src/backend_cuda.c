@@ -1,9 +1,6 @@
 /* The CUDA backend's table: the functions of cuda/ declared under TRIDI_HAVE_CUDA in tridi_internal.h. */
 #include "backend.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 static tridi_status cuda_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
 {
     plan->backend_state = NULL;
@@ -30,45 +27,17 @@ static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
     return tridi_cuda_solve_host(ctx->cuda, p, registered);
 }
 
-/* Copies the box of p's x between x and a packed buffer (to_box: x into box), row by row along axis 0. */
-static void copy_x_box(const tridi_problem *p, void *box, int to_box)
-{
-    const size_t es = tridi_dtype_size(p->arrays.x_type);
-    const size_t row = (size_t)(p->hi[0] - p->lo[0] + 1) * es;
-    char *x = p->arrays.x, *b = box;
-    for (int64_t k = p->lo[2]; k <= p->hi[2]; ++k)
-        for (int64_t j = p->lo[1]; j <= p->hi[1]; ++j, b += row) {
-            char *r = x + (size_t)((p->lo[0] - p->grid.lbound[0]) + p->stride[1] * (j - p->grid.lbound[1]) +
-                                   p->stride[2] * (k - p->grid.lbound[2])) * es;
-            if (to_box)
-                memcpy(b, r, row);
-            else
-                memcpy(r, b, row);
-        }
-}
-
 /* The two phases of ON_ERROR_CALL (backend.h). Host arrays: the old box of x is packed on the host first
- * (one pass over the box, what the MPI layer's scratch answer cost before), then the host pipeline solves
- * under its own CALL guard (x unchanged if this call fails); the rollback unpacks the box. Device
- * pointers: the answers wait in the context's answer box until the commit kernel copies them into x. */
+ * (one pass over the box, tridi_cuda_host_keep), then the host pipeline solves under its own CALL guard
+ * (x unchanged if this call fails); the rollback unpacks the box. Device pointers: the answers wait in
+ * the context's answer box until the commit kernel copies them into x. */
 static tridi_status cuda_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
 {
     if (memory == TRIDI_MEMORY_DEVICE)
         return tridi_cuda_solve_keep(ctx->cuda, p, stream);
-    ctx->host_kept = 0;
-    const size_t bytes = (size_t)p->nlines * (size_t)p->n * tridi_dtype_size(p->arrays.x_type);
-    if (bytes > ctx->host_kept_cap) {
-        void *mem = malloc(bytes);
-        if (!mem)
-            return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate %zu bytes for the old answer box",
-                              p->func, bytes);
-        free(ctx->host_kept_box);
-        ctx->host_kept_box = mem;
-        ctx->host_kept_cap = bytes;
-    }
-    copy_x_box(p, ctx->host_kept_box, 1);
-    ctx->host_kept = 1;
-    ctx->host_kept_p = *p;
+    tridi_status s = tridi_cuda_host_keep(ctx->cuda, p);
+    if (s)
+        return s;
     tridi_problem call = *p;
     call.on_error = TRIDI_ON_ERROR_CALL;
     return cuda_solve_host(ctx, &call);
@@ -78,7 +47,7 @@ static tridi_status cuda_commit(tridi_context ctx, tridi_memory memory, void *st
 {
     if (memory == TRIDI_MEMORY_DEVICE)
         return tridi_cuda_commit(ctx->cuda, stream);
-    ctx->host_kept = 0;
+    tridi_cuda_host_drop(ctx->cuda);
     return TRIDI_SUCCESS;
 }
 
@@ -89,9 +58,7 @@ static tridi_status cuda_rollback(tridi_context ctx, tridi_memory memory, void *
         tridi_cuda_rollback(ctx->cuda); /* the answers never left the context's box */
         return TRIDI_SUCCESS;
     }
-    if (ctx->host_kept)
-        copy_x_box(&ctx->host_kept_p, ctx->host_kept_box, 0);
-    ctx->host_kept = 0;
+    tridi_cuda_host_restore(ctx->cuda);
     return TRIDI_SUCCESS;
 }
 

@@ -1,5 +1,4 @@
 /* Context lifetime, backend selection (AUTO resolves to CUDA when a GPU is usable, else CPU), version. */
-#include "cpu_pool.h"
 #include "tridi_internal.h"
 
 #ifdef _OPENMP
@@ -249,6 +248,11 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
     struct tridi_context_s *c = calloc(1, sizeof *c);
     if (!c)
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the context", f);
+    c->cpu = tridi_cpu_state_create();
+    if (!c->cpu) {
+        free(c);
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the CPU backend's state", f);
+    }
     c->config = cfg;
     c->tuning = tuning;
     c->thread_cap = thread_cap;
@@ -263,12 +267,14 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
             if (s == TRIDI_SUCCESS) {
                 c->backend = TRIDI_BACKEND_CUDA;
             } else if (cfg.backend == TRIDI_BACKEND_CUDA) {
+                tridi_cpu_state_destroy(c->cpu);
                 free(c);
                 return s; /* message set by the CUDA backend */
             } else {
                 why_cpu = "the GPU could not be initialised";
             }
         } else if (cfg.backend == TRIDI_BACKEND_CUDA) {
+            tridi_cpu_state_destroy(c->cpu);
             free(c);
             return tridi_fail(TRIDI_ERROR_NO_DEVICE, "%s: the CUDA backend was asked for but %d usable GPU(s) were "
                               "found and config->device = %d", f, ndev, cfg.device);
@@ -277,6 +283,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
         }
 #else
         if (cfg.backend == TRIDI_BACKEND_CUDA) {
+            tridi_cpu_state_destroy(c->cpu);
             free(c);
             return tridi_fail(TRIDI_ERROR_NO_DEVICE,
                               "%s: the CUDA backend was asked for but this tridi was built without CUDA "
@@ -301,6 +308,7 @@ tridi_status tridi_create(tridi_context *ctx, const tridi_config *config)
         if (c->cuda)
             tridi_cuda_destroy(c->cuda);
 #endif
+        tridi_cpu_state_destroy(c->cpu);
         free(c);
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not record the new context", f);
     }
@@ -349,12 +357,8 @@ tridi_status tridi_destroy(tridi_context ctx)
     if (ctx->cuda)
         tridi_cuda_destroy(ctx->cuda);
 #endif
-    tridi_cpu_pool_destroy(ctx->cpu_pool);
-    ctx->cpu_pool = NULL;
-    free(ctx->cpu_scratch);
-    ctx->cpu_scratch = NULL;
-    free(ctx->host_kept_box);
-    ctx->host_kept_box = NULL;
+    tridi_cpu_state_destroy(ctx->cpu);
+    ctx->cpu = NULL;
     tridi_handle_bury(ctx, sizeof *ctx);
     return TRIDI_SUCCESS;
 }

@@ -252,15 +252,15 @@ TRIDI_CPU_FRAME void run_job(tridi_context ctx, solve_job *job, int nthreads)
         solve_shares(job, 0);
         return;
     }
-    if (!ctx->tuning.cpu_openmp_team && tridi_cpu_pool_workers(ctx->cpu_pool) < nthreads - 1) {
-        tridi_cpu_pool_destroy(ctx->cpu_pool);
+    if (!ctx->tuning.cpu_openmp_team && tridi_cpu_pool_workers(ctx->cpu->pool) < nthreads - 1) {
+        tridi_cpu_pool_destroy(ctx->cpu->pool);
         const int64_t spin_us = ctx->tuning.cpu_spin_set ? ctx->tuning.cpu_spin_us : TRIDI_CPU_SPIN_US_DEFAULT;
-        ctx->cpu_pool = tridi_cpu_pool_create(nthreads - 1, spin_us * 1000);
+        ctx->cpu->pool = tridi_cpu_pool_create(nthreads - 1, spin_us * 1000);
     }
-    if (!ctx->tuning.cpu_openmp_team && ctx->cpu_pool) {
-        tridi_cpu_pool_open(ctx->cpu_pool, solve_shares, job, nthreads);
+    if (!ctx->tuning.cpu_openmp_team && ctx->cpu->pool) {
+        tridi_cpu_pool_open(ctx->cpu->pool, solve_shares, job, nthreads);
         solve_shares(job, 0);
-        tridi_cpu_pool_close(ctx->cpu_pool);
+        tridi_cpu_pool_close(ctx->cpu->pool);
         return;
     }
 #pragma omp parallel num_threads(nthreads)
@@ -274,23 +274,23 @@ TRIDI_CPU_FRAME tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p
     const int requested = tridi_cpu_threads(ctx);
     const int nthreads = tridi_cpu_threads_that_pay(&ctx->tuning, p, requested);
     const int lines = !keep;
-    ctx->cpu_kept = 0; /* this call reuses the scratch that a kept solve's log lives in */
+    ctx->cpu->kept = 0; /* this call reuses the scratch that a kept solve's log lives in */
     cpu_layout y = tridi_cpu_layout_of(&ctx->tuning, p, nthreads, lines);
-    if (y.need > ctx->cpu_scratch_bytes) {
+    if (y.need > ctx->cpu->scratch_bytes) {
         void *mem = aligned_alloc(64, y.need);
         if (!mem)
             return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY,
                               "%s: could not allocate %zu bytes for the CPU workspace%s", p->func, y.need,
                               lines ? "" : " and undo log");
-        free(ctx->cpu_scratch);
-        ctx->cpu_scratch = mem;
-        ctx->cpu_scratch_bytes = y.need;
+        free(ctx->cpu->scratch);
+        ctx->cpu->scratch = mem;
+        ctx->cpu->scratch_bytes = y.need;
     }
-    tridi_cpu_place(&y, ctx->cpu_scratch);
+    tridi_cpu_place(&y, ctx->cpu->scratch);
     cpu_plan c = y.c;
     const size_t ws_bytes = y.ws_bytes, xes = tridi_dtype_size(p->arrays.x_type);
     const size_t own_save = ws_bytes - tridi_cpu_block_save_bytes(p, &c); /* offset of a thread's save (LINES) */
-    char *workspaces = ctx->cpu_scratch, *log = y.log;
+    char *workspaces = ctx->cpu->scratch, *log = y.log;
     unsigned char *written = y.written;
     int64_t k = 0;
     for (int t = 0; t < nthreads; ++t) {
@@ -307,9 +307,9 @@ TRIDI_CPU_FRAME tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p
     const int64_t best_line = job.best_line, nfailed = job.nfailed;
     const block_failure best = job.best;
     if (keep) { /* every block written is logged (and flagged): the log can undo the whole call */
-        ctx->cpu_kept = 1;
-        ctx->cpu_kept_threads = nthreads;
-        ctx->cpu_kept_p = *p;
+        ctx->cpu->kept = 1;
+        ctx->cpu->kept_threads = nthreads;
+        ctx->cpu->kept_p = *p;
     }
     if (best_line == INT64_MAX)
         return TRIDI_SUCCESS;
@@ -332,15 +332,15 @@ tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 
 tridi_status tridi_cpu_solve_keep(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 1); }
 
-void tridi_cpu_commit(tridi_context ctx) { ctx->cpu_kept = 0; }
+void tridi_cpu_commit(tridi_context ctx) { ctx->cpu->kept = 0; }
 
 void tridi_cpu_rollback(tridi_context ctx)
 {
-    if (!ctx->cpu_kept) /* the solve failed before it wrote x */
+    if (!ctx->cpu->kept) /* the solve failed before it wrote x */
         return;
-    ctx->cpu_kept = 0;
-    cpu_layout y = tridi_cpu_layout_of(&ctx->tuning, &ctx->cpu_kept_p, ctx->cpu_kept_threads, 0);
-    tridi_cpu_place(&y, ctx->cpu_scratch);
-    restore_written(&ctx->cpu_kept_p, &y);
+    ctx->cpu->kept = 0;
+    cpu_layout y = tridi_cpu_layout_of(&ctx->tuning, &ctx->cpu->kept_p, ctx->cpu->kept_threads, 0);
+    tridi_cpu_place(&y, ctx->cpu->scratch);
+    restore_written(&ctx->cpu->kept_p, &y);
 }
 

@@ -187,22 +187,12 @@ struct tridi_context_s {
     tridi_config config;
     tridi_tuning tuning;      /* the environment knobs, read once by tridi_create */
     tridi_backend backend;    /* resolved: CPU or CUDA */
+    /* The backends' own states: the CPU backend's (every context: AUTO sends host arrays to it too) and the
+     * CUDA backend's (a CUDA context). */
+    struct tridi_cpu_state *cpu;
     struct tridi_cuda_state *cuda;
-    /* CPU backend scratch, kept between calls: per-thread workspaces (W, G, x-sweep tiles) and the undo
-     * log that restores x when a line fails, so no partial answer reaches the caller (cpu_solve.c). */
-    void *cpu_scratch;
-    size_t cpu_scratch_bytes;
-    struct tridi_cpu_pool *cpu_pool; /* the CPU backend's worker threads, made by its first call that wants them */
     tridi_host_range *ranges; /* registered host memory, in registration order */
     int nranges, ranges_cap;
-    /* A kept CPU solve (tridi_cpu_solve_keep): x written, its undo log still in cpu_scratch. */
-    int cpu_kept, cpu_kept_threads;
-    tridi_problem cpu_kept_p;
-    /* A kept host-array solve on the GPU (backend_cuda.c): the old box of x, packed, for its rollback. */
-    void *host_kept_box;
-    size_t host_kept_cap;
-    int host_kept;
-    tridi_problem host_kept_p;
     int plans;                /* live solve plans made with it (tridi_plan_create) */
     /* AUTO for host arrays (backend.c): inputs queued by tridi_upload_async since the last host solve on the
      * GPU (the next host solve goes to the GPU, which holds them), and the choices of tridi_solve already
@@ -282,6 +272,20 @@ TRIDI_PRIVATE tridi_status tridi_pivot_solve(const char *func, tridi_context ctx
                                tridi_status (*backend)(tridi_context, const tridi_problem *));
 
 /* ---- CPU backend (cpu_solve.c) ---- */
+/* Its state, one per context, made by tridi_create (tridi_cpu_state_create, backend_cpu.c). */
+typedef struct tridi_cpu_state {
+    /* Scratch kept between calls: per-thread workspaces (W, G, x-sweep tiles) and the undo log that
+     * restores x when a line fails, so no partial answer reaches the caller. */
+    void *scratch;
+    size_t scratch_bytes;
+    struct tridi_cpu_pool *pool; /* the worker threads, made by the first call that wants them */
+    /* A kept solve (tridi_cpu_solve_keep): x written, its undo log still in scratch. */
+    int kept, kept_threads;
+    tridi_problem kept_p;
+} tridi_cpu_state;
+/* NULL when out of memory. */
+tridi_cpu_state *tridi_cpu_state_create(void);
+void tridi_cpu_state_destroy(tridi_cpu_state *cs);
 /* A solve under p->on_error: LINES in one phase; CALL through the two phases below, the call's status its
  * verdict. */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
@@ -325,11 +329,44 @@ tridi_status tridi_cuda_solve_device_plan(struct tridi_cuda_state *st, const tri
 tridi_status tridi_cuda_solve_keep(struct tridi_cuda_state *st, const tridi_problem *p, void *stream);
 tridi_status tridi_cuda_commit(struct tridi_cuda_state *st, void *stream);
 void tridi_cuda_rollback(struct tridi_cuda_state *st);
+/* The same two phases on host arrays (backend_cuda.c; cuda/host_box.cu): keep packs the old box of p's x
+ * on the host, drop forgets it (the commit), restore unpacks it into x (the rollback; nothing when no box
+ * is kept). */
+tridi_status tridi_cuda_host_keep(struct tridi_cuda_state *st, const tridi_problem *p);
+void tridi_cuda_host_drop(struct tridi_cuda_state *st);
+void tridi_cuda_host_restore(struct tridi_cuda_state *st);
 tridi_status tridi_cuda_alloc(struct tridi_cuda_state *st, size_t bytes, void **ptr);
 tridi_status tridi_cuda_free(struct tridi_cuda_state *st, void *ptr);
 tridi_status tridi_cuda_copy(struct tridi_cuda_state *st, void *dst, const void *src, size_t bytes,
                              int to_device);
 tridi_status tridi_cuda_synchronize(struct tridi_cuda_state *st);
+/* A failed CUDA call as a status, the one conversion of the backend and the MPI layer (cuda_status.cu):
+ * OUT_OF_MEMORY for an allocation failure (cleared: not sticky), else TRIDI_ERROR_CUDA; the message is
+ * "who: what: CUDA's text (its name)". error: a cudaError_t. */
+TRIDI_PRIVATE tridi_status tridi_cuda_fail(const char *who, const char *what, int error);
+/* Device memory of the MPI layer's solves, counted against the context's TRIDI_DEVICE_MEMORY_LIMIT
+ * (cuda/memory.cu, docs/decisions/049). The scratch buffers are the context's, kept between solves and
+ * freed with it; *p is the buffer grown to at least bytes (its contents are not kept). */
+typedef enum tridi_cuda_scratch_id {
+    TRIDI_CUDA_SCRATCH_WORK,  /* device: G, W, S, the undo copy of x, the sub-blocks' coefficients */
+    TRIDI_CUDA_SCRATCH_SMALL, /* device: reduced coefficients, then x_L, x_R, and the failure word */
+    TRIDI_CUDA_SCRATCH_COEF,  /* pinned host: reduced coefficients and failure words from the device */
+    TRIDI_CUDA_SCRATCH_ENDS,  /* pinned host: x_L, x_R to the device */
+    TRIDI_CUDA_SCRATCH_COUNT
+} tridi_cuda_scratch_id;
+TRIDI_PRIVATE tridi_status tridi_cuda_scratch(struct tridi_cuda_state *st, tridi_cuda_scratch_id id, size_t bytes,
+                                              void **p);
+/* A device buffer of one call (purpose: named in the out-of-memory message), and its release. */
+TRIDI_PRIVATE tridi_status tridi_cuda_budget_alloc(struct tridi_cuda_state *st, size_t bytes, const char *purpose,
+                                                   void **p);
+TRIDI_PRIVATE void tridi_cuda_budget_free(struct tridi_cuda_state *st, void *p, size_t bytes);
+/* A device buffer that a decomposition holds and exports to its peers through CUDA IPC (handle: the
+ * TRIDI_CUDA_IPC_HANDLE_BYTES of its cudaIpcMemHandle_t). It may outlive st, so st's budget only
+ * refuses it (it would pass the limit) and does not keep it counted; tridi_cuda_ipc_unexport frees it. */
+#define TRIDI_CUDA_IPC_HANDLE_BYTES 64
+TRIDI_PRIVATE tridi_status tridi_cuda_ipc_export(struct tridi_cuda_state *st, size_t bytes, void **buf,
+                                                 void *handle);
+TRIDI_PRIVATE void tridi_cuda_ipc_unexport(void *buf, size_t bytes);
 #endif
 
 #ifdef __cplusplus

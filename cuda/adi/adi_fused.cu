@@ -514,11 +514,7 @@ bool fits(const adi_stage *s, int naxes)
     return true;
 }
 
-tridi_status cuda_fail(const char *what, cudaError_t e)
-{
-    return tridi_fail(TRIDI_ERROR_CUDA, "tridi_adi (GPU): %s: %s (%s)", what, cudaGetErrorString(e),
-                      cudaGetErrorName(e));
-}
+tridi_status cuda_fail(const char *what, cudaError_t e) { return tridi_cuda_fail("tridi_adi (GPU)", what, e); }
 
 } // namespace
 

@@ -1,7 +1,7 @@
 /* What every part of the MPI layer shares, so that decomp.c, dsolve.c, halo.c and the halo_* transports
- * call down into this file and never into each other in a circle: the agreement that gives every rank the same outcome, MPI
- * failures and disagreements as statuses, the process-wide cache of CUDA IPC mappings, and the
- * decomposition's scratch buffers of the device solves. */
+ * call down into this file and never into each other in a circle: the agreement that gives every rank
+ * the same outcome, MPI failures and disagreements as statuses, the process-wide cache of CUDA IPC
+ * mappings, and the decomposition's host scratch of the solves. */
 #include "mpi_internal.h"
 
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #ifdef TRIDI_HAVE_CUDA
-#include <cuda_runtime_api.h>
+#include "mpi_device.h"
 #endif
 
 const char *tridi_transport_name(tridi_transport t)
@@ -196,7 +196,7 @@ tridi_status tridi_mpi_mismatch(const char *func, MPI_Comm comm, const char *wha
 #ifdef TRIDI_HAVE_CUDA
 /* One mapping per (exporting allocation) per process: CUDA refuses to open the same handle twice. */
 typedef struct ipc_entry {
-    cudaIpcMemHandle_t handle;
+    unsigned char handle[TRIDI_CUDA_IPC_HANDLE_BYTES];
     void *base;
     int refs;
 } ipc_entry;
@@ -204,10 +204,9 @@ static ipc_entry ipc_cache[64];
 
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
 {
-    const cudaIpcMemHandle_t *hd = handle;
     int free_slot = -1;
     for (int i = 0; i < 64; ++i) {
-        if (ipc_cache[i].refs && !memcmp(&ipc_cache[i].handle, hd, sizeof *hd)) {
+        if (ipc_cache[i].refs && !memcmp(ipc_cache[i].handle, handle, TRIDI_CUDA_IPC_HANDLE_BYTES)) {
             ipc_cache[i].refs++;
             *base = ipc_cache[i].base;
             return TRIDI_SUCCESS;
@@ -217,10 +216,10 @@ tridi_status tridi_mpi_ipc_open(const void *handle, void **base)
     }
     if (free_slot < 0)
         return tridi_fail(TRIDI_ERROR_UNSUPPORTED, "tridi MPI layer: more than 64 CUDA IPC mappings open at once");
-    cudaError_t e = cudaIpcOpenMemHandle(base, *hd, cudaIpcMemLazyEnablePeerAccess);
-    if (e != cudaSuccess)
-        return tridi_fail(TRIDI_ERROR_CUDA, "tridi MPI layer: cudaIpcOpenMemHandle failed: %s", cudaGetErrorString(e));
-    ipc_cache[free_slot].handle = *hd;
+    tridi_status s = tridi_mpi_cuda_ipc_open(handle, base);
+    if (s)
+        return s;
+    memcpy(ipc_cache[free_slot].handle, handle, TRIDI_CUDA_IPC_HANDLE_BYTES);
     ipc_cache[free_slot].base = *base;
     ipc_cache[free_slot].refs = 1;
     return TRIDI_SUCCESS;
@@ -231,45 +230,19 @@ void tridi_mpi_ipc_close(void *base)
     for (int i = 0; i < 64; ++i)
         if (ipc_cache[i].refs && ipc_cache[i].base == base) {
             if (--ipc_cache[i].refs == 0)
-                cudaIpcCloseMemHandle(base);
+                tridi_mpi_cuda_ipc_close(base);
             return;
         }
 }
 
 #endif
 
-static void buffer_free(tridi_mpi_buffer *b, tridi_mpi_memory kind)
-{
-    if (b->p) {
-        if (kind == TRIDI_MPI_MEM_HOST)
-            free(b->p);
-#ifdef TRIDI_HAVE_CUDA
-        else if (kind == TRIDI_MPI_MEM_DEVICE)
-            cudaFree(b->p);
-        else
-            cudaFreeHost(b->p);
-#endif
-    }
-    b->p = NULL;
-    b->bytes = 0;
-}
-
-void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, tridi_mpi_memory kind, size_t bytes)
+void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, size_t bytes)
 {
     if (b->p && b->bytes >= bytes)
         return b->p;
-    buffer_free(b, kind);
-    if (kind == TRIDI_MPI_MEM_HOST) {
-        b->p = malloc(bytes);
-    } else {
-#ifdef TRIDI_HAVE_CUDA
-        cudaError_t e = kind == TRIDI_MPI_MEM_DEVICE ? cudaMalloc(&b->p, bytes) : cudaMallocHost(&b->p, bytes);
-        if (e != cudaSuccess) {
-            cudaGetLastError();
-            b->p = NULL;
-        }
-#endif
-    }
+    free(b->p);
+    b->p = malloc(bytes);
     b->bytes = b->p ? bytes : 0;
     return b->p;
 }
@@ -287,15 +260,10 @@ void tridi_mpi_scratch_free(tridi_decomp d)
     if (d->comm != MPI_COMM_NULL)
         MPI_Barrier(d->comm);
     for (int a = 0; a < 2; ++a) {
-        if (d->red[a].buf)
-            cudaFree(d->red[a].buf);
+        tridi_cuda_ipc_unexport(d->red[a].buf, d->red[a].bytes);
         memset(&d->red[a], 0, sizeof d->red[a]);
     }
 #endif
-    tridi_mpi_scratch *sc = &d->scratch;
-    buffer_free(&sc->dev_work, TRIDI_MPI_MEM_DEVICE);
-    buffer_free(&sc->dev_small, TRIDI_MPI_MEM_DEVICE);
-    buffer_free(&sc->pinned_coef, TRIDI_MPI_MEM_PINNED);
-    buffer_free(&sc->pinned_ends, TRIDI_MPI_MEM_PINNED);
-    buffer_free(&sc->host_gather, TRIDI_MPI_MEM_HOST);
+    free(d->scratch.host_gather.p);
+    memset(&d->scratch, 0, sizeof d->scratch);
 }

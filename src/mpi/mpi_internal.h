@@ -19,32 +19,22 @@ extern "C" {
  * writes its own slot into every other rank's buffer through CUDA IPC. */
 typedef struct tridi_reduced_ipc {
     int state;                              /* 0: not decided yet; 1: IPC; -1: through the host */
-    double *buf;                            /* this rank's gather buffer */
+    double *buf;                            /* this rank's gather buffer (tridi_cuda_ipc_export) */
+    size_t bytes;                           /* its size */
     size_t cap;                             /* lines per slot */
     double *peer_buf[TRIDI_MPI_MAX_LINE];   /* every line rank's gather buffer, mapped here */
     void *opened[TRIDI_MPI_MAX_LINE];       /* IPC mappings this rank opened */
 } tridi_reduced_ipc;
 
-/* A scratch buffer of the device solves, kept between calls (cudaMalloc/cudaFree per solve would cost
- * more than a solve on small grids) and grown on demand. */
-typedef enum tridi_mpi_memory {
-    TRIDI_MPI_MEM_DEVICE, /* cudaMalloc */
-    TRIDI_MPI_MEM_PINNED, /* cudaMallocHost */
-    TRIDI_MPI_MEM_HOST    /* malloc */
-} tridi_mpi_memory;
-
+/* A host buffer of the distributed solves, kept between calls and grown on demand. The device solves'
+ * buffers are the context's (tridi_cuda_scratch: its device-memory budget, docs/decisions/049). */
 typedef struct tridi_mpi_buffer {
     void *p;
     size_t bytes;
 } tridi_mpi_buffer;
 
-/* The scratch of the distributed solves (dsolve.c), each buffer of one kind of memory. */
 typedef struct tridi_mpi_scratch {
-    tridi_mpi_buffer dev_work;    /* device: G, W, S, the undo copy of x, the sub-blocks' coefficients */
-    tridi_mpi_buffer dev_small;   /* device: reduced coefficients, then x_L, x_R, and the failure word */
-    tridi_mpi_buffer pinned_coef; /* pinned host: reduced coefficients and failure words from the device */
-    tridi_mpi_buffer pinned_ends; /* pinned host: x_L, x_R to the device */
-    tridi_mpi_buffer host_gather; /* host: the reduced coefficients gathered over a line */
+    tridi_mpi_buffer host_gather; /* the reduced coefficients gathered over a line */
 } tridi_mpi_scratch;
 
 /* The ranks a decomposition was made over, one per group of ranks in this process: a duplicate of the
@@ -87,14 +77,14 @@ struct tridi_decomp_s {
  * destroy of its last halo plan). Collective, as MPI_Comm_free is. */
 void tridi_mpi_decomp_free(tridi_decomp d);
 
-/* CUDA IPC mappings shared by halos (halo_ipc.c) and solves (dsolve.c), kept by common.c: one per
+/* CUDA IPC mappings shared by halos (halo_ipc.c) and solves (dsolve_device.c), kept by common.c: one per
  * exported allocation and process, as CUDA refuses to open the same handle twice. handle: the 64 bytes
  * of a cudaIpcMemHandle_t. */
 tridi_status tridi_mpi_ipc_open(const void *handle, void **base);
 void tridi_mpi_ipc_close(void *base);
 
-/* Buffer b, of memory kind, grown to at least bytes; NULL when it cannot be allocated. */
-void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, tridi_mpi_memory kind, size_t bytes);
+/* Buffer b grown to at least bytes; NULL when it cannot be allocated. */
+void *tridi_mpi_buffer_get(tridi_mpi_buffer *b, size_t bytes);
 /* Frees the decomposition's scratch and the reduced systems' IPC buffers. Collective (a barrier between
  * the unmapping and the frees). */
 void tridi_mpi_scratch_free(tridi_decomp d);
@@ -141,42 +131,6 @@ typedef struct tridi_mpi_region {
 } tridi_mpi_region;
 tridi_status tridi_mpi_cuda_copy_regions(const tridi_mpi_region *r, int nregions, size_t esize, void *stream);
 
-/* Device half of the distributed solve (cuda/mpi_solve.cu), one thread per line and sub-block.
- * subblocks: how many sub-blocks each line of the rank's block is cut into (a function of the problem
- * and the GPU, or `fixed` when > 0: the context's TRIDI_MPI_SUBBLOCKS); the same ns goes to every call
- * below for one solve.
- * work_bytes: the device work array forward/backward need: G, W, S (3 n nlines of x's type), the undo
- * copy of x (n nlines), then the sub-blocks' coefficients.
- * forward: eliminates every line of the block locally, keeps G, W, S in work and writes the six reduced
- * coefficients of each line to coef[6 * line], NaN for a line whose elimination is not safe there (it
- * goes to the pipelined Thomas: src/mpi/dsolve.c). first/last: 1 when the block holds the first / last
- * unknown of the global line (lower / upper are then not read there). */
-int tridi_mpi_cuda_subblocks(const tridi_problem *p, int fixed);
-size_t tridi_mpi_cuda_work_bytes(const tridi_problem *p, int ns);
-tridi_status tridi_mpi_cuda_forward(const tridi_problem *p, int first, int last, int ns, void *work, double *coef,
-                                    void *stream);
-/* Reduced systems of every line from the gather buffer (see tridi_reduced_ipc; slot = 6 cap + 1
- * doubles per rank, the flag word at 6 cap), this rank being line rank me of P: x_L, x_R to ends; NaN
- * ends for a line marked for the pipelined Thomas, counted in *marked. */
-tridi_status tridi_mpi_cuda_reduced(const double *gather, size_t cap, int P, int me, int64_t nlines, double *ends,
-                                    unsigned long long *marked, void *stream);
-/* The lines of the pipelined Thomas (local indices lines[0..nf-1], device memory): their inputs widened
- * to double into abcr (lower, diag, upper, rhs: 4 n per line), then their answers (x's type, n per
- * line) from x into the arrays' x. */
-tridi_status tridi_mpi_cuda_gather_lines(const tridi_problem *p, const int64_t *lines, int64_t nf, double *abcr,
-                                         void *stream);
-tridi_status tridi_mpi_cuda_scatter_lines(const tridi_problem *p, const int64_t *lines, int64_t nf, const void *x,
-                                          void *stream);
-/* Back substitution: given x_left, x_right of each line (ends[2 * line]), writes x over the box, the
- * old x of each cell saved first to undo[m * nlines + line] (x's type) so that a failure on any rank can
- * put it back (tridi_mpi_cuda_restore); a line with NaN ends only has its old x saved. An answer that is
- * not finite in x's type (a float answer may overflow where the double one does not) leaves the lowest
- * failing line at its highest failing unknown in *fail as (line << 24) | (2^24 - 1 - m) (all ones if
- * none). */
-tridi_status tridi_mpi_cuda_backward(const tridi_problem *p, int ns, const void *work, const double *ends,
-                                     void *undo, unsigned long long *fail, void *stream);
-/* Puts back the x that tridi_mpi_cuda_backward saved to undo. */
-tridi_status tridi_mpi_cuda_restore(const tridi_problem *p, const void *undo, void *stream);
 #endif
 
 #ifdef __cplusplus

@@ -51,7 +51,7 @@ static size_t y_solve_scratch(const char *what, tridi_context ctx, uint64_t *rng
     tu_expect_true(label, !st && tu_check(what, &s, xref, lo, hi, TRIDI_AXIS_Y, tu_tolerance(TRIDI_FLOAT64)) == 0);
     free(xref);
     tu_system_free(&s);
-    return st ? 0 : ctx->cpu_scratch_bytes;
+    return st ? 0 : ctx->cpu->scratch_bytes;
 }
 
 static void read_at_create(uint64_t *rng)

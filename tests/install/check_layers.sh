@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# check_layers.sh SRC: what the tree promises about its layers (docs/architecture.md): the environment is
+# read only in src/tuning.c (getenv), and src/ makes no CUDA runtime call (the backend's are in cuda/,
+# reached through src/tridi_internal.h, src/mpi/mpi_device.h and src/mpi/halo_backend.h; decisions 049, 050).
+set -uo pipefail
+src="$1"
+fail=0
+cd "$src" || exit 1
+while IFS= read -r hit; do
+  echo "check_layers: getenv outside src/tuning.c: $hit"; fail=1
+done < <(grep -rnE '\b(secure_)?getenv\b|get_environment_variable' src cuda adapter fortran | grep -v '^src/tuning\.c:')
+while IFS= read -r hit; do
+  echo "check_layers: CUDA runtime call in src/: $hit"; fail=1
+done < <(grep -rnE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(' src --include='*.c' --include='*.h')
+[ "$fail" = 0 ] && echo "check_layers: getenv only in src/tuning.c; no CUDA runtime call in src/"
+exit "$fail"
