@@ -5,16 +5,20 @@
 #   PACK  folder made by tools/mohid/pack.sh: bin/{orig,tridi}-{r8,r4}, lib/, h5diff, case/, run_case.sh
 #   OUT   folder for the summary (summary.txt), the timings (timings.csv) and stdout tails
 # Phase 1 runs, side by side (one core each): orig, tridi cpu 1 thread, tridi gpu, for r8 and r4.
-# Phase 2: tridi cpu with 16 threads, r8 and r4. Exit 0 only when every compared result is identical.
+# Phase 2: tridi cpu with 16 threads, r8 and r4. PHASES (default "1 2") runs a part: phase 2 compares with
+# phase 1's orig runs. Exit 0 only when every compared result is identical.
 set -uo pipefail
 PACK=$(cd "${1:?usage: run_device.sh PACK OUT}" && pwd)
 mkdir -p "${2:?OUT}"
 OUT=$(cd "$2" && pwd)
 RUNS=${RUNS:-/tmp/mohid-runs}
 export LD_LIBRARY_PATH=$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-rm -rf "$RUNS"
+PHASES=${PHASES:-1 2}
+if [[ " $PHASES " == *" 1 "* ]]; then
+    rm -rf "$RUNS"
+    echo "prec,run,backend,threads,wall_s,thomas_wall_s,runmodel_wall_s,identical" > "$OUT/timings.csv"
+fi
 mkdir -p "$RUNS"
-echo "prec,run,backend,threads,wall_s,thomas_wall_s,runmodel_wall_s,identical" > "$OUT/timings.csv"
 
 one() { # one PREC RUN BACKEND THREADS: a run in RUNS/PREC-RUN
     local exe=$PACK/bin/$( [[ $2 == orig ]] && echo orig || echo tridi )-$1
@@ -37,7 +41,7 @@ record() { # record PREC RUN BACKEND THREADS
     rm=$(awk '$2 == "RunModel" {print $4}' "$d/res/Outwatch_1.txt" 2>/dev/null)
     if ! grep -a -q "successfully terminated" "$d/stdout.txt" 2>/dev/null; then
         ok=FAILED
-        tail -5 "$d/stdout.txt" "$RUNS/$1-$2.log" > "$OUT/failed-$1-$2.txt" 2>&1
+        tail -n 5 "$d/stdout.txt" "$RUNS/$1-$2.log" > "$OUT/failed-$1-$2.txt" 2>&1
     elif [[ $2 != orig ]]; then
         ok=$(same "$RUNS/$1-orig" "$d")
     fi
@@ -45,13 +49,17 @@ record() { # record PREC RUN BACKEND THREADS
     echo "$1 $2 ($3, $4 threads): identical=$ok wall=${wall:-?} s thomas=${th:-?} s" >> "$OUT/summary.txt"
 }
 
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E 'Model name|^CPU\(s\)'; date -u; } \
-    > "$OUT/summary.txt" 2>&1
-for p in r8 r4; do
-    one $p orig cpu 1 & one $p cpu1 cpu 1 & one $p gpu cuda 1 &
-done
-wait
-for p in r8 r4; do record $p orig cpu 1; record $p cpu1 cpu 1; record $p gpu cuda 1; done
-for p in r8 r4; do one $p cpu16 cpu 16 true; record $p cpu16 cpu 16; done
+if [[ " $PHASES " == *" 1 "* ]]; then
+    { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E 'Model name|^CPU\(s\)'
+      date -u; } > "$OUT/summary.txt" 2>&1
+    for p in r8 r4; do
+        one $p orig cpu 1 & one $p cpu1 cpu 1 & one $p gpu cuda 1 &
+    done
+    wait
+    for p in r8 r4; do record $p orig cpu 1; record $p cpu1 cpu 1; record $p gpu cuda 1; done
+fi
+if [[ " $PHASES " == *" 2 "* ]]; then
+    for p in r8 r4; do one $p cpu16 cpu 16 true; record $p cpu16 cpu 16; done
+fi
 cat "$OUT/summary.txt"
 ! grep -q -E ',(no|FAILED)$' "$OUT/timings.csv"
