@@ -21,9 +21,10 @@ fi
 mkdir -p "$RUNS"
 
 one() { # one PREC RUN BACKEND THREADS: a run in RUNS/PREC-RUN
-    local exe=$PACK/bin/$( [[ $2 == orig ]] && echo orig || echo tridi )-$1
+    local exe=$PACK/bin/$( [[ $2 == orig ]] && echo orig || echo tridi )-$1 t0=$SECONDS
     OMP_NUM_THREADS=$4 TRIDI_BACKEND=$3 OMP_PROC_BIND=${5:-false} \
         timeout 900 bash "$PACK/run_case.sh" "$exe" "$PACK/case" "$RUNS/$1-$2" > "$RUNS/$1-$2.log" 2>&1
+    echo $((SECONDS - t0)) > "$RUNS/$1-$2.wall" # the GPU machine may have neither /usr/bin/time nor bc
 }
 same() { # same DIR_A DIR_B: every HDF5 result and final state identical
     local f ok=yes
@@ -36,7 +37,7 @@ same() { # same DIR_A DIR_B: every HDF5 result and final state identical
 }
 record() { # record PREC RUN BACKEND THREADS
     local d=$RUNS/$1-$2 wall th rm ok=-
-    wall=$(grep -o 'wall [0-9.]* s' "$d/time.txt" 2>/dev/null | tail -1 | awk '{print $2}')
+    wall=$(cat "$RUNS/$1-$2.wall" 2>/dev/null)
     th=$(awk '$1 == "ModuleFunctions" && $2 ~ /THOMAS/ {w += $4} END {printf "%.3f", w}' "$d/res/Outwatch_1.txt" 2>/dev/null)
     rm=$(awk '$2 == "RunModel" {print $4}' "$d/res/Outwatch_1.txt" 2>/dev/null)
     if ! grep -a -q "successfully terminated" "$d/stdout.txt" 2>/dev/null; then
