@@ -13,17 +13,10 @@ mkdir -p "$DEST"
 STEPS=${STEPS:-test conv memcheck bench}
 COMMIT=${COMMIT:--}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-has() { [[ " $STEPS " == *" $1 "* ]]; }
-summary=()
-step() { # step NAME SECONDS COMMAND...
-  local name=$1 secs=$2 t0=$SECONDS rc
-  shift 2
-  timeout "$secs" "$@" >>"$DEST/$name.log" 2>&1
-  rc=$?
-  summary+=("$(printf '%-10s %-9s %5ss %s' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAIL($rc)")" $((SECONDS - t0)) "${*: -5}")")
-  return $rc
-}
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; date -u; echo "commit $COMMIT"; } >"$DEST/machine.txt" 2>&1
+STEP_LOGS=$DEST STEP_ARGS=1
+# shellcheck source=device_steps.sh
+. "$(dirname "$0")/device_steps.sh"
+machine_txt "$DEST/machine.txt" "commit $COMMIT"
 
 # registers, stack and spills of the fused sweeps
 cuobjdump -res-usage "$NEW/tridi_heat3d" 2>&1 | grep -A1 -E "Function .*fused_sweep" |

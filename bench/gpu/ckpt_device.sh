@@ -20,18 +20,10 @@ GRIDS=${GRIDS:---grid=1024x1024x128 --grid=512x512x512 --grid=2048x2048x32 --gri
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo -)}
 export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-has() { [[ " $STEPS " == *" $1 "* ]]; }
-summary=()
-step() { # step NAME SECONDS COMMAND...
-  local name=$1 secs=$2 t0=$SECONDS rc
-  shift 2
-  timeout "$secs" "$@" >"$OUT/$name.log" 2>&1
-  rc=$?
-  summary+=("$(printf '%-20s %-9s %5ss' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAIL($rc)")" $((SECONDS - t0)))")
-  return $rc
-}
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; "$CUDACXX" --version | tail -2; date -u
-  echo "commit $COMMIT"; } >"$OUT/machine.txt" 2>&1
+STEP_LOGS=$OUT
+# shellcheck source=device_steps.sh
+. bench/gpu/device_steps.sh
+machine_txt "$OUT/machine.txt" "$("$CUDACXX" --version | tail -2)" "commit $COMMIT"
 B=${BUILD:-build-ckpt}
 if [ -z "${BUILD:-}" ]; then
   step configure 120 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \

@@ -24,16 +24,10 @@ COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo -)}
 export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 mkdir -p "$OUT"
-has() { [[ " $STEPS " == *" $1 "* ]]; }
-summary=()
-step() { # step NAME SECONDS COMMAND...
-  local name=$1 secs=$2 t0=$SECONDS rc
-  shift 2
-  timeout "$secs" "$@" >"$OUT/$name.log" 2>&1
-  rc=$?
-  summary+=("$(printf '%-16s %-9s %5ss' "$name" "$([ $rc -eq 0 ] && echo ok || echo "FAIL($rc)")" $((SECONDS - t0)))")
-  return $rc
-}
+STEP_LOGS=$OUT
+# shellcheck source=device_steps.sh
+. bench/gpu/device_steps.sh
+machine_txt "$OUT/machine.txt" "$("$CUDACXX" --version | tail -2)" "commit $COMMIT"
 CFG=(-DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DTRIDI_ENABLE_FORTRAN=OFF
   -DTRIDI_ENABLE_MPI=OFF -DTRIDI_BUILD_TESTCASES=OFF -DTRIDI_FAULT_INJECTION=ON)
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; "$CUDACXX" --version | tail -2; date -u
