@@ -29,8 +29,8 @@ inline cudaError_t injected_launch(cudaStream_t) { return cudaSuccess; }
 
 } // namespace tridi_cuda
 
-// cuda/planner.cu, device_solve.cu and the ADI files are not in the namespace yet: they reach its names
-// through this directive, to be dropped once they are.
+// device_solve.cu and the ADI files define only static and extern "C" tridi_ names; they reach the
+// namespace's names through this directive.
 using namespace tridi_cuda;
 
 #endif

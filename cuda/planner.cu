@@ -481,6 +481,8 @@ tridi_status with_types(const kernel_types &k, Fn &&fn)
 
 } // namespace
 
+namespace tridi_cuda {
+
 bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
 bool plan_needs_scratch(const tk_plan &plan, int64_t n)
@@ -555,3 +557,5 @@ tridi_status launch_solve(const tk_choice &choice, const kernel_types &k, const 
     tridi_status st = plan_solve(choice, k, a, contiguous, false, &plan);
     return st ? st : run_solve(k, a, plan, s);
 }
+
+} // namespace tridi_cuda

@@ -11,6 +11,8 @@
 #include "kernel_args.h"
 #include "tridi_internal.h"
 
+namespace tridi_cuda {
+
 // Storage types of the three kernel operands: lower/upper/rhs, diag, answer; fast: the solve may take
 // FAST arithmetic (TRIDI_ARITH_FAST on all-float or all-double arrays: the FAST kernels, decision 021);
 // arith: tk_line's arithmetic (tk_arith: MOHID's, NewType's, or FAST's reciprocal; decision 041).
@@ -41,5 +43,7 @@ bool tk_needs_scratch(int64_t n);
 // True when `plan`, for lines of n unknowns, needs a.scratch (one thread per line with W/G that do not fit
 // on chip; split and FAST lines keep everything on chip).
 bool plan_needs_scratch(const tk_plan &plan, int64_t n);
+
+} // namespace tridi_cuda
 
 #endif
