@@ -44,6 +44,13 @@ extern "C" {
 #include <string>
 #include <vector>
 
+// The planner's entry points (cuda/planner.h) time the bare kernels.
+using tridi_cuda::kernel_types;
+using tridi_cuda::launch_solve;
+using tridi_cuda::plan_needs_scratch;
+using tridi_cuda::plan_solve;
+using tridi_cuda::run_solve;
+
 #define CUDA_OK(x)                                                                                       \
     do {                                                                                                 \
         cudaError_t e_ = (x);                                                                            \

@@ -106,7 +106,7 @@ extern const tridi_halo_table tridi_halo_transports;
 
 /* TRIDI_HALO_CHUNK_BYTES (src/tuning.c, docs/tuning.md): -1 unset, 0 one chunk per face, else the bytes of
  * a chunk of the staged pipeline; a malformed value refuses, naming the variable. */
-tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes);
+TRIDI_PRIVATE tridi_status tridi_tuning_halo_chunk(const char *func, long long *bytes);
 
 extern const tridi_halo_transport tridi_halo_host;
 extern const tridi_halo_transport tridi_halo_ipc;

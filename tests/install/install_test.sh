@@ -166,7 +166,8 @@ for kind in static shared; do
     if [ "$kind" = shared ]; then
       lib="$(find "$work/shared" -name 'libtridi.so' | head -n 1)"
       libdir="$(dirname "$lib")"
-      internal=("$src/src/tridi_internal.h" "$src/src/backend.h" "$src/src/mpi/mpi_internal.h" "$src/src/mpi/halo_internal.h")
+      internal=("$src/src/tridi_internal.h" "$src/src/backend.h" "$src/src/mpi/mpi_internal.h" "$src/src/mpi/halo_internal.h"
+        "$src/src/mpi/halo_backend.h")
       "$here/check_exports.sh" "$lib" "$work/shared/include/tridi.h" -- "${internal[@]}" ||
         fail "shared: libtridi exports more or less than the public API"
       if on "$mpi"; then
