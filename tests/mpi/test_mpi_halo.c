@@ -187,6 +187,18 @@ static long run_case(const hcase *c, int ci, uint64_t *rng)
 }
 
 #ifdef TRIDI_TEST_CUDA
+/* A double field of d's local grid in device memory (NULL if it cannot be had: the plan then refuses it). */
+static void *device_field(tridi_decomp d)
+{
+    tridi_decomp_info in;
+    tridi_decomp_get_info(d, &in);
+    size_t cells = 1;
+    for (int a = 0; a < 3; ++a)
+        cells *= (size_t)(in.grid.ubound[a] - in.grid.lbound[a] + 1);
+    void *arr = NULL;
+    return cudaMalloc(&arr, cells * 8) == cudaSuccess ? arr : NULL;
+}
+
 /* --device nccl: what this build and machine allow. Built without NCCL, every rank must get
  * TRIDI_ERROR_UNSUPPORTED with the same message naming the build; with ranks sharing a GPU (NCCL refuses
  * them), the same status naming two of the ranks, without a hang. Both then skip; else the cases run.
@@ -200,14 +212,7 @@ static int nccl_probe(int nranks, int ndev, long *bad)
     *bad += mt_expect("nccl probe: tridi_decomp_create", s, TRIDI_SUCCESS, NULL);
     if (s)
         return 0;
-    tridi_decomp_info in;
-    tridi_decomp_get_info(d, &in);
-    size_t cells = 1;
-    for (int a = 0; a < 3; ++a)
-        cells *= (size_t)(in.grid.ubound[a] - in.grid.lbound[a] + 1);
-    void *arr = NULL;
-    if (cudaMalloc(&arr, cells * 8) != cudaSuccess)
-        arr = NULL;
+    void *arr = device_field(d);
     tridi_halo h = NULL;
     s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_NCCL);
     int skip = 1;
@@ -256,14 +261,7 @@ static long chunk_knob_checks(int rank, int nranks)
     bad += mt_expect("chunk knob: tridi_decomp_create", s, TRIDI_SUCCESS, NULL);
     if (s)
         return bad;
-    tridi_decomp_info in;
-    tridi_decomp_get_info(d, &in);
-    size_t cells = 1;
-    for (int a = 0; a < 3; ++a)
-        cells *= (size_t)(in.grid.ubound[a] - in.grid.lbound[a] + 1);
-    void *arr = NULL;
-    if (cudaMalloc(&arr, cells * 8) != cudaSuccess)
-        arr = NULL;
+    void *arr = device_field(d);
     tridi_halo h = NULL;
     setenv("TRIDI_HALO_CHUNK_BYTES", rank == nranks - 1 ? "12x" : "64", 1);
     s = tridi_halo_create(&h, d, arr, TRIDI_FLOAT64, TRIDI_MEMORY_DEVICE, 0, TRIDI_TRANSPORT_STAGED);
