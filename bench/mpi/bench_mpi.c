@@ -1,7 +1,8 @@
 /* Multi-GPU benchmark of the MPI layer (2 ranks, one GPU each or both on one GPU). Modes:
  *   halo [CSV] - exchange bandwidth per transport (ipc, nccl, staged by its rule, whole and in 1 MiB
  *                chunks, cuda-aware) against copies of the same bytes in the same run: a peer copy (a
- *                device-to-device copy when the ranks share a GPU) and a pinned device-to-host copy;
+ *                device-to-device copy when the ranks share a GPU), a pinned device-to-host copy and an
+ *                MPI exchange between pinned host buffers (the staged transport's bound);
  *   weak / strong - an ADI-like step (x, y, z solves + a halo exchange), 1 GPU vs 2, fixed block per GPU
  *                / fixed grids (140x140x56, 512x512x256); breakdown - its parts;
  *   model - the parts on one GPU for a flow_channel_1120-56 block (the scaling model, docs/mpi.md).
@@ -128,6 +129,38 @@ static double copy_seconds(size_t bytes, int reps, int pinned)
     return t;
 }
 
+/* Exchange of `bytes` between pinned host buffers of ranks 0 and 1 with MPI_Sendrecv, median seconds of the
+ * slower rank: what MPI's host path alone moves, the bound of the staged transport (docs/decisions/050). */
+static double mpi_host_seconds(size_t bytes, int reps)
+{
+    double t = 0;
+    void *snd, *rcv;
+    CK(cudaMallocHost(&snd, bytes));
+    CK(cudaMallocHost(&rcv, bytes));
+    memset(snd, 1, bytes);
+    memset(rcv, 0, bytes);
+    const int peer = rank ^ 1;
+    double *v = malloc(sizeof(double) * (size_t)reps);
+    for (int r = -3; r < reps; ++r) {
+        double t1 = 0, tmax;
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (peer < nranks) {
+            double t0 = MPI_Wtime();
+            MPI_Sendrecv(snd, (int)bytes, MPI_BYTE, peer, 7, rcv, (int)bytes, MPI_BYTE, peer, 7, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
+            t1 = MPI_Wtime() - t0;
+        }
+        MPI_Allreduce(&t1, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (r >= 0)
+            v[r] = tmax;
+    }
+    t = median(v, reps);
+    free(v);
+    cudaFreeHost(snd);
+    cudaFreeHost(rcv);
+    return t;
+}
+
 static void bench_halo(const char *csv_path)
 {
     FILE *csv = NULL;
@@ -137,11 +170,12 @@ static void bench_halo(const char *csv_path)
                "bytes by rank 0 alone, same run\n",
                ndev > 1 ? "one GPU each" : "both on one GPU");
         printf("| cut | local block | face bytes | transport | chunk | exchange us | GB/s | %s GB/s | halo/%s | "
-               "pinned D2H GB/s | halo/pinned |\n",
+               "pinned D2H GB/s | halo/pinned | MPI host GB/s | halo/MPI host |\n",
                ref, ref);
-        printf("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
+        printf("|---|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         if (csv_path && (csv = fopen(csv_path, "w")) != NULL)
-            fprintf(csv, "cut,block,face_bytes,transport,chunk,exchange_us,gbs,ref,ref_gbs,pinned_d2h_gbs,gpus\n");
+            fprintf(csv, "cut,block,face_bytes,transport,chunk,exchange_us,gbs,ref,ref_gbs,pinned_d2h_gbs,"
+                         "mpi_host_gbs,gpus\n");
     }
     struct {
         int cut; /* 0: along i (faces strided: 2 cells per row), 1: along j (faces of whole rows) */
@@ -179,6 +213,7 @@ static void bench_halo(const char *csv_path)
         void *arr = dev_random(cells, 1, -1, 1);
         size_t face = (size_t)h * 8 * (size_t)(cut == 1 ? cfgs[c].n[0] : cfgs[c].n[1]) * (size_t)cfgs[c].n[2];
         double tpeer = copy_seconds(face, reps, 0), tpin = copy_seconds(face, reps, 1);
+        double thost = mpi_host_seconds(face, reps);
         char blk[64];
         snprintf(blk, sizeof blk, "%lldx%lldx%lld", (long long)cfgs[c].n[0], (long long)cfgs[c].n[1],
                  (long long)cfgs[c].n[2]);
@@ -192,7 +227,7 @@ static void bench_halo(const char *csv_path)
             unsetenv("TRIDI_HALO_CHUNK_BYTES");
             if (s) {
                 if (rank == 0)
-                    printf("| %s | %s | %zu | %s | %s | - | - | - | not available: %s (%s) | - | - |\n",
+                    printf("| %s | %s | %zu | %s | %s | - | - | - | not available: %s (%s) | - | - | - | - |\n",
                            cut ? "j" : "i", blk, face, tridi_transport_name(trs[t].t), trs[t].label,
                            tridi_status_name(s), tridi_error_message());
                 continue;
@@ -210,13 +245,15 @@ static void bench_halo(const char *csv_path)
             }
             double tm = median(v, reps);
             if (rank == 0) {
-                printf("| %s | %s | %zu | %s | %s | %.1f | %.2f | %.1f | %.0f%% | %.1f | %.0f%% |\n", cut ? "j" : "i",
-                       blk, face, tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
-                       face / tpeer * 1e-9, 100.0 * tpeer / tm, face / tpin * 1e-9, 100.0 * tpin / tm);
+                printf("| %s | %s | %zu | %s | %s | %.1f | %.2f | %.1f | %.0f%% | %.1f | %.0f%% | %.2f | %.0f%% |\n",
+                       cut ? "j" : "i", blk, face, tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6,
+                       face / tm * 1e-9, face / tpeer * 1e-9, 100.0 * tpeer / tm, face / tpin * 1e-9,
+                       100.0 * tpin / tm, face / thost * 1e-9, 100.0 * thost / tm);
                 if (csv)
-                    fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%d\n", cut ? "j-cut" : "i-cut", blk, face,
-                            tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
-                            ndev > 1 ? "peer" : "same-gpu", face / tpeer * 1e-9, face / tpin * 1e-9, ndev);
+                    fprintf(csv, "%s,%s,%zu,%s,%s,%.2f,%.3f,%s,%.2f,%.2f,%.3f,%d\n", cut ? "j-cut" : "i-cut", blk,
+                            face, tridi_transport_name(trs[t].t), trs[t].label, tm * 1e6, face / tm * 1e-9,
+                            ndev > 1 ? "peer" : "same-gpu", face / tpeer * 1e-9, face / tpin * 1e-9,
+                            face / thost * 1e-9, ndev);
                 if (csv)
                     fflush(csv); /* rows kept if a time limit stops the run */
             }

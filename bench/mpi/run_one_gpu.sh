@@ -25,9 +25,22 @@ run() { # name, then the command
 }
 export TRIDI_HALO_CHUNK_BYTES=
 run halo_staged_np2 $MPI -np 2 "$B/bin/test_mpi_halo" --device staged
-# The benchmark early, so that a hung test further down cannot cost its figures.
-timeout ${BENCH_S:-120} $MPI -np 2 "$B/bin/tridi_bench_mpi" halo "$OUT/halo.csv" > "$OUT/bench.txt" 2>&1
-echo "bench exit $?"
+# The benchmark early, so that a hung test further down cannot cost its figures. HOST_PATHS: MPI host paths
+# to run it over (default: Open MPI's choice; cma / none: vader's single-copy mechanism forced; tcp: TCP
+# between the ranks, as between nodes), each to halo-NAME.csv.
+: > "$OUT/bench.txt"
+for hp in ${HOST_PATHS:-default}; do
+  case $hp in
+    default) opt= ;;
+    cma | none) opt="--mca btl_vader_single_copy_mechanism $hp" ;;
+    tcp) opt="--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo" ;;
+    *) echo "HOST_PATHS: unknown path $hp" >&2; continue ;;
+  esac
+  echo "### host path: $hp" >> "$OUT/bench.txt"
+  # shellcheck disable=SC2086
+  timeout ${BENCH_S:-120} $MPI $opt -np 2 "$B/bin/tridi_bench_mpi" halo "$OUT/halo-$hp.csv" >> "$OUT/bench.txt" 2>&1
+  echo "bench ($hp) exit $?"
+done
 for tr in ipc auto nccl; do
   run "halo_${tr}_np2" $MPI -np 2 "$B/bin/test_mpi_halo" --device $tr
 done
