@@ -15,14 +15,13 @@ module fc_solver
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
-  public :: solver_register, solver_reset_times, solver_report_per_call
+  public :: solver_register, solver_reset_times, solver_report_per_call, now
   public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
-  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT, ROLE_D, ROLE_E, ROLE_F
+  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT
 
   integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
   ! gpu-resident runs the whole step on the GPU (fc_gpu.cu); it only uses this module's timer.
   integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2, BACKEND_GPU_RESIDENT = 3
-  integer, parameter :: ROLE_D = 0, ROLE_E = 1, ROLE_F = 2
 
   ! The arguments of the latest solve of one kind, so that solver_report_per_call can call it again.
   type fc_last_call_t
@@ -58,16 +57,6 @@ module fc_solver
     real(r8), pointer :: vecg(:) => null(), vecw(:) => null()
     type(c_ptr) :: par = c_null_ptr   ! the model's decomposition over ranks (fc_parallel); null: one rank
   end type fc_solver_t
-
-  interface solver_upload_3d
-    module procedure upload_3d_r4, upload_3d_r8
-  end interface
-  interface solver_upload_z
-    module procedure upload_z_r4, upload_z_r8
-  end interface
-  interface solver_upload_2d
-    module procedure upload_2d_r4, upload_2d_r8
-  end interface
 
 contains
 
@@ -290,6 +279,7 @@ contains
     end select
   end subroutine replay
 
+  ! Wall-clock seconds (system_clock's count over its rate).
   real(r8) function now()
     integer(8) :: count, rate
     call system_clock(count, rate)
@@ -433,92 +423,60 @@ contains
   end subroutine split_solve
 
   ! Uploads are the gpu backend's overlap of transfers with the assembly of the next diagonal; the other
-  ! backends have nothing to move.
-  subroutine upload_3d_r4(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+  ! backends have nothing to move. D and F go together once both are assembled, E alone after them.
+  subroutine solver_upload_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, d, f, e)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
-    real(r4), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
+    real(r4), dimension(:,:,:), pointer, optional :: d, f
+    real(r8), dimension(:,:,:), pointer, optional :: e
+    character(*), parameter :: what = 'tridi_mohid_upload_3d'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_3d')
+    if (present(d)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, d, TRIDI_ROLE_LOWER, stat)
+    if (present(d)) call check(stat, what)
+    if (present(f)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, f, TRIDI_ROLE_UPPER, stat)
+    if (present(f)) call check(stat, what)
+    if (present(e)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, e, TRIDI_ROLE_DIAG, stat)
+    if (present(e)) call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_3d_r4
+  end subroutine solver_upload_3d
 
-  subroutine upload_3d_r8(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+  subroutine solver_upload_z(s, ILB, IUB, JLB, JUB, KLB, KUB, d, f, e)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
-    real(r8), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
+    real(r4), dimension(:,:,:), pointer, optional :: d, f
+    real(r8), dimension(:,:,:), pointer, optional :: e
+    character(*), parameter :: what = 'tridi_mohid_upload_z'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_3d')
+    if (present(d)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, d, TRIDI_ROLE_LOWER, stat)
+    if (present(d)) call check(stat, what)
+    if (present(f)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, f, TRIDI_ROLE_UPPER, stat)
+    if (present(f)) call check(stat, what)
+    if (present(e)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, e, TRIDI_ROLE_DIAG, stat)
+    if (present(e)) call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_3d_r8
+  end subroutine solver_upload_z
 
-  subroutine upload_z_r4(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
+  ! THOMAS_2D's D and F (the model's E of the elevation lines is assembled with them).
+  subroutine solver_upload_2d(s, IJmin, IJmax, JImin, JImax, di, dj, d, f)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
-    real(r4), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
+    real(r4), dimension(:,:), pointer :: d, f
+    character(*), parameter :: what = 'tridi_mohid_upload_2d'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_z')
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, d, TRIDI_ROLE_LOWER, stat)
+    call check(stat, what)
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, f, TRIDI_ROLE_UPPER, stat)
+    call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_z_r4
-
-  subroutine upload_z_r8(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
-    real(r8), dimension(:,:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_z')
-    call account(s, 4, t0, 0)
-  end subroutine upload_z_r8
-
-  subroutine upload_2d_r4(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
-    real(r4), dimension(:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0, 0)
-  end subroutine upload_2d_r4
-
-  subroutine upload_2d_r8(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
-    real(r8), dimension(:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0, 0)
-  end subroutine upload_2d_r8
-
-  integer function mohid_role(role)
-    integer, intent(in) :: role
-    select case (role)
-    case (ROLE_D); mohid_role = TRIDI_ROLE_LOWER
-    case (ROLE_E); mohid_role = TRIDI_ROLE_DIAG
-    case default; mohid_role = TRIDI_ROLE_UPPER
-    end select
-  end function mohid_role
+  end subroutine solver_upload_2d
 
 end module fc_solver
