@@ -11,13 +11,6 @@ module kinds_r8
     implicit none
     integer, parameter :: WK = 8, EK = 8, IK = int64
     character(len=*), parameter :: kset = 'real(8)'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
     include 'mohid_kinds.inc'
 end module
 
@@ -29,13 +22,6 @@ module kinds_mx
     implicit none
     integer, parameter :: WK = 4, EK = 8, IK = int32
     character(len=*), parameter :: kset = 'mixed'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
     include 'mohid_kinds.inc'
 end module
 
@@ -47,13 +33,6 @@ module kinds_r4
     implicit none
     integer, parameter :: WK = 4, EK = 4, IK = int32
     character(len=*), parameter :: kset = 'real(4)'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
     include 'mohid_kinds.inc'
 end module
 
