@@ -416,6 +416,17 @@ static int random_system(uint64_t *rng, int axis, int64_t nmax, const tridi_dtyp
     return tu_system_alloc(s, g, t[0], t[1], t[2], t[3], t[4], rng);
 }
 
+/* s's arrays copied to the device (d) and their device pointers (da); a failure is counted, named by what. */
+static int device_copy(tridi_context ctx, tu_system *s, tu_dev_set *d, tridi_arrays *da, const char *what)
+{
+    if (tu_dev_upload(ctx, s, d)) {
+        FAIL("%s: upload", what);
+        return 1;
+    }
+    *da = tu_dev_arrays(s, d);
+    return 0;
+}
+
 /* Device plans destroyed with their solves still queued: the destroy waits, the answers land. */
 static void destroy_in_flight(uint64_t *rng, tridi_context ctx)
 {
@@ -427,11 +438,12 @@ static void destroy_in_flight(uint64_t *rng, tridi_context ctx)
         return;
     void *xref = reference_x(&s, &g, TRIDI_AXIS_Z, lo, hi, t[4]);
     tu_dev_set d;
-    if (tu_dev_upload(ctx, &s, &d)) {
-        FAIL("upload");
+    tridi_arrays da;
+    if (device_copy(ctx, &s, &d, &da, "destroy in flight")) {
+        free(xref);
+        tu_system_free(&s);
         return;
     }
-    tridi_arrays da = tu_dev_arrays(&s, &d);
     const tridi_solve_options o = place_options(device_deferred);
     for (int rep = 0; rep < 20; ++rep) {
         tridi_plan plan;
@@ -473,12 +485,11 @@ static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
     tu_set((void *)s.a.diag, t[1], cell, 0.0);
     tu_set((void *)s.a.upper, t[2], cell, 0.0); /* a zero row: FAST arithmetic fails there too */
     tu_dev_set d;
-    if (tu_dev_upload(ctx, &s, &d)) {
-        FAIL("changed inputs: upload");
+    tridi_arrays da;
+    if (device_copy(ctx, &s, &d, &da, "changed inputs")) {
         tu_system_free(&s);
         return;
     }
-    tridi_arrays da = tu_dev_arrays(&s, &d);
     const tridi_solve_options o = place_options(device_deferred);
     tridi_plan plan;
     tridi_status st = tridi_plan_create(ctx, &g, TRIDI_AXIS_Y, lo, hi, t, &o, &plan);
