@@ -268,14 +268,14 @@ contains
     b = s%last(k)%b
     select case (k)
     case (1, 2)
-      call run_3d(s, b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), s%last(k)%d, s%last(k)%e, s%last(k)%f, &
-                  s%last(k)%ti, s%last(k)%x)
+      call solver_thomas_3d(s, b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), s%last(k)%d, s%last(k)%e, &
+                            s%last(k)%f, s%last(k)%ti, s%last(k)%x, replay=.true.)
     case (3)
-      call run_z(s, b(1), b(2), b(3), b(4), b(5), b(6), s%last(k)%d, s%last(k)%e, s%last(k)%f, s%last(k)%ti, &
-                 s%last(k)%x, s%last(k)%wp)
+      call solver_thomasz(s, b(1), b(2), b(3), b(4), b(5), b(6), s%last(k)%d, s%last(k)%e, s%last(k)%f, &
+                          s%last(k)%ti, s%last(k)%x, s%last(k)%wp, replay=.true.)
     case (4)
-      call run_2d(s, b(1), b(2), b(3), b(4), b(7), b(8), s%last(k)%d2, s%last(k)%e2, s%last(k)%f2, &
-                  s%last(k)%ti2, s%last(k)%x2)
+      call solver_thomas_2d(s, b(1), b(2), b(3), b(4), b(7), b(8), s%last(k)%d2, s%last(k)%e2, s%last(k)%f2, &
+                            s%last(k)%ti2, s%last(k)%x2, replay=.true.)
     end select
   end subroutine replay
 
@@ -294,28 +294,27 @@ contains
     end if
   end subroutine check
 
-  subroutine solver_thomas_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
-    real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
-    real(r8), dimension(:,:,:), pointer :: E
-    real(r8) :: t0
-    integer :: k
-    k = merge(2, 1, dj == 1)
-    s%last(k)%b = [IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj]
-    s%last(k)%d => D; s%last(k)%e => E; s%last(k)%f => F; s%last(k)%ti => Ti; s%last(k)%x => ANSWER
-    t0 = now()
-    call run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
-    call account(s, 1, t0, k)
-    s%calls = s%calls + 1
-  end subroutine solver_thomas_3d
+  ! A model's solve is recorded (for the per-call report) and timed; its replay (replay = .true.) is not.
+  logical function timed(replay)
+    logical, intent(in), optional :: replay
+    timed = .true.
+    if (present(replay)) timed = .not. replay
+  end function timed
 
-  subroutine run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
+  subroutine solver_thomas_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
     real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:,:), pointer :: E
-    integer :: stat
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
+    integer :: k, stat
+    k = merge(2, 1, dj == 1)
+    if (timed(replay)) then
+      s%last(k)%b = [IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj]
+      s%last(k)%d => D; s%last(k)%e => E; s%last(k)%f => F; s%last(k)%ti => Ti; s%last(k)%x => ANSWER
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! MOHID's box: unknowns JImin..JImax+1 along the lines, lines IJmin..IJmax.
       if (dj == 1) then
@@ -331,31 +330,26 @@ contains
       call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_3d')
     end if
-  end subroutine run_3d
-
-  subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
-    real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
-    real(r8), dimension(:,:,:), pointer :: BW
-    integer, dimension(:,:,:), pointer :: WaterPoints
-    real(r8) :: t0
-    s%last(3)%b = [ILB, IUB, JLB, JUB, KLB, KUB, 0, 0]
-    s%last(3)%d => AW; s%last(3)%e => BW; s%last(3)%f => CW; s%last(3)%ti => TIW; s%last(3)%x => RES
-    s%last(3)%wp => WaterPoints
-    t0 = now()
-    call run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
-    call account(s, 2, t0, 3)
+    if (.not. timed(replay)) return
+    call account(s, 1, t0, k)
     s%calls = s%calls + 1
-  end subroutine solver_thomasz
+  end subroutine solver_thomas_3d
 
-  subroutine run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
+  subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
     real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
     real(r8), dimension(:,:,:), pointer :: BW
     integer, dimension(:,:,:), pointer :: WaterPoints
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
     integer :: stat
+    if (timed(replay)) then
+      s%last(3)%b = [ILB, IUB, JLB, JUB, KLB, KUB, 0, 0]
+      s%last(3)%d => AW; s%last(3)%e => BW; s%last(3)%f => CW; s%last(3)%ti => TIW; s%last(3)%x => RES
+      s%last(3)%wp => WaterPoints
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! The model calls THOMASZ with KLB = 1 on all-water columns: the plain box of unknowns 1..KUB+1.
       if (KLB /= 1 .or. any(WaterPoints(ILB:IUB, JLB:JUB, KUB) /= 1)) &
@@ -368,28 +362,24 @@ contains
       call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
       call check(stat, 'tridi_thomasz')
     end if
-  end subroutine run_z
-
-  subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
-    real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
-    real(r8), dimension(:,:), pointer :: E
-    real(r8) :: t0
-    s%last(4)%b = [IJmin, IJmax, JImin, JImax, 0, 0, di, dj]
-    s%last(4)%d2 => D; s%last(4)%e2 => E; s%last(4)%f2 => F; s%last(4)%ti2 => Ti; s%last(4)%x2 => ANSWER
-    t0 = now()
-    call run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
-    call account(s, 3, t0, 4)
+    if (.not. timed(replay)) return
+    call account(s, 2, t0, 3)
     s%calls = s%calls + 1
-  end subroutine solver_thomas_2d
+  end subroutine solver_thomasz
 
-  subroutine run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
+  subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
     real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:), pointer :: E
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
     integer :: stat
+    if (timed(replay)) then
+      s%last(4)%b = [IJmin, IJmax, JImin, JImax, 0, 0, di, dj]
+      s%last(4)%d2 => D; s%last(4)%e2 => E; s%last(4)%f2 => F; s%last(4)%ti2 => Ti; s%last(4)%x2 => ANSWER
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! The model calls THOMAS_2D with IJmin = JImin = 1, where MOHID reads each line's first row at
       ! its first cell: the plain box (the adapter's first-row rule would misplace it for the rows of
@@ -407,7 +397,10 @@ contains
       call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_2d')
     end if
-  end subroutine run_2d
+    if (.not. timed(replay)) return
+    call account(s, 3, t0, 4)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_2d
 
   ! A sweep of the decomposed model on the adapter's context (the cpu backend: flow_channel refuses the
   ! others on ranks). c_loc of a pointer array is its first allocated element.
