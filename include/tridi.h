@@ -1,28 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tridi.h - batched tridiagonal (Thomas) solves on grid-shaped arrays.
- *
- * The one public C header of tridi. It carries no CUDA and no MPI types: streams are `void*`, and the
- * MPI layer lives in tridi_mpi.h.
- *
- * Data contract (see README.md):
- *  - Every array of one solve is a full grid-shaped array with the same allocated bounds, stored in
- *    Fortran (column-major) order: axis 0 (i, "x") is contiguous, then axis 1 (j, "y"), then axis 2
- *    (k, "z"). Bounds are inclusive and may start anywhere (halos, 0-based, negative).
- *  - A solve along `axis` solves one tridiagonal system per line of the box [lo, hi] (inclusive):
- *    along `axis` the box gives the unknowns lo[axis]..hi[axis], along the other axes the lines.
- *  - Equation of unknown m on a line:  lower(m) x(m-1) + diag(m) x(m) + upper(m) x(m+1) = rhs(m).
- *    lower is never read at the first unknown of a line, upper never at the last.
- *  - Only the cells of the box are read from the inputs and only they are written in x; every other
- *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
- *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
- *  - On an argument error x is left unchanged. On a numerical failure (zero pivot, non-finite value) the
- *    caller chooses (tridi_on_error): by default (TRIDI_ON_ERROR_LINES) a failing line is left untouched,
- *    every other line is answered, and the status names the first failing line and cell and how many lines
- *    failed; TRIDI_ON_ERROR_CALL leaves x unchanged if any line fails. tridi_solve and tridi_solve_device
- *    take it from the context (tridi_config.on_error), a plan from its tridi_solve_options.
- *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
- *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
+ * tridi.h - batched tridiagonal (Thomas) solves on grid-shaped arrays. No CUDA or MPI types: streams
+ * are `void*`; the MPI layer is in tridi_mpi.h.
+ * The data contract of every solve is stated before the geometry types below.
  */
 #ifndef TRIDI_H
 #define TRIDI_H
@@ -36,8 +16,7 @@
 extern "C" {
 #endif
 
-/* TRIDI_API marks the public entry points: the library is built with hidden visibility, so only
- * functions declared with it leave a shared libtridi. */
+/* TRIDI_API marks the public entry points (the library is built with hidden visibility). */
 #if defined(_WIN32)
 #define TRIDI_API
 #elif defined(__GNUC__) || defined(__clang__)
@@ -76,7 +55,7 @@ typedef enum tridi_status {
 } tridi_status;
 
 /* ---------------------------------------------------------------------------------------------------
- * The solve contract a caller chooses (issue "One solve pipeline"; docs/errors.md).
+ * The solve contract a caller chooses (docs/errors.md).
  * ------------------------------------------------------------------------------------------------- */
 /* What a numerical failure (zero pivot, non-finite value) does to x. */
 typedef enum tridi_on_error {
@@ -84,10 +63,8 @@ typedef enum tridi_on_error {
     TRIDI_ON_ERROR_CALL = 1   /* all or nothing: x unchanged if any line fails (costs an undo log) */
 } tridi_on_error;
 
-/* Which arithmetic a solve may use. The MOHID ones are MOHID's operations in MOHID's order, bit for bit on
- * every CPU kernel and ISA: two divisions per unknown, no fused multiply-add, pivots, W and G in double,
- * each answer rounded to its type before it feeds the unknown above (docs/errors.md, "What bit for bit
- * covers"). */
+/* Which arithmetic a solve may use. The MOHID ones are MOHID's operations in MOHID's order, bit for bit
+ * (docs/errors.md, "What bit for bit covers"). */
 typedef enum tridi_arith {
     TRIDI_ARITH_DEFAULT = 0,      /* MOHID for the mixed type, FAST for all-float and all-double arrays */
     TRIDI_ARITH_MOHID = 1,        /* MOHID's THOMAS routines (pivot in double): bit for bit MOHID */
@@ -103,9 +80,8 @@ typedef enum tridi_verdict {
     TRIDI_VERDICT_DEFERRED = 1 /* only enqueued; failures reported by the next status/synchronize call */
 } tridi_verdict;
 
-/* What a solve does about pivot growth (no pivoting is stable only for the matrices docs/errors.md
- * lists: diagonally dominant, symmetric positive definite, M-matrices). Host arrays only for now: a
- * device solve with pivoting other than NONE gives TRIDI_ERROR_UNSUPPORTED. */
+/* What a solve does about pivot growth (Thomas without pivoting is stable for the matrices docs/errors.md
+ * lists). Host arrays only: a device solve with pivoting other than NONE gives TRIDI_ERROR_UNSUPPORTED. */
 typedef enum tridi_pivoting {
     TRIDI_PIVOT_NONE = 0,     /* Thomas as it is: only an exactly zero pivot is reported */
     TRIDI_PIVOT_CHECK = 1,    /* after the solve, measure each line's pivot growth; lines past the threshold
@@ -126,21 +102,18 @@ TRIDI_API const char *tridi_error_message(void);
  * was not numerical. */
 TRIDI_API int tridi_error_cell(int64_t cell[3]);
 
-/* Records a failure found by a layer built on tridi (the Fortran modules, the MOHID adapter) in this
- * thread's error record, so that tridi_error_message() returns message (truncated to 1023 bytes; NULL
- * records ""). Returns status. tridi_error_cell() keeps the cell of the last numerical failure when status
- * is TRIDI_ERROR_ZERO_PIVOT or TRIDI_ERROR_NONFINITE (a layer passing that failure on in its own words)
- * and returns 0 otherwise. One store for every layer: a caller never has to know which layer failed. */
+/* Records a failure found by a layer built on tridi (the Fortran modules, the MOHID adapter), so that
+ * tridi_error_message() returns message (truncated to 1023 bytes; NULL records ""). Returns status.
+ * tridi_error_cell() keeps the last numerical failure's cell when status is ZERO_PIVOT or NONFINITE, and
+ * returns 0 otherwise. */
 TRIDI_API tridi_status tridi_record_error(tridi_status status, const char *message);
 
 /* Library version, "MAJOR.MINOR.PATCH" and numbers. */
 TRIDI_API const char *tridi_version_string(void);
 TRIDI_API void tridi_version(int *major, int *minor, int *patch);
 
-/* What this build of tridi contains, as opposed to what the machine has: a build without CUDA says
- * cuda = 0 (TRIDI_BACKEND_CUDA can never work), a build with CUDA on a machine without a usable GPU says
- * cuda = 1 and cuda_devices = 0. Set size = sizeof(tridi_build_info) before the call; fields past a
- * smaller size are not written (so the struct can grow). */
+/* What this build of tridi contains (cuda = 1 and cuda_devices = 0: built with CUDA, no usable GPU now).
+ * Set size = sizeof(tridi_build_info) before the call; fields past a smaller size are not written. */
 typedef struct tridi_build_info {
     size_t size;                  /* sizeof(tridi_build_info), set by the caller */
     int openmp;                   /* the CPU backend's OpenMP version (_OPENMP, e.g. 201511); 0 without */
@@ -163,11 +136,9 @@ TRIDI_API const char *tridi_build_info_string(void);
 
 /* ---------------------------------------------------------------------------------------------------
  * Context: which backend, which device, how many threads. Create one per device and per thread that
- * calls tridi concurrently (a context is not thread-safe; distinct contexts are). A context and the
- * plans and ADI plans made with it are used by one thread at a time: a solve (tridi_solve,
- * tridi_solve_device, tridi_plan_solve, tridi_adi_step, tridi_adi_sweep, tridi_mpi_solve*) made while
- * another call is solving on the same context is refused with TRIDI_ERROR_INVALID_VALUE ("... in use
- * by another call ...", naming the plan), never run alongside it (docs/decisions/045).
+ * calls tridi concurrently: a context, and the plans made with it, serve one thread at a time; a solve
+ * made while another call is solving on the same context is refused with TRIDI_ERROR_INVALID_VALUE
+ * ("... in use by another call ...").
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_context_s *tridi_context;
 
@@ -190,12 +161,8 @@ typedef struct tridi_config {
                                 halving their transfer; results then carry float rounding (default: 0) */
     int pivoting;            /* a tridi_pivoting: what host-array solves do about lines Thomas's elimination
                                 without pivoting cannot be trusted on (default: TRIDI_PIVOT_NONE) */
-    int on_error;            /* a tridi_on_error: what a numerical failure does to x in tridi_solve and
-                                tridi_solve_device (plans take theirs from tridi_solve_options).
-                                TRIDI_ON_ERROR_LINES: a failing line is left untouched, every other line is
-                                answered; TRIDI_ON_ERROR_CALL: x unchanged if any line fails, which costs an
-                                undo log or a second pass over the answers (docs/errors.md)
-                                (default: TRIDI_ON_ERROR_LINES) */
+    int on_error;            /* a tridi_on_error for tridi_solve and tridi_solve_device (plans take theirs
+                                from tridi_solve_options) (default: TRIDI_ON_ERROR_LINES) */
 } tridi_config;
 
 TRIDI_API void tridi_config_init(tridi_config *config);
@@ -212,7 +179,24 @@ TRIDI_API tridi_status tridi_get_backend(tridi_context ctx, tridi_backend *backe
 TRIDI_API const char *tridi_backend_name(tridi_backend backend);
 
 /* ---------------------------------------------------------------------------------------------------
- * Geometry and arrays.
+ * Geometry and arrays. The data contract (README.md):
+ *  - Every array of one solve is a full grid-shaped array with the same allocated bounds, stored in
+ *    Fortran (column-major) order: axis 0 (i, "x") is contiguous, then axis 1 (j, "y"), then axis 2
+ *    (k, "z"). Bounds are inclusive and may start anywhere (halos, 0-based, negative).
+ *  - A solve along `axis` solves one tridiagonal system per line of the box [lo, hi] (inclusive):
+ *    along `axis` the box gives the unknowns lo[axis]..hi[axis], along the other axes the lines.
+ *  - Equation of unknown m on a line:  lower(m) x(m-1) + diag(m) x(m) + upper(m) x(m+1) = rhs(m).
+ *    lower is never read at the first unknown of a line, upper never at the last.
+ *  - Only the cells of the box are read from the inputs and only they are written in x; every other
+ *    cell of every array is left untouched. Inputs are read only. x may be the rhs array itself
+ *    (same pointer, same type: solved in place); any other overlap of x with an input is an error.
+ *  - On an argument error x is left unchanged. On a numerical failure (zero pivot, non-finite value) the
+ *    caller chooses (tridi_on_error): by default (TRIDI_ON_ERROR_LINES) a failing line is left untouched,
+ *    every other line is answered, and the status names the first failing line and cell and how many lines
+ *    failed; TRIDI_ON_ERROR_CALL leaves x unchanged if any line fails. tridi_solve and tridi_solve_device
+ *    take it from the context (tridi_config.on_error), a plan from its tridi_solve_options.
+ *  - Pivot arithmetic is done in double whatever the storage type; each x value is rounded to its
+ *    storage type before it is used for the next unknown (as Fortran codes with real(4) answers do).
  * ------------------------------------------------------------------------------------------------- */
 typedef enum tridi_axis {
     TRIDI_AXIS_X = 0, /* lines along i (contiguous in memory) */
@@ -253,39 +237,30 @@ typedef enum tridi_array_role {
 } tridi_array_role;
 
 /* ---------------------------------------------------------------------------------------------------
- * Solves on host arrays (the caller's own grid arrays). On the CUDA backend the box is moved by DMA
- * straight from/to arrays registered with tridi_host_register, through pinned staging otherwise; device
- * buffers are kept between calls of the same shape, and the work is pipelined in slabs.
- * lo/hi: inclusive box, Fortran indices; a box empty along any used axis (hi < lo) is a no-op success.
+ * Solves on host arrays (the caller's own grid arrays; on the CUDA backend moved by DMA when registered
+ * with tridi_host_register, through pinned staging otherwise). lo/hi: inclusive box, Fortran indices; a
+ * box empty along any used axis (hi < lo) is a no-op success.
  * ------------------------------------------------------------------------------------------------- */
 TRIDI_API tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                          const int64_t lo[3], const int64_t hi[3], const tridi_arrays *arrays);
 
 /* Starts moving one input array's box to the device now, so the transfer overlaps the caller's work
- * (for instance assembling the next diagonal). Call it as soon as that array is final; the next
- * tridi_solve with the same grid, axis, box and this pointer and type uses the uploaded copy and waits
- * only on the transfers it needs. The array must not change, nor be freed, until that solve returns (or
- * tridi_destroy, or a solve that does not use the upload); after it tridi never reads the array again.
- * Arrays not uploaded are moved by the solve itself. The call queues the work and returns: an array
- * registered with tridi_host_register goes by DMA, any other is first copied into pinned staging by tridi's
- * own threads, in the order of the transfers, while the caller goes on. On the CPU backend this validates
+ * (for instance assembling the next diagonal). The next tridi_solve with the same grid, axis, box and
+ * this pointer and type uses the uploaded copy. The array must not change, nor be freed, until that
+ * solve returns (or tridi_destroy, or a solve that does not use the upload). Arrays not uploaded are
+ * moved by the solve itself. The call queues the work and returns. On the CPU backend this validates
  * and returns SUCCESS. */
 TRIDI_API tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis,
                                 const int64_t lo[3], const int64_t hi[3], tridi_array_role role,
                                 const void *host, tridi_dtype type);
 
-/* Page-locks the caller's host memory [ptr, ptr + bytes) for this context, so that host-array solves
- * and uploads move the box of every array lying wholly inside it by DMA straight from/to the array:
- * no packing on the host, and tridi_upload_async only queues the transfer and returns. Register the
- * model's long-lived arrays once (whole arrays: the allocated grid); arrays not registered keep working
- * through pinned staging. Ranges may not overlap one already registered on this context (an exact
- * duplicate is refused too). Memory that is already page-locked by the caller (cudaHostAlloc, or its own
- * cudaHostRegister) is accepted and used in place; tridi then leaves its unlocking to the caller.
- *
- * UNREGISTER BEFORE FREEING the memory: a registration outliving the allocation would let a later
- * allocation at the same address be moved through the stale registration (wrong data, no error).
- * tridi_destroy unregisters every range of the context. On the CPU backend registration is validated and
- * recorded (the same errors as on the GPU) but pins nothing. */
+/* Page-locks the caller's host memory [ptr, ptr + bytes) for this context, so that solves and uploads
+ * move the box of every array lying wholly inside it by DMA. Register the model's long-lived arrays
+ * once (whole arrays). Ranges may not overlap one already registered on this context. Memory the caller
+ * already page-locked is used in place and left to the caller to unlock.
+ * UNREGISTER BEFORE FREEING the memory: a later allocation at the same address would be moved through
+ * the stale registration (wrong data, no error). tridi_destroy unregisters every range. On the CPU
+ * backend registration is validated and recorded but pins nothing. */
 TRIDI_API tridi_status tridi_host_register(tridi_context ctx, const void *ptr, size_t bytes);
 /* ptr: the pointer given to tridi_host_register. Waits for the context's transfers first. */
 TRIDI_API tridi_status tridi_host_unregister(tridi_context ctx, const void *ptr);
@@ -309,13 +284,8 @@ TRIDI_API tridi_status tridi_copy_to_host(tridi_context ctx, void *host_dst, con
 TRIDI_API tridi_status tridi_synchronize(tridi_context ctx);
 
 /* ---------------------------------------------------------------------------------------------------
- * Plans: a solve made once for one grid, axis, box and type combination, then run many times.
- *
- * A plan validates its geometry and types once and owns what its solves need on its backend (on the
- * CUDA backend: the kernel choice for that shape). tridi_solve and tridi_solve_device are convenience
- * calls with the contract of the first lines of this header (the context's on_error, TRIDI_ON_ERROR_LINES
- * unless tridi_config says otherwise; MOHID arithmetic; device solves deferred); a plan lets the caller
- * choose every part of it (tridi_solve_options).
+ * Plans: a solve validated once for one grid, axis, box and type combination, then run many times, with
+ * every part of the contract chosen by the caller (tridi_solve_options).
  * ------------------------------------------------------------------------------------------------- */
 typedef struct tridi_plan_s *tridi_plan;
 
@@ -359,12 +329,11 @@ TRIDI_API tridi_status tridi_plan_status(tridi_plan plan);
 TRIDI_API tridi_status tridi_plan_destroy(tridi_plan plan);
 
 /* ===================================================================================================
- * ADI steps (src/adi.c, cuda/adi_*.cu; docs/adi.md).
+ * ADI steps (docs/adi.md).
  *
- * A plan holds one grid, one box of unknowns, one storage type and one operator, plus the work arrays
- * of a step. tridi_adi_step advances a field by dt with implicit sweeps x, y (and z): the diagonals
- * are assembled and solved by tridi (on the GPU one fused kernel per sweep, docs/decisions/025); on the
- * CUDA backend every array is a device pointer and nothing returns to the host during a step.
+ * A plan holds one grid, one box of unknowns, one storage type and one operator. tridi_adi_step
+ * advances a field by dt with implicit sweeps x, y (and z), the diagonals assembled and solved by
+ * tridi; on the CUDA backend every array is a device pointer.
  *
  * Operator, per implicit axis a with uniform spacing h_a, in flux form on the cells of the box:
  *   (L_a u)_m = [K_{m+1/2} (u_{m+1} - u_m) - K_{m-1/2} (u_m - u_{m-1})] / h_a^2 - [Q_{m+1/2} - Q_{m-1/2}] / h_a
@@ -421,11 +390,9 @@ TRIDI_API tridi_status tridi_adi_create(tridi_adi *plan, tridi_context ctx, cons
 TRIDI_API tridi_status tridi_adi_destroy(tridi_adi plan);
 
 /* One step of length dt > 0 on field (grid-shaped, the plan's type), in place: only the box is
- * written, and only when every sweep succeeded (one exception on the GPU's fused path: a failure that
- * first appears in the last sweep, an overflow near the type's largest value, leaves that sweep's other
- * lines answered; docs/decisions/026). stream: cudaStream_t as void*, or NULL for the plan's own
- * stream; ignored on the CPU. On the CUDA backend the call returns once the work is queued; a fused
- * step can be captured in a CUDA graph. */
+ * written, and only when every sweep succeeded (except an overflow first met in the last sweep on the
+ * GPU, docs/adi.md). stream: cudaStream_t as void*, or NULL for the plan's own stream; ignored on the
+ * CPU. On the CUDA backend the call returns once the work is queued. */
 TRIDI_API tridi_status tridi_adi_step(tridi_adi plan, void *field, double dt, void *stream);
 
 /* One sweep with the caller's own diagonals (the model's path): solves along axis over the plan's

@@ -2,18 +2,10 @@
 /*
  * tridi_mpi.h - the MPI layer of tridi: decomposition of a model grid over ranks, halo exchange of
  * grid-shaped arrays (host or device), and tridiagonal solves along axes cut by rank boundaries.
- *
- * This header does not include mpi.h: communicators are passed as the Fortran handle
- * (C: MPI_Comm_c2f(comm); Fortran: the integer communicator itself), so the caller's MPI headers and
- * tridi's need not agree on MPI_Comm. Device pointers and CUDA streams are void*.
- *
- * Every call that takes a decomposition is collective over its communicator. Whenever one rank fails
- * (bad argument, numerical failure, CUDA error), every rank returns the same status and the same
- * message (prefixed with the failing rank), so no rank is left waiting in a collective.
- *
- * Index convention: all indices are global Fortran indices of the model grid. Each rank allocates its
- * arrays over the bounds given by tridi_decomp_info.grid (its owned block plus halos) and passes that
- * grid to tridi_solve for local work.
+ * Communicators are passed as the Fortran handle (C: MPI_Comm_c2f(comm)), so mpi.h is not included.
+ * Every call that takes a decomposition is collective: when one rank fails, every rank returns the same
+ * status and message (prefixed with the failing rank). All indices are global Fortran indices; each rank
+ * allocates its arrays over tridi_decomp_info.grid (its block plus halos).
  */
 #ifndef TRIDI_MPI_H
 #define TRIDI_MPI_H

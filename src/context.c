@@ -160,14 +160,20 @@ void tridi_handle_bury(void *h, size_t bytes)
     }
 }
 
+tridi_status tridi_check_handle(tridi_handle_kind kind, const void *h, const char *func, const char *if_null,
+                                const char *if_dead)
+{
+    if (!h)
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: %s", func, if_null);
+    if (!tridi_handle_is_live(kind, h))
+        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: %s", func, if_dead);
+    return TRIDI_SUCCESS;
+}
+
 tridi_status tridi_check_context(const char *func, tridi_context ctx)
 {
-    if (!ctx)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'ctx' is NULL (create it with tridi_create)", func);
-    if (!tridi_handle_is_live(TRIDI_HANDLE_CONTEXT, ctx))
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE,
-                          "%s: argument 'ctx' is not a live tridi context (destroyed, or never created)", func);
-    return TRIDI_SUCCESS;
+    return tridi_check_handle(TRIDI_HANDLE_CONTEXT, ctx, func, "argument 'ctx' is NULL (create it with tridi_create)",
+                              "argument 'ctx' is not a live tridi context (destroyed, or never created)");
 }
 
 static int cpu_thread_cap(void)

@@ -237,6 +237,10 @@ typedef enum tridi_handle_kind {
 TRIDI_PRIVATE int tridi_handle_add(tridi_handle_kind kind, const void *h);
 /* 1 when h is a live handle of that kind. */
 TRIDI_PRIVATE int tridi_handle_is_live(tridi_handle_kind kind, const void *h);
+/* The check every entry point makes of its handle argument: TRIDI_ERROR_INVALID_HANDLE with
+ * "func: if_null" for NULL, "func: if_dead" for a handle that is not live; else TRIDI_SUCCESS. */
+TRIDI_PRIVATE tridi_status tridi_check_handle(tridi_handle_kind kind, const void *h, const char *func,
+                                              const char *if_null, const char *if_dead);
 /* Ends h's life: 1 when it was live, 0 when it was not (a stale or foreign handle, or a destroy that
  * another thread won). The winner releases what h holds, then buries it. */
 TRIDI_PRIVATE int tridi_handle_retire(tridi_handle_kind kind, const void *h);

@@ -368,20 +368,26 @@ static void part_times(step_data *sd, MPI_Comm comm, const int64_t n[3], int rep
     free(v);
 }
 
+/* The step's parts on rank 0's GPU alone (a communicator of one rank): t filled on rank 0 only. */
+static void solo_part_times(const int64_t n[3], double t[4])
+{
+    MPI_Comm solo;
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    if (rank == 0) {
+        step_data sd;
+        step_setup(&sd, solo, n, 1, TRIDI_TRANSPORT_AUTO);
+        part_times(&sd, solo, n, 10, t);
+        step_free(&sd);
+        MPI_Comm_free(&solo);
+    }
+}
+
 /* Where the time of a weak-scaling step goes: each part on 1 GPU and on all ranks (IPC). */
 static void bench_breakdown(void)
 {
     int64_t n1[3] = {512, 512, 128}, n2[3] = {512, 512 * (int64_t)nranks, 128};
     double t1[4] = {0, 0, 0, 0}, t2[4];
-    MPI_Comm solo;
-    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
-    if (rank == 0) {
-        step_data sd;
-        step_setup(&sd, solo, n1, 1, TRIDI_TRANSPORT_AUTO);
-        part_times(&sd, solo, n1, 10, t1);
-        step_free(&sd);
-        MPI_Comm_free(&solo);
-    }
+    solo_part_times(n1, t1);
     MPI_Barrier(MPI_COMM_WORLD);
     step_data sd;
     step_setup(&sd, MPI_COMM_WORLD, n2, nranks, TRIDI_TRANSPORT_IPC);
@@ -456,14 +462,8 @@ static void bench_model(void)
 {
     const int64_t n[3] = {1120, 1120, 56};
     double t[4] = {0, 0, 0, 0};
-    MPI_Comm solo;
-    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    solo_part_times(n, t);
     if (rank == 0) {
-        step_data sd;
-        step_setup(&sd, solo, n, 1, TRIDI_TRANSPORT_AUTO);
-        part_times(&sd, solo, n, 10, t);
-        step_free(&sd);
-        MPI_Comm_free(&solo);
         const double cells = (double)(n[0] * n[1] * n[2]);
         printf("\n## Scaling model input: the step's parts on one GPU, 1120x1120x56 (flow_channel_1120-56), mixed\n");
         printf("| part | ms | ns per cell |\n|---|---:|---:|\n");

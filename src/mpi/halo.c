@@ -122,11 +122,8 @@ static void build_messages(tridi_halo h)
 /* Asks the registry of live handles, by value: a destroyed plan's memory is never read. */
 static tridi_status check_halo(const char *f, tridi_halo h)
 {
-    if (!h)
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: argument 'halo' is NULL", f);
-    if (!tridi_handle_is_live(TRIDI_HANDLE_HALO, h))
-        return tridi_fail(TRIDI_ERROR_INVALID_HANDLE, "%s: 'halo' is not a live halo plan (destroyed?)", f);
-    return TRIDI_SUCCESS;
+    return tridi_check_handle(TRIDI_HANDLE_HALO, h, f, "argument 'halo' is NULL",
+                              "'halo' is not a live halo plan (destroyed?)");
 }
 
 tridi_status tridi_halo_get_transport(tridi_halo h, tridi_transport *t)

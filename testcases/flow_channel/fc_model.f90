@@ -1,39 +1,12 @@
 ! flow_channel: a small hydrostatic, Boussinesq, 3D ocean model of seed 004's test case (section 4.2),
 ! written for tridi. Every tridiagonal solve goes through fc_solver (MOHID's THOMAS_3D, THOMASZ and
-! THOMAS_2D conventions; the gpu-resident backend runs this same step as CUDA kernels, fc_gpu.cu);
-! README.md in this folder documents the physics and every choice made.
-!
-! Grid (MOHID storage): cells (1:im, 1:jm, 1:km) with one halo cell per side, arrays (0:im+1, 0:jm+1,
-! 0:km+1); k = 1 is the bottom layer, k = km the surface one; sigma layers of equal thickness (H+eta)/km.
-! Arakawa C: u(i,j,k) on the west face of cell (i,j) (faces 1..im+1: face 1 is the west wall, face im+1
-! the open east side), v(i,j,k) on the south face (faces 1..jm+1, both ends walls).
-!
-! One step = Leendertse / Peaceman-Rachford ADI, then tracers:
-!  x half step: v advanced (implicit along I, explicit along J with the old elevation), then u and the
-!               elevation implicit along I; the continuity equation uses the v transport of the step's
-!               start.
-!  y half step: u advanced (implicit along J, explicit along I with the elevation of the x half step),
-!               then v and the elevation implicit along J; continuity uses the u of the x half step.
-!  T and S: finite volumes with the step's own fluxes, implicit along I, then J, then K.
-! Velocities are coupled to the elevation through the vertical (Casulli): each column's vertical
-! viscosity matrix is solved for the explicit forcing and for the layer thicknesses (two THOMASZ), which
-! turns continuity into one tridiagonal line of elevations (THOMAS_2D).
-!
-! Conservation: the solves are single precision (MOHID's real(4) D, F, Ti, ANSWER); after each solve the
-! fluxes are recomputed in double from its answer and volumes and contents updated from those fluxes,
-! so water and salt are conserved to double rounding whatever the solver's rounding.
-!
-! On MPI ranks (fc_init with split): the grid is cut along j (fc_parallel). Each rank keeps MOHID's
-! storage with global indices over its rows plus one halo row on each side, (0:im+1, jlb:jub, 0:km+1),
-! and runs every loop over its own rows j0..j1 (the global loop bounds clipped to them); the sweeps along
-! J are solved across the ranks, those along I and K on its rows. Halo rows are refreshed where a stencil
-! reads the neighbour's newest values (the exchanges marked "halo:", here and in the submodules); what
-! a stencil needs from the first face of the block above (v faces, their fluxes and the transports
-! there) is computed here too, from the same halo values with the same arithmetic as the neighbour, so
-! both agree bit for bit and the fluxes between ranks conserve water and salt exactly. Budgets through
-! the east side (vol_out, salt_out, heat_out, outflow) are this rank's share; fc_global_budgets sums
-! them. On one rank (par null) j0:j1 = 1:jm, nothing is exchanged and the model runs the same arithmetic
-! as before ranks.
+! THOMAS_2D conventions); the gpu-resident backend runs this same step as CUDA kernels (fc_gpu.cu).
+! README.md in this folder documents the physics ("The model") and every choice made. MOHID storage:
+! cells (1:im, 1:jm, 1:km), one halo cell per side, k = 1 the bottom layer, sigma layers; Arakawa C. One
+! step: Leendertse / Peaceman-Rachford ADI (x half step, y half step), then T and S implicit along I, J
+! and K; velocities coupled to the elevation through the vertical (Casulli). Fluxes are recomputed in
+! double from each real(4) answer, so water and salt are conserved to double rounding. On MPI ranks the
+! grid is cut along j (README.md, "Running on N MPI ranks"): see fc_init and the "halo:" comments.
 module fc_model
   use, intrinsic :: iso_c_binding, only: c_ptr, c_null_ptr, c_int, c_double, c_char, c_null_char, c_associated
   use fc_solver
@@ -98,6 +71,9 @@ module fc_model
   real(r8), parameter :: diff_v = 1.0e-4_r8   ! vertical eddy diffusivity of T and S (m2/s)
   real(r8), parameter :: drag_cd = 2.5e-3_r8  ! quadratic bottom drag coefficient
 
+  ! Arrays (0:im+1, 0:jm+1, 0:km+1), on ranks (0:im+1, jlb:jub, 0:km+1) with global indices. Arakawa C:
+  ! u(i,j,k) on the west face of cell (i,j) (face 1 the west wall, im+1 the open east side), v(i,j,k) on
+  ! the south face (faces 1..jm+1, both walls). On ranks every loop runs over the rank's rows j0..j1.
   type fc_state
     integer :: im = 0, jm = 0, km = 0
     ! Rows of this rank: owned j0..j1, allocated jlb:jub (1..jm and 0:jm+1 on one rank).

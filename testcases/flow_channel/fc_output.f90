@@ -1,18 +1,10 @@
-! NetCDF output of flow_channel with CF-1.8 metadata, laid out as a modeller expects a MOHID-style grid:
-! the cells of the channel plus its closed walls as land cells (the west column i = 0 and the south and
-! north rows j = 0, jm+1: the halo cells behind the walls, land in MOHID's mask too), so x covers
-! i = 0..im and y covers j = 0..jm+1; the open east side has no land. Per file: cell-centre
-! coordinates x, y (m) with their cell bounds, the sigma coordinate z of the layer centres (layer 1 at
-! the bottom) with its bounds (layer interfaces) and the formula_terms that rebuild every layer's depth
-! from the elevation and the bathymetry (CF ocean_sigma_coordinate: z = eta + sigma (depth + eta)), the
-! bathymetry `depth` and the land-sea mask `mask`; per record the time (s), elevation, velocities at
-! cell centres, temperature and salinity. Fields are stored as float with _FillValue on land; the
-! global `history` records when and how the file was written. Beside the records, on their own
-! dimension series_time, the series the case is judged by (fc_output_series, sampled more often than
-! the fields): river discharge, outflow through the open side, water, salt and heat balance errors.
-! x and y name a grid_mapping (crs): the channel is idealised, placed at an arbitrary origin only so
-! that CF tools can locate it. fc_output_verify reads the last record back and compares it with the
-! model state.
+! NetCDF output of flow_channel with CF-1.8 metadata (README.md, "Output"), laid out as a modeller expects
+! a MOHID-style grid: the channel's cells plus its closed walls as land cells (x covers i = 0..im, y covers
+! j = 0..jm+1). Per file: cell-centre coordinates x, y with bounds, the sigma coordinate z with bounds and
+! formula_terms, the bathymetry `depth` and the land-sea mask `mask`, a crs grid_mapping; per record the
+! time, elevation, cell-centre velocities, temperature and salinity (float, _FillValue on land); on their
+! own dimension series_time the series the case is judged by (fc_output_series). fc_output_verify reads
+! the last record back and compares it with the model state.
 module fc_output
   use netcdf
   use fc_model
@@ -111,20 +103,8 @@ contains
     call nc(nf90_put_att(out%ncid, vcrs, 'false_easting', 0.0_r8), 'att')
     call nc(nf90_put_att(out%ncid, vcrs, 'false_northing', 0.0_r8), 'att')
     call nc(nf90_put_att(out%ncid, vcrs, 'comment', 'an idealised channel: the origin is arbitrary'), 'att')
-    call nc(nf90_def_var(out%ncid, 'x', nf90_double, [dx], vx), 'var x')
-    call nc(nf90_put_att(out%ncid, vx, 'standard_name', 'projection_x_coordinate'), 'att')
-    call nc(nf90_put_att(out%ncid, vx, 'long_name', 'distance from the west wall (cell centre)'), 'att')
-    call nc(nf90_put_att(out%ncid, vx, 'units', 'm'), 'att')
-    call nc(nf90_put_att(out%ncid, vx, 'axis', 'X'), 'att')
-    call nc(nf90_put_att(out%ncid, vx, 'bounds', 'x_bnds'), 'att')
-    call nc(nf90_def_var(out%ncid, 'x_bnds', nf90_double, [dnv, dx], vxb), 'var x_bnds')
-    call nc(nf90_def_var(out%ncid, 'y', nf90_double, [dy], vy), 'var y')
-    call nc(nf90_put_att(out%ncid, vy, 'standard_name', 'projection_y_coordinate'), 'att')
-    call nc(nf90_put_att(out%ncid, vy, 'long_name', 'distance from the south wall (cell centre)'), 'att')
-    call nc(nf90_put_att(out%ncid, vy, 'units', 'm'), 'att')
-    call nc(nf90_put_att(out%ncid, vy, 'axis', 'Y'), 'att')
-    call nc(nf90_put_att(out%ncid, vy, 'bounds', 'y_bnds'), 'att')
-    call nc(nf90_def_var(out%ncid, 'y_bnds', nf90_double, [dnv, dy], vyb), 'var y_bnds')
+    call def_projection_axis(out, 'x', dx, dnv, 'distance from the west wall (cell centre)', vx, vxb)
+    call def_projection_axis(out, 'y', dy, dnv, 'distance from the south wall (cell centre)', vy, vyb)
     call nc(nf90_def_var(out%ncid, 'z', nf90_double, [dz], vz), 'var z')
     call nc(nf90_put_att(out%ncid, vz, 'standard_name', 'ocean_sigma_coordinate'), 'att')
     call nc(nf90_put_att(out%ncid, vz, 'long_name', 'sigma of the layer centre (layer 1 at the bottom)'), 'att')
@@ -170,14 +150,8 @@ contains
       call nc(nf90_put_att(out%ncid, out%vid_ser(i), 'units', trim(ser_units(i))), 'att')
     end do
     call nc(nf90_enddef(out%ncid), 'enddef')
-    coord = [((i - 0.5_r8) * st%dx, i = 0, st%im)]
-    call nc(nf90_put_var(out%ncid, vx, coord), 'put x')
-    bnds = reshape([((i - 1) * st%dx, i * st%dx, i = 0, st%im)], [2, st%im + 1])
-    call nc(nf90_put_var(out%ncid, vxb, bnds), 'put x_bnds')
-    coord = [((j - 0.5_r8) * st%dy, j = 0, st%jm + 1)]
-    call nc(nf90_put_var(out%ncid, vy, coord), 'put y')
-    bnds = reshape([((j - 1) * st%dy, j * st%dy, j = 0, st%jm + 1)], [2, st%jm + 2])
-    call nc(nf90_put_var(out%ncid, vyb, bnds), 'put y_bnds')
+    call put_projection_axis(out, 'x', vx, vxb, st%dx, st%im)
+    call put_projection_axis(out, 'y', vy, vyb, st%dy, st%jm + 1)
     ! Sigma from -1 (sea floor) to 0 (surface); layer 1 is the bottom one.
     coord = [(-1 + (i - 0.5_r8) / km, i = 1, km)]
     call nc(nf90_put_var(out%ncid, vz, coord), 'put z')
@@ -194,6 +168,35 @@ contains
     call nc(nf90_put_var(out%ncid, vmask, mask), 'put mask')
     call nc(nf90_put_var(out%ncid, vcrs, 0), 'put crs')
   end subroutine fc_output_open
+
+  ! A horizontal coordinate (x or y, in m, of the crs projection) on dimension dim and its cell bounds.
+  subroutine def_projection_axis(out, name, dim, dnv, long_name, vid, vbnds)
+    type(fc_output_t), intent(inout) :: out
+    character(*), intent(in) :: name, long_name
+    integer, intent(in) :: dim, dnv
+    integer, intent(out) :: vid, vbnds
+    character(len=1) :: upper
+    upper = achar(iachar(name(1:1)) - 32)
+    call nc(nf90_def_var(out%ncid, name, nf90_double, [dim], vid), 'var '//name)
+    call nc(nf90_put_att(out%ncid, vid, 'standard_name', 'projection_'//name//'_coordinate'), 'att')
+    call nc(nf90_put_att(out%ncid, vid, 'long_name', long_name), 'att')
+    call nc(nf90_put_att(out%ncid, vid, 'units', 'm'), 'att')
+    call nc(nf90_put_att(out%ncid, vid, 'axis', upper), 'att')
+    call nc(nf90_put_att(out%ncid, vid, 'bounds', name//'_bnds'), 'att')
+    call nc(nf90_def_var(out%ncid, name//'_bnds', nf90_double, [dnv, dim], vbnds), 'var '//name//'_bnds')
+  end subroutine def_projection_axis
+
+  ! Its values: cells 0..last of size h, centres and bounds.
+  subroutine put_projection_axis(out, name, vid, vbnds, h, last)
+    type(fc_output_t), intent(in) :: out
+    character(*), intent(in) :: name
+    integer, intent(in) :: vid, vbnds, last
+    real(r8), intent(in) :: h
+    integer :: i
+    call nc(nf90_put_var(out%ncid, vid, [((i - 0.5_r8) * h, i = 0, last)]), 'put '//name)
+    call nc(nf90_put_var(out%ncid, vbnds, reshape([((i - 1) * h, i * h, i = 0, last)], [2, last + 1])), &
+            'put '//name//'_bnds')
+  end subroutine put_projection_axis
 
   subroutine def_field(out, name, dims, standard_name, long_name, units, vid)
     type(fc_output_t), intent(inout) :: out

@@ -85,7 +85,7 @@ module fc_parallel
   end interface
 
   interface par_halo_create
-    module procedure halo_r8_2d, halo_r8_3d, halo_r4_2d, halo_r4_3d
+    module procedure halo_r8, halo_r4
   end interface
   interface par_gather
     module procedure gather_2d, gather_3d
@@ -180,31 +180,20 @@ contains
                            size(msg)) /= 0) call par_fail('flow_channel: '//c_text(msg))
   end subroutine make_halo
 
-  ! Halo plans of host arrays allocated over this rank's rows (the arrays must not move afterwards).
-  subroutine halo_r8_2d(par, a, halo)
+  ! Halo plans of host arrays (rank 2 or 3) allocated over this rank's rows (the arrays must not move
+  ! afterwards).
+  subroutine halo_r8(par, a, halo)
     type(c_ptr), intent(in) :: par
-    real(8), intent(inout), target :: a(:,:)
+    real(8), intent(inout), target :: a(..)
     type(c_ptr), intent(out) :: halo
-    call make_halo(par, 2, c_loc(a(1, 1)), TRIDI_FLOAT64, halo)
-  end subroutine halo_r8_2d
-  subroutine halo_r8_3d(par, a, halo)
+    call make_halo(par, rank(a), c_loc(a), TRIDI_FLOAT64, halo)
+  end subroutine halo_r8
+  subroutine halo_r4(par, a, halo)
     type(c_ptr), intent(in) :: par
-    real(8), intent(inout), target :: a(:,:,:)
+    real(4), intent(inout), target :: a(..)
     type(c_ptr), intent(out) :: halo
-    call make_halo(par, 3, c_loc(a(1, 1, 1)), TRIDI_FLOAT64, halo)
-  end subroutine halo_r8_3d
-  subroutine halo_r4_2d(par, a, halo)
-    type(c_ptr), intent(in) :: par
-    real(4), intent(inout), target :: a(:,:)
-    type(c_ptr), intent(out) :: halo
-    call make_halo(par, 2, c_loc(a(1, 1)), TRIDI_FLOAT32, halo)
-  end subroutine halo_r4_2d
-  subroutine halo_r4_3d(par, a, halo)
-    type(c_ptr), intent(in) :: par
-    real(4), intent(inout), target :: a(:,:,:)
-    type(c_ptr), intent(out) :: halo
-    call make_halo(par, 3, c_loc(a(1, 1, 1)), TRIDI_FLOAT32, halo)
-  end subroutine halo_r4_3d
+    call make_halo(par, rank(a), c_loc(a), TRIDI_FLOAT32, halo)
+  end subroutine halo_r4
 
   subroutine par_halo_free(halo)
     type(c_ptr), intent(inout) :: halo

@@ -15,14 +15,13 @@ module fc_solver
   implicit none
   private
   public :: fc_solver_t, solver_init, solver_free, solver_thomas_3d, solver_thomasz, solver_thomas_2d
-  public :: solver_register, solver_reset_times, solver_report_per_call
+  public :: solver_register, solver_reset_times, solver_report_per_call, now
   public :: solver_upload_3d, solver_upload_z, solver_upload_2d, backend_from_name, backend_name
-  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT, ROLE_D, ROLE_E, ROLE_F
+  public :: BACKEND_REFERENCE, BACKEND_CPU, BACKEND_GPU, BACKEND_GPU_RESIDENT
 
   integer, parameter :: r4 = kind(1.0), r8 = kind(1.0d0)
   ! gpu-resident runs the whole step on the GPU (fc_gpu.cu); it only uses this module's timer.
   integer, parameter :: BACKEND_REFERENCE = 0, BACKEND_CPU = 1, BACKEND_GPU = 2, BACKEND_GPU_RESIDENT = 3
-  integer, parameter :: ROLE_D = 0, ROLE_E = 1, ROLE_F = 2
 
   ! The arguments of the latest solve of one kind, so that solver_report_per_call can call it again.
   type fc_last_call_t
@@ -58,16 +57,6 @@ module fc_solver
     real(r8), pointer :: vecg(:) => null(), vecw(:) => null()
     type(c_ptr) :: par = c_null_ptr   ! the model's decomposition over ranks (fc_parallel); null: one rank
   end type fc_solver_t
-
-  interface solver_upload_3d
-    module procedure upload_3d_r4, upload_3d_r8
-  end interface
-  interface solver_upload_z
-    module procedure upload_z_r4, upload_z_r8
-  end interface
-  interface solver_upload_2d
-    module procedure upload_2d_r4, upload_2d_r8
-  end interface
 
 contains
 
@@ -279,17 +268,18 @@ contains
     b = s%last(k)%b
     select case (k)
     case (1, 2)
-      call run_3d(s, b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), s%last(k)%d, s%last(k)%e, s%last(k)%f, &
-                  s%last(k)%ti, s%last(k)%x)
+      call solver_thomas_3d(s, b(1), b(2), b(3), b(4), b(5), b(6), b(7), b(8), s%last(k)%d, s%last(k)%e, &
+                            s%last(k)%f, s%last(k)%ti, s%last(k)%x, replay=.true.)
     case (3)
-      call run_z(s, b(1), b(2), b(3), b(4), b(5), b(6), s%last(k)%d, s%last(k)%e, s%last(k)%f, s%last(k)%ti, &
-                 s%last(k)%x, s%last(k)%wp)
+      call solver_thomasz(s, b(1), b(2), b(3), b(4), b(5), b(6), s%last(k)%d, s%last(k)%e, s%last(k)%f, &
+                          s%last(k)%ti, s%last(k)%x, s%last(k)%wp, replay=.true.)
     case (4)
-      call run_2d(s, b(1), b(2), b(3), b(4), b(7), b(8), s%last(k)%d2, s%last(k)%e2, s%last(k)%f2, &
-                  s%last(k)%ti2, s%last(k)%x2)
+      call solver_thomas_2d(s, b(1), b(2), b(3), b(4), b(7), b(8), s%last(k)%d2, s%last(k)%e2, s%last(k)%f2, &
+                            s%last(k)%ti2, s%last(k)%x2, replay=.true.)
     end select
   end subroutine replay
 
+  ! Wall-clock seconds (system_clock's count over its rate).
   real(r8) function now()
     integer(8) :: count, rate
     call system_clock(count, rate)
@@ -304,28 +294,27 @@ contains
     end if
   end subroutine check
 
-  subroutine solver_thomas_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
-    real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
-    real(r8), dimension(:,:,:), pointer :: E
-    real(r8) :: t0
-    integer :: k
-    k = merge(2, 1, dj == 1)
-    s%last(k)%b = [IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj]
-    s%last(k)%d => D; s%last(k)%e => E; s%last(k)%f => F; s%last(k)%ti => Ti; s%last(k)%x => ANSWER
-    t0 = now()
-    call run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
-    call account(s, 1, t0, k)
-    s%calls = s%calls + 1
-  end subroutine solver_thomas_3d
+  ! A model's solve is recorded (for the per-call report) and timed; its replay (replay = .true.) is not.
+  logical function timed(replay)
+    logical, intent(in), optional :: replay
+    timed = .true.
+    if (present(replay)) timed = .not. replay
+  end function timed
 
-  subroutine run_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER)
+  subroutine solver_thomas_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
     real(r4), dimension(:,:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:,:), pointer :: E
-    integer :: stat
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
+    integer :: k, stat
+    k = merge(2, 1, dj == 1)
+    if (timed(replay)) then
+      s%last(k)%b = [IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj]
+      s%last(k)%d => D; s%last(k)%e => E; s%last(k)%f => F; s%last(k)%ti => Ti; s%last(k)%x => ANSWER
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! MOHID's box: unknowns JImin..JImax+1 along the lines, lines IJmin..IJmax.
       if (dj == 1) then
@@ -341,31 +330,26 @@ contains
       call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_3d')
     end if
-  end subroutine run_3d
-
-  subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
-    real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
-    real(r8), dimension(:,:,:), pointer :: BW
-    integer, dimension(:,:,:), pointer :: WaterPoints
-    real(r8) :: t0
-    s%last(3)%b = [ILB, IUB, JLB, JUB, KLB, KUB, 0, 0]
-    s%last(3)%d => AW; s%last(3)%e => BW; s%last(3)%f => CW; s%last(3)%ti => TIW; s%last(3)%x => RES
-    s%last(3)%wp => WaterPoints
-    t0 = now()
-    call run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
-    call account(s, 2, t0, 3)
+    if (.not. timed(replay)) return
+    call account(s, 1, t0, k)
     s%calls = s%calls + 1
-  end subroutine solver_thomasz
+  end subroutine solver_thomas_3d
 
-  subroutine run_z(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints)
+  subroutine solver_thomasz(s, ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
     real(r4), dimension(:,:,:), pointer :: AW, CW, TIW, RES
     real(r8), dimension(:,:,:), pointer :: BW
     integer, dimension(:,:,:), pointer :: WaterPoints
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
     integer :: stat
+    if (timed(replay)) then
+      s%last(3)%b = [ILB, IUB, JLB, JUB, KLB, KUB, 0, 0]
+      s%last(3)%d => AW; s%last(3)%e => BW; s%last(3)%f => CW; s%last(3)%ti => TIW; s%last(3)%x => RES
+      s%last(3)%wp => WaterPoints
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! The model calls THOMASZ with KLB = 1 on all-water columns: the plain box of unknowns 1..KUB+1.
       if (KLB /= 1 .or. any(WaterPoints(ILB:IUB, JLB:JUB, KUB) /= 1)) &
@@ -378,28 +362,24 @@ contains
       call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES, WaterPoints=WaterPoints, stat=stat)
       call check(stat, 'tridi_thomasz')
     end if
-  end subroutine run_z
-
-  subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
-    real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
-    real(r8), dimension(:,:), pointer :: E
-    real(r8) :: t0
-    s%last(4)%b = [IJmin, IJmax, JImin, JImax, 0, 0, di, dj]
-    s%last(4)%d2 => D; s%last(4)%e2 => E; s%last(4)%f2 => F; s%last(4)%ti2 => Ti; s%last(4)%x2 => ANSWER
-    t0 = now()
-    call run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
-    call account(s, 3, t0, 4)
+    if (.not. timed(replay)) return
+    call account(s, 2, t0, 3)
     s%calls = s%calls + 1
-  end subroutine solver_thomas_2d
+  end subroutine solver_thomasz
 
-  subroutine run_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER)
+  subroutine solver_thomas_2d(s, IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, replay)
     type(fc_solver_t), intent(inout) :: s
     integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
     real(r4), dimension(:,:), pointer :: D, F, Ti, ANSWER
     real(r8), dimension(:,:), pointer :: E
+    logical, intent(in), optional :: replay
+    real(r8) :: t0
     integer :: stat
+    if (timed(replay)) then
+      s%last(4)%b = [IJmin, IJmax, JImin, JImax, 0, 0, di, dj]
+      s%last(4)%d2 => D; s%last(4)%e2 => E; s%last(4)%f2 => F; s%last(4)%ti2 => Ti; s%last(4)%x2 => ANSWER
+      t0 = now()
+    end if
     if (c_associated(s%par)) then
       ! The model calls THOMAS_2D with IJmin = JImin = 1, where MOHID reads each line's first row at
       ! its first cell: the plain box (the adapter's first-row rule would misplace it for the rows of
@@ -417,7 +397,10 @@ contains
       call tridi_thomas_2d(IJmin, IJmax, JImin, JImax, di, dj, D, E, F, Ti, ANSWER, stat=stat)
       call check(stat, 'tridi_thomas_2d')
     end if
-  end subroutine run_2d
+    if (.not. timed(replay)) return
+    call account(s, 3, t0, 4)
+    s%calls = s%calls + 1
+  end subroutine solver_thomas_2d
 
   ! A sweep of the decomposed model on the adapter's context (the cpu backend: flow_channel refuses the
   ! others on ranks). c_loc of a pointer array is its first allocated element.
@@ -433,92 +416,60 @@ contains
   end subroutine split_solve
 
   ! Uploads are the gpu backend's overlap of transfers with the assembly of the next diagonal; the other
-  ! backends have nothing to move.
-  subroutine upload_3d_r4(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+  ! backends have nothing to move. D and F go together once both are assembled, E alone after them.
+  subroutine solver_upload_3d(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, d, f, e)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
-    real(r4), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj
+    real(r4), dimension(:,:,:), pointer, optional :: d, f
+    real(r8), dimension(:,:,:), pointer, optional :: e
+    character(*), parameter :: what = 'tridi_mohid_upload_3d'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_3d')
+    if (present(d)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, d, TRIDI_ROLE_LOWER, stat)
+    if (present(d)) call check(stat, what)
+    if (present(f)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, f, TRIDI_ROLE_UPPER, stat)
+    if (present(f)) call check(stat, what)
+    if (present(e)) call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, e, TRIDI_ROLE_DIAG, stat)
+    if (present(e)) call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_3d_r4
+  end subroutine solver_upload_3d
 
-  subroutine upload_3d_r8(s, IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role, a)
+  subroutine solver_upload_z(s, ILB, IUB, JLB, JUB, KLB, KUB, d, f, e)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, role
-    real(r8), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB
+    real(r4), dimension(:,:,:), pointer, optional :: d, f
+    real(r8), dimension(:,:,:), pointer, optional :: e
+    character(*), parameter :: what = 'tridi_mohid_upload_z'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_3d')
+    if (present(d)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, d, TRIDI_ROLE_LOWER, stat)
+    if (present(d)) call check(stat, what)
+    if (present(f)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, f, TRIDI_ROLE_UPPER, stat)
+    if (present(f)) call check(stat, what)
+    if (present(e)) call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, e, TRIDI_ROLE_DIAG, stat)
+    if (present(e)) call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_3d_r8
+  end subroutine solver_upload_z
 
-  subroutine upload_z_r4(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
+  ! THOMAS_2D's D and F (the model's E of the elevation lines is assembled with them).
+  subroutine solver_upload_2d(s, IJmin, IJmax, JImin, JImax, di, dj, d, f)
     type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
-    real(r4), dimension(:,:,:), pointer :: a
+    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj
+    real(r4), dimension(:,:), pointer :: d, f
+    character(*), parameter :: what = 'tridi_mohid_upload_2d'
     integer :: stat
     real(r8) :: t0
     if (s%backend /= BACKEND_GPU) return
     t0 = now()
-    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_z')
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, d, TRIDI_ROLE_LOWER, stat)
+    call check(stat, what)
+    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, f, TRIDI_ROLE_UPPER, stat)
+    call check(stat, what)
     call account(s, 4, t0, 0)
-  end subroutine upload_z_r4
-
-  subroutine upload_z_r8(s, ILB, IUB, JLB, JUB, KLB, KUB, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: ILB, IUB, JLB, JUB, KLB, KUB, role
-    real(r8), dimension(:,:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_z(ILB, IUB, JLB, JUB, KLB, KUB, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_z')
-    call account(s, 4, t0, 0)
-  end subroutine upload_z_r8
-
-  subroutine upload_2d_r4(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
-    real(r4), dimension(:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0, 0)
-  end subroutine upload_2d_r4
-
-  subroutine upload_2d_r8(s, IJmin, IJmax, JImin, JImax, di, dj, role, a)
-    type(fc_solver_t), intent(inout) :: s
-    integer, intent(in) :: IJmin, IJmax, JImin, JImax, di, dj, role
-    real(r8), dimension(:,:), pointer :: a
-    integer :: stat
-    real(r8) :: t0
-    if (s%backend /= BACKEND_GPU) return
-    t0 = now()
-    call tridi_mohid_upload_2d(IJmin, IJmax, JImin, JImax, di, dj, a, mohid_role(role), stat)
-    call check(stat, 'tridi_mohid_upload_2d')
-    call account(s, 4, t0, 0)
-  end subroutine upload_2d_r8
-
-  integer function mohid_role(role)
-    integer, intent(in) :: role
-    select case (role)
-    case (ROLE_D); mohid_role = TRIDI_ROLE_LOWER
-    case (ROLE_E); mohid_role = TRIDI_ROLE_DIAG
-    case default; mohid_role = TRIDI_ROLE_UPPER
-    end select
-  end function mohid_role
+  end subroutine solver_upload_2d
 
 end module fc_solver

@@ -150,8 +150,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_z(st%solver, ilo, ihi, jlo, jhi, 1, km, ROLE_D, st%d3)
-    call solver_upload_z(st%solver, ilo, ihi, jlo, jhi, 1, km, ROLE_F, st%f3)
+    call solver_upload_z(st%solver, ilo, ihi, jlo, jhi, 1, km, d=st%d3, f=st%f3)
     do k = 1, km + 1
       do j = jlo, jhi
         do i = ilo, ihi
@@ -169,7 +168,7 @@ contains
         st%e3(i, j, 1) = st%e3(i, j, 1) + sig * drag_cd * st%ubot(i, j)
       end do
     end do
-    call solver_upload_z(st%solver, ilo, ihi, jlo, jhi, 1, km, ROLE_E, st%e3)
+    call solver_upload_z(st%solver, ilo, ihi, jlo, jhi, 1, km, e=st%e3)
   end subroutine vertical_matrix
 
   ! After the horizontal solve of a velocity component (answer in x3): the vertical solve alone, the
@@ -284,6 +283,30 @@ contains
     end do
   end subroutine continuity
 
+  ! The speed at the bottom layer (bottom friction's) on the u faces i = 2..im+1 of rows j0..j1, and on
+  ! the v faces of rows v0..j1.
+  subroutine bottom_speed_u(st, j0, j1)
+    type(fc_state), intent(inout) :: st
+    integer, intent(in) :: j0, j1
+    integer :: i, j
+    do j = j0, j1
+      do i = 2, st%im + 1
+        st%ubot(i, j) = sqrt(st%u(i, j, 1)**2 + v_at_u(st%v, i, j, 1)**2)
+      end do
+    end do
+  end subroutine bottom_speed_u
+
+  subroutine bottom_speed_v(st, v0, j1)
+    type(fc_state), intent(inout) :: st
+    integer, intent(in) :: v0, j1
+    integer :: i, j
+    do j = v0, j1
+      do i = 1, st%im
+        st%ubot(i, j) = sqrt(st%v(i, j, 1)**2 + u_at_v(st%u, i, j, 1)**2)
+      end do
+    end do
+  end subroutine bottom_speed_v
+
   ! ------------------------------------------------------------------------------------------------
   ! x half step.
   ! ------------------------------------------------------------------------------------------------
@@ -334,8 +357,7 @@ contains
         st%d3(im + 1, j, k) = -1; st%f3(im + 1, j, k) = 0
       end do
     end do
-    call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, d=st%d3, f=st%f3)
     do k = 1, km
       do j = v0, j1
         do i = 1, im
@@ -346,7 +368,7 @@ contains
         st%e3(im + 1, j, k) = 1
       end do
     end do
-    call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, e=st%e3)
     do k = 1, km
       do j = v0, j1
         st%ti3(1:im, j, k) = real(st%g(1:im, j, k), r4)
@@ -354,11 +376,7 @@ contains
       end do
     end do
     call solver_thomas_3d(st%solver, 2, jm, 1, im, 1, km, 1, 0, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = v0, j1
-      do i = 1, im
-        st%ubot(i, j) = sqrt(st%v(i, j, 1)**2 + u_at_v(st%u, i, j, 1)**2)
-      end do
-    end do
+    call bottom_speed_v(st, v0, j1)
     call vertical_only(st, 1, im, v0, j1, st%hv, st%v)
     ! halo: u's stencils below read v of the row above.
     call exchange(st, [st%h_v])
@@ -385,8 +403,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, d=st%d3, f=st%f3)
     do k = 1, km
       do j = j0, j1
         st%e3(1, j, k) = 1
@@ -398,7 +415,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, e=st%e3)
     do k = 1, km
       do j = j0, j1
         st%ti3(1, j, k) = 0
@@ -406,11 +423,7 @@ contains
       end do
     end do
     call solver_thomas_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = j0, j1
-      do i = 2, im + 1
-        st%ubot(i, j) = sqrt(st%u(i, j, 1)**2 + v_at_u(st%v, i, j, 1)**2)
-      end do
-    end do
+    call bottom_speed_u(st, j0, j1)
     call vertical_coupled(st, 2, im + 1, j0, j1, st%hu)
 
     ! ---- elevation: lines along I at j = 1..jm, unknowns 1..im+1; row im+1, the elevation past the
@@ -424,8 +437,7 @@ contains
       call flather_row(st, j, q, st%d2(im + 1, j), st%ti2(im + 1, j))
       st%f2(im + 1, j) = 0
     end do
-    call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_D, st%d2)
-    call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, ROLE_F, st%f2)
+    call solver_upload_2d(st%solver, 1, jm, 1, im, 1, 0, d=st%d2, f=st%f2)
     do j = j0, j1
       do i = 1, im
         st%e2(i, j) = 1 + alpha * (st%cc(i, j) + st%cc(i + 1, j))
@@ -511,8 +523,7 @@ contains
         st%d3(2:im + 1, jm + 1, k) = -1; st%f3(2:im + 1, jm + 1, k) = 0
       end if
     end do
-    call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, d=st%d3, f=st%f3)
     do k = 1, km
       do j = j0, j1
         do i = 2, im + 1
@@ -523,7 +534,7 @@ contains
       end do
       if (north) st%e3(2:im + 1, jm + 1, k) = 1
     end do
-    call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, e=st%e3)
     do k = 1, km
       do j = j0, j1
         st%ti3(2:im + 1, j, k) = real(st%g(2:im + 1, j, k), r4)
@@ -531,11 +542,7 @@ contains
       if (north) st%ti3(2:im + 1, jm + 1, k) = 0
     end do
     call solver_thomas_3d(st%solver, 2, im + 1, 1, jm, 1, km, 0, 1, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = j0, j1
-      do i = 2, im + 1
-        st%ubot(i, j) = sqrt(st%u(i, j, 1)**2 + v_at_u(st%v, i, j, 1)**2)
-      end do
-    end do
+    call bottom_speed_u(st, j0, j1)
     call vertical_only(st, 2, im + 1, j0, j1, st%hu, st%u)
     ! halo: v's stencils below read u of the row below.
     call exchange(st, [st%h_u])
@@ -567,8 +574,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, d=st%d3, f=st%f3)
     do k = 1, km
       if (south) st%e3(1:im, 1, k) = 1
       if (north) st%e3(1:im, jm + 1, k) = 1
@@ -579,7 +585,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, e=st%e3)
     do k = 1, km
       if (south) st%ti3(1:im, 1, k) = 0
       if (north) st%ti3(1:im, jm + 1, k) = 0
@@ -588,11 +594,7 @@ contains
       end do
     end do
     call solver_thomas_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, st%d3, st%e3, st%f3, st%ti3, st%x3)
-    do j = v0, j1
-      do i = 1, im
-        st%ubot(i, j) = sqrt(st%v(i, j, 1)**2 + u_at_v(st%u, i, j, 1)**2)
-      end do
-    end do
+    call bottom_speed_v(st, v0, j1)
     call vertical_coupled(st, 1, im, v0, j1, st%hv)
     ! halo: the elevation rows read the column sums of the face above.
     call exchange(st, [st%h_ua, st%h_cc])
@@ -609,8 +611,7 @@ contains
     if (north) then
       st%d2(1:im, jm + 1) = 0; st%f2(1:im, jm + 1) = 0
     end if
-    call solver_upload_2d(st%solver, 1, im, 1, jm, 0, 1, ROLE_D, st%d2)
-    call solver_upload_2d(st%solver, 1, im, 1, jm, 0, 1, ROLE_F, st%f2)
+    call solver_upload_2d(st%solver, 1, im, 1, jm, 0, 1, d=st%d2, f=st%f2)
     do j = j0, j1
       do i = 1, im
         st%e2(i, j) = 1 + alpha * (st%cc(i, j) + st%cc(i, j + 1))

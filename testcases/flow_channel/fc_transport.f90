@@ -52,8 +52,7 @@ contains
         st%d3(im + 1, j, k) = 0; st%f3(im + 1, j, k) = 0
       end do
     end do
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, d=st%d3, f=st%f3)
     do k = 1, km
       do j = j0, j1
         do i = 1, im
@@ -63,7 +62,7 @@ contains
         st%e3(im + 1, j, k) = 1
       end do
     end do
-    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 1, jm, 1, im, 1, km, 1, 0, e=st%e3)
     do k = 1, km
       do j = j0, j1
         do i = 1, im
@@ -117,8 +116,7 @@ contains
         st%d3(1:im, jm + 1, k) = 0; st%f3(1:im, jm + 1, k) = 0
       end if
     end do
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_D, st%d3)
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_F, st%f3)
+    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, d=st%d3, f=st%f3)
     do k = 1, km
       do j = j0, j1
         do i = 1, im
@@ -128,7 +126,7 @@ contains
       end do
       if (j1 == jm) st%e3(1:im, jm + 1, k) = 1
     end do
-    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, ROLE_E, st%e3)
+    call solver_upload_3d(st%solver, 1, im, 1, jm, 1, km, 0, 1, e=st%e3)
     do k = 1, km
       do j = j0, j1
         st%ti3(1:im, j, k) = real(v0(1:im, j, k) * c(1:im, j, k), r4)
@@ -185,8 +183,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_D, st%d3)
-    call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_F, st%f3)
+    call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, d=st%d3, f=st%f3)
     do k = 1, km + 1
       do j = j0, j1
         do i = 1, im
@@ -200,7 +197,7 @@ contains
         end do
       end do
     end do
-    call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, ROLE_E, st%e3)
+    call solver_upload_z(st%solver, 1, im, 1, jm, 1, km, e=st%e3)
     do k = 1, km + 1
       do j = j0, j1
         do i = 1, im

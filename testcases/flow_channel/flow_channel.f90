@@ -1,25 +1,11 @@
 ! flow_channel: runs seed 004's channel on one of its grids with a chosen solver backend, prints a
-! progress line, a timing table (solver and total time per step, speed-ups against `reference` when it
-! ran alongside) and the machine-readable FLOW_CHANNEL line; writes NetCDF.
-!
-!   flow_channel GRID [--backend B] [--steps N | --hours H] [--dt S] [--output FILE] [--records N]
-!                [--ramp S] [--compare B2] [--tolerance X] [--threads N] [--transport T] [--verify-output]
-!                [--quiet]
-!
-! GRID: flow_channel_70-28, flow_channel_140-28, flow_channel_140-56, flow_channel_560-56, flow_channel_1120-56,
-! or any flow_channel_N-K (N cells a side, K layers) for scaling runs. B: reference, cpu, gpu, gpu-resident.
-! --transport T: the device halos' transport of gpu-resident on ranks (auto, ipc, cuda-aware, staged, nccl).
-! --compare B2 steps a second model on backend B2 in the same process, reports the largest difference
-! of every field and fails when one exceeds the tolerance; its timings enter the table (same run).
-! --verify-output reads the written file back and fails unless its last record equals the state.
-! A bad argument stops the run before the model is set up: one line on standard error naming it and
-! what it accepts, exit status 2 (tests/flow_channel/check_bad_args.sh tries each).
-!
-! On MPI ranks (flow_channel_mpi under mpirun -np N, N > 1) the model is cut along j over the ranks
-! (fc_parallel; backends cpu and gpu-resident); rank 0 prints what a one-rank run prints, with sums,
-! extremes and the fields put together over the ranks, and the times of the slowest rank. --compare
-! then steps the second model whole, not cut, on rank 0: the check that N ranks give the one-rank
-! answers. One rank runs the model exactly as flow_channel does.
+! progress line, a timing table and the machine-readable FLOW_CHANNEL line; writes NetCDF. Usage and every
+! option: README.md, "Running it" (flow_channel GRID [--backend B] [--steps N | --hours H] ...).
+! --compare B2 steps a second model on backend B2 in the same process and fails when a field differs by
+! more than the tolerance. A bad argument stops the run before the model is set up: one line on standard
+! error naming it, exit status 2. On MPI ranks (flow_channel_mpi, README.md "Running on N MPI ranks") the
+! model is cut along j; rank 0 prints what a one-rank run prints, and --compare steps the second model
+! whole on rank 0 (the check that N ranks give the one-rank answers).
 program flow_channel
   use, intrinsic :: ieee_arithmetic, only: ieee_is_nan
   use, intrinsic :: iso_fortran_env, only: error_unit
@@ -368,12 +354,6 @@ contains
     write (*, '(a)') '  T (gpu-resident on ranks): '//transports
     call par_exit(0)
   end subroutine usage
-
-  real(r8) function now()
-    integer(8) :: count, rate
-    call system_clock(count, rate)
-    now = real(count, r8) / real(rate, r8)
-  end function now
 
   ! One sample of the series into the output file: the step's river discharge and outflow, and the
   ! balances of the summary lines (sums over the ranks; collective).

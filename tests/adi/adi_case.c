@@ -149,6 +149,17 @@ void adi_case_free(adi_case *c)
     }
 }
 
+int adi_sweep_case(adi_case *c, tu_system *sys, int *axis, size_t *bytes, uint64_t *rng)
+{
+    adi_case_random(c, rng, -1, 0, 0);
+    const tridi_dtype t = c->dtype;
+    if (tu_system_alloc(sys, &c->ref.grid, t, t, t, t, t, rng))
+        return 1;
+    *axis = (int)tu_randint(rng, 0, c->ref.grid.ndim - 1);
+    *bytes = (size_t)sys->cells * (t == TRIDI_FLOAT64 ? 8 : 4);
+    return 0;
+}
+
 double adi_box_error(const adi_case *c, const void *x, const double *ref, const void *before, int64_t *outside_bad)
 {
     const ref_problem *p = &c->ref;

@@ -33,6 +33,9 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
  * through shared memory, up to the fused sweeps' longest (decision 048). */
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
 void adi_case_free(adi_case *c);
+/* A caller-diagonal sweep's problem: a random case, on its grid a random system of its type (rhs and x
+ * in sys; *bytes the size of each of its arrays) and a random axis. Returns 0 on success. */
+int adi_sweep_case(adi_case *c, tu_system *sys, int *axis, size_t *bytes, uint64_t *rng);
 /* Newly allocated copy of n doubles in type t. */
 void *adi_to_type(const double *src, int64_t n, tridi_dtype t);
 /* Max over the box of |x - ref| / max(max|ref|, 1e-300); x in type t. Also counts cells outside the box

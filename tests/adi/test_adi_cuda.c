@@ -115,14 +115,13 @@ static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, 
 static int sweep_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0, 0);
+    tu_system sys;
+    int axis, bad = 1;
+    size_t bytes;
+    if (adi_sweep_case(&c, &sys, &axis, &bytes, rng))
+        return 1;
     const tridi_grid *g = &c.ref.grid;
     tridi_dtype t = c.dtype;
-    tu_system sys;
-    if (tu_system_alloc(&sys, g, t, t, t, t, t, rng))
-        return 1;
-    size_t bytes = (size_t)sys.cells * (t == TRIDI_FLOAT64 ? 8 : 4);
-    int axis = (int)tu_randint(rng, 0, g->ndim - 1), bad = 1;
     void *xref = malloc(bytes);
     memcpy(xref, sys.x_before, bytes);
     tridi_arrays ref = sys.a;

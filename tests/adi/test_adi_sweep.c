@@ -12,14 +12,14 @@
 static int run_case(uint64_t *rng, int index)
 {
     adi_case c;
-    adi_case_random(&c, rng, -1, 0, 0);
+    tu_system sys;
+    int axis;
+    size_t bytes;
+    if (adi_sweep_case(&c, &sys, &axis, &bytes, rng))
+        return 1;
     const tridi_grid *g = &c.ref.grid;
     tridi_dtype t = c.dtype;
-    tu_system sys;
-    if (tu_system_alloc(&sys, g, t, t, t, t, t, rng))
-        return 1;
-    int axis = (int)tu_randint(rng, 0, g->ndim - 1), inplace = tu_uniform(rng) < 0.3;
-    size_t bytes = (size_t)sys.cells * (t == TRIDI_FLOAT64 ? 8 : 4);
+    const int inplace = tu_uniform(rng) < 0.3;
     void *rhs_copy = malloc(bytes), *xref = malloc(bytes);
     memcpy(rhs_copy, sys.a.rhs, bytes);
     if (inplace) { /* x is the rhs array itself */

@@ -1,15 +1,9 @@
-/* Solve plans through the public API (tridi_plan_*), on the backend TRIDI_BACKEND names:
- *  - plans reused over many calls on fresh random systems, every axis and type combination, against the
- *    reference (MOHID's recurrence) and bitwise outside the box;
- *  - ON_ERROR_CALL: a zero pivot and a NaN in two lines leave x unchanged;
- *  - ON_ERROR_LINES: the failing lines are left untouched, every other line equals the reference, and the
- *    status names the first line and the count;
- *  - on the GPU, device plans too: SYNC and DEFERRED verdicts (the failure reported by the next
- *    tridi_plan_status, naming the call; a later call on the same stream still correct), and plans
- *    destroyed with solves and uploads in flight;
- *  - handles: a destroyed or NULL plan is TRIDI_ERROR_INVALID_HANDLE; bad options and arrays whose types
- *    differ from the plan's are refused naming the argument.
- * Exit 77 (skipped) when TRIDI_BACKEND=cuda and no GPU is usable. */
+/* Solve plans through the public API (tridi_plan_*), on the backend TRIDI_BACKEND names: plans reused
+ * over many calls on fresh random systems, every axis and type combination, against the reference
+ * (MOHID's recurrence) and bitwise outside the box; ON_ERROR_CALL (x unchanged) and ON_ERROR_LINES (the
+ * failing lines untouched, the others answered, the status naming the first line and the count); on the
+ * GPU device plans too, SYNC and DEFERRED verdicts, plans destroyed with work in flight; handles and
+ * options refused naming the argument. Exit 77 (skipped) when TRIDI_BACKEND=cuda and no GPU is usable. */
 #include "testutil.h"
 
 #include <math.h>
@@ -76,6 +70,8 @@ typedef struct where {
     tridi_verdict verdict;
 } where;
 
+static const where device_deferred = {TRIDI_MEMORY_DEVICE, TRIDI_VERDICT_DEFERRED};
+
 /* Runs the plan on s (device: uploads, solves, downloads x). The status of the call, and under DEFERRED the
  * status of the next tridi_plan_status in *deferred. */
 static tridi_status run(tridi_context ctx, tridi_plan plan, where w, tu_system *s, tridi_status *deferred)
@@ -96,6 +92,36 @@ static tridi_status run(tridi_context ctx, tridi_plan plan, where w, tu_system *
     return st ? st : c;
 }
 
+/* The plan options of a place (memory, verdict); the rest tridi_solve_options_init's. */
+static tridi_solve_options place_options(where w)
+{
+    tridi_solve_options o;
+    tridi_solve_options_init(&o);
+    o.memory = w.memory;
+    o.verdict = w.verdict;
+    return o;
+}
+
+static void case_label(char *label, size_t size, const char *what, int ndim, int axis, int combo, where w,
+                       tridi_on_error oe)
+{
+    snprintf(label, size, "%s %dD axis %c %s memory %s verdict %s on_error %s", what, ndim, "xyz"[axis],
+             combo_name[combo], w.memory ? "device" : "host", w.verdict ? "deferred" : "sync",
+             oe == TRIDI_ON_ERROR_LINES ? "lines" : "call");
+}
+
+/* The oracle's x for s (malloc'd, the caller frees it): s's x before the solve, solved by the reference. */
+static void *reference_x(const tu_system *s, const tridi_grid *g, int axis, const int64_t lo[3], const int64_t hi[3],
+                         tridi_dtype xt)
+{
+    void *xref = malloc((size_t)s->cells * tu_esize(xt));
+    memcpy(xref, s->x_before, (size_t)s->cells * tu_esize(xt));
+    tridi_arrays ref = s->a;
+    ref.x = xref;
+    tu_reference_solve(g, (tridi_axis)axis, lo, hi, &ref);
+    return xref;
+}
+
 /* Plans reused over several calls, each on a fresh random system of the plan's shape. */
 static void reuse_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, int combo, where w, tridi_on_error oe)
 {
@@ -103,16 +129,11 @@ static void reuse_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, int
     int64_t lo[3], hi[3];
     random_geometry(rng, ndim, axis, 300, &g, lo, hi);
     const tridi_dtype *t = combos[combo];
-    tridi_solve_options o;
-    tridi_solve_options_init(&o);
+    tridi_solve_options o = place_options(w);
     o.on_error = oe;
-    o.memory = w.memory;
-    o.verdict = w.verdict;
     tridi_plan plan;
     char label[200];
-    snprintf(label, sizeof label, "reuse %dD axis %c %s memory %s verdict %s on_error %s", ndim, "xyz"[axis],
-             combo_name[combo], w.memory ? "device" : "host", w.verdict ? "deferred" : "sync",
-             oe == TRIDI_ON_ERROR_LINES ? "lines" : "call");
+    case_label(label, sizeof label, "reuse", ndim, axis, combo, w, oe);
     tridi_status st = tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, t, &o, &plan);
     if (st) {
         FAIL("%s: tridi_plan_create: %s", label, tridi_error_message());
@@ -124,11 +145,7 @@ static void reuse_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, int
             FAIL("%s: allocation", label);
             break;
         }
-        void *xref = malloc((size_t)s.cells * tu_esize(t[4]));
-        memcpy(xref, s.x_before, (size_t)s.cells * tu_esize(t[4]));
-        tridi_arrays ref = s.a;
-        ref.x = xref;
-        tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &ref);
+        void *xref = reference_x(&s, &g, axis, lo, hi, t[4]);
         tridi_status deferred;
         st = run(ctx, plan, w, &s, &deferred);
         if (st || deferred)
@@ -154,20 +171,14 @@ static void failure_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, i
     const tridi_dtype *t = combos[combo];
     const int64_t nlines = count_lines(axis, lo, hi), n = hi[axis] - lo[axis] + 1;
     char label[200];
-    snprintf(label, sizeof label, "failure %dD axis %c %s memory %s verdict %s on_error %s", ndim, "xyz"[axis],
-             combo_name[combo], w.memory ? "device" : "host", w.verdict ? "deferred" : "sync",
-             oe == TRIDI_ON_ERROR_LINES ? "lines" : "call");
+    case_label(label, sizeof label, "failure", ndim, axis, combo, w, oe);
     tu_system s;
     if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng)) {
         FAIL("%s: allocation", label);
         return;
     }
     const size_t xs = tu_esize(t[4]);
-    void *xref = malloc((size_t)s.cells * xs);
-    memcpy(xref, s.x_before, (size_t)s.cells * xs);
-    tridi_arrays ref = s.a;
-    ref.x = xref;
-    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &ref); /* before the failures: the good lines' oracle */
+    void *xref = reference_x(&s, &g, axis, lo, hi, t[4]); /* before the failures: the good lines' oracle */
 
     /* The failing lines: bad1 gets a zero pivot at unknown 0 (a zero row: diag and upper 0, singular, so that
      * FAST arithmetic fails there too; its partitioned solve pivots past a zero diagonal alone), bad2 (when
@@ -182,11 +193,8 @@ static void failure_case(uint64_t *rng, tridi_context ctx, int ndim, int axis, i
         tu_set((void *)s.a.rhs, t[3], line_cell(&g, axis, lo, hi, bad2, n - 1), NAN);
     const int64_t first = bad2 >= 0 && bad2 < bad1 ? bad2 : bad1, nfailed = bad2 >= 0 ? 2 : 1;
 
-    tridi_solve_options o;
-    tridi_solve_options_init(&o);
+    tridi_solve_options o = place_options(w);
     o.on_error = oe;
-    o.memory = w.memory;
-    o.verdict = w.verdict;
     tridi_plan plan;
     tridi_status st = tridi_plan_create(ctx, &g, (tridi_axis)axis, lo, hi, t, &o, &plan);
     if (st) {
@@ -399,31 +407,44 @@ static void argument_cases(uint64_t *rng, tridi_context ctx, int gpu)
     tu_system_free(&s);
 }
 
+/* A random 3D geometry for lines along axis (random_geometry) and a random system of types t on it.
+ * Returns nonzero when out of memory. */
+static int random_system(uint64_t *rng, int axis, int64_t nmax, const tridi_dtype t[5], tridi_grid *g, int64_t lo[3],
+                         int64_t hi[3], tu_system *s)
+{
+    random_geometry(rng, 3, axis, nmax, g, lo, hi);
+    return tu_system_alloc(s, g, t[0], t[1], t[2], t[3], t[4], rng);
+}
+
+/* s's arrays copied to the device (d) and their device pointers (da); a failure is counted, named by what. */
+static int device_copy(tridi_context ctx, tu_system *s, tu_dev_set *d, tridi_arrays *da, const char *what)
+{
+    if (tu_dev_upload(ctx, s, d)) {
+        FAIL("%s: upload", what);
+        return 1;
+    }
+    *da = tu_dev_arrays(s, d);
+    return 0;
+}
+
 /* Device plans destroyed with their solves still queued: the destroy waits, the answers land. */
 static void destroy_in_flight(uint64_t *rng, tridi_context ctx)
 {
     tridi_grid g;
     int64_t lo[3], hi[3];
-    random_geometry(rng, 3, 2, 120, &g, lo, hi);
     const tridi_dtype *t = combos[2];
     tu_system s;
-    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+    if (random_system(rng, 2, 120, t, &g, lo, hi, &s))
         return;
-    void *xref = malloc((size_t)s.cells * tu_esize(t[4]));
-    memcpy(xref, s.x_before, (size_t)s.cells * tu_esize(t[4]));
-    tridi_arrays ref = s.a;
-    ref.x = xref;
-    tu_reference_solve(&g, TRIDI_AXIS_Z, lo, hi, &ref);
+    void *xref = reference_x(&s, &g, TRIDI_AXIS_Z, lo, hi, t[4]);
     tu_dev_set d;
-    if (tu_dev_upload(ctx, &s, &d)) {
-        FAIL("upload");
+    tridi_arrays da;
+    if (device_copy(ctx, &s, &d, &da, "destroy in flight")) {
+        free(xref);
+        tu_system_free(&s);
         return;
     }
-    tridi_arrays da = tu_dev_arrays(&s, &d);
-    tridi_solve_options o;
-    tridi_solve_options_init(&o);
-    o.memory = TRIDI_MEMORY_DEVICE;
-    o.verdict = TRIDI_VERDICT_DEFERRED;
+    const tridi_solve_options o = place_options(device_deferred);
     for (int rep = 0; rep < 20; ++rep) {
         tridi_plan plan;
         tridi_status st = tridi_plan_create(ctx, &g, TRIDI_AXIS_Z, lo, hi, t, &o, &plan);
@@ -454,10 +475,9 @@ static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
 {
     tridi_grid g;
     int64_t lo[3], hi[3];
-    random_geometry(rng, 3, 1, 60, &g, lo, hi);
     const tridi_dtype *t = combos[1];
     tu_system s;
-    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+    if (random_system(rng, 1, 60, t, &g, lo, hi, &s))
         return;
     const int64_t nlines = count_lines(1, lo, hi), bad = tu_randint(rng, 0, nlines - 1);
     const int64_t cell = line_cell(&g, 1, lo, hi, bad, 0);
@@ -465,16 +485,12 @@ static void deferred_changed_inputs(uint64_t *rng, tridi_context ctx)
     tu_set((void *)s.a.diag, t[1], cell, 0.0);
     tu_set((void *)s.a.upper, t[2], cell, 0.0); /* a zero row: FAST arithmetic fails there too */
     tu_dev_set d;
-    if (tu_dev_upload(ctx, &s, &d)) {
-        FAIL("changed inputs: upload");
+    tridi_arrays da;
+    if (device_copy(ctx, &s, &d, &da, "changed inputs")) {
         tu_system_free(&s);
         return;
     }
-    tridi_arrays da = tu_dev_arrays(&s, &d);
-    tridi_solve_options o;
-    tridi_solve_options_init(&o);
-    o.memory = TRIDI_MEMORY_DEVICE;
-    o.verdict = TRIDI_VERDICT_DEFERRED;
+    const tridi_solve_options o = place_options(device_deferred);
     tridi_plan plan;
     tridi_status st = tridi_plan_create(ctx, &g, TRIDI_AXIS_Y, lo, hi, t, &o, &plan);
     if (!st)

@@ -54,17 +54,27 @@ static char *stderr_of_create(const tridi_config *cfg, tridi_context *ctx, tu_sy
     return text;
 }
 
+/* A random all-real(8) system on g, the box one cell inside it, and a CPU backend's config. */
+static void cpu_case(uint64_t *rng, const tridi_grid *g, int64_t lo[3], int64_t hi[3], tu_system *s, tridi_config *cfg)
+{
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = g->lbound[a] + 1;
+        hi[a] = g->ubound[a] - 1;
+    }
+    tu_system_alloc(s, g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, rng);
+    tridi_config_init(cfg);
+    cfg->backend = TRIDI_BACKEND_CPU;
+}
+
 /* num_threads = 0 under an OMP_NUM_THREADS far above the processors: the same cap as for num_threads. */
 static int omp_count(void)
 {
     uint64_t rng = tu_seed("test_threads --omp-count");
     tridi_grid g = {3, {0, 0, 0}, {63, 63, 61}};
-    int64_t lo[3] = {1, 1, 1}, hi[3] = {62, 62, 60};
+    int64_t lo[3], hi[3];
     tu_system s;
-    tu_system_alloc(&s, &g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, &rng);
     tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
+    cpu_case(&rng, &g, lo, hi, &s, &cfg);
     cfg.num_threads = 0;
     cfg.verbose = 1;
     tridi_context ctx = NULL;
@@ -88,13 +98,10 @@ int main(int argc, char **argv)
         return omp_count();
     uint64_t rng = tu_seed("test_threads");
     tridi_grid g = {3, {0, 0, 0}, {37, 21, 11}};
-    int64_t lo[3] = {1, 1, 1}, hi[3] = {36, 20, 10};
+    int64_t lo[3], hi[3];
     tu_system s;
-    tu_system_alloc(&s, &g, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, TRIDI_FLOAT64, &rng);
-
     tridi_config cfg;
-    tridi_config_init(&cfg);
-    cfg.backend = TRIDI_BACKEND_CPU;
+    cpu_case(&rng, &g, lo, hi, &s, &cfg);
     tridi_context ctx = NULL;
     cfg.num_threads = -1;
     tu_expect("num_threads -1", tridi_create(&ctx, &cfg), TRIDI_ERROR_INVALID_VALUE, "config->num_threads = -1");

@@ -1,17 +1,9 @@
-/* The CUDA backend against the reference Thomas and the CPU backend: random 2D and 3D grids with halos
- * and arbitrary lower bounds, every axis and type combination, host-array and device-resident modes,
- * in-place solves, uploads ahead of the solve, float transfer of double inputs, lines long enough for
- * the global W/G scratch, numerical failures (first failing line and cell; x untouched in every mode under
- * TRIDI_ON_ERROR_CALL, and under TRIDI_ON_ERROR_LINES, the convenience calls' default, the failing lines
- * untouched and every other line equal to the oracle)
- * and device memory exhaustion through TRIDI_DEVICE_MEMORY_LIMIT; systems at the edges of the
- * arithmetic (rows scaled by 1e200, back substitutions growing 1e10 per unknown) that split lines must
- * solve one unknown at a time. Host arrays registered with
- * tridi_host_register (moved by DMA straight from/to them): all five, random subsets, arrays registered
- * in part, uploads of registered arrays, the float transfer, registrations shared by two contexts and
- * memory the caller page-locked itself, unregistering; and grids large enough for the slab pipeline,
- * staged and registered, with a failure in the last slab leaving x untouched although earlier slabs'
- * answers had already reached it. Exits 77 when no GPU is present. */
+/* The CUDA backend against the reference Thomas and the CPU backend: random 2D and 3D grids with halos,
+ * every axis and type combination, host-array and device-resident modes, in-place solves, uploads ahead,
+ * float transfer of double inputs, long lines, numerical failures under ON_ERROR_CALL and ON_ERROR_LINES
+ * (each function's comment says what it checks), device memory exhaustion, systems at the edges of the
+ * arithmetic, registered host arrays (all, subsets, in part, shared, caller page-locked), and the slab
+ * pipeline with a failure in the last slab leaving x untouched. Exits 77 when no GPU is present. */
 #include "testutil.h"
 
 #include <cuda_runtime_api.h>

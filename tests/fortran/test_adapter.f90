@@ -133,21 +133,14 @@ program test_adapter
 contains
 
     subroutine new_grid_3d()
-        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
         if (associated(D)) call free_3d()
         nI = rand_int(4, 12)
         nJ = rand_int(4, 12)
         nK = rand_int(4, 9)
         lb = [-1, 0, 0]
         ub = [nI + 2, nJ + 1, nK + 1]
-        call random_system_3d(lb, ub, d8, e8, f8, t8)
-        allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        allocate (F, Ti, X, Xr, mold=D)
-        allocate (E(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        D = real(d8, 4)
-        F = real(f8, 4)
-        Ti = real(t8, 4)
-        E = e8
+        call random_mixed_3d(lb, ub, D, E, F, Ti)
+        allocate (X, Xr, mold=D)
         D0 = D
         E0 = E
         F0 = F

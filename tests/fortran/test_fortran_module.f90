@@ -84,18 +84,6 @@ contains
         call check(tridi_status_name(TRIDI_ERROR_BOUNDS) == 'TRIDI_ERROR_BOUNDS', 'tridi_status_name')
     end subroutine
 
-    subroutine random_bounds(rank, lb, ub, lo, hi)
-        integer, intent(in) :: rank
-        integer, intent(out) :: lb(rank), ub(rank), lo(rank), hi(rank)
-        integer :: a
-        do a = 1, rank
-            lb(a) = rand_int(-3, 2)
-            ub(a) = lb(a) + rand_int(4, 11)
-            lo(a) = lb(a) + rand_int(1, 2)
-            hi(a) = ub(a) - rand_int(1, 2)
-        end do
-    end subroutine
-
     ! kind_code: 4 = all real(4), 8 = all real(8), 0 = MOHID's mix (E real(8), the rest real(4)).
     subroutine test_3d(axis, kind_code)
         integer, intent(in) :: axis, kind_code
@@ -106,7 +94,7 @@ contains
         logical, allocatable :: inbox(:, :, :), written(:, :, :)
         character(len=:), allocatable :: label
         real(8) :: tol
-        call random_bounds(3, lb, ub, lo, hi)
+        call random_box(3, 1, lb, ub, lo, hi)
         call random_system_3d(lb, ub, d8, e8, f8, t8)
         allocate (ref, mold=d8)
         ref = 0
@@ -205,20 +193,13 @@ contains
     ! with an upload, bitwise equal to the same solve on unregistered ones (only the transfer differs).
     subroutine test_register()
         integer :: lb(3), ub(3), lo(3), hi(3), axis
-        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
         real(4), pointer :: D4(:, :, :), F4(:, :, :), T4(:, :, :), X4(:, :, :), Xr(:, :, :), sec(:, :, :), &
                             none(:, :, :) => null(), empty(:, :, :)
         real(8), pointer :: Ep(:, :, :)
         real(4), pointer :: P2(:, :)
-        call random_bounds(3, lb, ub, lo, hi)
-        call random_system_3d(lb, ub, d8, e8, f8, t8)
-        allocate (D4(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        allocate (F4, T4, X4, Xr, mold=D4)
-        allocate (Ep(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        D4 = real(d8, 4)
-        Ep = e8
-        F4 = real(f8, 4)
-        T4 = real(t8, 4)
+        call random_box(3, 1, lb, ub, lo, hi)
+        call random_mixed_3d(lb, ub, D4, Ep, F4, T4)
+        allocate (X4, Xr, mold=D4)
         axis = rand_int(1, 3)
         X4 = poison4()
         call tridi_solve(ctx, axis, lo, hi, D4, Ep, F4, T4, X4, stat=s)
@@ -277,7 +258,7 @@ contains
         logical, allocatable :: inbox(:, :), written(:, :)
         character(len=:), allocatable :: label
         real(8) :: tol
-        call random_bounds(2, lb, ub, lo, hi)
+        call random_box(2, 1, lb, ub, lo, hi)
         call random_system_2d(lb, ub, d8, e8, f8, t8)
         allocate (ref, mold=d8)
         ref = 0
@@ -475,7 +456,7 @@ contains
         call check(TRIDI_AXIS_I == 1 .and. TRIDI_AXIS_J == 2 .and. TRIDI_AXIS_K == 3, 'TRIDI_AXIS_I/J/K = 1/2/3')
         call check(TRIDI_AXIS_X == TRIDI_AXIS_I .and. TRIDI_AXIS_Y == TRIDI_AXIS_J .and. &
                    TRIDI_AXIS_Z == TRIDI_AXIS_K, 'TRIDI_AXIS_X/Y/Z = TRIDI_AXIS_I/J/K')
-        call random_bounds(3, lb, ub, lo, hi)
+        call random_box(3, 1, lb, ub, lo, hi)
         call random_system_3d(lb, ub, d8, e8, f8, t8)
         allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
         allocate (E, F, T, X, X64, mold=D)
@@ -536,20 +517,13 @@ contains
     ! Device-resident solve (CUDA only): copy in, solve, copy back, compare with the host solve.
     subroutine test_device()
         integer, parameter :: lb(3) = [0, -1, 1], ub(3) = [9, 7, 6], lo(3) = [1, 0, 2], hi(3) = [8, 6, 5]
-        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
         real(4), pointer :: D(:, :, :), F(:, :, :), T(:, :, :), X(:, :, :), Xd(:, :, :)
         real(8), pointer :: E(:, :, :)
         type(c_ptr) :: dD, dE, dF, dT, dX
         integer(int64) :: n
         logical :: inbox(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3))
-        call random_system_3d(lb, ub, d8, e8, f8, t8)
-        allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        allocate (F, T, X, Xd, mold=D)
-        allocate (E(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
-        D = real(d8, 4)
-        F = real(f8, 4)
-        T = real(t8, 4)
-        E = e8
+        call random_mixed_3d(lb, ub, D, E, F, T)
+        allocate (X, Xd, mold=D)
         X = poison4()
         Xd = poison4()
         n = size(D, kind=int64)

@@ -2,58 +2,35 @@
 ! tridi_thomasz and tridi_thomas_2d on all-real(8) arrays (MOHID's own builds), the mixed kinds (E real(8))
 ! and all real(4), every variant (checked default, ORIGINAL, NEWTYPE), with and without WaterPoints, the
 ! first-row quirks, near-tie pivots and zero pivots, against MOHID's loops restated in mohid_kinds.inc.
-! Answers are poisoned before every call; inputs drawn fresh each run (seed printed).
-module kinds_r8
+! Answers are poisoned before every call; inputs drawn fresh each run (seed printed). Each kind set is
+! its constants (set_*) and the one body of mohid_kinds.inc.
+module set_r8
     use, intrinsic :: iso_fortran_env, only: int64
-    use tridi_mohid
-    use tridi, only: tridi_error_cell
-    use test_support, only: check, rand_int, itoa
-    implicit none
     integer, parameter :: WK = 8, EK = 8, IK = int64
     character(len=*), parameter :: kset = 'real(8)'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
+end module
+module kinds_r8
+    use set_r8
     include 'mohid_kinds.inc'
 end module
 
-module kinds_mx
-    use, intrinsic :: iso_fortran_env, only: int32, int64
-    use tridi_mohid
-    use tridi, only: tridi_error_cell
-    use test_support, only: check, rand_int, itoa
-    implicit none
+module set_mx
+    use, intrinsic :: iso_fortran_env, only: int32
     integer, parameter :: WK = 4, EK = 8, IK = int32
     character(len=*), parameter :: kset = 'mixed'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
+end module
+module kinds_mx
+    use set_mx
     include 'mohid_kinds.inc'
 end module
 
-module kinds_r4
-    use, intrinsic :: iso_fortran_env, only: int32, int64
-    use tridi_mohid
-    use tridi, only: tridi_error_cell
-    use test_support, only: check, rand_int, itoa
-    implicit none
+module set_r4
+    use, intrinsic :: iso_fortran_env, only: int32
     integer, parameter :: WK = 4, EK = 4, IK = int32
     character(len=*), parameter :: kset = 'real(4)'
-    real(WK), pointer :: D(:, :, :) => null(), F(:, :, :) => null(), Ti(:, :, :) => null(), X(:, :, :) => null(), &
-                         Xr(:, :, :) => null()
-    real(EK), pointer :: E(:, :, :) => null()
-    integer, pointer :: WP(:, :, :) => null()
-    integer :: lbs(3), ubs(3)
-    integer(int64) :: cells = 0
-contains
+end module
+module kinds_r4
+    use set_r4
     include 'mohid_kinds.inc'
 end module
 

@@ -4,10 +4,11 @@
 module test_support
     use, intrinsic :: iso_fortran_env, only: int32, int64, error_unit
     use tridi
+    use tridi_c_bindings, only: itoa
     implicit none
     private
-    public :: init_seed, rand_int, random_system_3d, random_system_2d, thomas_line, poison4, poison8, &
-              check, failures, finish_test, same_bits4, same_bits8, open_context, rel_err, itoa
+    public :: init_seed, rand_int, random_box, random_system_3d, random_system_2d, random_mixed_3d, thomas_line, &
+              poison4, poison8, check, failures, finish_test, same_bits4, same_bits8, open_context, rel_err, itoa
 
     integer, save :: failures = 0
     ! Poison: a NaN with a payload no arithmetic produces, so an unwritten cell is recognised bitwise.
@@ -15,15 +16,6 @@ module test_support
     integer(int64), parameter :: poison_bits8 = int(z'7FF8DEADBEEF0001', int64)
 
 contains
-
-    ! An integer as text, for labels.
-    function itoa(i) result(t)
-        integer, intent(in) :: i
-        character(len=:), allocatable :: t
-        character(len=16) :: buf
-        write (buf, '(i0)') i
-        t = trim(buf)
-    end function
 
     subroutine init_seed(name)
         character(*), intent(in) :: name
@@ -70,19 +62,49 @@ contains
         E = abs(D) + abs(F) + 0.5d0 + E
     end subroutine
 
+    ! Random bounds lb:ub of a grid of the given rank and a box lo:hi inside them, at least margin cells
+    ! from each side; entries past rank are 1.
+    subroutine random_box(rank, margin, lb, ub, lo, hi)
+        integer, intent(in) :: rank, margin
+        integer, intent(out) :: lb(:), ub(:), lo(:), hi(:)
+        integer :: a
+        lb = 1; ub = 1; lo = 1; hi = 1
+        do a = 1, rank
+            lb(a) = rand_int(-3, 2)
+            ub(a) = lb(a) + rand_int(4, 11)
+            lo(a) = lb(a) + rand_int(margin, 2)
+            hi(a) = ub(a) - rand_int(margin, 2)
+        end do
+    end subroutine
+
+    ! random_system_3d in MOHID's kinds: E real(8), the others real(4), allocated over lb:ub.
+    subroutine random_mixed_3d(lb, ub, D, E, F, T)
+        integer, intent(in) :: lb(3), ub(3)
+        real(4), pointer, intent(out) :: D(:, :, :), F(:, :, :), T(:, :, :)
+        real(8), pointer, intent(out) :: E(:, :, :)
+        real(8), allocatable :: d8(:, :, :), e8(:, :, :), f8(:, :, :), t8(:, :, :)
+        call random_system_3d(lb, ub, d8, e8, f8, t8)
+        allocate (D(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        allocate (F, T, mold=D)
+        allocate (E(lb(1):ub(1), lb(2):ub(2), lb(3):ub(3)))
+        D = real(d8, 4)
+        F = real(f8, 4)
+        T = real(t8, 4)
+        E = e8
+    end subroutine
+
+    ! The same draws as random_system_3d with one layer.
     subroutine random_system_2d(lb, ub, D, E, F, T)
         integer, intent(in) :: lb(2), ub(2)
         real(8), allocatable, intent(out) :: D(:, :), E(:, :), F(:, :), T(:, :)
+        real(8), allocatable :: D3(:, :, :), E3(:, :, :), F3(:, :, :), T3(:, :, :)
+        call random_system_3d([lb, 1], [ub, 1], D3, E3, F3, T3)
         allocate (D(lb(1):ub(1), lb(2):ub(2)))
         allocate (E, F, T, mold=D)
-        call random_number(D)
-        call random_number(F)
-        call random_number(T)
-        call random_number(E)
-        D = real(real(2*D - 1, 4), 8)
-        F = real(real(2*F - 1, 4), 8)
-        T = real(real(2*T - 1, 4), 8)
-        E = abs(D) + abs(F) + 0.5d0 + E
+        D = D3(:, :, 1)
+        E = E3(:, :, 1)
+        F = F3(:, :, 1)
+        T = T3(:, :, 1)
     end subroutine
 
     ! The library's convention in real(8): lower not read at the first unknown, upper not at the last.
