@@ -19,6 +19,7 @@
 //    to --csv.
 //  - streams of small solves (--graph; --fast adds them for its small grid): a plan's calls back to back as
 //    launched and captured in a CUDA graph, per call against the floor-traffic time.
+//  - --xsweep: the checkpointed kernel's x lines with ring depth and blocks per SM swept.
 //  - --ncu: one plan solve per FAST-table row inside a profiler range, for bench/gpu/ncu_rows.sh.
 // Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
 // --plans | --fast | --graph | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids;
@@ -39,6 +40,8 @@ static void usage()
                          "    graph and ncu tables; with --grid, --fast runs a single row)\n"
                          "  --graph: only the table of small-grid streams, launched and captured in a CUDA graph\n"
                          "    (default grid 140x140x56; --fast adds it for that grid)\n"
+                         "  --xsweep: x lines of MOHID's arithmetic in tc_line, ring stages and blocks per SM swept\n"
+                         "    (default grid 1024x1024x128; --csv as --fast)\n"
                          "  --ncu: one plan solve per FAST-table row between cudaProfilerStart/Stop, for\n"
                          "    ncu --profile-from-start off (bench/gpu/ncu_rows.sh)\n");
     std::exit(2);
@@ -47,7 +50,8 @@ static void usage()
 int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
-    bool do_resident = true, do_host = true, do_plans = false, do_fast = false, do_graph = false, do_ncu = false;
+    bool do_resident = true, do_host = true, do_plans = false, do_fast = false, do_graph = false, do_ncu = false,
+         do_xsweep = false;
     const char *csv_path = nullptr, *commit = "-";
     std::vector<grid3> grids;
     int only_type = -1;
@@ -68,6 +72,8 @@ int main(int argc, char **argv)
             do_fast = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--graph"))
             do_graph = true, do_resident = do_host = false;
+        else if (!std::strcmp(argv[i], "--xsweep"))
+            do_xsweep = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--ncu"))
             do_ncu = true, do_resident = do_host = false;
         else if (!std::strncmp(argv[i], "--passes=", 9) && std::atoi(argv[i] + 9) > 0)
@@ -85,6 +91,8 @@ int main(int argc, char **argv)
     }
     if (grids.empty() && do_fast)
         grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}, {560, 560, 56}, {140, 140, 56}};
+    if (grids.empty() && do_xsweep)
+        grids = {{1024, 1024, 128}};
     if (grids.empty() && do_ncu)
         grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}};
     if (grids.empty() && do_graph)
@@ -141,7 +149,7 @@ int main(int argc, char **argv)
     }
     if (do_ncu)
         for_each_case(grids, only_type, [&](const grid3 &G, int combo) { ncu_rows(gpu, G, combo); });
-    if (do_fast || do_graph) {
+    if (do_fast || do_graph || do_xsweep) {
         if (csv_path && !(g_csv = std::fopen(csv_path, "w"))) {
             std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
             return 2;
@@ -154,6 +162,16 @@ int main(int argc, char **argv)
             std::fprintf(g_csv, "device,date,commit,grid,type,axis,metric,value,value_max,unit\n");
             std::fprintf(g_csv, "%s-,-,-,device_copy_bw,%.4g,,GB/s\n", g_csv_head.c_str(), B.d2d * 1e-9);
         }
+    }
+    if (do_xsweep) {
+        std::printf("x lines of MOHID's arithmetic, tc_line forced (bare kernel into x): ring stages and blocks per "
+                    "SM (shared memory padded; L2 hint: bytes L2 fetches per miss; est = blocks the SM's shared "
+                    "memory and 12 by registers allow); %% = floor traffic at the device copy bandwidth\n");
+        std::printf("| grid | type | axis | stages | L2 hint B | smem B | blocks/SM est | us | %% copy |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n");
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { xsweep_rows(gpu, G, B, combo); });
+        if (g_csv && !do_fast && !do_graph)
+            std::fclose(g_csv);
     }
     if (do_fast) {
         std::printf("FAST arithmetic (device plans, ON_ERROR_LINES, DEFERRED verdicts, calls back to back; FAST / "

@@ -21,6 +21,7 @@ extern "C" {
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -283,9 +284,9 @@ void csv_row(const grid3 &G, const char *type, char axis, const char *metric, do
                     const char *unit);
 
 // Seconds of the planner's kernel for a LINES solve of the box into x in place (FAST or MOHID arithmetic),
-// launched bare; *kern names it.
+// launched bare; *kern names it; tweak, where given, changes the plan before the launches (--xsweep).
 double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool fast, double *scratch, int reps,
-                   const char **kern);
+                   const char **kern, const std::function<void(tk_plan &)> &tweak = {});
 
 // The tables, one file each.
 void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo);
@@ -296,5 +297,6 @@ void transfer_shapes(const grid3 &G);
 void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo);
 void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo);
 void ncu_rows(tridi_context ctx, const grid3 &G, int combo);
+void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo);
 
 #endif

@@ -36,8 +36,11 @@ __host__ __device__ inline size_t tc_smem_bytes(bool contig, int ns)
 // step of rounding, n <= 2^20); a warp holding a line outside that bound first walks back without writing
 // to find its overflow, as tk_line's back substitution does.
 template <class TL, class TD, class TX, class I, bool CONTIG, int AR>
-__global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, const int NS)
+__global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, const int ns_hint)
 {
+    // ring stages (x lines), and in bit 4 the 256-byte L2 hint in place of the 128-byte one
+    const int NS = ns_hint & 15;
+    const bool wide = (ns_hint >> 4) & 1;
     constexpr bool PF32 = sizeof(TL) == 4;
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
@@ -69,7 +72,9 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     int slot_in = 0;
     // The copies of stage c (c < 0: none) into the next ring slot; tk_line's issue().
     auto issue = [&](int64_t c) {
-        if (c >= 0)
+        if (c >= 0 && wide)
+            xc.template copy<256>((I)(c * K), n, t, slot_in, E, D, F, R);
+        else if (c >= 0)
             xc.template copy<128>((I)(c * K), n, t, slot_in, E, D, F, R);
         slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
         __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
