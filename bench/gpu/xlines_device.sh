@@ -9,13 +9,13 @@
 #   rule      the --fast rows of RGRIDS' x lines, the planner's rule and TRIDI_CUDA_KERNEL=ckpt (decision 046's
 #             rule before 1d756d5 took tc_line for x lines whose W/G fit on chip)
 #   ncu       bench/gpu/ncu_rows.sh on the MOHID mixed rows of 1024x1024x128
-#   ctest     ctest -R over test_cuda, test_plan and test_mohid_exact (every MOHID kernel forced and the rule)
+#   ctest     test_cuda, and test_mohid_exact's short sweep with each MOHID kernel forced (line, ckpt)
 set -u
 cd "$(dirname "$0")/../.." || exit
 DEST=${OUT:-out-x}
 W=$(mktemp -d) # the work folder: logs, CSVs, ncu's files
 mkdir -p "$DEST"
-STEPS=${STEPS:-exact xsweep bench rule ncu memcheck ctest}
+STEPS=${STEPS:-exact xsweep bench rule memcheck ctest ncu}
 CELLS=${CELLS:-100000000}
 GRIDS=${GRIDS:---grid=1024x1024x128 --grid=140x140x56}
 XGRIDS=${XGRIDS:---grid=1024x1024x128 --grid=512x512x512 --grid=2048x2048x32}
@@ -32,7 +32,7 @@ if [ -z "$B" ]; then
   export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
   step configure 120 cmake -S . -B build-x -DCMAKE_BUILD_TYPE=Release -DTRIDI_ENABLE_CUDA=ON \
     -DCMAKE_CUDA_ARCHITECTURES=90 -DTRIDI_ENABLE_FORTRAN=OFF -DTRIDI_ENABLE_MPI=OFF -DTRIDI_BUILD_TESTCASES=OFF &&
-    step build 400 cmake --build build-x -j 16 --target tridi_bench_gpu test_mohid_exact test_cuda test_plan ||
+    step build 400 cmake --build build-x -j 16 --target tridi_bench_gpu test_mohid_exact test_cuda ||
     { printf '%s\n' "${summary[@]}"; tail -30 "$W"/build.log "$W"/configure.log; exit 1; }
   mkdir -p build-x/bin
   ln -sf ../bench/gpu/tridi_bench_gpu ../tests/cuda/test_mohid_exact build-x/bin/
@@ -61,7 +61,7 @@ if has rule; then
     "--csv=$W/rule-ckpt.csv" "--commit=$COMMIT"
 fi
 has ncu && step ncu 200 bash bench/gpu/ncu_rows.sh "$B/tridi_bench_gpu" "$W/ncu" --grid=1024x1024x128 --type=mixed
-T='^cuda_test_(cuda|cuda_split|cuda_line|cuda_openmp|plan.*|mohid_exact.*)$' # the tests of the targets built
+T='^cuda_test_(cuda|mohid_exact_line|mohid_exact_ckpt)$' # test_cuda, the short sweep with each kernel forced
 has ctest && [ -d build-x ] && step ctest 200 bash -c "cd build-x && ctest -R '$T' -j 4"
 printf '%s\n' "${summary[@]}"
 grep -h -E "ERROR SUMMARY|test_mohid_exact:|near ties:|sweep |FAILED" "$W"/*.log | head -20
