@@ -62,7 +62,8 @@ void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
                 CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));
                 const double t = time_kernel(s.g, 0, s.a, false, s.scratch, reps, &kern, [&](tk_plan &p) {
                     ckpt = p.ckpt && p.contig;
-                    p.ns = ns | wide << 4; // tc_line's bit 4: the 256-byte L2 hint
+                    p.ns = ns;
+                    p.l2wide = wide;
                     p.smem = std::max(padded, natural);
                 });
                 if (!ckpt)

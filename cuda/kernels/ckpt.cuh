@@ -38,7 +38,7 @@ __host__ __device__ inline size_t tc_smem_bytes(bool contig, int ns)
 template <class TL, class TD, class TX, class I, bool CONTIG, int AR>
 __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, const int ns_hint)
 {
-    // ring stages (x lines), and in bit 4 the 256-byte L2 hint in place of the 128-byte one
+    // ring stages (x lines), and in bit 4 the 256-byte L2 hint in place of the 128-byte one (decision 047)
     const int NS = ns_hint & 15;
     const bool wide = (ns_hint >> 4) & 1;
     constexpr bool PF32 = sizeof(TL) == 4;
