@@ -1,4 +1,7 @@
-// The FAST arithmetic table (--fast): FAST against MOHID arithmetic and cuSPARSE, kernel and call.
+// The FAST arithmetic table (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against
+// MOHID arithmetic and cuSPARSE on the same data (y lines too: one gtsvInterleavedBatch per k slab), kernel
+// alone and per call, as % of the copy bandwidth at floor traffic; every row in --passes passes, raw rows to
+// --csv.
 #include "bench_gpu.cuh"
 
 // ---- FAST rows (--fast, issue 27) -------------------------------------------------------------------------

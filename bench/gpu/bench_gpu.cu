@@ -1,29 +1,11 @@
-// GPU benchmark of the CUDA backend. Every figure is a ratio to something measured in the same run:
-//  - device-resident solves (tridi_solve_device, one call = solve kernel + guarded commit) against the
-//    device copy bandwidth at minimum traffic (24 B/cell mixed, 40 f64, 20 f32), against the bare solve
-//    kernel (the cost of the no-partial-answer guarantee), and against cuSPARSE (gtsv2StridedBatch for
-//    x lines, gtsvInterleavedBatch for z lines, each on a compact box in its own layout);
-//  - host-array solves (tridi_solve, MOHID's mixed precision), staged (arrays not registered) and registered
-//    (tridi_host_register: DMA straight from/to the arrays), against the time to move their bytes at the
-//    pinned H2D/D2H bandwidths, MOHID's sequential THOMAS and its 16-thread OpenMP version, and tridi's
-//    CPU backend; the copy engines' speed on the shapes involved (one run, whole planes, row by row);
-//  - assembly overlap, both modes: a host loop assembling each diagonal, uploaded (tridi_upload_async) as
-//    soon as it is filled, against assembling everything and then solving (the plain call right after the
-//    assembly loop, OpenMP threads asleep as in a model, not back to back); and the registered solve after
-//    the GPU has idled 0.05 to 20 ms, the host busy, as a model's calls find it.
-//  - device plans (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
-//    against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
-//  - FAST arithmetic (--fast): device plans under ON_ERROR_LINES with deferred verdicts, FAST against MOHID
-//    arithmetic and cuSPARSE on the same data (y lines too: one gtsvInterleavedBatch per k slab), kernel-only
-//    and per call, as % of the copy bandwidth at floor traffic; every row in three passes (--passes), raw rows
-//    to --csv.
-//  - streams of small solves (--graph; --fast adds them for its small grid): a plan's calls back to back as
-//    launched and captured in a CUDA graph, per call against the floor-traffic time.
-//  - --xsweep: the checkpointed kernel's x lines with ring depth and blocks per SM swept.
-//  - --ncu: one plan solve per FAST-table row inside a profiler range, for bench/gpu/ncu_rows.sh.
-// Times are medians after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host |
-// --plans | --fast | --graph | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids;
-// in the host part a grid of NZ = 1 is a model's 2D call: its x and y lines).
+// GPU benchmark of the CUDA backend: its usage and main; one bench_<table>.cu per table, shared setup in
+// bench_gpu.cuh / bench_common.cu. Every figure is a ratio to something measured in the same run (the device
+// copy bandwidth at floor traffic: 24 B/cell mixed, 40 f64, 20 f32; pinned bandwidths; the bare kernel;
+// cuSPARSE; MOHID's THOMAS; the CPU backend). Tables: device-resident solves and host-array solves (default),
+// --plans, --fast, --graph, --xsweep, --ncu (each file's header says what it measures). Times are medians
+// after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host | --plans | --fast |
+// --graph | --xsweep | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids; in
+// the host part a grid of NZ = 1 is a model's 2D call: its x and y lines).
 #include "bench_gpu.cuh"
 
 static void usage()

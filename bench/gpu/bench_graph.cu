@@ -1,4 +1,5 @@
-// The table of small-grid streams (--graph), launched and captured in a CUDA graph.
+// The table of small-grid streams (--graph; --fast adds it for its small grid): a plan's calls back to back
+// as launched and captured in a CUDA graph, per call against the floor-traffic time.
 #include "bench_gpu.cuh"
 
 // ---- Streams of small solves (--graph, and in --fast on the 140x140x56 grid; issue 27's target 3) -------

@@ -1,5 +1,9 @@
-// The host-array tables (default, --host): copy shapes and host-array solves against the pinned bandwidths,
-// MOHID's THOMAS, the CPU backend; assembly overlap and solves after the GPU idled.
+// The host-array tables (default, --host): tridi_solve on host arrays (MOHID's mixed precision), staged and
+// registered (tridi_host_register: DMA straight from/to the arrays), against the pinned H2D/D2H time of their
+// bytes, MOHID's sequential THOMAS, its 16-thread OpenMP version and tridi's CPU backend; the copy engines'
+// speed on the shapes involved; assembly overlap (each diagonal uploaded with tridi_upload_async as soon as a
+// host loop fills it, against assembling everything, then solving); the registered solve after the GPU has
+// idled 0.05 to 20 ms, the host busy, as a model's calls find it.
 #include "bench_gpu.cuh"
 
 // MOHID-like assembly of one diagonal: a sequential host loop over the box writing each cell from a few

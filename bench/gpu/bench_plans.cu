@@ -1,4 +1,5 @@
-// The device plans' table (--plans): the per-call cost of each solve contract on the same data.
+// The device plans' table (--plans): the per-call cost of each solve contract on the same data, ON_ERROR_LINES
+// against ON_ERROR_CALL and SYNC against DEFERRED verdicts, against floor traffic at the copy bandwidth.
 #include "bench_gpu.cuh"
 
 // Device plans (tridi_plan_solve, calls back to back on device arrays): the cost of each contract, same data,

@@ -1,5 +1,7 @@
-// The device-resident table (default, --resident): tridi_solve_device against the copy bandwidth at floor
-// traffic, the bare kernel and cuSPARSE.
+// The device-resident table (default, --resident): tridi_solve_device (one call = solve kernel + guarded
+// commit) against the device copy bandwidth at floor traffic, against the bare solve kernel (the cost of the
+// no-partial-answer guarantee) and against cuSPARSE (gtsv2StridedBatch for x lines, gtsvInterleavedBatch for
+// z lines, each on a compact box in its own layout).
 #include "bench_gpu.cuh"
 
 // The bare solve kernel on the caller's arrays into a compact box, launched as the backend does.
