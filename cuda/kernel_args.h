@@ -65,6 +65,7 @@ struct fp_geom {
 struct tk_plan {
     bool contig, wgs, coop, i32, split;
     bool ckpt; // tc_line (cuda/kernels/ckpt.cuh): checkpoints in the scratch, W/G recomputed walking back
+    bool l2wide; // tc_line's x lines ask L2 for 256-byte fetches, not 128 (decision 047)
     int ns;
     ts_geom geom;
     size_t smem;

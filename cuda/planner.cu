@@ -223,6 +223,9 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
 // lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
 // whole (MOHID's small grids) keep tk_line.
 constexpr int TC_GAIN = 3;
+// tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
+// allow keep fewer lines' 256-byte L2 fetches alive at once.
+constexpr int TC_X_BLOCKS = 8;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
     if (!p.wgs)
@@ -356,6 +359,25 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         int pn = 0;
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
+        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
+        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
+        if (q.contig && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
+            tk_plan r = q;
+            r.ns = 2;
+            r.l2wide = true;
+            size_t optin = 0;
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
+                return e;
+            // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
+            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            int b = 0;
+            if ((e = fits(r, &b)) != cudaSuccess)
+                return e;
+            if (b == TC_X_BLOCKS) {
+                q = r;
+                pn = b;
+            }
+        }
         int po = 0;
         if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
             return e;
@@ -454,7 +476,7 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
         if (p.fast)
             return fp_run<TL>(a, p, stream);
     void *k = tk_kernel_of<TL, TD, TX>(p);
-    int ns = p.ns;
+    int ns = p.ns | (p.ckpt && p.l2wide ? 16 : 0); // tc_line reads the L2 hint in bit 4 of its stage count
     ts_geom geom = p.geom;
     void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter
     if (p.coop)

@@ -28,16 +28,6 @@ __host__ __device__ inline size_t tc_smem_bytes(bool contig, int ns)
     return contig ? (size_t)ns * tk_stage_bytes<TL, TD>() + (size_t)TK_TILE * sizeof(TX) : 0;
 }
 
-// tk_cp_at (common.cuh) with L2 asked to fetch the whole aligned 128 bytes around the element: x lines read
-// 32-64 bytes of each line per stage, lines 4 KiB and more apart, and DRAM then serves 4 (float) or 2
-// (double) stages of a line in one access.
-template <class T>
-__device__ __forceinline__ void tc_cp_at(unsigned saddr, const T *gmem)
-{
-    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T))
-                 : "memory");
-}
-
 // One warp of 32 neighbouring lines (tk_line's layout, loads and ring). The scratch holds checkpoint c
 // (the state before stage c, c >= 1) of launch line li at c * l_count + li: 16 B per TK_K unknowns.
 // The answers leave during the back walk, so a failing line must be known before it: the forward sweep
@@ -46,8 +36,11 @@ __device__ __forceinline__ void tc_cp_at(unsigned saddr, const T *gmem)
 // step of rounding, n <= 2^20); a warp holding a line outside that bound first walks back without writing
 // to find its overflow, as tk_line's back substitution does.
 template <class TL, class TD, class TX, class I, bool CONTIG, int AR>
-__global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, const int NS)
+__global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, const int ns_hint)
 {
+    // ring stages (x lines), and in bit 4 the 256-byte L2 hint in place of the 128-byte one (decision 047)
+    const int NS = ns_hint & 15;
+    const bool wide = (ns_hint >> 4) & 1;
     constexpr bool PF32 = sizeof(TL) == 4;
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
@@ -73,77 +66,26 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     TL *sD = (TL *)(tk_dyn + (size_t)NS * SE * sizeof(TD));
     TL *sF = sD + (size_t)NS * SE, *sR = sF + (size_t)NS * SE;
     TX *sX = (TX *)(tk_dyn + (size_t)NS * tk_stage_bytes<TL, TD>());
-    I lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
-    unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
-    if (CONTIG) {
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int src = t / K + j * (T / K);
-            lin[j] = __shfl_sync(0xffffffffu, io, src) + t % K;
-            lout[j] = __shfl_sync(0xffffffffu, oo, src);
-        }
-        const int s0 = tk_tidx(t / K, t % K);
-        sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
-        sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
-        rF = (unsigned)(NS * SE * sizeof(TL));
-        rR = 2 * rF;
-    }
+    tk_xcopy<TL, TD, I> xc;
+    if (CONTIG)
+        xc.init(t, io, oo, sE, sD, NS);
     int slot_in = 0;
     // The copies of stage c (c < 0: none) into the next ring slot; tk_line's issue().
     auto issue = [&](int64_t c) {
-        if (c >= 0) {
-            const I c0 = (I)(c * K);
-            const bool interior = c0 > 0 && c0 + K < n;
-            const int k = t % K;
-            const I m = c0 + k;
-            if (m < n) {
-                const bool okD = interior || m > 0, okF = interior || m < n - 1;
-                const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
-                               bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
-                constexpr unsigned JS = (T / K) * (K + 1);
-#pragma unroll
-                for (int j = 0; j < K; ++j) {
-                    const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
-                    tc_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
-                    tc_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
-                    if (okD)
-                        tc_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
-                    if (okF)
-                        tc_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
-                }
-            }
-        }
+        if (c >= 0 && wide)
+            xc.template copy<256>((I)(c * K), n, t, slot_in, E, D, F, R);
+        else if (c >= 0)
+            xc.template copy<128>((I)(c * K), n, t, slot_in, E, D, F, R);
         slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
         __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
     };
 
     // y/z lines: a stage in registers (and, walking back, its checkpoint), one stage ahead.
-    struct stage {
-        TL d[K], f[K], r[K];
-        TD e[K];
+    struct stage : tk_regstage<TL, TD> {
         double2 ck;
     };
     auto load = [&](stage &b, int64_t c, bool wck) {
-        const int64_t c0 = c * K;
-        const I o = io + (I)c0 * si;
-        if (c0 > 0 && c0 + K < n) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                b.e[k] = __ldg(E + (o + k * si));
-                b.d[k] = __ldg(D + (o + k * si));
-                b.f[k] = __ldg(F + (o + k * si));
-                b.r[k] = __ldg(R + (o + k * si));
-            }
-        } else {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int64_t m = c0 + k;
-                b.e[k] = m < n ? __ldg(E + (o + k * si)) : TD(0);
-                b.r[k] = m < n ? __ldg(R + (o + k * si)) : TL(0);
-                b.d[k] = m > 0 && m < n ? __ldg(D + (o + k * si)) : TL(0);
-                b.f[k] = m < n - 1 ? __ldg(F + (o + k * si)) : TL(0);
-            }
-        }
+        tk_load_stage<TL, TD, I>(b, c * K, n, io, si, E, D, F, R);
         if (wck)
             b.ck = c > 0 ? ck[c * cks] : make_double2(0.0, 0.0);
     };
@@ -314,7 +256,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
                              for (int j = 0; j < K; ++j) {
                                  const int lt = t / K + j * (T / K);
                                  if ((okmask >> lt) & 1u)
-                                     X[lout[j] + (I)m * so] = sX[tk_tidx(lt, k)];
+                                     X[xc.lout[j] + (I)m * so] = sX[tk_tidx(lt, k)];
                              }
                          }
                      }

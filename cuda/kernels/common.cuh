@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernel_args.h"
 #include "rcp.cuh"
@@ -142,6 +143,113 @@ __device__ __forceinline__ void tk_cp_at(unsigned saddr, const T *gmem)
 {
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T)) : "memory");
 }
+
+// A y/z line's stage of TK_K unknowns in registers (tk_line, tc_line), loaded one stage ahead of its use.
+template <class TL, class TD>
+struct tk_regstage {
+    TL d[TK_K], f[TK_K], r[TK_K];
+    TD e[TK_K];
+};
+
+// Loads the stage of unknowns c0.. of the line whose unknown 0 is at offset io, unknowns si apart. Lower is
+// not read at the first unknown nor upper at the last (they may be unset); interior stages test nothing.
+template <class TL, class TD, class I>
+__device__ __forceinline__ void tk_load_stage(tk_regstage<TL, TD> &b, int64_t c0, int64_t n, I io, I si, const TD *E,
+                                              const TL *D, const TL *F, const TL *R)
+{
+    constexpr int K = TK_K;
+    const I o = io + (I)c0 * si;
+    if (c0 > 0 && c0 + K < n) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            b.e[k] = __ldg(E + (o + k * si));
+            b.d[k] = __ldg(D + (o + k * si));
+            b.f[k] = __ldg(F + (o + k * si));
+            b.r[k] = __ldg(R + (o + k * si));
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int64_t m = c0 + k;
+            b.e[k] = m < n ? __ldg(E + (o + k * si)) : TD(0);
+            b.r[k] = m < n ? __ldg(R + (o + k * si)) : TL(0);
+            b.d[k] = m > 0 && m < n ? __ldg(D + (o + k * si)) : TL(0);
+            b.f[k] = m < n - 1 ? __ldg(F + (o + k * si)) : TL(0);
+        }
+    }
+}
+
+// tk_cp_at with L2 asked to fetch the whole aligned B (128 or 256) bytes around the element (tc_line's x
+// lines, decision 046: they read 32-64 bytes of each line per stage, lines 4 KiB and more apart).
+template <int B, class T>
+__device__ __forceinline__ void tc_cp_at(unsigned saddr, const T *gmem)
+{
+    if constexpr (B == 256)
+        asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T))
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(saddr), "l"(gmem), "n"(sizeof(T))
+                     : "memory");
+}
+
+// The x lines' cooperative copies into a ring of ns stages (tk_line and tc_line): lane q moves unknown q % K
+// of the lines q / K + j * (T / K), j < K; their offsets (lin, lout) and this lane's first ring cell as
+// shared addresses (E's and D's; F and R follow D at fixed distances), once.
+template <class TL, class TD, class I>
+struct tk_xcopy {
+    static constexpr int T = TK_T, K = TK_K;
+    I lin[K], lout[K];
+    unsigned sbE, sbL, rF;
+    __device__ __forceinline__ void init(int t, I io, I oo, TD *sE, TL *sD, int ns)
+    {
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const int src = t / K + j * (T / K);
+            lin[j] = __shfl_sync(0xffffffffu, io, src) + t % K;
+            lout[j] = __shfl_sync(0xffffffffu, oo, src);
+        }
+        const int s0 = tk_tidx(t / K, t % K);
+        sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
+        sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
+        rF = (unsigned)(ns * TK_TILE * sizeof(TL));
+    }
+    // The copies of the stage of unknowns c0.. into ring slot `slot` (L2H: 0, none, or tc_cp_at's hint of L2H
+    // bytes).
+    // One ring cell per line, the cells of successive j a fixed (T / K) * (K + 1) apart, so every copy of a
+    // lane is one base address plus an immediate offset. Lower is never read at the first unknown, upper
+    // never at the last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
+    // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt per line
+    // were a third of the kernel's instructions on 140-unknown lines.)
+    template <int L2H>
+    __device__ __forceinline__ void copy(I c0, int64_t n, int t, int slot, const TD *E, const TL *D, const TL *F,
+                                         const TL *R) const
+    {
+        const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
+        const I m = c0 + t % K;
+        if (m >= n)
+            return;
+        const bool okD = interior || m > 0, okF = interior || m < n - 1;
+        const unsigned bE = sbE + slot * (unsigned)(TK_TILE * sizeof(TD)),
+                       bL = sbL + slot * (unsigned)(TK_TILE * sizeof(TL)), rR = 2 * rF;
+        constexpr unsigned JS = (T / K) * (K + 1);
+        auto cp = [](unsigned sa, const auto *g) {
+            if constexpr (L2H != 0)
+                tc_cp_at<L2H>(sa, g);
+            else
+                tk_cp_at(sa, g);
+        };
+#pragma unroll
+        for (int j = 0; j < K; ++j) {
+            const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
+            cp(bE + j * JS * (unsigned)sizeof(TD), E + o);
+            cp(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
+            if (okD)
+                cp(bL + j * JS * (unsigned)sizeof(TL), D + o);
+            if (okF)
+                cp(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
+        }
+    }
+};
 
 // An answer kept on chip in the x (Wp) half of its (Wp, G) cell until the verdict, in its own type: no
 // conversion on the way in or out.

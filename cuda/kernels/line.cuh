@@ -88,60 +88,17 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     TX *X = (TX *)a.X;
 
-    // CONTIG: lane q moves unknown q % K of the lines q / K + j * (T / K), j < K; their offsets, once.
-    I lin[CONTIG ? K : 1], lout[CONTIG ? K : 1];
-    if (CONTIG) {
-#pragma unroll
-        for (int j = 0; j < K; ++j) {
-            const int src = t / K + j * (T / K);
-            lin[j] = __shfl_sync(0xffffffffu, io, src) + t % K;
-            lout[j] = __shfl_sync(0xffffffffu, oo, src);
-        }
-    }
-
-    // CONTIG copies: this lane's first ring cell as shared addresses, E's and D's (F and R follow D at
-    // fixed distances).
-    unsigned sbE = 0, sbL = 0, rF = 0, rR = 0;
-    if (CONTIG) {
-        const int s0 = tk_tidx(t / K, t % K);
-        sbE = (unsigned)__cvta_generic_to_shared(sE + s0);
-        sbL = (unsigned)__cvta_generic_to_shared(sD + s0);
-        rF = (unsigned)(NS * SE * sizeof(TL));
-        rR = 2 * rF;
-    }
+    // CONTIG: the cooperative copies' offsets and ring addresses (common.cuh), once.
+    tk_xcopy<TL, TD, I> xc;
+    if (CONTIG)
+        xc.init(t, io, oo, sE, sD, NS);
 
     int64_t next = 0; // next stage to issue
     int slot_in = 0;  // its ring slot
     // x lines: the cooperative copies of the next stage into the ring.
     auto issue = [&]() {
-        if (next < nch) {
-            const I c0 = (I)(next * K);
-            const bool interior = c0 > 0 && c0 + K < n; // no first or last unknown: every array, no tests
-            // Lane q copies unknown q % K of lines q / K + j * (T / K): one ring cell per line, the cells of
-            // successive j a fixed (T / K) * (K + 1) apart, so every copy of a lane is one base address
-            // plus an immediate offset. Lower is never read at the first unknown, upper never at the
-            // last. In a warp of fewer than T lines the missing lines copy the warp's first line (their
-            // offsets), into cells nobody reads: no test per line. (Tests, branches and addresses rebuilt
-            // per line were a third of the kernel's instructions on 140-unknown lines.)
-            const int k = t % K;
-            const I m = c0 + k;
-            if (m < n) {
-                const bool okD = interior || m > 0, okF = interior || m < n - 1;
-                const unsigned bE = sbE + slot_in * (unsigned)(SE * sizeof(TD)),
-                               bL = sbL + slot_in * (unsigned)(SE * sizeof(TL));
-                constexpr unsigned JS = (T / K) * (K + 1);
-#pragma unroll
-                for (int j = 0; j < K; ++j) {
-                    const auto o = (std::make_unsigned_t<I>)(lin[j] + c0);
-                    tk_cp_at(bE + j * JS * (unsigned)sizeof(TD), E + o);
-                    tk_cp_at(bL + rR + j * JS * (unsigned)sizeof(TL), R + o);
-                    if (okD)
-                        tk_cp_at(bL + j * JS * (unsigned)sizeof(TL), D + o);
-                    if (okF)
-                        tk_cp_at(bL + rF + j * JS * (unsigned)sizeof(TL), F + o);
-                }
-            }
-        }
+        if (next < nch)
+            xc.template copy<0>((I)(next * K), n, t, slot_in, E, D, F, R);
         ++next;
         slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
         __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
@@ -154,33 +111,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         // recurrence (a stage is some thousand cycles of it, which covers the loads' latency). No ring in
         // shared memory: its copies, addresses and read-back were a third of the forward sweep's
         // instructions, and the shared memory it took is left to W/G (more warps per SM on short lines).
-        struct stage {
-            TL d[K], f[K], r[K];
-            TD e[K];
-        };
-        auto load = [&](stage &b, int64_t c) {
-            const int64_t c0 = c * K;
-            const I o = io + (I)c0 * si;
-            if (c0 > 0 && c0 + K < n) { // interior: no first or last unknown, no tests
-#pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    b.e[k] = __ldg(E + (o + k * si));
-                    b.d[k] = __ldg(D + (o + k * si));
-                    b.f[k] = __ldg(F + (o + k * si));
-                    b.r[k] = __ldg(R + (o + k * si));
-                }
-            } else {
-                // lower is not read at the first unknown nor upper at the last (they may be unset)
-#pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    const int64_t m = c0 + k;
-                    b.e[k] = m < n ? __ldg(E + (o + k * si)) : TD(0);
-                    b.r[k] = m < n ? __ldg(R + (o + k * si)) : TL(0);
-                    b.d[k] = m > 0 && m < n ? __ldg(D + (o + k * si)) : TL(0);
-                    b.f[k] = m < n - 1 ? __ldg(F + (o + k * si)) : TL(0);
-                }
-            }
-        };
+        using stage = tk_regstage<TL, TD>;
+        auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, io, si, E, D, F, R); };
         // after_use: issues the next stage's loads once this stage's values are in use. A load's register is
         // waited on through a scoreboard shared with loads issued after it (loads complete out of order), so
         // a stage's first use waits for every load issued before that use: loads issued ahead of it were
@@ -375,7 +307,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                         break;
                     if ((failed >> lt) & 1u)
                         continue;
-                    X[lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
+                    X[xc.lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
                 }
             }
         }
