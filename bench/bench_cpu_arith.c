@@ -2,7 +2,8 @@
  * median time of tridi_plan_solve on the CPU backend in TRIDI_ARITH_MOHID, TRIDI_ARITH_MOHID_NEWTYPE (where
  * the library has it) and TRIDI_ARITH_FAST, as CSV on stdout. Public API only, so that the same source
  * builds against an older tridi for a before/after comparison (run the two builds alternately).
- * Usage: tridi_bench_cpu_arith [threads] [reps] [NXxNYxNZ]... (default: 2 threads, 9 reps, 140x140x56) */
+ * Usage: tridi_bench_cpu_arith [threads] [reps] [call] [NXxNYxNZ]... (default: 2 threads, 9 reps, 140x140x56;
+ * `call`: the plans take ON_ERROR_CALL, the undo log of decision 053's guard, instead of LINES) */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 
 #include "bench_util.h"
 #include "tridi.h"
+
+static tridi_on_error on_error = TRIDI_ON_ERROR_LINES;
 
 /* One plan solved reps times after a warm-up; the median in ms (*min: the fastest, the figure least
  * disturbed on a shared host), or -1 if the plan is refused. */
@@ -19,7 +22,7 @@ static double time_plan(tridi_context ctx, const tridi_grid *g, tridi_axis axis,
     tridi_solve_options o;
     tridi_solve_options_init(&o);
     o.arith = (tridi_arith)arith;
-    o.on_error = TRIDI_ON_ERROR_LINES;
+    o.on_error = on_error;
     const tridi_dtype t[5] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type, a->x_type};
     tridi_plan plan;
     if (tridi_plan_create(ctx, g, axis, lo, hi, t, &o, &plan))
@@ -51,7 +54,11 @@ int main(int argc, char **argv)
     tridi_context ctx;
     if (bench_cpu_context(&ctx, threads))
         return 1;
-    printf("grid,axis,combo,arith,median_ms,min_ms,min_ns_per_cell\n");
+    if (argc > 3 && !strcmp(argv[3], "call")) {
+        on_error = TRIDI_ON_ERROR_CALL;
+        argv++, argc--; /* the grids follow it (threads and reps are read) */
+    }
+    printf("grid,axis,combo,arith,median_ms,min_ms,min_ns_per_cell,on_error\n");
     const int ngrids = argc > 3 ? argc - 3 : 1;
     for (int gi = 0; gi < ngrids; ++gi) {
         int N[3] = {140, 140, 56};
@@ -88,9 +95,9 @@ int main(int argc, char **argv)
                     const double ms = time_plan(ctx, &g, (tridi_axis)axis, lo, hi, &a, arith, reps, &min);
                     if (ms < 0)
                         continue; /* an arithmetic this library does not have */
-                    printf("%dx%dx%d,%c,%s,%s,%.3f,%.3f,%.3f\n", N[0], N[1], N[2], "xyz"[axis], combo ? "f64" : "mixed",
-                           arith == 1 ? "MOHID" : arith == 2 ? "FAST" : "NEWTYPE", ms, min,
-                           1e6 * min / ((double)N[0] * N[1] * N[2]));
+                    printf("%dx%dx%d,%c,%s,%s,%.3f,%.3f,%.3f,%s\n", N[0], N[1], N[2], "xyz"[axis],
+                           combo ? "f64" : "mixed", arith == 1 ? "MOHID" : arith == 2 ? "FAST" : "NEWTYPE", ms, min,
+                           1e6 * min / ((double)N[0] * N[1] * N[2]), on_error == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES");
                     fflush(stdout);
                 }
             free(D), free(F), free(T), free(X), free(E);

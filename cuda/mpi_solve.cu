@@ -32,10 +32,22 @@ constexpr int AHEAD = 4; // unknowns whose loads are issued before their recurre
 constexpr int MAX_SUB = 16; // sub-blocks per line and rank (the joining system has 2 MAX_SUB unknowns)
 
 // Unknowns [m0, m1) of the rank's block form sub-block s of ns.
-__device__ __forceinline__ void sub_range(int64_t n, int ns, int s, int64_t &m0, int64_t &m1)
+// The (line, sub-block) of this thread of a forward or backward launch (one thread each, line fastest) and
+// the sub-block's unknowns [mb, me); false for a thread past the last.
+struct SubBlock {
+    int64_t l, mb, me;
+    int s;
+};
+__device__ __forceinline__ bool sub_block_of(const tridi_problem &p, int ns, SubBlock &b)
 {
-    m0 = n * s / ns;
-    m1 = n * (s + 1) / ns;
+    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
+    if (t >= L * ns)
+        return false;
+    b.l = t % L;
+    b.s = (int)(t / L);
+    b.mb = p.n * b.s / ns;
+    b.me = p.n * (b.s + 1) / ns;
+    return true;
 }
 
 
@@ -58,14 +70,12 @@ __device__ __forceinline__ void mark_unsafe(double *cf)
 template <typename TL, typename TD, typename TW>
 __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, double *sc)
 {
-    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
-    if (t >= L * ns)
+    SubBlock b;
+    if (!sub_block_of(p, ns, b))
         return;
-    const int64_t l = t % L;
-    const int s = (int)(t / L);
+    const int64_t l = b.l, mb = b.mb, me = b.me, L = p.nlines, t = b.s * L + l;
+    const int s = b.s;
     const int64_t n = p.n, st = p.stride[p.axis];
-    int64_t mb, me;
-    sub_range(n, ns, s, mb, me);
     const bool no_left = s == 0 && first, no_right = s == ns - 1 && last;
     const int64_t base = line_offset(p, l);
     const TL *lower = static_cast<const TL *>(p.arrays.lower) + base;
@@ -140,67 +150,27 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
 template <int NR>
 __device__ bool join(const double *sc, int ns, int64_t L, int64_t l, double xl, double xr, double (*rhs)[NR])
 {
-    const int N = 2 * ns;
     double band[2 * MAX_SUB][5];
-#define B(row, col) band[row][(col) - (row) + 2]
     for (int s = 0; s < ns; ++s) {
         const double *cf = sc + 6 * (s * L + l);
         const int rf = 2 * s, rl = 2 * s + 1;
-        for (int c = 0; c < 5; ++c)
-            band[rf][c] = band[rl][c] = 0.0;
-        B(rf, rf) = 1.0;
-        B(rl, rl) = 1.0;
-        for (int k = 0; k < NR; ++k)
-            rhs[rf][k] = rhs[rl][k] = 0.0;
-        rhs[rf][0] = cf[0];
-        rhs[rl][0] = cf[3];
-        if (s > 0) {
-            B(rf, rf - 1) = -cf[2];
-            B(rl, rf - 1) = -cf[5];
-        } else if (NR == 3) {
+        tridi_band_rows(band[0], rhs[0], NR, s, ns, cf);
+        if (s == 0 && NR == 3) {
             rhs[rf][NR - 1] = cf[2];
             rhs[rl][NR - 1] = cf[5];
-        } else {
+        } else if (s == 0) {
             rhs[rf][0] += cf[2] * xl;
             rhs[rl][0] += cf[5] * xl;
         }
-        if (s < ns - 1) {
-            B(rf, rf + 2) = -cf[1];
-            B(rl, rf + 2) = -cf[4];
-        } else if (NR == 3) {
+        if (s == ns - 1 && NR == 3) {
             rhs[rf][1 % NR] = cf[1];
             rhs[rl][1 % NR] = cf[4];
-        } else {
+        } else if (s == ns - 1) {
             rhs[rf][0] += cf[1] * xr;
             rhs[rl][0] += cf[4] * xr;
         }
     }
-    for (int r = 0; r < N; ++r) {
-        const double piv = B(r, r);
-        double off = 0.0;
-        for (int c = r + 1; c <= r + 2 && c < N; ++c)
-            off += fabs(B(r, c));
-        if (!tridi_reduced_pivot_ok(piv, off))
-            return false;
-        for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
-            const double fac = B(rr, r) / piv;
-            for (int c = r; c <= r + 2 && c < N; ++c)
-                B(rr, c) -= fac * B(r, c);
-            for (int k = 0; k < NR; ++k)
-                rhs[rr][k] -= fac * rhs[r][k];
-        }
-    }
-    for (int r = N - 1; r >= 0; --r)
-        for (int k = 0; k < NR; ++k) {
-            double v = rhs[r][k];
-            for (int c = r + 1; c <= r + 2 && c < N; ++c)
-                v -= B(r, c) * rhs[c][k];
-            rhs[r][k] = v / B(r, r);
-            if (!isfinite(rhs[r][k]))
-                return false;
-        }
-#undef B
-    return true;
+    return tridi_band_solve(band[0], rhs[0], NR, 2 * ns);
 }
 
 // The rank's six reduced coefficients of each line from its sub-blocks' (after forward, ns > 1); NaN for
@@ -256,14 +226,11 @@ template <typename TX>
 __global__ void backward(tridi_problem p, int ns, const TX *work, const double *ends, TX *undo,
                          unsigned long long *fail)
 {
-    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, L = p.nlines;
-    if (t >= L * ns)
+    SubBlock b;
+    if (!sub_block_of(p, ns, b))
         return;
-    const int64_t l = t % L;
-    const int s = (int)(t / L);
+    const int64_t l = b.l, mb = b.mb, me = b.me, L = p.nlines, t = b.s * L + l;
     const int64_t n = p.n, st = p.stride[p.axis];
-    int64_t mb, me;
-    sub_range(n, ns, s, mb, me);
     TX *x = static_cast<TX *>(p.arrays.x) + line_offset(p, l);
     const TX *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
     TX *u = undo + l;
@@ -332,62 +299,9 @@ __global__ void reduced(const double *gather, size_t cap, int P, int me, int64_t
                 mine = Q;
             idx[Q++] = r;
         }
-    const int N = 2 * Q;
-    double band[2 * TRIDI_MPI_MAX_LINE][6];
-    for (int r = 0; r < N; ++r)
-        for (int c = 0; c < 6; ++c)
-            band[r][c] = 0.0;
-#define B(row, col) band[row][(col) - (row) + 2]
-    bool unsafe = false;
-    for (int q = 0; q < Q; ++q) {
-        const double *cf = gather + idx[q] * slot + 6 * l;
-        for (int k = 0; k < 6; ++k)
-            unsafe |= isnan(cf[k]);
-        const int rf = 2 * q, rl = 2 * q + 1;
-        B(rf, rf) = 1.0;
-        B(rl, rl) = 1.0;
-        band[rf][5] = cf[0];
-        band[rl][5] = cf[3];
-        if (q > 0) {
-            B(rf, rf - 1) = -cf[2];
-            B(rl, rf - 1) = -cf[5];
-        }
-        if (q < Q - 1) {
-            B(rf, rf + 2) = -cf[1];
-            B(rl, rf + 2) = -cf[4];
-        }
-    }
-    for (int r = 0; r < N && !unsafe; ++r) {
-        const double piv = B(r, r);
-        double off = 0.0;
-        for (int c = r + 1; c <= r + 2 && c < N; ++c)
-            off += fabs(B(r, c));
-        if (!tridi_reduced_pivot_ok(piv, off)) {
-            unsafe = true;
-            break;
-        }
-        for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
-            const double fac = B(rr, r) / piv;
-            for (int c = r; c <= r + 2 && c < N; ++c)
-                B(rr, c) -= fac * B(r, c);
-            band[rr][5] -= fac * band[r][5];
-        }
-    }
-    for (int r = N - 1; r >= 0 && !unsafe; --r) {
-        double v = band[r][5];
-        for (int c = r + 1; c <= r + 2 && c < N; ++c)
-            v -= B(r, c) * band[c][5];
-        band[r][5] = v / B(r, r);
-        unsafe = !isfinite(band[r][5]);
-    }
-#undef B
-    if (unsafe) {
-        ends[2 * l] = ends[2 * l + 1] = CUDART_NAN;
+    double band[2 * TRIDI_MPI_MAX_LINE][5], rhs[2 * TRIDI_MPI_MAX_LINE];
+    if (!tridi_reduced_line(gather + 6 * l, slot, idx, Q, mine, band[0], rhs, ends + 2 * l))
         atomicAdd(marked, 1ull);
-        return;
-    }
-    ends[2 * l] = mine > 0 ? band[2 * mine - 1][5] : 0.0;
-    ends[2 * l + 1] = mine >= 0 && mine < Q - 1 ? band[2 * mine + 2][5] : 0.0;
 }
 
 // The inputs of the lines of the pipelined Thomas, widened to double: lower, diag, upper, rhs of list

@@ -1,5 +1,5 @@
-/* Which table a context's calls go through, and AUTO's choice between the GPU path and the CPU backend for
- * host arrays (docs/decisions/018). */
+/* Which table a context's calls go through, the second phase of the one guard (backend.h, docs/decisions/053)
+ * and AUTO's choice between the GPU path and the CPU backend for host arrays (docs/decisions/018). */
 #include "backend.h"
 
 #ifdef TRIDI_HAVE_CUDA
@@ -14,6 +14,67 @@ static inline int omp_get_max_threads(void) { return 1; }
 const tridi_backend_ops *tridi_backend_of(tridi_context ctx)
 {
     return ctx->backend == TRIDI_BACKEND_CUDA ? &tridi_backend_cuda_ops : &tridi_backend_cpu_ops;
+}
+
+#ifdef TRIDI_FAULT_INJECTION
+/* Tests only (CMake option TRIDI_FAULT_INJECTION): tridi_test_fail_verdict(n) turns the n-th successful first
+ * phase from now into a failed verdict, so that each strategy's rollback is seen to put x back; no input
+ * can fail a call whose every line succeeded. Declared by the tests themselves. */
+static int verdicts_before_failure;
+
+void tridi_test_fail_verdict(int nth) { __atomic_store_n(&verdicts_before_failure, nth > 0 ? nth : 0, __ATOMIC_RELAXED); }
+
+static tridi_status injected(tridi_status own)
+{
+    if (own || __atomic_load_n(&verdicts_before_failure, __ATOMIC_RELAXED) <= 0 ||
+        __atomic_sub_fetch(&verdicts_before_failure, 1, __ATOMIC_RELAXED) != 0)
+        return own;
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi_guard_settle: injected failure of the verdict (tests only)");
+}
+#else
+static inline tridi_status injected(tridi_status own) { return own; }
+#endif
+
+tridi_status tridi_guard_settle(tridi_status own, tridi_guard_verdict *v, const tridi_guard_phases *ph)
+{
+    own = injected(own);
+    const tridi_status call = v && v->decide ? v->decide(v->arg, own) : own;
+    if (v)
+        v->own = own, v->call = call;
+    if (!ph)
+        return call;
+    if (!call)
+        return ph->commit ? ph->commit(ph->self) : TRIDI_SUCCESS;
+    const tridi_status r = ph->rollback ? ph->rollback(ph->self) : TRIDI_SUCCESS;
+    return r ? r : call;
+}
+
+/* The backend's second phase, as tridi_guard_phases. */
+typedef struct backend_kept {
+    tridi_context ctx;
+    const tridi_backend_ops *ops;
+    tridi_memory memory;
+    void *stream;
+} backend_kept;
+
+static tridi_status backend_commit(void *self)
+{
+    const backend_kept *k = self;
+    return k->ops->commit(k->ctx, k->memory, k->stream);
+}
+
+static tridi_status backend_rollback(void *self)
+{
+    const backend_kept *k = self;
+    return k->ops->rollback(k->ctx, k->memory, k->stream);
+}
+
+tridi_status tridi_guard_settle_backend(tridi_context ctx, const tridi_backend_ops *ops, tridi_memory memory,
+                                        void *stream, tridi_status own, tridi_guard_verdict *v)
+{
+    backend_kept k = {ctx, ops, memory, stream};
+    const tridi_guard_phases ph = {backend_commit, backend_rollback, &k};
+    return tridi_guard_settle(own, v, &ph);
 }
 
 /* From docs/performance.md (H100 machine, 16-core Xeon host):

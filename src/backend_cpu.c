@@ -29,11 +29,19 @@ static tridi_status cpu_plan_create(tridi_context ctx, struct tridi_plan_s *plan
 
 static void cpu_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan) { (void)ctx, (void)plan; }
 
+/* The guard's CPU strategies (backend.h): LINES with its own verdict in one phase (each block's rows in its
+ * thread's save), else the undo log's two phases. */
+static int cpu_guard(tridi_context ctx, const tridi_problem *p, tridi_memory memory, int outside)
+{
+    (void)ctx, (void)memory;
+    return p->on_error == TRIDI_ON_ERROR_LINES && !outside ? TRIDI_GUARD_LINE_SAVE : TRIDI_GUARD_UNDO_LOG;
+}
+
 static tridi_status cpu_solve_host(tridi_context ctx, const tridi_problem *p) { return tridi_cpu_solve(ctx, p); }
 
 static tridi_status no_device(const char *what);
 
-/* The two phases of ON_ERROR_CALL (backend.h): the undo log of cpu_solve.c. Host arrays only: device
+/* The undo log's two phases (cpu_solve.c). Host arrays only: device
  * pointers never reach a CPU context (the entry points refuse them first). */
 static tridi_status cpu_solve_keep(tridi_context ctx, const tridi_problem *p, tridi_memory memory, void *stream)
 {
@@ -117,6 +125,7 @@ const tridi_backend_ops tridi_backend_cpu_ops = {
     .name = "cpu",
     .plan_create = cpu_plan_create,
     .plan_destroy = cpu_plan_destroy,
+    .guard = cpu_guard,
     .solve_host = cpu_solve_host,
     .solve_device = cpu_solve_device,
     .solve_keep = cpu_solve_keep,

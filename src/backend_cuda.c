@@ -15,6 +15,18 @@ static void cuda_plan_destroy(tridi_context ctx, struct tridi_plan_s *plan)
     plan->backend_state = NULL;
 }
 
+/* The guard's CUDA strategies (backend.h): with its own verdict a solve applies it on the GPU (device
+ * arrays: grid barrier, lane agreement or answer box and commit kernel, as the device planner chose) or
+ * as its answers leave the GPU (host arrays: the x paths of host_pipeline.cu); with a verdict from outside,
+ * the answers wait in the context's box (device arrays) or x's old box is packed on the host. */
+static int cuda_guard(tridi_context ctx, const tridi_problem *p, tridi_memory memory, int outside)
+{
+    (void)ctx, (void)p;
+    if (memory == TRIDI_MEMORY_DEVICE)
+        return outside ? TRIDI_GUARD_ANSWER_BOX : TRIDI_GUARD_DEVICE_VERDICT;
+    return outside ? TRIDI_GUARD_HOST_BOX : TRIDI_GUARD_SLAB_VERDICT;
+}
+
 /* Arrays lying in memory given to tridi_host_register move by DMA straight from/to the caller's array. */
 static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
 {
@@ -27,7 +39,7 @@ static tridi_status cuda_solve_host(tridi_context ctx, const tridi_problem *p)
     return tridi_cuda_solve_host(ctx->cuda, p, registered);
 }
 
-/* The two phases of ON_ERROR_CALL (backend.h). Host arrays: the old box of x is packed on the host first
+/* The two-phase strategies (backend.h), for a verdict from outside. Host arrays: the old box of x is packed on the host first
  * (one pass over the box, tridi_cuda_host_keep), then the host pipeline solves under its own CALL guard
  * (x unchanged if this call fails); the rollback unpacks the box. Device pointers: the answers wait in
  * the context's answer box until the commit kernel copies them into x. */
@@ -103,6 +115,7 @@ const tridi_backend_ops tridi_backend_cuda_ops = {
     .name = "cuda",
     .plan_create = cuda_plan_create,
     .plan_destroy = cuda_plan_destroy,
+    .guard = cuda_guard,
     .solve_host = cuda_solve_host,
     .solve_device = cuda_solve_device,
     .solve_keep = cuda_solve_keep,

@@ -43,6 +43,11 @@ static tridi_status nc_copy(tridi_context c, void *d, const void *s, size_t b, i
     return absent();
 }
 static tridi_status nc_synchronize(tridi_context c) { (void)c; return absent(); }
+static int nc_guard(tridi_context c, const tridi_problem *p, tridi_memory m, int outside)
+{
+    (void)c, (void)p, (void)m, (void)outside;
+    return TRIDI_GUARD_SLAB_VERDICT; /* its one-phase solves report the backend's absence */
+}
 static tridi_status nc_solve_keep(tridi_context c, const tridi_problem *p, tridi_memory m, void *s)
 {
     (void)c, (void)p, (void)m, (void)s;
@@ -58,6 +63,7 @@ const tridi_backend_ops tridi_backend_cuda_ops = {
     .name = "cuda (not built)",
     .plan_create = nc_plan_create,
     .plan_destroy = nc_plan_destroy,
+    .guard = nc_guard,
     .solve_host = nc_solve_host,
     .solve_device = nc_solve_device,
     .solve_keep = nc_solve_keep,

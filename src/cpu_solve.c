@@ -1,7 +1,7 @@
-/* OpenMP CPU backend: a call (tridi_cpu_solve, its two phases solve_keep / commit / rollback) run by the
- * context's worker pool over the blocks of cpu_plan.c, each block solved by cpu_kernels.c's vector path
- * and, if flagged, line by line on the careful path, under one guard: the undo log (ON_ERROR_CALL) or the
- * thread's block save (ON_ERROR_LINES). */
+/* OpenMP CPU backend: a call run by the context's worker pool over the blocks of cpu_plan.c, each block
+ * solved by cpu_kernels.c's vector path and, if flagged, line by line on the careful path, under the one
+ * guard's CPU strategies (src/backend.h, docs/decisions/053): the thread's block save (LINES, one phase:
+ * tridi_cpu_solve) or the undo log (CALL: tridi_cpu_solve_keep, then tridi_cpu_commit or _rollback). */
 #include "cpu_internal.h"
 #include "cpu_pool.h"
 
@@ -16,7 +16,8 @@ static inline int omp_get_thread_num(void) { return 0; }
 #include <string.h>
 
 /* Steps of one call that are no frames of their own: a model's call reaches the kernel through
- * tridi_cpu_solve and solve_shares only (docs/architecture.md lists the frames; docs/decisions/051). */
+ * tridi_cpu_solve_keep (or tridi_cpu_solve) and solve_shares only (docs/architecture.md lists the frames;
+ * docs/decisions/051). */
 #if defined(__GNUC__)
 #define TRIDI_CPU_FRAME static inline __attribute__((always_inline))
 #else
@@ -320,14 +321,10 @@ TRIDI_CPU_FRAME tridi_status cpu_solve(tridi_context ctx, const tridi_problem *p
 
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p)
 {
-    if (p->on_error == TRIDI_ON_ERROR_LINES)
-        return cpu_solve(ctx, p, 0);
-    const tridi_status s = cpu_solve(ctx, p, 1);
-    if (s)
-        tridi_cpu_rollback(ctx);
-    else
-        tridi_cpu_commit(ctx);
-    return s;
+    if (p->on_error != TRIDI_ON_ERROR_LINES) /* CALL is the guard's undo log: tridi_cpu_solve_keep first */
+        return tridi_fail(TRIDI_ERROR_INTERNAL, "%s: an ON_ERROR_CALL solve reached the CPU's one-phase solve "
+                          "(the guard takes it: src/backend.h)", p->func);
+    return cpu_solve(ctx, p, 0);
 }
 
 tridi_status tridi_cpu_solve_keep(tridi_context ctx, const tridi_problem *p) { return cpu_solve(ctx, p, 1); }

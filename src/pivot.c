@@ -21,9 +21,9 @@
  * usual; otherwise this pass answers the whole box itself, flagged and zero-pivot lines by Gaussian
  * elimination with partial pivoting (row interchanges, one fill-in diagonal, as LAPACK's gtsv does) and
  * the others by the same Thomas recurrence as the backends, first checking every line and then writing,
- * so that a failure still leaves x unchanged. */
+ * so that a failure still leaves x unchanged (the guard's check-then-write strategy, docs/decisions/053). */
+#include "backend.h"
 #include "thomas_core.h"
-#include "tridi_internal.h"
 
 #include <math.h>
 #ifdef _OPENMP
@@ -375,7 +375,7 @@ static void answer_box(const tridi_problem *p, const unsigned char *cls, int nt,
 }
 
 tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
-                               tridi_status (*backend)(tridi_context, const tridi_problem *))
+                               const tridi_backend_ops *ops)
 {
     unsigned char *cls = malloc((size_t)p->nlines);
     if (!cls)
@@ -413,7 +413,9 @@ tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_
                      count[LINE_UNSTABLE] == 1 ? "" : "s");
             s = tridi_fail_numeric(func, p, tridi_fail_status(TRIDI_FAIL_UNSTABLE), first[LINE_UNSTABLE], v.m, what);
         } else {
-            s = backend(ctx, p);
+            tridi_problem q = *p;
+            q.pivoting = TRIDI_PIVOT_NONE;
+            s = tridi_guard_solve(ctx, ops, &q, TRIDI_MEMORY_HOST, NULL, NULL, NULL);
         }
         free(cls);
         return s;

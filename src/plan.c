@@ -115,12 +115,10 @@ static tridi_status plan_solve(const char *f, tridi_plan plan, const tridi_array
         return s;
     tridi_context ctx = plan->ctx;
     if (plan->memory == TRIDI_MEMORY_DEVICE)
-        return tridi_backend_of(ctx)->solve_device(ctx, &p, plan->backend_state, plan->stream);
+        return tridi_guard_solve(ctx, tridi_backend_of(ctx), &p, TRIDI_MEMORY_DEVICE, plan->backend_state,
+                                 plan->stream, NULL);
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
-    const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, plan->auto_host);
-    if (p.pivoting != TRIDI_PIVOT_NONE)
-        return tridi_pivot_solve(f, ctx, &p, ops->solve_host);
-    return ops->solve_host(ctx, &p);
+    return tridi_guard_solve(ctx, tridi_host_ops(ctx, &p, plan->auto_host), &p, TRIDI_MEMORY_HOST, NULL, NULL, NULL);
 }
 
 tridi_status tridi_plan_status(tridi_plan plan)

@@ -1,5 +1,5 @@
 /* Public entry points for solves, uploads and device memory: validate, then dispatch through the
- * context's backend table (backend.h). */
+ * context's backend table (backend.h), every solve under the one guard (tridi_guard_solve). */
 #include "backend.h"
 
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -33,10 +33,7 @@ tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axi
     p.on_error = on_error;
     p.arith = arith;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
-    const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
-    if (p.pivoting != TRIDI_PIVOT_NONE)
-        return tridi_pivot_solve(f, ctx, &p, ops->solve_host);
-    return ops->solve_host(ctx, &p);
+    return tridi_guard_solve(ctx, tridi_host_ops(ctx, &p, NULL), &p, TRIDI_MEMORY_HOST, NULL, NULL, NULL);
 }
 
 tridi_status tridi_upload_async(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
@@ -111,7 +108,7 @@ tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tr
     p.on_error = on_error;
     p.arith = arith;
     p.verdict = TRIDI_VERDICT_DEFERRED; /* failures reported by tridi_synchronize */
-    return tridi_backend_of(ctx)->solve_device(ctx, &p, NULL, stream);
+    return tridi_guard_solve(ctx, tridi_backend_of(ctx), &p, TRIDI_MEMORY_DEVICE, NULL, stream, NULL);
 }
 
 tridi_status tridi_device_alloc(tridi_context ctx, size_t bytes, void **device_ptr)

@@ -303,6 +303,92 @@ TRIDI_HD int tridi_reduced_pivot_ok(double piv, double off)
     return tridi_thomas_pivot_ok(piv) && fabs(piv) * (1.0 + TRIDI_PARTITION_SLACK) >= off;
 }
 
+/* The reduced band solve, written once for the host (src/mpi/dsolve_reduced.c) and the GPU (cuda/mpi_solve.cu:
+ * the reduced system between ranks and the join of a rank's sub-blocks). N rows with two sub- and two
+ * super-diagonals, row r at band[5 r .. 5 r + 4] (TRIDI_BAND), nr right-hand sides per row at rhs[nr r ..].
+ * Block q of Q gives rows 2q (its first unknown) and 2q + 1 (its last) from its six coefficients cf: first =
+ * cf[0] + cf[1] right + cf[2] left, last = cf[3] + cf[4] right + cf[5] left (right: the next block's first
+ * unknown, left: the previous block's last); the outside neighbours of the end blocks are the caller's. */
+#define TRIDI_BAND(band, r, c) (band)[5 * (r) + (c) - (r) + 2]
+
+TRIDI_HD void tridi_band_rows(double *band, double *rhs, int nr, int q, int Q, const double *cf)
+{
+    const int rf = 2 * q, rl = rf + 1;
+    for (int c = 0; c < 5; ++c)
+        band[5 * rf + c] = band[5 * rl + c] = 0.0;
+    for (int k = 0; k < nr; ++k)
+        rhs[nr * rf + k] = rhs[nr * rl + k] = 0.0;
+    TRIDI_BAND(band, rf, rf) = 1.0;
+    TRIDI_BAND(band, rl, rl) = 1.0;
+    rhs[nr * rf] = cf[0];
+    rhs[nr * rl] = cf[3];
+    if (q > 0) {
+        TRIDI_BAND(band, rf, rf - 1) = -cf[2];
+        TRIDI_BAND(band, rl, rf - 1) = -cf[5];
+    }
+    if (q < Q - 1) {
+        TRIDI_BAND(band, rf, rf + 2) = -cf[1];
+        TRIDI_BAND(band, rl, rf + 2) = -cf[4];
+    }
+}
+
+/* Eliminates the N rows without pivoting, the answers replacing rhs; returns 0 where that is not safe (docs/mpi.md,
+ * "Stability of the cut solve"): a row not diagonally dominant at its pivot, a zero or non-finite pivot, a
+ * non-finite answer. */
+TRIDI_HD int tridi_band_solve(double *band, double *rhs, int nr, int N)
+{
+    for (int r = 0; r < N; ++r) {
+        const double piv = TRIDI_BAND(band, r, r);
+        double off = 0.0;
+        for (int c = r + 1; c <= r + 2 && c < N; ++c)
+            off += fabs(TRIDI_BAND(band, r, c));
+        if (!tridi_reduced_pivot_ok(piv, off))
+            return 0;
+        for (int rr = r + 1; rr <= r + 2 && rr < N; ++rr) {
+            const double fac = TRIDI_BAND(band, rr, r) / piv;
+            for (int c = r; c <= r + 2 && c < N; ++c)
+                TRIDI_BAND(band, rr, c) -= fac * TRIDI_BAND(band, r, c);
+            for (int k = 0; k < nr; ++k)
+                rhs[nr * rr + k] -= fac * rhs[nr * r + k];
+        }
+    }
+    for (int r = N - 1; r >= 0; --r)
+        for (int k = 0; k < nr; ++k) {
+            double v = rhs[nr * r + k];
+            for (int c = r + 1; c <= r + 2 && c < N; ++c)
+                v -= TRIDI_BAND(band, r, c) * rhs[nr * c + k];
+            rhs[nr * r + k] = v / TRIDI_BAND(band, r, r);
+            if (!tridi_thomas_finite(rhs[nr * r + k]))
+                return 0;
+        }
+    return 1;
+}
+
+/* One line's reduced system between ranks: block q's coefficients at gathered + idx[q] * pitch, Q blocks, this
+ * rank the me-th (-1: none). ends gets this rank's x_L, x_R, or NaN in both for a line that goes to the pipelined
+ * Thomas (a block marked it with NaN coefficients, or the band solve is not safe); returns 0 then. band: 10 Q
+ * doubles, rhs: 2 Q. */
+TRIDI_HD int tridi_reduced_line(const double *gathered, size_t pitch, const int *idx, int Q, int me, double *band,
+                                double *rhs, double ends[2])
+{
+    int safe = 1;
+    for (int q = 0; q < Q; ++q) {
+        const double *cf = gathered + (size_t)idx[q] * pitch;
+        for (int k = 0; k < 6; ++k)
+            safe &= !isnan(cf[k]);
+        tridi_band_rows(band, rhs, 1, q, Q, cf);
+    }
+    if (safe)
+        safe = tridi_band_solve(band, rhs, 1, 2 * Q);
+    if (!safe) {
+        ends[0] = ends[1] = NAN;
+        return 0;
+    }
+    ends[0] = me > 0 ? rhs[2 * me - 1] : 0.0;
+    ends[1] = me >= 0 && me < Q - 1 ? rhs[2 * me + 2] : 0.0;
+    return 1;
+}
+
 /* Host only: a line's failure reported through the error record, naming the line and its cell. */
 static inline tridi_status tridi_thomas_report(const char *func, const tridi_problem *p, int64_t line,
                                                tridi_thomas_fail f)

@@ -269,11 +269,12 @@ void tridi_host_unregister_all(tridi_context ctx);
 
 /* ---- pivot growth check and partial-pivoting fallback (pivot.c) ---- */
 /* A host-array solve under p->pivoting CHECK or FALLBACK: classifies every line, then either fails
- * (TRIDI_ERROR_UNSTABLE), calls backend(ctx, p) for the solve, or answers the box itself. Its own
+ * (TRIDI_ERROR_UNSTABLE), has the guard (backend.h) solve p on ops, or answers the box itself. Its own
  * failures leave x unchanged (TRIDI_ON_ERROR_CALL) whatever p->on_error says: under LINES it is
  * stricter than asked. */
+struct tridi_backend_ops;
 TRIDI_PRIVATE tridi_status tridi_pivot_solve(const char *func, tridi_context ctx, const tridi_problem *p,
-                               tridi_status (*backend)(tridi_context, const tridi_problem *));
+                                             const struct tridi_backend_ops *ops);
 
 /* ---- CPU backend (cpu_solve.c) ---- */
 /* Its state, one per context, made by tridi_create (tridi_cpu_state_create, backend_cpu.c). */
@@ -290,8 +291,8 @@ typedef struct tridi_cpu_state {
 /* NULL when out of memory. */
 tridi_cpu_state *tridi_cpu_state_create(void);
 void tridi_cpu_state_destroy(tridi_cpu_state *cs);
-/* A solve under p->on_error: LINES in one phase; CALL through the two phases below, the call's status its
- * verdict. */
+/* A solve under ON_ERROR_LINES, in one phase (the guard's block-save strategy); CALL goes through the
+ * two phases below (the undo log), which the guard (src/backend.h) runs. */
 tridi_status tridi_cpu_solve(tridi_context ctx, const tridi_problem *p);
 /* The two phases of ON_ERROR_CALL (backend.h; docs/decisions/020): the solve writes x and keeps its undo
  * log, whatever its status; then the commit drops the log or the rollback puts x back from it. Any other

@@ -215,10 +215,16 @@ static tridi_status prepare(const char *f, tridi_context ctx, int device, tridi_
     return tridi_mpi_agree(comm, s);
 }
 
-/* An uncut axis: this rank's part solved under ON_ERROR_CALL in the two phases of its backend (backend.h,
- * docs/decisions/020), the ranks' agreement between them: every rank commits, or every rank rolls back if
- * any rank failed, so x stays unchanged everywhere. On one rank the solve's own status is the verdict (and
- * config.pivoting applies, as in tridi_solve). */
+tridi_status tridi_dsolve_verdict(void *ranks, tridi_status own)
+{
+    const tridi_dsolve_ranks *r = ranks;
+    return tridi_dsolve_agree(r->comm, r->dp, own);
+}
+
+/* An uncut axis: this rank's part solved under the one guard (backend.h, docs/decisions/053) with the
+ * ranks' agreement as its verdict: every rank commits, or every rank rolls back if any rank failed, so x
+ * stays unchanged everywhere. On one rank the solve's own status is the verdict (and config.pivoting
+ * applies, as in tridi_solve). */
 static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d, const tridi_dplan *dp,
                                 const tridi_arrays *arrays)
 {
@@ -234,16 +240,12 @@ static tridi_status local_solve(const char *f, tridi_context ctx, tridi_decomp d
         if (!solving)
             return s;
         p.pivoting = (tridi_pivoting)ctx->config.pivoting;
-        return p.pivoting != TRIDI_PIVOT_NONE ? tridi_pivot_solve(f, ctx, &p, ops->solve_host)
-                                              : ops->solve_host(ctx, &p);
+        return tridi_guard_solve(ctx, ops, &p, TRIDI_MEMORY_HOST, NULL, NULL, NULL);
     }
-    if (solving)
-        s = ops->solve_keep(ctx, &p, TRIDI_MEMORY_HOST, NULL);
-    const tridi_status all = tridi_dsolve_agree(d->comm, dp, s);
-    tridi_status r = TRIDI_SUCCESS;
-    if (solving) /* after a failure on another rank, this rank's answers are put back too */
-        r = all ? ops->rollback(ctx, TRIDI_MEMORY_HOST, NULL) : ops->commit(ctx, TRIDI_MEMORY_HOST, NULL);
-    return all ? all : tridi_mpi_agree(d->comm, r);
+    tridi_dsolve_ranks ranks = {d->comm, dp};
+    tridi_guard_verdict v = {tridi_dsolve_verdict, &ranks, s, TRIDI_SUCCESS};
+    s = tridi_guard_solve(ctx, ops, solving ? &p : NULL, TRIDI_MEMORY_HOST, NULL, NULL, &v);
+    return v.call ? s : tridi_mpi_agree(d->comm, s); /* a commit's failure, agreed */
 }
 
 /* The solves take the context as tridi_solve does (decision 045): a context in use by another call is
@@ -295,6 +297,31 @@ static tridi_status mpi_solve(const char *f, tridi_context ctx, tridi_decomp d, 
     return dp.cut ? tridi_dsolve_cut_cpu(f, d, &dp) : local_solve(f, ctx, d, &dp, arrays);
 }
 
+#ifdef TRIDI_HAVE_CUDA
+/* The verdict of a device solve: its failure word, read once the stream is done, then the ranks'. */
+typedef struct device_verdict {
+    tridi_dsolve_ranks ranks;
+    tridi_context ctx;
+    void *stream;
+    const char *f;
+    int solving;
+} device_verdict;
+
+static tridi_status read_device_verdict(const device_verdict *dv)
+{
+    tridi_status s = tridi_mpi_cuda_wait(dv->stream, dv->f, "waiting for the stream");
+    return s ? s : tridi_synchronize(dv->ctx);
+}
+
+static tridi_status device_decide(void *arg, tridi_status own)
+{
+    const device_verdict *dv = arg;
+    if (dv->solving && !own)
+        own = read_device_verdict(dv);
+    return tridi_dsolve_verdict((void *)&dv->ranks, own);
+}
+#endif
+
 static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_decomp d, tridi_axis axis,
                                      const int64_t lo[3], const int64_t hi[3], const tridi_arrays *device_arrays,
                                      void *stream, tridi_status busy)
@@ -307,37 +334,30 @@ static tridi_status mpi_solve_device(const char *f, tridi_context ctx, tridi_dec
     MPI_Comm comm = d->comm;
     const int work_here = dp.has_lines && dp.n > 0;
     if (!dp.cut) {
-        /* ON_ERROR_CALL in the backend's two phases (backend.h, docs/decisions/020), the ranks' agreement
-         * between them: the answers wait in the context's box until every rank has succeeded, then the
-         * commit copies them into x (one pass over the box). On one rank tridi_solve_device's own guard. */
+        /* The one guard (backend.h, docs/decisions/053) with the ranks' agreement as its verdict: the
+         * answers wait in the context's box until every rank has succeeded, then the commit copies them
+         * into x (one pass over the box). On one rank the solve's own verdict, as tridi_solve_device's. */
         const int solo = d->info.nranks == 1;
-        const tridi_backend_ops *ops = tridi_backend_of(ctx);
         tridi_problem p;
         int empty = 1;
         if (work_here)
             s = tridi_validate(f, &d->info.grid, axis, dp.llo, dp.lhi, device_arrays, 1, &p, &empty);
         const int solving = work_here && !s && !empty;
-        if (solving)
-            s = solo ? ops->solve_device(ctx, &p, NULL, stream) : ops->solve_keep(ctx, &p, TRIDI_MEMORY_DEVICE, stream);
-        if (solving && !s) { /* the verdict: the solve's failure word, read once the stream is done */
-            s = tridi_mpi_cuda_wait(stream, f, "waiting for the stream");
-            if (!s)
-                s = tridi_synchronize(ctx);
-        }
+        device_verdict dv = {{comm, &dp}, ctx, stream, f, solving};
+        tridi_guard_verdict v = {solo ? NULL : device_decide, &dv, s, TRIDI_SUCCESS};
+        if (solving || !solo)
+            s = tridi_guard_solve(ctx, tridi_backend_of(ctx), solving ? &p : NULL, TRIDI_MEMORY_DEVICE, NULL, stream,
+                                  solo ? NULL : &v);
         if (solo)
-            return s;
-        s = tridi_dsolve_agree(comm, &dp, s);
-        if (solving && s)
-            ops->rollback(ctx, TRIDI_MEMORY_DEVICE, stream);
-        if (solving && !s) {
-            s = ops->commit(ctx, TRIDI_MEMORY_DEVICE, stream);
+            return solving && !s ? read_device_verdict(&dv) : s;
+        if (solving && !v.call) { /* the commit's copy, done */
             const tridi_status w = tridi_mpi_cuda_wait(stream, f, "copying the answer");
             if (!s)
                 s = w;
             if (!s) /* with no stream given, the commit ran on the context's own */
                 s = tridi_synchronize(ctx);
         }
-        return tridi_mpi_agree(comm, s);
+        return v.call ? s : tridi_mpi_agree(comm, s);
     }
     return tridi_dsolve_cut_device(f, ctx, d, &dp, stream);
 #else

@@ -3,6 +3,7 @@
  *     forward   x_m = G_m + W_m x_{m+1} + S_m x_L     backward  x_m = P_m + Q_m x_R + R_m x_L
  * hands the block's first and last relations to the reduced system (dsolve_reduced.c), then substitutes
  * x_L, x_R back. Lines whose elimination could grow go to the pipelined Thomas (dsolve_pipeline.c). */
+#include "backend.h"
 #include "dsolve_internal.h"
 #include "thomas_core.h"
 
@@ -156,9 +157,17 @@ static void cpu_scatter(const tridi_dplan *dp, const tridi_fallback *fb)
     }
 }
 
-/* Puts back the x that cpu_backward saved to undo. */
-static void cpu_restore(const tridi_dplan *dp, const void *undo)
+/* The cut solve's kept state: this rank's part and the old x that cpu_backward saved to undo. */
+typedef struct cut_kept {
+    const tridi_dplan *dp;
+    const void *undo;
+} cut_kept;
+
+/* The rollback of the guard's cut-undo strategy: puts back the x that cpu_backward saved to undo. */
+static tridi_status cpu_restore(void *self)
 {
+    const tridi_dplan *dp = ((const cut_kept *)self)->dp;
+    const void *undo = ((const cut_kept *)self)->undo;
     const tridi_problem *p = &dp->p;
     const int64_t n = p->n, st = p->stride[p->axis];
     const size_t es = tridi_dtype_size(p->arrays.x_type);
@@ -169,6 +178,7 @@ static void cpu_restore(const tridi_dplan *dp, const void *undo)
             memcpy((char *)p->arrays.x + (size_t)(base + m * st) * es, (const char *)undo + (size_t)(l * n + m) * es,
                    es);
     }
+    return TRIDI_SUCCESS;
 }
 
 tridi_status tridi_dsolve_cut_cpu(const char *f, tridi_decomp d, const tridi_dplan *dp)
@@ -208,9 +218,13 @@ tridi_status tridi_dsolve_cut_cpu(const char *f, tridi_decomp d, const tridi_dpl
                 cpu_scatter(dp, &fb);
             s = tridi_dsolve_first_of(dp, &before, sp);
         }
-        s = tridi_dsolve_agree(comm, dp, s);
-        if (s && work_here)
-            cpu_restore(dp, undo);
+        /* The one guard (src/backend.h, docs/decisions/053): the ranks' verdict, then the undo copy put
+         * back on every rank whose back substitution wrote x. */
+        tridi_dsolve_ranks ranks = {comm, dp};
+        tridi_guard_verdict v = {tridi_dsolve_verdict, &ranks, s, TRIDI_SUCCESS};
+        cut_kept kept = {dp, undo};
+        const tridi_guard_phases undo_copy = {NULL, cpu_restore, &kept};
+        s = tridi_guard_settle(s, &v, work_here ? &undo_copy : NULL);
     }
     tridi_fallback_free(&fb);
     free(coef);

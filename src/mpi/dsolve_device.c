@@ -3,6 +3,7 @@
  * (solve_cut_ipc) or through the host (solve_cut_staged, the host's reduced solve of dsolve_reduced.c),
  * and the back substitution keeps the old x so that a failure on any rank leaves x unchanged. Every CUDA
  * call goes through src/mpi/mpi_device.h; device memory is the context's (docs/decisions/049). */
+#include "backend.h"
 #include "dsolve_internal.h"
 #include "mpi_device.h"
 #include "thomas_core.h"
@@ -227,6 +228,22 @@ static tridi_status fetch_failure(const char *f, const char *step, tridi_status 
     return s ? s : tridi_mpi_cuda_wait(stream, f, step);
 }
 
+/* The device cut solve's kept state, and the rollback of the guard's cut-undo strategy: x put back from
+ * the undo copy, waited for. */
+typedef struct device_kept {
+    const tridi_dplan *dp;
+    void *undo, *stream;
+    const char *f;
+} device_kept;
+
+static tridi_status device_restore(void *self)
+{
+    const device_kept *k = self;
+    const tridi_status r = tridi_mpi_cuda_restore(&k->dp->p, k->undo, k->stream);
+    const tridi_status w = tridi_mpi_cuda_wait(k->stream, k->f, "putting x back after a failure");
+    return r ? r : w;
+}
+
 /* Back substitution on the device, agreed over the decomposition: an answer that overflows x's type on
  * any rank fails the call on every rank, and each rank whose back substitution ran puts its old x back
  * from the undo copy (no partial answer, as tridi_solve and the host path). dfail/hfail: one word on the
@@ -255,17 +272,13 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const tridi_dp
     }
     tridi_fallback_free(fb);
     dfallback_free(df);
-    s = tridi_dsolve_agree(comm, dp, s);
-    if (s && ran) {
-        tridi_status r = tridi_mpi_cuda_restore(&dp->p, undo, stream);
-        const tridi_status w = tridi_mpi_cuda_wait(stream, f, "putting x back after a failure");
-        if (r == TRIDI_SUCCESS)
-            r = w;
-        /* The call fails either way; a failed restore is what the caller must hear about. */
-        if (r != TRIDI_SUCCESS)
-            s = r;
-    }
-    return s;
+    /* The one guard (src/backend.h, docs/decisions/053): the ranks' verdict, then the undo copy put back
+     * by the restore kernel where the back substitution ran (a failed restore is what the caller hears). */
+    tridi_dsolve_ranks ranks = {comm, dp};
+    tridi_guard_verdict v = {tridi_dsolve_verdict, &ranks, s, TRIDI_SUCCESS};
+    device_kept kept = {dp, undo, stream, f};
+    const tridi_guard_phases undo_copy = {NULL, device_restore, &kept};
+    return tridi_guard_settle(s, &v, ran ? &undo_copy : NULL);
 }
 
 /* The device work arrays of this rank: G, W, S, the undo copy and the sub-blocks' (work), and a small

@@ -37,6 +37,12 @@ static inline double tridi_dsolve_load(const void *p, tridi_dtype t, int64_t i)
 int64_t tridi_dsolve_failure_order(const tridi_dplan *dp, tridi_status s, int64_t *line);
 /* The ranks' agreement on a solve's outcome: the failure a one-rank solve would report. Collective. */
 tridi_status tridi_dsolve_agree(MPI_Comm comm, const tridi_dplan *dp, tridi_status s);
+/* The same as the verdict of the one guard (src/backend.h): ranks is a tridi_dsolve_ranks. */
+typedef struct tridi_dsolve_ranks {
+    MPI_Comm comm;
+    const tridi_dplan *dp;
+} tridi_dsolve_ranks;
+tridi_status tridi_dsolve_verdict(void *ranks, tridi_status own);
 /* A failure of this rank recorded before the pipelined Thomas ran: its status, order, message and cell. */
 typedef struct tridi_dsolve_failure {
     tridi_status s;

@@ -1,6 +1,9 @@
 /* The Thomas core (src/thomas_core.h), alone and through tridi_solve on the CPU:
  * - the message table: every failure kind has its own words and a failing status; the cut solve's pivot
  *   checks refuse zero, non-finite and non-dominant pivots;
+ * - the reduced band solve (tridi_band_solve, tridi_reduced_line): random dominant block systems answered like
+ *   a long double dense elimination with partial pivoting, several right-hand sides as one each, a row that
+ *   is not dominant or a NaN coefficient refused (NaN ends);
  * - each failure kind planted at a random unknown of a random diagonally dominant line is reported at that
  *   unknown, by both forms of the forward step (MOHID's divisions and the vector kernels' reciprocal),
  *   and a failing step leaves W and G as they were;
@@ -76,6 +79,116 @@ static void test_partition_checks(void)
                !tridi_reduced_pivot_ok(INFINITY, 1.0) && !tridi_reduced_pivot_ok(NAN, 0.0) &&
                !tridi_reduced_pivot_ok(1.0, NAN),
            "reduced_pivot_ok: a usable pivot that dominates its row within the slack");
+}
+
+/* ---- the reduced band solve ---- */
+#define QMAX 8
+
+/* Six coefficients per block whose rows stay dominant: |right| + |left| <= 0.9 of the unit diagonal. */
+static void random_blocks(double *cf, int Q, uint64_t *rng)
+{
+    for (int q = 0; q < Q; ++q)
+        for (int k = 0; k < 6; ++k)
+            cf[6 * q + k] = k % 3 == 0 ? 4 * tu_uniform(rng) - 2 : 0.9 * tu_uniform(rng) - 0.45;
+}
+
+/* The same system as dense rows in long double, solved with partial pivoting. */
+static void dense_oracle(const double *cf, int Q, long double *x)
+{
+    const int rows = 2 * Q;
+    long double A[2 * QMAX][2 * QMAX + 1] = {{0}};
+    for (int q = 0; q < Q; ++q)
+        for (int h = 0; h < 2; ++h) {
+            const int r = 2 * q + h;
+            A[r][r] = 1;
+            A[r][rows] = cf[6 * q + 3 * h];
+            if (q > 0)
+                A[r][2 * q - 1] = -cf[6 * q + 3 * h + 2];
+            if (q < Q - 1)
+                A[r][2 * q + 2] = -cf[6 * q + 3 * h + 1];
+        }
+    for (int c = 0; c < rows; ++c) {
+        int best = c;
+        for (int r = c + 1; r < rows; ++r)
+            if (fabsl(A[r][c]) > fabsl(A[best][c]))
+                best = r;
+        for (int k = 0; k <= rows; ++k) {
+            long double t = A[c][k];
+            A[c][k] = A[best][k];
+            A[best][k] = t;
+        }
+        for (int r = c + 1; r < rows; ++r) {
+            long double f = A[r][c] / A[c][c];
+            for (int k = c; k <= rows; ++k)
+                A[r][k] -= f * A[c][k];
+        }
+    }
+    for (int r = rows - 1; r >= 0; --r) {
+        long double v = A[r][rows];
+        for (int k = r + 1; k < rows; ++k)
+            v -= A[r][k] * x[k];
+        x[r] = v / A[r][r];
+    }
+}
+
+static void test_band(uint64_t *rng)
+{
+    double cf[6 * QMAX], band[10 * QMAX], rhs[2 * QMAX], band3[10 * QMAX], rhs3[3 * 2 * QMAX];
+    int idx[QMAX];
+    long double x[2 * QMAX];
+    for (int q = 0; q < QMAX; ++q)
+        idx[q] = q;
+    int bad_oracle = 0, bad_multi = 0, bad_ends = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int Q = 1 + trial % QMAX;
+        random_blocks(cf, Q, rng);
+        dense_oracle(cf, Q, x);
+        for (int q = 0; q < Q; ++q)
+            tridi_band_rows(band, rhs, 1, q, Q, cf + 6 * q);
+        if (!tridi_band_solve(band, rhs, 1, 2 * Q)) {
+            bad_oracle++;
+            continue;
+        }
+        for (int r = 0; r < 2 * Q; ++r)
+            if (fabsl(rhs[r] - x[r]) > 1e-13L * (1 + fabsl(x[r])))
+                bad_oracle++;
+        /* three right-hand sides: the first the system's, the others scaled copies, each its own solve */
+        for (int q = 0; q < Q; ++q)
+            tridi_band_rows(band3, rhs3, 3, q, Q, cf + 6 * q);
+        for (int r = 0; r < 2 * Q; ++r)
+            rhs3[3 * r + 1] = 2 * rhs3[3 * r], rhs3[3 * r + 2] = -0.5 * rhs3[3 * r];
+        if (!tridi_band_solve(band3, rhs3, 3, 2 * Q))
+            bad_multi++;
+        for (int r = 0; r < 2 * Q; ++r)
+            if (rhs3[3 * r] != rhs[r] || rhs3[3 * r + 1] != 2 * rhs[r] || rhs3[3 * r + 2] != -0.5 * rhs[r])
+                bad_multi++;
+        /* the line as a rank sees it: its own block's neighbours' ends, pitch 6 between blocks */
+        const int me = (int)(tu_uniform(rng) * Q);
+        double ends[2];
+        if (!tridi_reduced_line(cf, 6, idx, Q, me, band, rhs, ends))
+            bad_ends++;
+        else if (ends[0] != (me > 0 ? rhs[2 * me - 1] : 0.0) || ends[1] != (me < Q - 1 ? rhs[2 * me + 2] : 0.0) ||
+                 (me > 0 && fabsl(ends[0] - x[2 * me - 1]) > 1e-13L * (1 + fabsl(x[2 * me - 1]))))
+            bad_ends++;
+    }
+    expect(!bad_oracle, "band solve: 200 dominant systems of 1-8 blocks answered like the long double oracle");
+    expect(!bad_multi, "band solve: three right-hand sides answered as one each, bit for bit");
+    expect(!bad_ends, "reduced line: this rank's x_L, x_R are its neighbours' answers");
+    /* refusals: a row losing dominance, a NaN coefficient, a zero pivot */
+    double ends[2] = {0, 0};
+    random_blocks(cf, 3, rng);
+    cf[6 * 1 + 1] = 1.5; /* block 1's first row: its right neighbour outweighs the unit diagonal */
+    expect(!tridi_reduced_line(cf, 6, idx, 3, 1, band, rhs, ends) && isnan(ends[0]) && isnan(ends[1]),
+           "reduced line: a row not dominant (|right| = 1.5) gives NaN ends");
+    random_blocks(cf, 3, rng);
+    cf[6 * 2 + 4] = NAN;
+    expect(!tridi_reduced_line(cf, 6, idx, 3, 0, band, rhs, ends) && isnan(ends[0]) && isnan(ends[1]),
+           "reduced line: a NaN coefficient (a block marked for the pipelined Thomas) gives NaN ends");
+    random_blocks(cf, 2, rng);
+    for (int q = 0; q < 2; ++q)
+        tridi_band_rows(band, rhs, 1, q, 2, cf + 6 * q);
+    TRIDI_BAND(band, 1, 1) = 0.0;
+    expect(!tridi_band_solve(band, rhs, 1, 4), "band solve: a zero pivot is refused");
 }
 
 /* ---- one line through the core's steps ---- */
@@ -367,6 +480,7 @@ int main(void)
     uint64_t rng = tu_seed("test_thomas_core");
     test_table();
     test_partition_checks();
+    test_band(&rng);
     test_arithmetic(&rng);
     test_planted(&rng);
     tridi_config cfg;
