@@ -118,17 +118,36 @@ TRIDI_F32_INLINE int tridi_f32_flag4(int acc, float a, float b, float c, float d
 }
 TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
 
-/* The block forward sweeps' check, cheap enough for the vector loop (docs/decisions/054): (sum of an
- * unknown's values) * 0 is +-0 when every value is finite and NaN otherwise, and its bits are OR-ed into a
- * 64-bit mask (no compare masks narrowed to an int per vector). A sum that overflows flags a block whose
- * values are finite: the careful path then solves it, in the same arithmetic, so an answer never changes. */
-TRIDI_F32_INLINE uint64_t nf_bits(double v)
+/* The block kernels' number type (src/thomas_core.h): tridi_exact's operations, with a finiteness check
+ * cheap enough for the vector loop (docs/decisions/054): (sum of the values) * 0 is +-0 when every value is
+ * finite and NaN otherwise, its bits OR-ed into a 64-bit mask (no compare masks narrowed to an int per
+ * vector). A sum that overflows flags a block whose values are finite: the careful path then solves it, in
+ * the same arithmetic, so an answer never changes. */
+#define TRIDI_CPU_NONFINITE 0x7ff0000000000000ull
+TRIDI_F32_INLINE uint64_t tridi_cpu_bits(double v)
 {
     uint64_t u;
     memcpy(&u, &v, sizeof u);
     return u;
 }
-#define TRIDI_NF_EXPONENT 0x7ff0000000000000ull
+TRIDI_F32_INLINE double tridi_cpu_add(double a, double b) { return tridi_exact_add(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_sub(double a, double b) { return tridi_exact_sub(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_mul(double a, double b) { return tridi_exact_mul(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_div(double a, double b) { return tridi_exact_div(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_neg(double a) { return tridi_exact_neg(a); }
+TRIDI_F32_INLINE double tridi_cpu_zero(void) { return 0.0; }
+TRIDI_F32_INLINE double tridi_cpu_one(void) { return 1.0; }
+TRIDI_F32_INLINE double tridi_cpu_round32(double a) { return tridi_exact_round32(a); }
+TRIDI_F32_INLINE double tridi_cpu_div32(double a, double b) { return tridi_exact_div32(a, b); }
+TRIDI_F32_INLINE uint64_t tridi_cpu_flag3(uint64_t acc, double a, double b, double c)
+{
+    return acc | tridi_cpu_bits(((a + b) + c) * 0.0);
+}
+TRIDI_F32_INLINE uint64_t tridi_cpu_flag4(uint64_t acc, double a, double b, double c, double d)
+{
+    return acc | tridi_cpu_bits(((a + b) + (c + d)) * 0.0);
+}
+TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
@@ -143,10 +162,10 @@ TRIDI_F32_INLINE uint64_t nf_bits(double v)
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
             const double e = (double)E[l * ls];                                                                \
             double w, g;                                                                                       \
-            tridi_exact_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                        \
+            tridi_cpu_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                          \
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
-            bad |= nf_bits(((w + g) + e) * 0.0);                                                               \
+            bad = tridi_cpu_flag_first(bad, e, w, g);                                                          \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -166,24 +185,24 @@ TRIDI_F32_INLINE uint64_t nf_bits(double v)
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     const double d = (double)Dm[l * ls];                                                       \
                     double den, w, g;                                                                          \
-                    tridi_exact_step(FORM, d, (double)Em[l * ls], (double)Fm[l * ls], (double)Rm[l * ls], Wp[l], \
+                    tridi_cpu_step(FORM, d, (double)Em[l * ls], (double)Fm[l * ls], (double)Rm[l * ls], Wp[l],   \
                                      Gp[l], 0, &den, &w, &g);                                                  \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
-                    bad |= nf_bits(((w + g) + (d + den)) * 0.0);                                               \
+                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 0);                                           \
                 }                                                                                              \
             } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     const double d = (double)Dm[l * ls];                                                       \
                     double den, w, g;                                                                          \
-                    tridi_exact_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den, \
+                    tridi_cpu_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den,   \
                                      &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
-                    bad |= nf_bits(((g + d) + den) * 0.0);                                                     \
+                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 1);                                           \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        return (bad & TRIDI_NF_EXPONENT) != 0;                                                                 \
+        return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
     }
 
 /* Back substitution of Lb lines from the forward sweep's W and G: answer (m, l) goes to x[m*xs + l],
