@@ -6,8 +6,9 @@
 #   OUT   folder for the summary (summary.txt), the timings (timings.csv, medians.csv) and stdout tails
 # Phase 1, same-run alternation: per precision three streams run side by side (one core each), a Latin
 # square of orig, tridi cpu 1 thread and tridi gpu (A: orig cpu1 gpu; B: cpu1 gpu orig; C: gpu orig cpu1),
-# r8 and r4 together, ROUNDS (default 3) rounds with a barrier between them: every round runs each build
-# once per precision, so each meets the same contention; medians per build in medians.csv.
+# r8 and r4 together, a barrier between rounds: every round runs each build once per precision, so each
+# meets the same contention; medians per build in medians.csv. BUILDS (default "orig cpu1 gpu") names the
+# square's builds (e.g. "orig cpu1" on a machine without a GPU).
 # Phase 2: tridi cpu with 16 threads, r8 and r4. PHASES (default "1 2") runs a part: phase 2 compares with
 # phase 1's orig runs. Exit 0 only when every compared result is identical.
 set -uo pipefail
@@ -15,7 +16,9 @@ PACK=$(cd "${1:?usage: run_device.sh PACK OUT}" && pwd)
 mkdir -p "${2:?OUT}"
 OUT=$(cd "$2" && pwd)
 RUNS=${RUNS:-/tmp/mohid-runs}
-ROUNDS=${ROUNDS:-3}
+read -r -a order <<< "${BUILDS:-orig cpu1 gpu}"
+NB=${#order[@]}
+streams=(A B C D E F)
 export LD_LIBRARY_PATH=$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 PHASES=${PHASES:-1 2}
 CSV=$OUT/timings.csv
@@ -61,17 +64,16 @@ median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; e
 if [[ " $PHASES " == *" 1 "* ]]; then
     { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E 'Model name|^CPU\(s\)'
       date -u; } > "$OUT/summary.txt" 2>&1
-    order=(orig cpu1 gpu) streams=(A B C)
-    for ((r = 0; r < ROUNDS; r++)); do
+    for ((r = 0; r < NB; r++)); do
         for p in r8 r4; do
-            for s in 0 1 2; do one $p "${order[(s + r) % 3]}" $((r + 1)) 1 & done
+            for ((s = 0; s < NB; s++)); do one $p "${order[(s + r) % NB]}" $((r + 1)) 1 & done
         done
         wait # a barrier: the next round starts together
     done
     for p in r8 r4; do
-        for ((r = 0; r < ROUNDS; r++)); do
-            for s in 0 1 2; do
-                record $p "${order[(s + r) % 3]}" $((r + 1)) 1 "${streams[s]}" "$RUNS/$p-orig-1"
+        for ((r = 0; r < NB; r++)); do
+            for ((s = 0; s < NB; s++)); do
+                record $p "${order[(s + r) % NB]}" $((r + 1)) 1 "${streams[s]}" "$RUNS/$p-orig-1"
             done
         done
     done
