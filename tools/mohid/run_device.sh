@@ -68,10 +68,8 @@ if [[ " $PHASES " == *" 1 "* ]]; then
         for p in r8 r4; do
             for ((s = 0; s < NB; s++)); do one $p "${order[(s + r) % NB]}" $((r + 1)) 1 & done
         done
-        wait # a barrier: the next round starts together
-    done
-    for p in r8 r4; do
-        for ((r = 0; r < NB; r++)); do
+        wait # a barrier: the next round starts together (recorded first: a cut-off run keeps its rounds)
+        for p in r8 r4; do
             for ((s = 0; s < NB; s++)); do
                 record $p "${order[(s + r) % NB]}" $((r + 1)) 1 "${streams[s]}" "$RUNS/$p-orig-1"
             done
