@@ -1,16 +1,12 @@
 #!/bin/bash
-# MOHID Water on a GPU machine without a Fortran compiler: the executables built here by check.sh (pack.sh
-# gathers them) run there, and every HDF5 result of each tridi run is compared with MOHID's own (h5diff -r).
-# usage: run_device.sh PACK OUT
-#   PACK  folder made by tools/mohid/pack.sh: bin/{orig,tridi}-{r8,r4}, lib/, h5diff, case/, run_case.sh
-#   OUT   folder for the summary (summary.txt), the timings (timings.csv, medians.csv) and stdout tails
-# Phase 1, same-run alternation: per precision three streams run side by side (one core each), a Latin
-# square of orig, tridi cpu 1 thread and tridi gpu (A: orig cpu1 gpu; B: cpu1 gpu orig; C: gpu orig cpu1),
-# r8 and r4 together, a barrier between rounds: every round runs each build once per precision, so each
-# meets the same contention; medians per build in medians.csv. BUILDS (default "orig cpu1 gpu") names the
-# square's builds (e.g. "orig cpu1" on a machine without a GPU).
-# Phase 2: tridi cpu with 16 threads, r8 and r4. PHASES (default "1 2") runs a part: phase 2 compares with
-# phase 1's orig runs. Exit 0 only when every compared result is identical.
+# MOHID Water on a GPU machine without a Fortran compiler: check.sh's executables (pack.sh gathers them) run
+# there, every HDF5 result of each tridi run compared with MOHID's first run (h5diff -r). usage: run_device.sh PACK OUT
+#   PACK  pack.sh's folder: bin/{orig,tridi}-{r8,r4}, lib/, h5diff, case/, run_case.sh; OUT: summary.txt,
+#         timings.csv (one row per run), medians.csv, stdout tails of failed runs
+# Phase 1: per precision a Latin square of BUILDS (default "orig cpu1 gpu"; orig first), one stream per build
+# side by side on one core each, rotated per round (A: orig cpu1 gpu; B: cpu1 gpu orig; C: gpu orig cpu1),
+# r8 and r4 together, a barrier between rounds: each build meets the same contention. Phase 2: tridi cpu on
+# 16 threads. PHASES (default "1 2") runs a part. Exit 0 only when every compared result is identical.
 set -uo pipefail
 PACK=$(cd "${1:?usage: run_device.sh PACK OUT}" && pwd)
 mkdir -p "${2:?OUT}"
