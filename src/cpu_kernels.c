@@ -118,6 +118,37 @@ TRIDI_F32_INLINE int tridi_f32_flag4(int acc, float a, float b, float c, float d
 }
 TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
 
+/* The block kernels' number type (src/thomas_core.h): tridi_exact's operations, with a finiteness check
+ * cheap enough for the vector loop (docs/decisions/054): (sum of the values) * 0 is +-0 when every value is
+ * finite and NaN otherwise, its bits OR-ed into a 64-bit mask (no compare masks narrowed to an int per
+ * vector). A sum that overflows flags a block whose values are finite: the careful path then solves it, in
+ * the same arithmetic, so an answer never changes. */
+#define TRIDI_CPU_NONFINITE 0x7ff0000000000000ull
+TRIDI_F32_INLINE uint64_t tridi_cpu_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    return u;
+}
+TRIDI_F32_INLINE double tridi_cpu_add(double a, double b) { return tridi_exact_add(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_sub(double a, double b) { return tridi_exact_sub(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_mul(double a, double b) { return tridi_exact_mul(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_div(double a, double b) { return tridi_exact_div(a, b); }
+TRIDI_F32_INLINE double tridi_cpu_neg(double a) { return tridi_exact_neg(a); }
+TRIDI_F32_INLINE double tridi_cpu_zero(void) { return 0.0; }
+TRIDI_F32_INLINE double tridi_cpu_one(void) { return 1.0; }
+TRIDI_F32_INLINE double tridi_cpu_round32(double a) { return tridi_exact_round32(a); }
+TRIDI_F32_INLINE double tridi_cpu_div32(double a, double b) { return tridi_exact_div32(a, b); }
+TRIDI_F32_INLINE uint64_t tridi_cpu_flag3(uint64_t acc, double a, double b, double c)
+{
+    return acc | tridi_cpu_bits(((a + b) + c) * 0.0);
+}
+TRIDI_F32_INLINE uint64_t tridi_cpu_flag4(uint64_t acc, double a, double b, double c, double d)
+{
+    return acc | tridi_cpu_bits(((a + b) + (c + d)) * 0.0);
+}
+TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
  * are prefetched. FORM (src/thomas_core.h): DIV, NEWTYPE (float upper values only) or RCP, a constant of
@@ -127,14 +158,14 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
                                         int prefetch, double *restrict W, double *restrict G)                  \
     {                                                                                                          \
-        int bad = 0;                                                                                           \
+        uint64_t bad = 0;                                                                                      \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
             const double e = (double)E[l * ls];                                                                \
             double w, g;                                                                                       \
-            tridi_exact_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                        \
+            tridi_cpu_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                          \
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
-            bad = tridi_exact_flag_first(bad, e, w, g);                                                        \
+            bad = tridi_cpu_flag_first(bad, e, w, g);                                                          \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -154,24 +185,24 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     const double d = (double)Dm[l * ls];                                                       \
                     double den, w, g;                                                                          \
-                    tridi_exact_step(FORM, d, (double)Em[l * ls], (double)Fm[l * ls], (double)Rm[l * ls], Wp[l], \
+                    tridi_cpu_step(FORM, d, (double)Em[l * ls], (double)Fm[l * ls], (double)Rm[l * ls], Wp[l],   \
                                      Gp[l], 0, &den, &w, &g);                                                  \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
-                    bad = tridi_exact_flag_step(bad, d, den, w, g, 0);                                         \
+                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 0);                                           \
                 }                                                                                              \
             } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     const double d = (double)Dm[l * ls];                                                       \
                     double den, w, g;                                                                          \
-                    tridi_exact_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den, \
+                    tridi_cpu_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den,   \
                                      &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
-                    bad = tridi_exact_flag_step(bad, d, den, w, g, 1);                                         \
+                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 1);                                           \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        return bad;                                                                                            \
+        return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
     }
 
 /* Back substitution of Lb lines from the forward sweep's W and G: answer (m, l) goes to x[m*xs + l],
@@ -181,16 +212,25 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
  * goes to the undo log (row m at log + m * lp bytes) just before it is overwritten: the row is then in L1
  * for the answers that follow, where a separate pass over the block's x ahead of the sweep left it to be
  * fetched again from L3 behind W and G. The call's undo log is written with non-temporal stores (stream:
- * read back only after a failure); a thread's own block save (ON_ERROR_LINES) with plain ones, as it is
- * reused by the next block and should stay in cache. Returns nonzero if an answer is not finite in its
- * type. */
+ * read back only after a failure); a thread's own block save (ON_ERROR_LINES) in the answers' own loop,
+ * each old value stored as it is replaced: a memcpy call per row of a short block (MOHID's columns) cost
+ * about as much as the answers themselves (docs/decisions/054). Returns nonzero if an answer is not
+ * finite in its type. */
+/* GCC would split the save out of the answers' loop into a memcpy call per row again. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TRIDI_NO_MEMCPY_SPLIT __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define TRIDI_NO_MEMCPY_SPLIT
+#endif
 #define DEFINE_BACKWARD(NAME, TX)                                                                              \
-    TRIDI_VECTOR_CLONES static int NAME(const double *restrict W, const double *restrict G, TX *restrict x,           \
-                                        int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)  \
+    TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int NAME(const double *restrict W, const double *restrict G,    \
+                                        TX *restrict x, int64_t n, int64_t Lb, int64_t xs, char *log,         \
+                                        int64_t lp, int stream)                                               \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
             TX *xm = x + m * xs;                                                                               \
+            TX *restrict sv = NULL; /* the row's own save, filled in the loops below */                        \
             const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                   \
             if (log) {                                                                                         \
                 if (m >= TRIDI_CPU_PREFETCH_YZ)                                                                \
@@ -198,22 +238,32 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
                 if (stream)                                                                                    \
                     stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                    \
                 else                                                                                           \
-                    memcpy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                         \
+                    sv = (TX *)(void *)(log + m * lp);                                                         \
             }                                                                                                  \
             if (m == n - 1) {                                                                                  \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     TX v = (TX)Gm[l];                                                                          \
+                    if (sv)                                                                                    \
+                        sv[l] = xm[l];                                                                         \
                     xm[l] = v;                                                                                 \
                     bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
                 }                                                                                              \
                 continue;                                                                                      \
             }                                                                                                  \
             const TX *xn = xm + xs;                                                                            \
-            for (int64_t l = 0; l < Lb; ++l) {                                                                 \
-                TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                      \
-                xm[l] = v;                                                                                     \
-                bad |= !(fabs((double)v) <= DBL_MAX);                                                          \
-            }                                                                                                  \
+            if (sv)                                                                                            \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                  \
+                    sv[l] = xm[l];                                                                             \
+                    xm[l] = v;                                                                                 \
+                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                }                                                                                              \
+            else                                                                                               \
+                for (int64_t l = 0; l < Lb; ++l) {                                                             \
+                    TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                  \
+                    xm[l] = v;                                                                                 \
+                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                }                                                                                              \
         }                                                                                                      \
         return bad;                                                                                            \
     }
@@ -322,7 +372,7 @@ TRIDI_VECTOR_CLONES static int forward_fast(const float *restrict D, const float
     return bad;
 }
 
-/* Its back substitution, in float, saving each x row first as backward_f32 does. */
+/* Its back substitution, in float, saving each x row before it is overwritten, as backward_f32 does. */
 TRIDI_VECTOR_CLONES static int backward_fast(const float *restrict W, const float *restrict G, float *restrict x,
                                              int64_t n, int64_t Lb, int64_t xs, char *log, int64_t lp, int stream)
 {

@@ -20,7 +20,7 @@ for f in "$P"/bin/* "$P/h5diff"; do
     ldd "$f" | awk '$3 ~ /^\// {print $3}'
 done | sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux-x86-64|libcuda)\.so' |
     while read -r lib; do cp -L "$lib" "$P/lib/"; done
-cp -r "$WORK/case" "$P/case"
+cp -rL "$WORK/case" "$P/case" # -L: the case itself, also where WORK links to it
 cp "$KIT/scripts/run_case.sh" "$P/run_case.sh"
 mkdir -p "$(dirname "$TAR")"
 tar -C "$(dirname "$P")" -cJf "$TAR" mohid-pack
