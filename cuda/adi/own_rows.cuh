@@ -38,11 +38,7 @@ inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 template <class T, int L, class Src>
 __device__ __forceinline__ void fo_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    const fp_start b = fp_block_start<FP_CONTIG>(geo, n, nl, smem);
-    const int t = b.th.t, q = b.th.q, s0 = b.th.s0, len = b.len;
-    const bool active = b.th.active;
-    int *lflag = b.lflag;
-    unsigned char *area = b.area;
+    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<FP_CONTIG>(geo, n, nl, smem);
     const int pitch = fo_pitch(n), plane = geo.lines * pitch;
     T *ra = (T *)area + t * pitch, *rb = ra + plane, *rc = rb + plane, *rd = rc + plane;
     if (active)

@@ -104,25 +104,22 @@ __device__ __forceinline__ fp_thread fp_thread_of(const fp_geom &geo, int n, int
     return th;
 }
 
-// The start of a block's solve (fp_block, and the ADI's fo_block): the thread's part, its chunk's length
-// (an inactive thread's 1: a zero line's one row keeps the reduction's arithmetic finite), the line flags
-// cleared, and the area after them.
+// The start of a block's solve (fp_block, and the ADI's fo_block): the thread's line t and chunk q, the
+// chunk's first unknown and length (an inactive thread's 1: a zero line's one row keeps the reduction's
+// arithmetic finite), the line flags cleared, and the area after them.
 struct fp_start {
-    fp_thread th;
-    int len;
+    int t, q, s0, len;
+    bool active;
     int *lflag;
     unsigned char *area;
 };
 template <int MODE>
 __device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, int nl, unsigned char *smem)
 {
-    fp_start b;
-    b.th = fp_thread_of<MODE>(geo, n, nl);
-    b.len = b.th.active ? b.th.len : 1;
-    b.lflag = (int *)smem;
-    b.area = smem + fp_flag_bytes(geo);
-    if (b.th.q == 0)
-        b.lflag[b.th.t] = 0;
+    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
+    const fp_start b{th.t, th.q, th.s0, th.active ? th.len : 1, th.active, (int *)smem, smem + fp_flag_bytes(geo)};
+    if (b.q == 0)
+        b.lflag[b.t] = 0;
     return b;
 }
 
@@ -212,11 +209,7 @@ __device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int 
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    const fp_start b = fp_block_start<MODE>(geo, n, nl, smem);
-    const int t = b.th.t, q = b.th.q, s0 = b.th.s0, len = b.len;
-    const bool active = b.th.active;
-    int *lflag = b.lflag;
-    unsigned char *area = b.area;
+    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
 
     T av[L], bv[L], cv[L], dv[L];
     if (active) {
