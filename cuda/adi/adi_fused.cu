@@ -366,7 +366,7 @@ __global__ void __launch_bounds__(FO_THREADS, FO_BLOCKS_PER_SM) fused_sweep_xown
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
-    return axis == 0 ? (sizeof(T) == 8 ? 5 : 6) : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 ? 6 : 8) : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
