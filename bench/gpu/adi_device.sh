@@ -1,10 +1,10 @@
 #!/bin/bash
-# On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048), from binaries built
-# beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and test_adi_convergence;
-# PREV=dir, a third build's heat3d for advdiff; OTHERS='' leaves out the heat and PR runs).
-# Steps (STEPS, default: test conv memcheck bench): the GPU tests of tests/adi, compute-sanitizer memcheck
-# over small heat3d runs of the fused sweeps (one with x lines past 48 KiB of staged rows), and heat3d of
-# NEW against OLD in this call. Logs and bench CSV under OUT (default out-adi); a summary is printed last.
+# On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048, 052), from binaries
+# built beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and
+# test_adi_convergence; PREV=dir, a third build's heat3d). Steps (STEPS, default: test conv memcheck bench): the
+# GPU tests of tests/adi, compute-sanitizer memcheck over small heat3d runs of the fused sweeps (MEMCHECK:
+# heat3d argument lists separated by ';'), and heat3d of NEW, OLD and PREV one after the other on each of RUNS
+# ("GRID TYPE OP" separated by ';'). Logs under OUT (default out-adi); a summary is printed last.
 set -u
 NEW=${NEW:?NEW=dir of the new binaries}
 OLD=${OLD:-}
@@ -31,22 +31,21 @@ if has bench; then
     step bench 120 "$dir/tridi_heat3d" "$1" 10 cuda "$2" "$3" "$4"
     tail -n +"$((before + 1))" "$DEST/bench.log" | grep "^HEAT3D" | sed "s/^/$tag /" >>"$DEST/heat3d-lines.txt"
   }
-  for g in ${GRIDS:-512 256 1024x1024x128}; do
-    for t in f64 f32; do
-      run new "$NEW" "$g" "$t" fused advdiff
-      [ -n "${PREV:-}" ] && run prev "$PREV" "$g" "$t" fused advdiff
-      # the old build's default for long double x lines of their own was the staged step: both there
-      [ -n "$OLD" ] && run old "$OLD" "$g" "$t" "$([ "$g$t" = 1024x1024x128f64 ] && echo compare || echo fused)" advdiff
-    done
-  done
-  [ "${OTHERS-x}" = "" ] || for o in "512 f64 heat" "512 f32 heat" "512 f64 pr" "512 f32 pr"; do
+  RUNS=${RUNS:-512 f64 advdiff;512 f32 advdiff;256 f64 advdiff;256 f32 advdiff;1024x1024x128 f64 advdiff;\
+1024x1024x128 f32 advdiff;512 f64 heat;512 f32 heat;512 f64 pr;512 f32 pr}
+  IFS=';' read -ra runs <<<"$RUNS"
+  for o in "${runs[@]}"; do
     set -- $o
     run new "$NEW" "$1" "$2" fused "$3"
+    [ -n "$OLD" ] && run old "$OLD" "$1" "$2" fused "$3"
+    [ -n "${PREV:-}" ] && run prev "$PREV" "$1" "$2" fused "$3"
   done
 fi
 if has memcheck; then
-  for a in "96 2 cuda f64 fused advdiff" "96 2 cuda f32 fused advdiff" "2048x12x12 2 cuda f64 fused advdiff" \
-    "1500x10x10 2 cuda f32 fused advdiff" "64 2 cuda f64 fused heat"; do
+  IFS=';' read -ra mc <<<"${MEMCHECK:-96 2 cuda f64 fused advdiff;96 2 cuda f32 fused advdiff;2048x12x12 2 cuda f64 \
+fused advdiff;1500x10x10 2 cuda f32 fused advdiff;64 2 cuda f64 fused heat;64 2 cuda f32 fused heat;\
+48 2 cuda f64 fused pr}"
+  for a in "${mc[@]}"; do
     # shellcheck disable=SC2086 # a: heat3d's arguments
     step memcheck 60 "$SAN" --tool memcheck --error-exitcode 9 "$NEW/tridi_heat3d" $a
   done

@@ -12,6 +12,10 @@
 // itself with coefficients 0: it adds an exact 0 while the field is finite. Where it is not, the line's
 // values stop being finite and the line goes to the sweep's careful solve, which forms its rows with
 // ADI_COEF itself.
+//
+// Float lines form their interior cells in float (docs/decisions/052): each face's weight times the
+// difference of the neighbour and the cell, c0 = -(cm + cp) for this operator; within the bound docs/adi.md
+// states, not ADI_COEF's bits.
 #ifndef TRIDI_ADI_LINE_RHS_CUH
 #define TRIDI_ADI_LINE_RHS_CUH
 
@@ -27,6 +31,7 @@ struct line_rhs {
     double c0[3], cm[3], cp[3], alpha[3]; // per other axis; 0 where ADI_COEF skips the term
     double d, alpha_ax, tdt;              // the line's own axis
     double c0_in, cm_in, cp_in;           // its coefficients inside the line (0 if alpha_ax is)
+    float fw[3][2];                        // float lines: alpha cm, alpha cp per axis (own: the interior's)
     int64_t st, n;
     bool has_x0, dlo, dhi, dirichlet_terms;
 
@@ -75,6 +80,11 @@ struct line_rhs {
                 nb[b][1] = (last ? F + c : y) + sb;
             }
             alpha[b] = s->alpha[b];
+        }
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            fw[b][0] = (float)(b == AXIS ? alpha_ax * cm_in : alpha[b] * cm[b]);
+            fw[b][1] = (float)(b == AXIS ? alpha_ax * cp_in : alpha[b] * cp[b]);
         }
     }
 
@@ -128,8 +138,32 @@ struct line_rhs {
     // operator()(m) for 0 < m < n - 1 with no test of the line's ends: their neighbours are read at the
     // nearest cell of the line, so that it may run on every m, the ends then made again by operator().
     // X0: the stage has an x0 (has_x0), a constant so that a stage without one reads nothing for it.
+    // Float lines: in float, the same terms as weight * (neighbour - cell) (decision 052).
     template <bool X0>
-    __device__ __forceinline__ double interior(int64_t m) const
+    __device__ __forceinline__ auto interior(int64_t m) const
+    {
+        if constexpr (sizeof(T) == 4)
+            return interior_f<X0>(m);
+        else
+            return interior_d<X0>(m);
+    }
+    template <bool X0>
+    __device__ __forceinline__ float interior_f(int64_t m) const
+    {
+        const int64_t off = m * st;
+        const float yc = __ldg(y + off);
+        float acc = X0 ? __ldg(x0 + off) : 0.0f;
+#pragma unroll
+        for (int b = 0; b < 3; ++b) {
+            const T *lo = b == AXIS ? y + off - (m > 0 ? st : 0) : nb[b][0] + off;
+            const T *hi = b == AXIS ? y + off + (m < n - 1 ? st : 0) : nb[b][1] + off;
+            acc = __fmaf_rn(fw[b][0], __fsub_rn(__ldg(lo), yc), acc);
+            acc = __fmaf_rn(fw[b][1], __fsub_rn(__ldg(hi), yc), acc);
+        }
+        return acc;
+    }
+    template <bool X0>
+    __device__ __forceinline__ double interior_d(int64_t m) const
     {
         const int64_t off = m * st;
         double acc = X0 ? (double)__ldg(x0 + off) : 0.0;

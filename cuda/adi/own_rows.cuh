@@ -38,14 +38,7 @@ inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 template <class T, int L, class Src>
 __device__ __forceinline__ void fo_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    const fp_thread th = fp_thread_of<FP_CONTIG>(geo, n, nl);
-    const int t = th.t, q = th.q, s0 = th.s0;
-    const bool active = th.active;
-    const int len = active ? th.len : 1; // a zero line's one row: keeps the reduction's arithmetic finite
-    int *lflag = (int *)smem;
-    unsigned char *area = smem + fp_flag_bytes(geo);
-    if (q == 0)
-        lflag[t] = 0;
+    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<FP_CONTIG>(geo, n, nl, smem);
     const int pitch = fo_pitch(n), plane = geo.lines * pitch;
     T *ra = (T *)area + t * pitch, *rb = ra + plane, *rc = rb + plane, *rd = rc + plane;
     if (active)

@@ -104,6 +104,25 @@ __device__ __forceinline__ fp_thread fp_thread_of(const fp_geom &geo, int n, int
     return th;
 }
 
+// The start of a block's solve (fp_block, and the ADI's fo_block): the thread's line t and chunk q, the
+// chunk's first unknown and length (an inactive thread's 1: a zero line's one row keeps the reduction's
+// arithmetic finite), the line flags cleared, and the area after them.
+struct fp_start {
+    int t, q, s0, len;
+    bool active;
+    int *lflag;
+    unsigned char *area;
+};
+template <int MODE>
+__device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, int nl, unsigned char *smem)
+{
+    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
+    const fp_start b{th.t, th.q, th.s0, th.active ? th.len : 1, th.active, (int *)smem, smem + fp_flag_bytes(geo)};
+    if (b.q == 0)
+        b.lflag[b.t] = 0;
+    return b;
+}
+
 // Step 4 of fast_core.cuh for a block: the reduced rows ru, rv of thread (t, q) joined with those of the
 // other chunks of line t by cyclic reduction in `area` (3 * 2P * lines values of T); on return ru.d and
 // rv.d are the chunk's first and last unknowns. False on a pivot that is not a normal number. Every thread
@@ -190,15 +209,7 @@ __device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int 
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
-    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
-    const int t = th.t, q = th.q, s0 = th.s0;
-    const bool active = th.active;
-    const int len = active ? th.len : 1; // a zero line's one row: keeps the reduction's arithmetic finite
-
-    int *lflag = (int *)smem;
-    unsigned char *area = smem + fp_flag_bytes(geo);
-    if (q == 0)
-        lflag[t] = 0;
+    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
 
     T av[L], bv[L], cv[L], dv[L];
     if (active) {

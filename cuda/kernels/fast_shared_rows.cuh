@@ -34,11 +34,19 @@ __device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
 // The table of a sweep's shared rows (fs_table): a word saying whether every pivot was a normal number,
 // then the arrays.
 constexpr size_t FS_TABLE_HEAD = 16;
+// The join's levels for P chunks: its steps 1, 2, 4, ... below 2P reduced rows.
+__host__ __device__ inline int fs_levels(int P)
+{
+    int lv = 0;
+    for (int s = 1; s < 2 * P; s <<= 1)
+        ++lv;
+    return lv;
+}
 template <class T>
 __host__ __device__ inline size_t fs_table_bytes(int64_t n, int P)
 {
-    const size_t npad = (size_t)(n + n / 16 + 1);
-    return FS_TABLE_HEAD + ((5 * npad + 4 * (size_t)P) * sizeof(T) + 15) / 16 * 16;
+    const size_t npad = (size_t)(n + n / 16 + 1), join = (size_t)3 * fs_levels(P) * 2 * P;
+    return FS_TABLE_HEAD + ((5 * npad + 4 * (size_t)P + join) * sizeof(T) + 15) / 16 * 16;
 }
 
 // A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
@@ -79,10 +87,14 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 // The sweep's table, in global memory: per unknown (fs_pos) the lower coefficient the forward step
 // subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that of its row 0
 // after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
-// 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c.
+// 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c; per level of
+// the join and reduced row (jpos) the row's a and c before the level and the reciprocal of its pivot there
+// (ja, jc, jinv): the rows are the same on every line, so a line's join carries its right-hand sides alone
+// (fs_join).
 template <class T>
 struct fs_table {
-    T *alpha, *inv, *gamma, *a2, *c2, *ua, *uc, *va, *vc;
+    T *alpha, *inv, *gamma, *a2, *c2, *ua, *uc, *va, *vc, *ja, *jc, *jinv;
+    int R2;
     __device__ fs_table(unsigned char *table, int n, int P)
     {
         const int npad = n + n / 16 + 1;
@@ -95,7 +107,14 @@ struct fs_table {
         uc = ua + P;
         va = uc + P;
         vc = va + P;
+        R2 = 2 * P;
+        ja = vc + P;
+        jc = ja + fs_levels(P) * R2;
+        jinv = jc + fs_levels(P) * R2;
     }
+    // Reduced row i (2q: chunk q's first, 2q + 1: its last) at level lv: the chunks' first rows, then their
+    // last, so that neighbouring chunks read neighbouring words.
+    __device__ int jpos(int lv, int i) const { return lv * R2 + (i & 1) * (R2 >> 1) + (i >> 1); }
 };
 
 // fp_chunk's row-only part for chunk q (rows s0 .. s0+len-1 from src.shared_row) into the table. False if a
@@ -173,8 +192,68 @@ __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &sr
         ok = fs_build<T>(tb, q, (int)s0, len, src);
     }
     ok = __syncthreads_and(ok);
+    // The join's rows level by level, as fp_join reduces them (fp_reduce's a, c and pivot; a row past
+    // either end is a zero row); the table's global memory is the exchange, made visible by the barriers.
+    const int R2 = 2 * P, levels = fs_levels(P);
+    for (int i = q; i < R2; i += blockDim.x) {
+        tb.ja[tb.jpos(0, i)] = i & 1 ? tb.va[i >> 1] : tb.ua[i >> 1];
+        tb.jc[tb.jpos(0, i)] = i & 1 ? tb.vc[i >> 1] : tb.uc[i >> 1];
+    }
+    for (int lv = 0, s = 1; lv < levels; ++lv, s <<= 1) {
+        __syncthreads();
+        T na[2] = {T(0), T(0)}, nc[2] = {T(0), T(0)};
+        if (q < P)
+            for (int h = 0; h < 2; ++h) {
+                const int i = 2 * q + h;
+                const T a = tb.ja[tb.jpos(lv, i)], c = tb.jc[tb.jpos(lv, i)];
+                const T la = i - s >= 0 ? tb.ja[tb.jpos(lv, i - s)] : T(0);
+                const T lc = i - s >= 0 ? tb.jc[tb.jpos(lv, i - s)] : T(0);
+                const T ha = i + s < R2 ? tb.ja[tb.jpos(lv, i + s)] : T(0);
+                const T hc = i + s < R2 ? tb.jc[tb.jpos(lv, i + s)] : T(0);
+                const T den = T(1) - a * lc - c * ha; // fp_reduce's
+                ok &= fp_pivot_ok(den);
+                const T inv = fp_rcp(den);
+                tb.jinv[tb.jpos(lv, i)] = inv;
+                na[h] = -a * la * inv;
+                nc[h] = -c * hc * inv;
+            }
+        __syncthreads();
+        if (q < P && lv + 1 < levels)
+            for (int h = 0; h < 2; ++h) {
+                tb.ja[tb.jpos(lv + 1, 2 * q + h)] = na[h];
+                tb.jc[tb.jpos(lv + 1, 2 * q + h)] = nc[h];
+            }
+    }
+    ok = __syncthreads_and(ok);
     if (q == 0)
         *(int *)table = ok;
+}
+
+// fp_join for lines of shared rows: the rows' part of every level from the table (fs_build_table), each
+// line's right-hand sides alone through `area` (two buffers in turn: one barrier a level, not two). On
+// return u and v are the chunk's first and last unknowns; the pivots were checked with the table. Ends with
+// a barrier: the area is free again.
+template <class T, int MODE>
+__device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &tb, int t, int q, unsigned char *area,
+                                        T &u, T &v)
+{
+    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL, levels = fs_levels(P);
+    auto rpos = [&](int i) {
+        return (i & 1) * NT + (MODE == FP_STRIDED ? (i >> 1) * TL + t : t * P + (i >> 1));
+    };
+    const int i0 = 2 * q, i1 = 2 * q + 1;
+    for (int lv = 0, s = 1; lv < levels; ++lv, s <<= 1) {
+        T *d = (T *)area + (lv & 1) * R2 * TL;
+        d[rpos(i0)] = u;
+        d[rpos(i1)] = v;
+        __syncthreads();
+        const T lo0 = i0 - s >= 0 ? d[rpos(i0 - s)] : T(0), hi0 = i0 + s < R2 ? d[rpos(i0 + s)] : T(0);
+        const T lo1 = i1 - s >= 0 ? d[rpos(i1 - s)] : T(0), hi1 = i1 + s < R2 ? d[rpos(i1 + s)] : T(0);
+        const int p0 = tb.jpos(lv, i0), p1 = tb.jpos(lv, i1);
+        u = (u - __ldg(tb.ja + p0) * lo0 - __ldg(tb.jc + p0) * hi0) * __ldg(tb.jinv + p0); // fp_reduce's d
+        v = (v - __ldg(tb.ja + p1) * lo1 - __ldg(tb.jc + p1) * hi1) * __ldg(tb.jinv + p1);
+    }
+    __syncthreads();
 }
 
 // fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
@@ -212,8 +291,8 @@ FP_UNROLL
                 dv[k] -= tb.gamma[at(k)] * dv[k + 1];
         ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma[base] * dv[1]) * tb.inv[base]};
     }
-    bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
-    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
+    const bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
+    fs_join<T, MODE>(geo, tb, t, q, area, ru.d, rv.d);
     // fp_finish, a'' and c'' from the table
     const T u = ru.d, v = rv.d;
     T mx = fp_abs(u);
