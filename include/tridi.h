@@ -359,7 +359,7 @@ TRIDI_API tridi_status tridi_plan_status(tridi_plan plan);
 TRIDI_API tridi_status tridi_plan_destroy(tridi_plan plan);
 
 /* ===================================================================================================
- * ADI steps (src/adi.c, cuda/adi_*.cu; docs/adi.md).
+ * ADI steps (src/adi_*.c, cuda/adi_stage.cu, cuda/adi/; docs/adi.md).
  *
  * A plan holds one grid, one box of unknowns, one storage type and one operator, plus the work arrays
  * of a step. tridi_adi_step advances a field by dt with implicit sweeps x, y (and z): the diagonals
