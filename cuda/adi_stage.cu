@@ -72,6 +72,8 @@ tridi_status stream_sync(int device, void *stream)
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaStreamSynchronize", e);
 }
 
+void timer_destroy(int device, adi_timer *t);
+
 tridi_status timer_create(int device, int nmarks, adi_timer **timer)
 {
     *timer = nullptr;
