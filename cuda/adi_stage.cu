@@ -1,6 +1,8 @@
-// GPU path of the ADI steps: the stage kernel (one thread per cell of the box, the per-cell work shared
-// with the CPU through src/adi_cell.inc), the plan's stream and the sweep timer. The solves themselves
-// go through tridi_solve_device on the same stream, so a step never waits for the host.
+// The CUDA backend's ADI operations (tridi_adi_ops, adi_internal.h; its table is backend_cuda.c's): the
+// path of a plan (fused or staged), its device work arrays, stream, status word and sweep timer, and the
+// stage kernel (one thread per cell of the box, the per-cell work shared with the CPU through
+// src/adi_cell.inc). The staged sweeps' solves go through the plan's device solve plans on the same stream,
+// so a step never waits for the host.
 #include "adi_internal.h"
 
 #include <cuda_runtime.h>
@@ -40,6 +42,133 @@ struct adi_timer {
     cudaEvent_t ev[4];
 };
 
+tridi_status stream_create(int device, void **stream)
+{
+    *stream = nullptr;
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaSetDevice", e);
+    // A blocking stream: it waits for work on the legacy default stream, where the library's plain
+    // cudaMemcpy copies run, and a pageable host-to-device copy may still be in flight when it returns.
+    cudaStream_t st;
+    e = cudaStreamCreate(&st);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaStreamCreate", e);
+    *stream = st;
+    return TRIDI_SUCCESS;
+}
+
+void stream_destroy(int device, void *stream)
+{
+    if (cudaSetDevice(device) == cudaSuccess)
+        cudaStreamDestroy((cudaStream_t)stream);
+}
+
+tridi_status stream_sync(int device, void *stream)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize((cudaStream_t)stream);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaStreamSynchronize", e);
+}
+
+void timer_destroy(int device, adi_timer *t);
+
+tridi_status timer_create(int device, int nmarks, adi_timer **timer)
+{
+    *timer = nullptr;
+    if (nmarks < 2 || nmarks > 4)
+        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi_adi (GPU): timer with %d marks", nmarks);
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaSetDevice", e);
+    adi_timer *t = new (std::nothrow) adi_timer();
+    if (!t)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_adi (GPU): could not allocate the timer");
+    t->n = 0;
+    for (; t->n < nmarks; ++t->n) {
+        e = cudaEventCreate(&t->ev[t->n]);
+        if (e != cudaSuccess) {
+            timer_destroy(device, t);
+            return cuda_fail("cudaEventCreate", e);
+        }
+    }
+    *timer = t;
+    return TRIDI_SUCCESS;
+}
+
+void timer_destroy(int device, adi_timer *t)
+{
+    if (cudaSetDevice(device) == cudaSuccess)
+        for (int i = 0; i < t->n; ++i)
+            cudaEventDestroy(t->ev[i]);
+    delete t;
+}
+
+tridi_status timer_mark(adi_timer *t, int mark, void *stream)
+{
+    cudaError_t e = cudaEventRecord(t->ev[mark], (cudaStream_t)stream);
+    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventRecord", e);
+}
+
+tridi_status timer_read(adi_timer *t, double *ms)
+{
+    cudaError_t e = cudaEventSynchronize(t->ev[t->n - 1]);
+    if (e != cudaSuccess)
+        return cuda_fail("cudaEventSynchronize", e);
+    for (int i = 0; i + 1 < t->n; ++i) {
+        float part;
+        e = cudaEventElapsedTime(&part, t->ev[i], t->ev[i + 1]);
+        if (e != cudaSuccess)
+            return cuda_fail("cudaEventElapsedTime", e);
+        ms[i] += part;
+    }
+    return TRIDI_SUCCESS;
+}
+
+// What a plan on the GPU keeps beyond its work arrays and stream: the fused sweeps' status word (device
+// memory, adi_internal.h) and table of shared rows (adi_fused.table), the event of the latest fused step's
+// end (waited for by tridi_adi_synchronize), the timer of the sweep boundaries (profile).
+struct adi_gpu {
+    unsigned long long *status = nullptr;
+    void *rows_table = nullptr;
+    void *done = nullptr;
+    adi_timer *timer = nullptr;
+};
+
+int device_of(const tridi_adi_s *plan) { return plan->ctx->config.device; }
+
+bool f64_of(const tridi_adi_s *plan) { return plan->dtype == TRIDI_FLOAT64; }
+
+// The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when set;
+// otherwise fused. Staged wherever the fused sweeps cannot take the box: a line too long for a block of the
+// partitioned solve, or past what the failure record holds (adi_internal.h, ADI_KEY).
+bool choose_fused(const tridi_adi_s *plan, int path)
+{
+    const adi_stage *b = &plan->base;
+    const int64_t cells = b->n[0] * b->n[1] * b->n[2];
+    bool fits = true;
+    for (int a = 0; a < plan->op.naxes; ++a)
+        fits = fits && b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
+    fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, f64_of(plan));
+    return fits && (!path || path == 1);
+}
+
+// The fused sweeps' status word, their table of shared rows and the event a step ends with.
+tridi_status fused_alloc(const char *f, const tridi_adi_s *plan, adi_gpu *g)
+{
+    tridi_context ctx = plan->ctx;
+    tridi_status s = tridi_adi_as_called(f, tridi_device_alloc(ctx, sizeof *g->status, (void **)&g->status));
+    const size_t table = tridi_adi_cuda_table_bytes(&plan->base, plan->op.naxes, f64_of(plan));
+    if (!s && table)
+        s = tridi_adi_as_called(f, tridi_device_alloc(ctx, table, &g->rows_table));
+    if (!s)
+        s = tridi_adi_cuda_status_reset(device_of(plan), g->status);
+    if (!s)
+        s = tridi_adi_cuda_event_create(device_of(plan), &g->done);
+    return s;
+}
+
 } // namespace
 
 extern "C" tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void *stream)
@@ -62,87 +191,101 @@ extern "C" tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("stage kernel launch", e);
 }
 
-extern "C" tridi_status tridi_adi_cuda_stream_create(int device, void **stream)
+extern "C" tridi_status tridi_adi_cuda_create(const char *f, tridi_adi_s *plan, int path)
 {
-    *stream = nullptr;
-    cudaError_t e = cudaSetDevice(device);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaSetDevice", e);
-    // A blocking stream: it waits for work on the legacy default stream, where the library's plain
-    // cudaMemcpy copies run, and a pageable host-to-device copy may still be in flight when it returns.
-    cudaStream_t st;
-    e = cudaStreamCreate(&st);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaStreamCreate", e);
-    *stream = st;
-    return TRIDI_SUCCESS;
+    adi_gpu *g = new (std::nothrow) adi_gpu();
+    if (!g)
+        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the plan's GPU state", f);
+    plan->backend_state = g;
+    plan->fused = choose_fused(plan, path);
+    tridi_status s = TRIDI_SUCCESS;
+    for (int w = 0; w < plan->nwork && !s; ++w) {
+        if (plan->fused && w != ADI_W_1)
+            continue; // the fused sweeps keep their diagonals in registers and need one work array
+        s = tridi_adi_as_called(f, tridi_device_alloc(plan->ctx, plan->work_bytes, &plan->work[w]));
+    }
+    if (!s && plan->fused)
+        s = fused_alloc(f, plan, g);
+    if (!s)
+        s = stream_create(device_of(plan), &plan->stream);
+    if (!s && plan->op.profile)
+        s = timer_create(device_of(plan), plan->op.naxes + 1, &g->timer);
+    return s;
 }
 
-extern "C" void tridi_adi_cuda_stream_destroy(int device, void *stream)
+extern "C" void tridi_adi_cuda_destroy(tridi_adi_s *plan)
 {
-    if (cudaSetDevice(device) == cudaSuccess)
-        cudaStreamDestroy((cudaStream_t)stream);
-}
-
-extern "C" tridi_status tridi_adi_cuda_stream_sync(int device, void *stream)
-{
-    cudaError_t e = cudaSetDevice(device);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize((cudaStream_t)stream);
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaStreamSynchronize", e);
-}
-
-extern "C" tridi_status tridi_adi_cuda_timer_create(int device, int nmarks, void **timer)
-{
-    *timer = nullptr;
-    if (nmarks < 2 || nmarks > 4)
-        return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi_adi (GPU): timer with %d marks", nmarks);
-    cudaError_t e = cudaSetDevice(device);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaSetDevice", e);
-    adi_timer *t = new (std::nothrow) adi_timer();
-    if (!t)
-        return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "tridi_adi (GPU): could not allocate the timer");
-    t->n = 0;
-    for (; t->n < nmarks; ++t->n) {
-        e = cudaEventCreate(&t->ev[t->n]);
-        if (e != cudaSuccess) {
-            tridi_adi_cuda_timer_destroy(device, t);
-            return cuda_fail("cudaEventCreate", e);
+    adi_gpu *g = (adi_gpu *)plan->backend_state;
+    const int device = device_of(plan);
+    // Queued work may still use the work arrays.
+    if (plan->stream)
+        stream_sync(device, plan->stream);
+    if (g && g->done)
+        tridi_adi_cuda_event_sync(g->done);
+    for (int w = 0; w < ADI_W_COUNT; ++w)
+        if (plan->work[w]) {
+            tridi_device_free(plan->ctx, plan->work[w]);
+            plan->work[w] = nullptr;
         }
+    if (g) {
+        if (g->status)
+            tridi_device_free(plan->ctx, g->status);
+        if (g->rows_table)
+            tridi_device_free(plan->ctx, g->rows_table);
+        if (g->done)
+            tridi_adi_cuda_event_destroy(device, g->done);
+        if (g->timer)
+            timer_destroy(device, g->timer);
+        delete g;
+        plan->backend_state = nullptr;
     }
-    *timer = t;
-    return TRIDI_SUCCESS;
+    if (plan->stream)
+        stream_destroy(device, plan->stream);
+    plan->stream = nullptr;
 }
 
-extern "C" void tridi_adi_cuda_timer_destroy(int device, void *timer)
+extern "C" tridi_status tridi_adi_cuda_plan_stage(const tridi_adi_s *plan, const adi_stage *s, void *stream)
 {
-    adi_timer *t = (adi_timer *)timer;
-    if (cudaSetDevice(device) == cudaSuccess)
-        for (int i = 0; i < t->n; ++i)
-            cudaEventDestroy(t->ev[i]);
-    delete t;
+    return tridi_adi_cuda_stage(device_of(plan), s, f64_of(plan), stream);
 }
 
-extern "C" tridi_status tridi_adi_cuda_timer_mark(void *timer, int mark, void *stream)
+extern "C" tridi_status tridi_adi_cuda_plan_sweep(const tridi_adi_s *plan, const adi_stage *s, int accumulate,
+                                                  void *stream)
 {
-    adi_timer *t = (adi_timer *)timer;
-    cudaError_t e = cudaEventRecord(t->ev[mark], (cudaStream_t)stream);
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventRecord", e);
+    const adi_gpu *g = (const adi_gpu *)plan->backend_state;
+    const adi_fused fz = {g->status, accumulate, g->rows_table};
+    return tridi_adi_cuda_fused_sweep(device_of(plan), s, f64_of(plan), &fz, stream);
 }
 
-extern "C" tridi_status tridi_adi_cuda_timer_read(void *timer, double *ms)
+extern "C" tridi_status tridi_adi_cuda_mark(tridi_adi_s *plan, int m, void *stream)
 {
-    adi_timer *t = (adi_timer *)timer;
-    cudaError_t e = cudaEventSynchronize(t->ev[t->n - 1]);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaEventSynchronize", e);
-    for (int i = 0; i + 1 < t->n; ++i) {
-        float part;
-        e = cudaEventElapsedTime(&part, t->ev[i], t->ev[i + 1]);
-        if (e != cudaSuccess)
-            return cuda_fail("cudaEventElapsedTime", e);
-        ms[i] += part;
+    const adi_gpu *g = (const adi_gpu *)plan->backend_state;
+    return g && g->timer ? timer_mark(g->timer, m, stream) : TRIDI_SUCCESS;
+}
+
+extern "C" tridi_status tridi_adi_cuda_finish(tridi_adi_s *plan, void *stream)
+{
+    const adi_gpu *g = (const adi_gpu *)plan->backend_state;
+    tridi_status s = TRIDI_SUCCESS;
+    if (plan->fused)
+        s = tridi_adi_cuda_event_record(g->done, stream);
+    if (!s && g->timer)
+        s = timer_read(g->timer, plan->ms);
+    return s;
+}
+
+extern "C" tridi_status tridi_adi_cuda_wait(tridi_adi_s *plan, unsigned long long *key)
+{
+    *key = ADI_STATUS_CLEAR;
+    const adi_gpu *g = (const adi_gpu *)plan->backend_state;
+    tridi_status s = TRIDI_SUCCESS;
+    if (plan->stream)
+        s = stream_sync(device_of(plan), plan->stream);
+    if (!s && plan->fused) {
+        // Steps on the caller's stream end with the plan's event; then the status word is final.
+        s = tridi_adi_cuda_event_sync(g->done);
+        if (!s)
+            s = tridi_adi_cuda_status_take(device_of(plan), g->status, key);
     }
-    return TRIDI_SUCCESS;
+    return s;
 }

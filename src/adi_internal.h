@@ -1,5 +1,6 @@
-/* Internal declarations of the ADI steps, shared by src/adi.c (plan, CPU path) and cuda/adi_stage.cu
- * (GPU path). Not installed. */
+/* Internal declarations of the ADI steps: the plan (adi_plan.c), its steps and sweeps (adi_step.c), the
+ * backends' ADI operations (adi_cpu.c; cuda/adi_stage.cu through backend_cuda.c), the per-cell work shared
+ * with cuda/adi (adi_cell.inc). Not installed. */
 #ifndef TRIDI_ADI_INTERNAL_H
 #define TRIDI_ADI_INTERNAL_H
 
@@ -98,8 +99,88 @@ typedef struct adi_fused {
     (((unsigned long long)(axis) << 62) | ((unsigned long long)(line) << 24) | ((unsigned long long)(m) << 4) | \
      (unsigned long long)(kind))
 
-#ifdef TRIDI_HAVE_CUDA
-/* GPU path (cuda/adi_stage.cu, cuda/adi/adi_fused.cu). device: the context's CUDA ordinal. */
+/* ---- the plan (adi_plan.c) ---- */
+enum { ADI_W_LOWER, ADI_W_DIAG, ADI_W_UPPER, ADI_W_1, ADI_W_2, ADI_W_COUNT };
+
+struct tridi_adi_ops;
+
+struct tridi_adi_s {
+    tridi_context ctx;
+    const struct tridi_adi_ops *ops; /* the ADI operations of the context's backend (backend.h) */
+    tridi_grid grid;
+    int64_t lo[3], hi[3];
+    tridi_dtype dtype;
+    tridi_adi_operator op;
+    adi_stage base;      /* geometry and operator; each stage fills in the rest */
+    int empty;           /* the box has no cells: steps and sweeps do nothing */
+    /* One solve plan per axis of the grid (a non-empty box): validated once here, all or nothing, FAST
+     * arithmetic (docs/decisions/031), in the backend's memory; each sweep's solve runs through it. */
+    struct tridi_plan_s solves[3];
+    int nsolves;
+    int nwork;           /* work arrays the staged sweeps use (the fused sweeps: ADI_W_1 alone) */
+    size_t work_bytes;   /* each one grid-shaped in the plan's type */
+    void *work[ADI_W_COUNT];
+    void *stream;        /* the plan's own stream (CUDA), used when the caller passes NULL */
+    int fused;           /* steps through the fused sweeps (CUDA) instead of stage + solve */
+    void *backend_state; /* the backend's own (ops->create / ops->destroy) */
+    double mark_ms[4];   /* the CPU's clock at the sweep boundaries of a profiled step */
+    double ms[3];
+    int64_t steps;
+};
+
+/* TRIDI_ERROR_INVALID_HANDLE unless plan is a live ADI plan of a live context; f names the caller. */
+tridi_status tridi_adi_check_plan(const char *f, struct tridi_adi_s *plan);
+/* A failure of the library call an ADI entry point made names that call ("tridi_solve: ...",
+ * "tridi_plan_solve (...): ..."); the caller called f, so the message is renamed (its cell kept). */
+tridi_status tridi_adi_as_called(const char *f, tridi_status s);
+
+/* ---- the backends' ADI operations: the `adi` table of backend.h ----
+ * src/adi_cpu.c for the CPU; cuda/adi_stage.cu, cuda/adi/adi_fused.cu behind backend_cuda.c for CUDA.
+ * f: the entry point the caller called. */
+typedef struct tridi_adi_ops {
+    /* Where the plan's arrays live: its solve plans' memory. */
+    tridi_memory memory;
+    /* A plan with a non-empty box, its geometry and operator set: chooses its path (plan->fused; path is
+     * TRIDI_ADI_PATH's 0 unset, 1 fused, 2 staged), allocates its nwork work arrays of work_bytes each
+     * (zeroed: their halo cells are never written) and whatever else its steps need (plan->stream,
+     * plan->backend_state). */
+    tridi_status (*create)(const char *f, struct tridi_adi_s *plan, int path);
+    /* Waits for the plan's queued work and frees what create made, also after a create that failed. */
+    void (*destroy)(struct tridi_adi_s *plan);
+    /* Before a step: the field and the operator's arrays checked wherever the stages read them (where
+     * the library can read them); *kappa_max: the largest kappa_field value read (0 if none). */
+    tridi_status (*check_inputs)(const char *f, const struct tridi_adi_s *plan, const void *field,
+                                 double *kappa_max);
+    /* Status s of the solve of a step's sweep along axis: its message made to name the operator's
+     * coefficient that overflowed, where the inputs were checked before the step; else s as it is. */
+    tridi_status (*explain)(const char *f, const struct tridi_adi_s *plan, int axis, double dt, tridi_status s);
+    /* One stage (adi_stage) over the plan's box, queued on stream. */
+    tridi_status (*stage)(const struct tridi_adi_s *plan, const adi_stage *s, void *stream);
+    /* One fused sweep along s->axis (plan->fused only): accumulate adds the answers to s->out. */
+    tridi_status (*fused_sweep)(const struct tridi_adi_s *plan, const adi_stage *s, int accumulate, void *stream);
+    /* Sweep boundary m (0 before the first sweep) of a step, timed when op.profile is set. */
+    tridi_status (*mark)(struct tridi_adi_s *plan, int m, void *stream);
+    /* After a step's last sweep was queued: the step's end recorded for wait, and, profiled, each sweep's
+     * time added to plan->ms. */
+    tridi_status (*finish)(struct tridi_adi_s *plan, void *stream);
+    /* Waits for the plan's stream and latest step; *key: the fused sweeps' first recorded failure
+     * (ADI_STATUS_CLEAR: none), then cleared. */
+    tridi_status (*wait)(struct tridi_adi_s *plan, unsigned long long *key);
+} tridi_adi_ops;
+
+extern const tridi_adi_ops tridi_adi_cpu_ops;
+
+/* ---- GPU entry points (cuda/adi_stage.cu, cuda/adi/adi_fused.cu; CUDA builds only) ----
+ * The CUDA table's operations (backend_cuda.c), as tridi_adi_ops says. */
+tridi_status tridi_adi_cuda_create(const char *f, struct tridi_adi_s *plan, int path);
+void tridi_adi_cuda_destroy(struct tridi_adi_s *plan);
+tridi_status tridi_adi_cuda_plan_stage(const struct tridi_adi_s *plan, const adi_stage *s, void *stream);
+tridi_status tridi_adi_cuda_plan_sweep(const struct tridi_adi_s *plan, const adi_stage *s, int accumulate,
+                                       void *stream);
+tridi_status tridi_adi_cuda_mark(struct tridi_adi_s *plan, int m, void *stream);
+tridi_status tridi_adi_cuda_finish(struct tridi_adi_s *plan, void *stream);
+tridi_status tridi_adi_cuda_wait(struct tridi_adi_s *plan, unsigned long long *key);
+/* The stage kernel. device: the context's CUDA ordinal. */
 tridi_status tridi_adi_cuda_stage(int device, const adi_stage *s, int f64, void *stream);
 /* Whether the fused sweeps take the plan's stage s (its box and coefficients) along each of its naxes
  * axes: their lines fit a block of the partitioned solve. */
@@ -120,16 +201,6 @@ tridi_status tridi_adi_cuda_event_create(int device, void **event);
 void tridi_adi_cuda_event_destroy(int device, void *event);
 tridi_status tridi_adi_cuda_event_record(void *event, void *stream);
 tridi_status tridi_adi_cuda_event_sync(void *event);
-tridi_status tridi_adi_cuda_stream_create(int device, void **stream);
-void tridi_adi_cuda_stream_destroy(int device, void *stream);
-tridi_status tridi_adi_cuda_stream_sync(int device, void *stream);
-/* nmarks CUDA events; mark i is recorded on stream; read waits for mark nmarks-1 and adds the time
- * between marks i and i+1 to ms[i]. */
-tridi_status tridi_adi_cuda_timer_create(int device, int nmarks, void **timer);
-void tridi_adi_cuda_timer_destroy(int device, void *timer);
-tridi_status tridi_adi_cuda_timer_mark(void *timer, int mark, void *stream);
-tridi_status tridi_adi_cuda_timer_read(void *timer, double *ms);
-#endif
 
 #ifdef __cplusplus
 }

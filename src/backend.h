@@ -35,6 +35,9 @@ typedef struct tridi_backend_ops {
     tridi_status (*copy)(tridi_context ctx, void *dst, const void *src, size_t bytes, int to_device);
     /* Waits for the context's queued work and reports the first deferred failure. */
     tridi_status (*synchronize)(tridi_context ctx);
+    /* ADI plans (adi_internal.h): what an ADI plan's path, work memory, stages, fused sweeps, timer and
+     * deferred verdict are on this backend; its solves go through the plan operations above. */
+    const struct tridi_adi_ops *adi;
 } tridi_backend_ops;
 
 extern const tridi_backend_ops tridi_backend_cpu_ops;

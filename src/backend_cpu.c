@@ -1,5 +1,6 @@
 /* The CPU backend's table and state: solves on host arrays by cpu_solve.c; no device memory, nothing
  * queued. */
+#include "adi_internal.h"
 #include "backend.h"
 #include "cpu_pool.h"
 
@@ -138,4 +139,5 @@ const tridi_backend_ops tridi_backend_cpu_ops = {
     .free = cpu_free,
     .copy = cpu_copy,
     .synchronize = cpu_synchronize,
+    .adi = &tridi_adi_cpu_ops,
 };

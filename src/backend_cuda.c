@@ -1,4 +1,6 @@
-/* The CUDA backend's table: the functions of cuda/ declared under TRIDI_HAVE_CUDA in tridi_internal.h. */
+/* The CUDA backend's table: the functions of cuda/ declared under TRIDI_HAVE_CUDA in tridi_internal.h, and
+ * of cuda/adi_stage.cu and cuda/adi in adi_internal.h. */
+#include "adi_internal.h"
 #include "backend.h"
 
 static tridi_status cuda_plan_create(tridi_context ctx, struct tridi_plan_s *plan)
@@ -111,6 +113,36 @@ static tridi_status cuda_copy(tridi_context ctx, void *dst, const void *src, siz
 
 static tridi_status cuda_synchronize(tridi_context ctx) { return tridi_cuda_synchronize(ctx->cuda); }
 
+/* Device arrays are not read by the host before a step (that would need a read-back): a non-finite input
+ * shows as the failure of a sweep's line that reads it, and its message stays the solve's. */
+static tridi_status cuda_adi_check_inputs(const char *f, const struct tridi_adi_s *plan, const void *field,
+                                          double *kappa_max)
+{
+    (void)f, (void)plan, (void)field;
+    *kappa_max = 0.0;
+    return TRIDI_SUCCESS;
+}
+
+static tridi_status cuda_adi_explain(const char *f, const struct tridi_adi_s *plan, int axis, double dt,
+                                     tridi_status s)
+{
+    (void)f, (void)plan, (void)axis, (void)dt;
+    return s;
+}
+
+static const tridi_adi_ops cuda_adi = {
+    .memory = TRIDI_MEMORY_DEVICE,
+    .create = tridi_adi_cuda_create,
+    .destroy = tridi_adi_cuda_destroy,
+    .check_inputs = cuda_adi_check_inputs,
+    .explain = cuda_adi_explain,
+    .stage = tridi_adi_cuda_plan_stage,
+    .fused_sweep = tridi_adi_cuda_plan_sweep,
+    .mark = tridi_adi_cuda_mark,
+    .finish = tridi_adi_cuda_finish,
+    .wait = tridi_adi_cuda_wait,
+};
+
 const tridi_backend_ops tridi_backend_cuda_ops = {
     .name = "cuda",
     .plan_create = cuda_plan_create,
@@ -128,4 +160,5 @@ const tridi_backend_ops tridi_backend_cuda_ops = {
     .free = cuda_free,
     .copy = cuda_copy,
     .synchronize = cuda_synchronize,
+    .adi = &cuda_adi,
 };

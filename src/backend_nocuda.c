@@ -1,5 +1,6 @@
 /* A build without CUDA: the CUDA table's stubs. No context holds the CUDA backend in such a build
  * (tridi_create refuses it), so reaching one is a bug. */
+#include "adi_internal.h"
 #include "backend.h"
 
 static tridi_status absent(void)
@@ -59,6 +60,63 @@ static tridi_status nc_end(tridi_context c, tridi_memory m, void *s)
     return absent();
 }
 
+static tridi_status nc_adi_create(const char *f, struct tridi_adi_s *plan, int path)
+{
+    (void)f, (void)plan, (void)path;
+    return absent();
+}
+static void nc_adi_destroy(struct tridi_adi_s *plan) { (void)plan; }
+static tridi_status nc_adi_check(const char *f, const struct tridi_adi_s *plan, const void *field, double *kmax)
+{
+    (void)f, (void)plan, (void)field;
+    *kmax = 0.0;
+    return absent();
+}
+static tridi_status nc_adi_explain(const char *f, const struct tridi_adi_s *plan, int axis, double dt, tridi_status s)
+{
+    (void)f, (void)plan, (void)axis, (void)dt, (void)s;
+    return absent();
+}
+static tridi_status nc_adi_stage(const struct tridi_adi_s *plan, const adi_stage *s, void *stream)
+{
+    (void)plan, (void)s, (void)stream;
+    return absent();
+}
+static tridi_status nc_adi_sweep(const struct tridi_adi_s *plan, const adi_stage *s, int accumulate, void *stream)
+{
+    (void)plan, (void)s, (void)accumulate, (void)stream;
+    return absent();
+}
+static tridi_status nc_adi_mark(struct tridi_adi_s *plan, int m, void *stream)
+{
+    (void)plan, (void)m, (void)stream;
+    return absent();
+}
+static tridi_status nc_adi_finish(struct tridi_adi_s *plan, void *stream)
+{
+    (void)plan, (void)stream;
+    return absent();
+}
+static tridi_status nc_adi_wait(struct tridi_adi_s *plan, unsigned long long *key)
+{
+    (void)plan;
+    *key = ADI_STATUS_CLEAR;
+    return absent();
+}
+
+static const tridi_adi_ops nc_adi = {
+    .memory = TRIDI_MEMORY_DEVICE,
+    .create = nc_adi_create,
+    .destroy = nc_adi_destroy,
+    .check_inputs = nc_adi_check,
+    .explain = nc_adi_explain,
+    .stage = nc_adi_stage,
+    .fused_sweep = nc_adi_sweep,
+    .mark = nc_adi_mark,
+    .finish = nc_adi_finish,
+    .wait = nc_adi_wait,
+};
+
 const tridi_backend_ops tridi_backend_cuda_ops = {
     .name = "cuda (not built)",
     .plan_create = nc_plan_create,
@@ -76,4 +134,5 @@ const tridi_backend_ops tridi_backend_cuda_ops = {
     .free = nc_free,
     .copy = nc_copy,
     .synchronize = nc_synchronize,
+    .adi = &nc_adi,
 };

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_layers.sh SRC: what the tree promises about its layers (docs/architecture.md): the environment is
 # read only in src/tuning.c (getenv), and src/ makes no CUDA runtime call (the backend's are in cuda/,
-# reached through src/tridi_internal.h, src/mpi/mpi_device.h and src/mpi/halo_backend.h; decisions 049, 050).
+# reached through src/tridi_internal.h, src/mpi/mpi_device.h and src/mpi/halo_backend.h; decisions 049, 050),
+# and src/adi_*.c never test the backend (decision 055).
 set -uo pipefail
 src="$1"
 fail=0
@@ -12,5 +13,8 @@ done < <(grep -rnE '\b(secure_)?getenv\b|get_environment_variable' src cuda adap
 while IFS= read -r hit; do
   echo "check_layers: CUDA runtime call in src/: $hit"; fail=1
 done < <(grep -rnE '\bcuda[A-Z][A-Za-z]*[[:space:]]*\(' src --include='*.c' --include='*.h')
-[ "$fail" = 0 ] && echo "check_layers: getenv only in src/tuning.c; no CUDA runtime call in src/"
+while IFS= read -r hit; do
+  echo "check_layers: ADI asks which backend it runs on (decision 055: the table's adi operations): $hit"; fail=1
+done < <(grep -nE 'TRIDI_HAVE_CUDA|TRIDI_BACKEND_CUDA|->cuda\b' src/adi*.c src/adi*.inc)
+[ "$fail" = 0 ] && echo "check_layers: getenv only in src/tuning.c; no CUDA runtime call in src/; ADI through its table"
 exit "$fail"
