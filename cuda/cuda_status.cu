@@ -41,7 +41,7 @@ cudaError_t injected_launch(cudaStream_t s)
 
 extern "C" {
 // Test-only entry point (declared by the tests themselves, not in tridi.h).
-void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
+TRIDI_PRIVATE void tridi_test_fail_launch(int nth) { g_launches_before_failure.store(nth > 0 ? nth : 0); }
 }
 #endif
 

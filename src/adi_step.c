@@ -95,7 +95,8 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const t
         p.arrays = *arr;
         p.func = g;
         if (!s)
-            s = tridi_backend_of(ctx)->solve_device(ctx, &p, sp->backend_state, stream);
+            s = tridi_guard_solve(ctx, tridi_backend_of(ctx), &p, TRIDI_MEMORY_DEVICE, sp->backend_state, stream,
+                                  NULL);
         return tridi_adi_as_called(f, s);
     }
     static const char *g = "tridi_solve";
@@ -103,10 +104,8 @@ static tridi_status solve(const char *f, const tridi_adi plan, int axis, const t
     p.arrays = *arr;
     p.func = g;
     p.pivoting = (tridi_pivoting)ctx->config.pivoting;
-    if (!s) {
-        const tridi_backend_ops *ops = tridi_host_ops(ctx, &p, NULL);
-        s = p.pivoting != TRIDI_PIVOT_NONE ? tridi_pivot_solve(g, ctx, &p, ops->solve_host) : ops->solve_host(ctx, &p);
-    }
+    if (!s)
+        s = tridi_guard_solve(ctx, tridi_host_ops(ctx, &p, NULL), &p, TRIDI_MEMORY_HOST, NULL, NULL, NULL);
     return tridi_adi_as_called(f, s);
 }
 
