@@ -2,6 +2,15 @@
  * context's backend table (backend.h), every solve under the one guard (tridi_guard_solve). */
 #include "backend.h"
 
+/* tridi_solve and tridi_solve_device with on_error and the arithmetic given (the convenience calls pass the
+ * context's on_error and MOHID's arithmetic). Messages name tridi_solve / tridi_solve_device. */
+static tridi_status solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                             const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error,
+                             tridi_arith arith);
+static tridi_status solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
+                                    tridi_on_error on_error, tridi_arith arith);
+
 tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
                          const int64_t hi[3], const tridi_arrays *arrays)
 {
@@ -11,15 +20,15 @@ tridi_status tridi_solve(tridi_context ctx, const tridi_grid *grid, tridi_axis a
     if (s)
         return s;
     /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
-    s = tridi_solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error,
+    s = solve_as(ctx, grid, axis, lo, hi, arrays, (tridi_on_error)ctx->config.on_error,
                        TRIDI_ARITH_MOHID);
     tridi_context_leave(ctx);
     return s;
 }
 
-tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error,
-                            tridi_arith arith)
+static tridi_status solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                             const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error,
+                             tridi_arith arith)
 {
     static const char *f = "tridi_solve";
     tridi_status s = tridi_check_context(f, ctx);
@@ -82,15 +91,15 @@ tridi_status tridi_solve_device(tridi_context ctx, const tridi_grid *grid, tridi
     if (s)
         return s;
     /* LINES unless the context asks for CALL (docs/decisions/019); MOHID's arithmetic (tridi.h) */
-    s = tridi_solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error,
-                                 TRIDI_ARITH_MOHID);
+    s = solve_device_as(ctx, grid, axis, lo, hi, device_arrays, stream, (tridi_on_error)ctx->config.on_error,
+                        TRIDI_ARITH_MOHID);
     tridi_context_leave(ctx);
     return s;
 }
 
-tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                                   const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
-                                   tridi_on_error on_error, tridi_arith arith)
+static tridi_status solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
+                                    const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
+                                    tridi_on_error on_error, tridi_arith arith)
 {
     static const char *f = "tridi_solve_device";
     tridi_status s = need_cuda(f, ctx);

@@ -86,18 +86,6 @@ int64_t tridi_error_failed_lines_internal(void);
  * numerical failure this way). */
 TRIDI_PRIVATE void tridi_set_error_cell(int ndim, const int64_t cell[3]);
 
-/* ---- the convenience calls (solve.c) ---- */
-/* tridi_solve and tridi_solve_device with on_error and the arithmetic given instead of the convenience
- * calls' (the context's on_error, MOHID's arithmetic): ADI's solves take ON_ERROR_CALL (a failed step
- * leaves the field as it was, a failed tridi_adi_sweep its x) and FAST arithmetic, the default for its
- * all-float and all-double fields (docs/decisions/031). Messages name tridi_solve / tridi_solve_device. */
-tridi_status tridi_solve_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                            const int64_t hi[3], const tridi_arrays *arrays, tridi_on_error on_error,
-                            tridi_arith arith);
-tridi_status tridi_solve_device_as(tridi_context ctx, const tridi_grid *grid, tridi_axis axis, const int64_t lo[3],
-                                   const int64_t hi[3], const tridi_arrays *device_arrays, void *stream,
-                                   tridi_on_error on_error, tridi_arith arith);
-
 /* ---- validation (validate.c) ---- */
 /* Every Fortran index a caller gives (grid bounds, box, MPI global bounds with halos) lies within
  * +-TRIDI_INDEX_LIMIT, so index arithmetic (a halo width, the cell past the box) never overflows. */
