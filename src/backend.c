@@ -148,7 +148,7 @@ tridi_auto_estimate tridi_auto_estimate_host(const tridi_auto_machine *m, const 
 }
 
 #ifdef TRIDI_HAVE_CUDA
-static void say(const tridi_problem *p, int mask, const tridi_auto_call *c, const tridi_auto_estimate *e,
+static void print_auto_choice(const tridi_problem *p, int mask, const tridi_auto_call *c, const tridi_auto_estimate *e,
                 int per_plan)
 {
     long long ext[3];
@@ -210,7 +210,7 @@ const tridi_backend_ops *tridi_host_ops(tridi_context ctx, const tridi_problem *
         ctx->auto_said |= choice;
     }
     if (tell)
-        say(p, mask, &c, &e, memo != NULL);
+        print_auto_choice(p, mask, &c, &e, memo != NULL);
     return e.use_cpu ? &tridi_backend_cpu_ops : &tridi_backend_cuda_ops;
 }
 #else

@@ -139,15 +139,15 @@ static tridi_status device_failure(const char *f, const tridi_problem *p, unsign
 
 /* Device buffers of the pipelined Thomas's lines (from the context's budget): their list, their inputs
  * and their answers. */
-typedef struct dfallback {
+typedef struct fallback_buffers {
     struct tridi_cuda_state *cuda;
     int64_t *lines;
     double *abcr;
     void *x;
     size_t bytes[3];
-} dfallback;
+} fallback_buffers;
 
-static void dfallback_free(dfallback *df)
+static void fallback_buffers_free(fallback_buffers *df)
 {
     if (df->cuda) {
         tridi_cuda_budget_free(df->cuda, df->lines, df->bytes[0]);
@@ -160,8 +160,8 @@ static void dfallback_free(dfallback *df)
 /* The host and device buffers of the lines marked by NaN in ends (host copy of x_L, x_R). Before the
  * agreement that precedes the back substitution: the pipeline's messages start only if every rank
  * could allocate. Its rare lines pay their own allocations. */
-static tridi_status dfallback_prepare(const char *f, tridi_context ctx, const tridi_dplan *dp, const double *ends,
-                                      tridi_fallback *fb, dfallback *df)
+static tridi_status fallback_buffers_prepare(const char *f, tridi_context ctx, const tridi_dplan *dp, const double *ends,
+                                      tridi_fallback *fb, fallback_buffers *df)
 {
     memset(df, 0, sizeof *df);
     tridi_status s = tridi_fallback_prepare(f, dp, ends, fb);
@@ -184,7 +184,7 @@ static tridi_status dfallback_prepare(const char *f, tridi_context ctx, const tr
     if (!s)
         s = tridi_mpi_cuda_wait(NULL, f, "the pipelined Thomas's line list");
     if (s) {
-        dfallback_free(df);
+        fallback_buffers_free(df);
         tridi_fallback_free(fb);
     }
     return s;
@@ -194,7 +194,7 @@ static tridi_status dfallback_prepare(const char *f, tridi_context ctx, const tr
  * their answers back into x when write is set (the back substitution kernel ran, so their old x is in
  * the undo copy). Runs every message of the pipeline whatever failed before, as the other ranks of the
  * line wait for them. */
-static tridi_status device_pipeline(const char *f, const tridi_dplan *dp, tridi_fallback *fb, dfallback *df,
+static tridi_status device_pipeline(const char *f, const tridi_dplan *dp, tridi_fallback *fb, fallback_buffers *df,
                                     int write, void *stream)
 {
     const size_t n = (size_t)dp->n, nf = (size_t)fb->nf, es = tridi_dtype_size(dp->p.arrays.x_type);
@@ -250,7 +250,7 @@ static tridi_status device_restore(void *self)
  * device and in pinned host memory. */
 static tridi_status device_backward(const char *f, MPI_Comm comm, const tridi_dplan *dp, double *work,
                                     const double *dends, unsigned long long *dfail, unsigned long long *hfail,
-                                    tridi_fallback *fb, dfallback *df, void *stream)
+                                    tridi_fallback *fb, fallback_buffers *df, void *stream)
 {
     const int work_here = dp->has_lines && dp->n > 0;
     void *undo = work_here ? (char *)work + tridi_dtype_size(dp->p.arrays.x_type) * 3 * (size_t)dp->n * (size_t)dp->nlines
@@ -271,7 +271,7 @@ static tridi_status device_backward(const char *f, MPI_Comm comm, const tridi_dp
         s = tridi_dsolve_first_of(dp, &before, sp);
     }
     tridi_fallback_free(fb);
-    dfallback_free(df);
+    fallback_buffers_free(df);
     /* The one guard (src/backend.h, docs/decisions/053): the ranks' verdict, then the undo copy put back
      * by the restore kernel where the back substitution ran (a failed restore is what the caller hears). */
     tridi_dsolve_ranks ranks = {comm, dp};
@@ -356,7 +356,7 @@ static tridi_status solve_cut_ipc(const char *f, tridi_context ctx, tridi_decomp
     /* The reduced systems; lines they mark (hfail[0] of them) go to the pipelined Thomas, whose buffers
      * are allocated before the agreement. */
     tridi_fallback fb = {0};
-    dfallback df = {0};
+    fallback_buffers df = {0};
     if (!s && work_here) {
         s = fetch_failure(f, "reduced systems",
                           tridi_mpi_cuda_reduced(red->buf, red->cap, P, me, (int64_t)nl, dends, dfail, stream), dfail,
@@ -369,14 +369,14 @@ static tridi_status solve_cut_ipc(const char *f, tridi_context ctx, tridi_decomp
             if (!s)
                 s = tridi_mpi_cuda_wait(NULL, f, "reading x_L, x_R");
             if (!s)
-                s = dfallback_prepare(f, ctx, dp, ends, &fb, &df);
+                s = fallback_buffers_prepare(f, ctx, dp, ends, &fb, &df);
             free(ends);
         }
     }
     s = tridi_mpi_agree(comm, s);
     if (s) {
         tridi_fallback_free(&fb);
-        dfallback_free(&df);
+        fallback_buffers_free(&df);
         return s;
     }
     return device_backward(f, comm, dp, work, dends, dfail, hfail, &fb, &df, stream);
@@ -416,11 +416,11 @@ static tridi_status solve_cut_staged(const char *f, tridi_context ctx, tridi_dec
     /* The reduced systems on the host, then the buffers of the lines they marked for the pipelined
      * Thomas, allocated before the agreement. */
     tridi_fallback fb = {0};
-    dfallback df = {0};
+    fallback_buffers df = {0};
     if (!s) {
         s = dp->has_lines ? tridi_dsolve_reduce(f, d, dp, coef, ends) : TRIDI_SUCCESS;
         if (!s && work_here)
-            s = dfallback_prepare(f, ctx, dp, ends, &fb, &df);
+            s = fallback_buffers_prepare(f, ctx, dp, ends, &fb, &df);
         s = tridi_mpi_agree(comm, s);
     }
     double *dends = dcoef; /* the coefficients are no longer needed on the device */
@@ -430,7 +430,7 @@ static tridi_status solve_cut_staged(const char *f, tridi_context ctx, tridi_dec
     s = tridi_mpi_agree(comm, s);
     if (s) {
         tridi_fallback_free(&fb);
-        dfallback_free(&df);
+        fallback_buffers_free(&df);
         return s;
     }
     return device_backward(f, comm, dp, dwork, dends, dfail, failp, &fb, &df, stream);

@@ -55,12 +55,12 @@ tridi_status tridi_fallback_prepare(const char *f, const tridi_dplan *dp, const 
 
 /* A failure of the pipelined sweep on this rank: the first one of the lowest line (k: its index among
  * the fallback lines). */
-typedef struct pfail {
+typedef struct pipeline_failure {
     int64_t k;
     tridi_thomas_fail f;
-} pfail;
+} pipeline_failure;
 
-static void pfail_note(pfail *pf, int64_t k, int64_t m, int kind)
+static void pipeline_failure_note(pipeline_failure *pf, int64_t k, int64_t m, int kind)
 {
     if (k < pf->k) {
         pf->k = k;
@@ -73,7 +73,7 @@ static void pfail_note(pfail *pf, int64_t k, int64_t m, int kind)
  * where p's arithmetic says so), or FAST's reciprocal (tridi_thomas_forward_rcp) as the CPU kernels do it.
  * No fused multiply-add on any ISA (-ffp-contract=off, docs/decisions/040), so it rounds as the one-rank
  * solve does. Returns 0, or 1 with the failure noted. */
-static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double *w, double *g, pfail *pf)
+static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double *w, double *g, pipeline_failure *pf)
 {
     const int64_t n = dp->n;
     const int rcp = dp->p.arith == TRIDI_ARITH_FAST, f32 = tridi_newtype_pivot_f32(&dp->p);
@@ -85,7 +85,7 @@ static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, do
         const int kind = rcp ? tridi_thomas_forward_rcp(d, e, f, r, gfirst, glast, w, g)
                              : tridi_thomas_forward_newtype(d, e, f, r, gfirst, glast, f32, w, g);
         if (kind) {
-            pfail_note(pf, k, m, kind);
+            pipeline_failure_note(pf, k, m, kind);
             return 1;
         }
         W[m] = *w;
@@ -97,7 +97,7 @@ static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, do
 /* Back substitution of fallback line k from the next rank's first answer (as rounded to x's type),
  * each answer rounded before it feeds the next, as tridi_solve. Returns the answer at this rank's first
  * unknown, NaN after an overflow (noted at the highest failing unknown). */
-static double pipe_backward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double xnext, pfail *pf)
+static double pipe_backward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double xnext, pipeline_failure *pf)
 {
     const int64_t n = dp->n;
     const double *W = fb->wg + 2 * n * k, *G = W + n;
@@ -111,7 +111,7 @@ static double pipe_backward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k
             ((float *)fb->x)[k * n + m] = (float)xnext;
         if (!failed && !tridi_thomas_finite(xnext)) {
             failed = 1;
-            pfail_note(pf, k, m, TRIDI_FAIL_ANSWER_OVERFLOW);
+            pipeline_failure_note(pf, k, m, TRIDI_FAIL_ANSWER_OVERFLOW);
         }
     }
     return failed ? NAN : xnext;
@@ -128,7 +128,7 @@ tridi_status tridi_pipeline_thomas(const char *f, const tridi_dplan *dp, tridi_f
     enum { TAG_FORWARD = 0x7d01, TAG_BACKWARD = 0x7d02 };
     const int64_t nf = fb->nf, C = fb->chunk;
     MPI_Comm line = dp->line_comm;
-    pfail pf = {INT64_MAX, {0, TRIDI_FAIL_NONE}};
+    pipeline_failure pf = {INT64_MAX, {0, TRIDI_FAIL_NONE}};
     int mpi_err = MPI_SUCCESS;
     const char *mpi_call = NULL;
     for (int64_t c0 = 0; c0 < nf; c0 += C) {
