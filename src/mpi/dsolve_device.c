@@ -160,8 +160,8 @@ static void fallback_buffers_free(fallback_buffers *df)
 /* The host and device buffers of the lines marked by NaN in ends (host copy of x_L, x_R). Before the
  * agreement that precedes the back substitution: the pipeline's messages start only if every rank
  * could allocate. Its rare lines pay their own allocations. */
-static tridi_status fallback_buffers_prepare(const char *f, tridi_context ctx, const tridi_dplan *dp, const double *ends,
-                                      tridi_fallback *fb, fallback_buffers *df)
+static tridi_status fallback_buffers_prepare(const char *f, tridi_context ctx, const tridi_dplan *dp,
+                                             const double *ends, tridi_fallback *fb, fallback_buffers *df)
 {
     memset(df, 0, sizeof *df);
     tridi_status s = tridi_fallback_prepare(f, dp, ends, fb);

@@ -73,7 +73,8 @@ static void pipeline_failure_note(pipeline_failure *pf, int64_t k, int64_t m, in
  * where p's arithmetic says so), or FAST's reciprocal (tridi_thomas_forward_rcp) as the CPU kernels do it.
  * No fused multiply-add on any ISA (-ffp-contract=off, docs/decisions/040), so it rounds as the one-rank
  * solve does. Returns 0, or 1 with the failure noted. */
-static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double *w, double *g, pipeline_failure *pf)
+static int pipe_forward(const tridi_dplan *dp, tridi_fallback *fb, int64_t k, double *w, double *g,
+                        pipeline_failure *pf)
 {
     const int64_t n = dp->n;
     const int rcp = dp->p.arith == TRIDI_ARITH_FAST, f32 = tridi_newtype_pivot_f32(&dp->p);
