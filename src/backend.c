@@ -19,8 +19,7 @@ const tridi_backend_ops *tridi_backend_of(tridi_context ctx)
 #ifdef TRIDI_FAULT_INJECTION
 /* Tests only (CMake option TRIDI_FAULT_INJECTION): tridi_test_fail_verdict(n) turns the n-th successful first
  * phase from now into a failed verdict, so that each strategy's rollback is seen to put x back; no input
- * can fail a call whose every line succeeded. Declared by the tests themselves; exported (TRIDI_PRIVATE) so
- * that tests linking a shared libtridi reach it. */
+ * can fail a call whose every line succeeded. Declared in tridi_internal.h. */
 static int verdicts_before_failure;
 
 TRIDI_PRIVATE void tridi_test_fail_verdict(int nth)

@@ -362,6 +362,13 @@ TRIDI_PRIVATE tridi_status tridi_cuda_ipc_export(struct tridi_cuda_state *st, si
 TRIDI_PRIVATE void tridi_cuda_ipc_unexport(void *buf, size_t bytes);
 #endif
 
+#ifdef TRIDI_FAULT_INJECTION
+/* Test-only hooks of a fault-injection build (never installed): the n-th kernel launch from now fails
+ * (cuda/cuda_status.cu), the n-th successful first phase gets a failed verdict (backend.c). */
+TRIDI_PRIVATE void tridi_test_fail_launch(int nth);
+TRIDI_PRIVATE void tridi_test_fail_verdict(int nth);
+#endif
+
 #ifdef __cplusplus
 }
 #endif
