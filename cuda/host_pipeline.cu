@@ -342,8 +342,8 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
         direct[r] = registered[r] && user_t[r] == xfer_t[r];
     }
     // Bytes this call uploads itself. Uploads queued ahead by tridi_upload_async and still running do not
-    // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case:
-    // 4.4 MB still moving, about 0.1 ms, against a 0.7-0.9 ms copy by sleeping threads on 140x140x56).
+    // count: the host copy of the eager path would outlast the last of them (the assembly-overlap case,
+    // docs/decisions/037).
     size_t up_bytes = 0;
     int sends = 0; // inputs the call sends itself
     for (int r = 0; r < 4; ++r)
@@ -360,7 +360,7 @@ tridi_status tridi_cuda_solve_host(tridi_cuda_state *st, const tridi_problem *p,
                                      : x_path::verdict;
     // Answers after the verdict, and at most one input sent by the call (MOHID's adapter: D, E and F
     // uploaded ahead): one slab. More would overlap that one copy with kernels of a few microseconds, at
-    // four runtime calls a slab, each about 5 us after a model's own loops (docs/decisions/039).
+    // four runtime calls a slab, each slow after a model's own loops (docs/decisions/039).
     const int S = xp == x_path::verdict && sends <= 1 ? 1 : slab_count(b, st->slab_cells);
 
     // Settle earlier device-mode work first: its failures belong to tridi_synchronize, and it shares scratch.

@@ -411,14 +411,13 @@ void *fp_kernel(const tk_plan &p)
 // then does (plan_solve), which meets the FAST bound too.
 // The shapes (fp_shape, cuda/kernels/fast_lines.cuh), from the kernel-only measurements of decision 021:
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
-//    blocks an SM holds, the better their load and reduction phases overlap: 1024x1024x128 f64 80% of the
-//    copy bandwidth with 128 threads, 67% with 256, 55% with 512; staged through shared memory, 52%);
+//    blocks an SM holds, the better their load and reduction phases overlap; staging through shared memory
+//    was slower);
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 64 unknowns or more, else 8; 256 threads a
 //    block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring lines (the length of
-//    those runs is what bounds these lines: 1024x1024x128 z f32 55% with 64-byte runs, 65% with 128).
+//    those runs is what bounds these lines).
 //    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
-//    nothing from float-free arithmetic: `tk_line` was faster on both (2048x2048x32 y f64 6568 against
-//    7489 us; 1024x1024x128 z f64 2395 against 2713 us, 140x140x56 z f64 22.8 against 29.3 us a call).
+//    nothing from float-free arithmetic: `tk_line` was faster on both (decision 021).
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
 {

@@ -80,27 +80,10 @@ tridi_status tridi_guard_settle_backend(tridi_context ctx, const tridi_backend_o
     return tridi_guard_settle(own, v, &ph);
 }
 
-/* From docs/performance.md (H100 machine, 16-core Xeon host):
- * - PCIe: pinned host-to-device 51.5-54.8 GB/s in the "Host arrays" runs, 55 GB/s each way for large copies;
- * - the GPU call beyond its transfers: the registered 140x140x56 call took 0.53-0.60 ms, 1.08-1.24x its
- *   pinned transfer time (0.48 ms): the last slab's solve (about 40 us) and the call's synchronisation; the
- *   registered 70x70x28 call 0.132-0.139 ms against 0.060 ms of transfer at 55 GB/s (its small copies run
- *   at 35-40 GB/s): 75 us, which puts 140x140x56 at 0.55 ms, within 4% of its 0.53 ms in the same run
- *   (docs/decisions/018's measurement);
- * - the host: 85.7 GB/s, the 16-thread copy bandwidth (read + write) of the model-pattern run ("Inside a
- *   model loop"; 64-110 GB/s across runs);
- * - one thread: in that run 4 threads took 3.14x the 16-thread time back to back (14.49 against 4.61 ms
- *   per step), about 27 GB/s for 4 threads, 6.8 GB/s each;
- * - a call after the model's serial work: tridi's worker pool (docs/decisions/028) starts the call on the
- *   caller at once and its workers join as they wake, so a call never waits for a late thread; what the
- *   late workers still cost: a 16x16 call on 16 threads after a serial pass took 0.045 ms (3 us a worker),
- *   and a 140x140x56 call on 16 threads 0.43-0.48 ms after a pass over 256 MiB against the 0.41 ms of the
- *   bandwidth term (docs/decisions/018's measurement): 4 us * (t - 1). Counted on every call, since tridi
- *   cannot tell whether the caller's loop just ran: a drop-in in a model loop is the case AUTO serves,
- *   and back to back the model then favours the GPU a little;
- * - an OpenMP team per call (TRIDI_CPU_POOL=0) whose threads slept waits at its end for the last to wake:
- *   an empty region after a serial pass took about 3 ms on 16 threads and 0.07 ms on 4 (docs/decisions/017),
- *   13.3 us * (t - 1)^2 gives 3 ms and 0.12 ms; a team that spins (OMP_WAIT_POLICY=active) costs neither. */
+/* The H100 machine's host (docs/decisions/018 gives each constant's measurement): pinned PCIe each way, the
+ * GPU call beyond its transfers, one thread's and all threads' host bandwidth, a late pool worker
+ * (decision 028: counted on every call, since tridi cannot tell whether the caller's loop just ran) and a
+ * sleeping OpenMP team's wake-up (TRIDI_CPU_POOL=0, decision 017). */
 const tridi_auto_machine tridi_auto_h100_host = {55e9, 55e9, 75e-6, 6.8e9, 85.7e9, 4e-6, 13.3e-6};
 
 /* One thread per 512 KiB of a call's traffic: the CPU backend's rule (docs/decisions/017) and the GPU

@@ -25,8 +25,7 @@
 #define TRIDI_CPU_WG_BUDGET (8 * 1024 * 1024)
 #endif
 /* Software prefetch distances: unknowns ahead along an x row (16, 32, 64, 128, 256 tried), rows ahead
- * in a y/z block (none, 2, 4, 8, 16, 32 tried; none is 1.5x slower on y at 560x560x56, 16 and 32 slower
- * than 8). */
+ * in a y/z block (none, 2, 4, 8, 16, 32 tried: none and 16-32 slower than 8; decision 008). */
 #ifndef TRIDI_CPU_PREFETCH_X
 #define TRIDI_CPU_PREFETCH_X 16
 #endif
@@ -105,8 +104,8 @@ static inline int tridi_cpu_kernel_arith(const tridi_problem *p)
 /* How a call is cut into blocks, and the undo log's shape. Each thread takes an equal share of the
  * lines, [t*N/T, (t+1)*N/T), cut into blocks of at most L lines (at row ends too, except for the AVX-512
  * x sweep, whose blocks run over consecutive line numbers). Whole blocks dealt out by OpenMP's static
- * schedule left threads idle: y sweeps of 140x140x56 or 560x560x56 on 16 threads (one block per k plane,
- * 56 blocks) ran 4 blocks on half the threads and 3 on the rest, 14% over an even share. */
+ * schedule left threads idle: y sweeps of one block per k plane on 16 threads (56 blocks) ran 4 blocks on
+ * half the threads and 3 on the rest. */
 typedef struct cpu_block {
     int64_t line0, Lb;
 } cpu_block;

@@ -9,8 +9,8 @@
  * them.
  * - y and z sweeps: up to L lines at consecutive i, so each unknown's values of the block form one
  *   contiguous row of every array; L is as wide as TRIDI_CPU_WG_BUDGET lets W and G be. The rows a few
- *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, and without it a y
- *   sweep of 560x560x56 ran 1.5x slower on the GPU host.
+ *   unknowns ahead are prefetched: consecutive rows sit a grid row or plane apart, which the hardware
+ *   prefetcher does not follow.
  * - x sweeps: each line is contiguous, neighbouring lines a grid row apart. With AVX-512, 16 consecutive
  *   lines (across planes) form a block; 8 unknowns of its 16 lines are transposed in registers into a
  *   4 KiB L1 tile, the recurrence runs on the tile, and the answers are rounded and transposed back on

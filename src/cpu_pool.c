@@ -104,7 +104,7 @@ static void wake(tridi_cpu_pool *p, int n)
 /* The generation of the next job after `seen`: watched while job `seen` is still open and for spin_ns after
  * it closed, then slept on. Counting from the close, not from when this worker ran out of blocks: a worker
  * that sleeps while the caller finishes its last block must be woken for the next call, which on a KVM
- * guest (idle vCPUs halt) took 0.1 ms to several ms (docs/decisions/028). */
+ * guest (idle vCPUs halt) is slow (docs/decisions/028). */
 static uint32_t next_job(tridi_cpu_pool *p, uint32_t seen)
 {
     uint32_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);

@@ -118,8 +118,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         // a stage's first use waits for every load issued before that use: loads issued ahead of it were
         // waited on too (ncu: a third of the time). So the whole stage is widened to double first (the
         // conversions the recurrence needs anyway; double data, which needs none, waits on a finiteness check
-        // of its lower diagonal), then the next stage is asked for. Measured: the stage's loads issued before
-        // that wait took 1024x1024x128 z 2358 -> 2676 us; after it, 2406.
+        // of its lower diagonal), then the next stage is asked for (issued before that wait, they were slower:
+        // decision 004).
         auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;

@@ -38,7 +38,7 @@ namespace {
 // independent and the loads of one overlap the arithmetic of others).
 //  - x lines (a line's cells contiguous): the lanes of a line are neighbours (qfast) and read neighbouring
 //    runs of one line through L1; up to 32 * TS_L unknowns a line fits in one warp, longer ones take
-//    several (x lines of 1024 unknowns: 4 warps, 2x faster than tk_line with its scratch).
+//    several (x lines of 1024 unknowns: 4 warps, faster than tk_line with its scratch).
 //  - y/z lines (neighbouring lines neighbouring in memory): the lanes run over LW lines first, so each
 //    load reads SW runs of LW consecutive cells (LW = 8: a 32-byte sector of float); past 512 unknowns a
 //    line would need more than 16 warps of 4 segments, so LW drops to 4.
@@ -133,8 +133,8 @@ __host__ __device__ inline size_t ts_smem_bytes(int64_t n, const ts_geom &g, int
     return gpb * ts_xchg_bytes(g) + (size_t)gpb * per_group * g.LW * n * sizeof(TX);
 }
 
-// MULTI: a line may span several warps (WL > 1); without it the exchange code is compiled out (measured
-// 4-13% faster on x lines of 256 unknowns, which keeps fewer registers live). QF: geom.qfast, whose lines
+// MULTI: a line may span several warps (WL > 1); without it the exchange code is compiled out (faster on
+// x lines of 256 unknowns, which keeps fewer registers live). QF: geom.qfast, whose lines
 // are contiguous (x lines: unit strides, so a lane's loads and stores take immediate offsets from one
 // address). The y/z layout, used only when forced, has one variant: MULTI, for any WL.
 template <class TL, class TD, class TX, bool COOP, bool MULTI, bool QF>
