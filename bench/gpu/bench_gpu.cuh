@@ -62,10 +62,9 @@ inline double now() { return omp_get_wtime(); }
 
 double median(std::vector<double> v);
 
-// Median GPU time of launch() over reps launches after two warm-ups (CUDA events around each); then reports
-// a failing line the kernel recorded in err, and frees err.
+// Median GPU time of launch() over reps launches after two warm-ups (CUDA events around each, default stream).
 template <class Launch>
-double time_launches(int reps, unsigned long long *err, const char *what, Launch &&launch)
+double time_gpu(int reps, Launch &&launch)
 {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
@@ -81,14 +80,22 @@ double time_launches(int reps, unsigned long long *err, const char *what, Launch
         if (rep >= 2)
             t.push_back(ms * 1e-3);
     }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return median(t);
+}
+
+// time_gpu, then reports a failing line the kernel recorded in err, and frees err.
+template <class Launch>
+double time_launches(int reps, unsigned long long *err, const char *what, Launch &&launch)
+{
+    const double t = time_gpu(reps, launch);
     unsigned long long v;
     CUDA_OK(cudaMemcpy(&v, err, 8, cudaMemcpyDeviceToHost));
     if (v != ~0ull)
         std::printf("  (%s reported a failing line %llu)\n", what, v);
     cudaFree(err);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    return median(t);
+    return t;
 }
 
 __host__ __device__ inline double hash01(uint64_t i, uint64_t salt)

@@ -262,23 +262,8 @@ void transfer_shapes(const grid3 &G)
     CUDA_OK(cudaHostRegister(h, cells * 4, cudaHostRegisterPortable));
     void *d;
     CUDA_OK(cudaMalloc(&d, cells * 4));
-    cudaEvent_t t0, t1;
-    cudaEventCreate(&t0);
-    cudaEventCreate(&t1);
-    auto timed = [&](auto &&copy) {
-        std::vector<double> t;
-        for (int rep = 0; rep < 9; ++rep) {
-            cudaEventRecord(t0);
-            CUDA_OK(copy());
-            cudaEventRecord(t1);
-            CUDA_OK(cudaEventSynchronize(t1));
-            float ms;
-            cudaEventElapsedTime(&ms, t0, t1);
-            if (rep >= 2)
-                t.push_back(ms * 1e-3);
-        }
-        return boxb / median(t) * 1e-9;
-    };
+    // GB/s of box bytes: the median of 7 copies after two warm-ups
+    auto timed = [&](auto &&copy) { return boxb / time_gpu(7, [&] { CUDA_OK(copy()); }) * 1e-9; };
     char *hb = (char *)(h + 1 + e0 + e0 * e1); // box cell (1,1,1)
     char *hw = (char *)(h + e0 * e1);          // widened box: planes 1..nz whole
     auto box3d = [&](cudaMemcpyKind k) {
@@ -299,8 +284,6 @@ void transfer_shapes(const grid3 &G)
     const double down_rows = timed([&] { return box3d(cudaMemcpyDeviceToHost); });
     std::printf("| %dx%dx%d | %.1f | %.1f | %.1f | %.1f | %.1f |\n", G.nx, G.ny, G.nz, up_run, up_wide, up_rows, down_run,
                 down_rows);
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
     CUDA_OK(cudaHostUnregister(h));
     cudaFree(d);
     std::free(h);
