@@ -1,28 +1,11 @@
-// CUDA backend, host-array mode: tridi_upload_async and tridi_solve on the caller's host arrays.
-//
-// The box of each input goes to a device buffer
-// laid out like the caller's array restricted to the box, widened to whole rows and planes where the halo is
-// thin (see plan_box), so that the kernels read it through a view and nothing is repacked. How an input gets
-// there depends on its memory:
-//  - registered (tridi_host_register): DMA straight from the caller's array, the box as a 3D copy whose
-//    contiguous parts are folded into long runs; no host packing at all, so tridi_upload_async only queues
-//    the copy on that input's stream and returns, and the transfer overlaps whatever the caller does next;
-//  - otherwise: the box rows are packed on the host into pinned staging of the same layout, then sent.
-// tridi_upload_async (cuda/host_upload.cu) does either on tridi's upload thread, slab by slab, and returns
-// at once; the solve waits for each slab it uses to be queued (upload_wait).
-// The solve is pipelined in slabs along the outer line axis: each input slab goes up on the input's own
-// stream (the copies the call makes from registered arrays queued before anything else, decision 039), each
-// slab is solved on its own stream as soon as its four inputs are there, and its answers go back while later
-// slabs are still going up. A call that sends one input and answers after the verdict is one slab (039).
-// No partial answer ever stays in the caller's x (see x_path): answers for a registered x go by DMA
-// straight into x, slab by slab after the old box of x was saved on the host (put back if any line failed)
-// while inputs still move; or, when the inputs were uploaded ahead, slab by slab once no line of that slab or
-// an earlier one has failed (per-line isolation), else in one copy after the verdict; answers for an
-// unregistered x go to pinned staging and are copied into x only once every line is known to have
-// succeeded.
-//
-// The box geometry and the host copies are in cuda/host_box.cu; failing lines are diagnosed by
-// cuda/diagnose.cu.
+// CUDA backend, host-array mode: tridi_solve on the caller's host arrays.
+// Each input's box goes to a device buffer laid out like the caller's array (plan_box): by DMA from a
+// registered array, else packed into pinned staging (cuda/host_box.cu). The solve is pipelined in slabs
+// along the outer line axis, each slab solved on its own stream once its inputs are there (decision 039:
+// registered copies first; one slab when the call sends one input). x never keeps a partial answer: the
+// guard's HOST_BOX strategy (x_path; docs/architecture.md, decision 053) writes answers slab by slab only
+// where no earlier line failed or the old box was saved, else after the verdict. Failing lines are
+// diagnosed by cuda/diagnose.cu.
 #include "cpu_pool.h"
 #include "cuda_internal.h"
 #include "diagnose.h"

@@ -1,21 +1,9 @@
 // CUDA backend, host-array mode: tridi_upload_async, an input sent ahead of its solve while the caller
-// assembles the next one.
-//
-// The call validates, makes sure the role's device buffer (and, for an array not registered, its pinned
-// staging) is large enough, posts a job to tridi's upload thread and returns; it makes no CUDA call unless a
-// buffer grows (docs/decisions/033). The thread takes the jobs in the order posted and queues, slab by slab
-// (in the solve's cut), the slab's copy and event on the role's stream: straight from a registered array,
-// or for an array not registered behind a host function that packs the slab into the staging on tridi's
-// pack threads (docs/decisions/029). The packing goes on a stream of its own, so that slab s + 1 is packed
-// while slab s is copied. The solve starts on a slab as soon as its copy is queued. A job the
-// thread has not started when the solve needs it is run by the solve itself: nothing waits for a sleeping
-// thread to wake (decision 028).
-//
-// The caller's array is read only until its upload has queued (registered) or packed (not registered) its
-// last slab. The solve that uses the upload waits for that (upload_wait, then the slabs' events); a solve of
-// another box, tridi_host_unregister and tridi_destroy drop the role's job if it has not started, wait for
-// it if it has, then wait for the up streams (uploads_settle): nothing reads the array after the call that
-// uses it, or abandons it, returns (docs/api.md).
+// assembles the next one. The call posts a job to tridi's upload thread and returns (no CUDA call unless a
+// buffer grows, decision 033); the thread queues the slabs' copies on the role's stream, packing unregistered
+// arrays on tridi's pack threads (decision 029). A job not started when the solve needs it is run by the
+// solve itself (decision 028). The caller's array is read only until its last slab is queued or packed;
+// another box, tridi_host_unregister and tridi_destroy drop or wait for a pending job (docs/api.md).
 #include "cpu_pool.h"
 #include "cuda_internal.h"
 #include "host_box.h"

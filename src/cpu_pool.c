@@ -1,20 +1,9 @@
-/* The CPU backend's own worker threads (docs/decisions/028).
- *
- * Why not an OpenMP team per call: a parallel region ends with a barrier that waits for every thread of
- * the team, including one that is still waking. Between a model's serial loops OpenMP's threads fall
- * asleep, and waking a team of 16 on the GPU machine's host took milliseconds, many times the call itself;
- * work stealing (cpu_solve.c) let the awake threads take a late thread's blocks, but the call still waited
- * at the barrier for it to arrive.
- *
- * Here a call is a job that workers join while it has work: the caller posts it, wakes the sleepers and
- * starts on the work at once; a worker that wakes joins (and takes blocks) only while the caller has not
- * finished its own part. When the caller runs out of work it closes the job, so late workers no longer
- * join, and waits only for the workers inside, which are finishing blocks they took. The join and the
- * close are one compare-and-swap on one word (the job's generation, a closed bit, the count inside), so a
- * worker can never join a job that has been closed or one that is not the one it read.
- *
- * Between jobs a worker watches for the next until spin_ns after the last one closed (calls in a row find it
- * awake), then sleeps on a futex (a condition variable where there is none). */
+/* The CPU backend's own worker threads (decision 028): not an OpenMP team per call, whose closing
+ * barrier waits for a thread still waking after the model's serial loops. A call is a job that workers
+ * join while it has work: the caller posts it and starts at once; when it runs out of work it closes the
+ * job (one compare-and-swap on the job's generation, closed bit and count inside) and waits only for the
+ * workers inside. Between jobs a worker spins until spin_ns after the last one closed, then sleeps on a
+ * futex (a condition variable where there is none). */
 #define _GNU_SOURCE
 #include "cpu_pool.h"
 

@@ -1,27 +1,10 @@
-/* Pivot growth check and partial-pivoting fallback of host-array solves (tridi_config.pivoting;
- * docs/errors.md, "When Thomas is stable").
- *
- * A pass over the trusted problem, apart from the backends' kernels: Thomas's elimination is run again in
- * double on every line, without writing anything, to measure how far the factorisation T = L U without
- * pivoting strays from T. Its growth on a line is
- *
- *     growth = max over unknowns m of  (|L| |U|) row sum / |T| row sum
- *            = max_m (|lower_m| + |lower_m w_{m-1}| + |pivot_m| + |upper_m|) / (|lower_m| + |diag_m| + |upper_m|)
- *
- * with pivot_m = diag_m + lower_m w_{m-1} and w_m = -upper_m / pivot_m (MOHID's W). The computed answer
- * is the exact answer of T + E with |E| up to a few units of rounding times |L| |U| (the backward error
- * of LU), so growth says how many times T's own size the perturbation can reach. It is exactly 1 for
- * symmetric positive definite matrices and M-matrices (implicit diffusion, upwind advection), at most 3
- * for diagonally dominant ones, and 1/|pivot| large after a tiny pivot. Above TRIDI_PIVOT_GROWTH_LIMIT
- * (1e6: a backward error past about 1e-10 of T, far beyond double rounding and nearing float's) the line
- * is flagged.
- *
- * TRIDI_PIVOT_CHECK: flagged lines fail the call with TRIDI_ERROR_UNSTABLE before the backend runs (x
- * untouched). TRIDI_PIVOT_FALLBACK: when no line is flagged and no pivot is zero, the backend solves as
- * usual; otherwise this pass answers the whole box itself, flagged and zero-pivot lines by Gaussian
- * elimination with partial pivoting (row interchanges, one fill-in diagonal, as LAPACK's gtsv does) and
- * the others by the same Thomas recurrence as the backends, first checking every line and then writing,
- * so that a failure still leaves x unchanged (the guard's check-then-write strategy, docs/decisions/053). */
+/* Pivot growth check and partial-pivoting fallback of host-array solves (tridi_config.pivoting): a pass
+ * apart from the backends' kernels that runs Thomas's elimination again in double, writing nothing, and
+ * measures each line's growth max_m (|L||U| row sum / |T| row sum) (docs/errors.md, "When Thomas is
+ * stable"). TRIDI_PIVOT_CHECK fails the call with TRIDI_ERROR_UNSTABLE past the limit (x untouched);
+ * TRIDI_PIVOT_FALLBACK answers the whole box here when a line is flagged or a pivot is zero: those lines by
+ * Gaussian elimination with partial pivoting (as LAPACK's gtsv), the others by the same Thomas recurrence,
+ * every line checked before any is written (the guard's CHECK_THEN_WRITE strategy, decision 053). */
 #include "backend.h"
 #include "thomas_core.h"
 

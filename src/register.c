@@ -1,16 +1,8 @@
-/* Registration of the caller's host memory (tridi_host_register / tridi_host_unregister).
- *
- * Why an explicit API and no registration behind the caller's back: a page-locked range stays bound to the
- * physical pages it had when it was locked. If tridi cached a registration of an array that the caller
- * then freed, a later allocation at the same address would be moved through the stale registration (DMA
- * to or from the old pages: wrong data and no error). Only the caller knows when its arrays die, so it
- * registers them, and unregisters them before freeing them.
- *
- * The ranges are kept here, for every backend, so that bad calls (overlaps, duplicates, unknown pointers)
- * give the same statuses on the CPU as on the GPU; only the CUDA backend locks pages. A solve asks
- * tridi_host_is_registered for each array: inside one range, the CUDA backend moves the array by DMA from
- * the caller's memory; otherwise through its own pinned staging. Correctness never depends on it: a DMA
- * from memory that is not page-locked is still correct, only slower (CUDA stages it). */
+/* Registration of the caller's host memory (tridi_host_register / tridi_host_unregister). Explicit, not
+ * behind the caller's back: a page-locked range stays bound to its pages, and an array freed and reallocated
+ * at the same address would be moved through a stale registration; only the caller knows when its arrays
+ * die. The ranges are kept here for every backend (the same statuses on CPU and GPU); only the CUDA backend
+ * locks pages. Correctness never depends on registration: an unregistered array is only slower. */
 #include "tridi_internal.h"
 
 #include <stdlib.h>
