@@ -98,15 +98,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
             // then the next stage's loads issued, then the recurrence.
             auto use = [&](const stage &b, int64_t c, auto &&after) {
                 double dv[K], ev[K], fv[K], rv[K];
-#pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    dv[k] = (double)b.d[k];
-                    ev[k] = (double)b.e[k];
-                    fv[k] = (double)b.f[k];
-                    rv[k] = (double)b.r[k];
-                    if (sizeof(TL) == 8)
-                        bad |= !tk_finite(dv[k]);
-                }
+                tk_widen(b, dv, ev, fv, rv, bad);
                 const double2 ckv = wck ? b.ck : make_double2(0.0, 0.0);
                 after();
                 body(c, dv, ev, fv, rv, ckv);

@@ -128,6 +128,23 @@ struct tk_regstage {
     TD e[TK_K];
 };
 
+// A register stage widened to double for the recurrence; double lower values are checked here, which makes
+// the stage's first use wait on its loads (tk_line's and tc_line's order: widen, issue the next stage, solve).
+template <class TL, class TD>
+__device__ __forceinline__ void tk_widen(const tk_regstage<TL, TD> &b, double (&dv)[TK_K], double (&ev)[TK_K],
+                                         double (&fv)[TK_K], double (&rv)[TK_K], bool &bad)
+{
+#pragma unroll
+    for (int k = 0; k < TK_K; ++k) {
+        dv[k] = (double)b.d[k];
+        ev[k] = (double)b.e[k];
+        fv[k] = (double)b.f[k];
+        rv[k] = (double)b.r[k];
+        if (sizeof(TL) == 8)
+            bad |= !tk_finite(dv[k]);
+    }
+}
+
 // Loads the stage of unknowns c0.. of the line whose unknown 0 is at offset io, unknowns si apart. Lower is
 // not read at the first unknown nor upper at the last (they may be unset); interior stages test nothing.
 template <class TL, class TD, class I>

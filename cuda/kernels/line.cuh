@@ -119,15 +119,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;
             double dv[K], ev[K], fv[K], rv[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                dv[k] = (double)b.d[k];
-                ev[k] = (double)b.e[k];
-                fv[k] = (double)b.f[k];
-                rv[k] = (double)b.r[k];
-                if (sizeof(TL) == 8)
-                    bad |= !tk_finite(dv[k]);
-            }
+            tk_widen(b, dv, ev, fv, rv, bad);
             after_use();
             if (c0 > 0 && c0 + K < n) {
 #pragma unroll
