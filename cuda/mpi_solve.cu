@@ -9,7 +9,7 @@
 #include "mpi_device.h"
 #include "mpi_internal.h"
 #include "thomas_core.h" // the cut solve's pivot, partition and reduced-row checks
-#include "kernels/rcp.cuh"
+#include "kernels/fused.cuh" // the core's steps in FAST's arithmetic (tk_fused)
 
 #include <cuda_runtime.h>
 #include <math_constants.h>
@@ -83,7 +83,7 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
     const TL *upper = static_cast<const TL *>(p.arrays.upper) + base;
     const TL *rhs = static_cast<const TL *>(p.arrays.rhs) + base;
     TW *G = work + l, *W = work + n * L + l, *S = work + 2 * n * L + l;
-    double Wp = 0, Gp = 0, Sp = 0;
+    double Wp = 0, Gp = 0, Sp = 1; // S = 1 before the sub-block: its left neighbour itself
     double al = 0, be = 1, ga = 0; // x_mb = al + be x_m + ga left, before unknown m is eliminated
     double gr = 0, wr = 0, sr = 0; // G, W, S of the last unknown as stored
     for (int64_t m0 = mb; m0 < me; m0 += AHEAD) {
@@ -105,15 +105,15 @@ __global__ void forward(tridi_problem p, int first, int last, int ns, TW *work, 
             const int64_t m = m0 + u;
             if (m >= me)
                 break;
-            const double den = m == mb ? b[u] : fma(a[u], Wp, b[u]);
+            // The core's step in FAST's arithmetic with the spike column; at the sub-block's first unknown the
+            // pivot is diag alone (lower enters S alone), and the sub-block's last is never the line's last.
+            double den;
+            tk_fused_step_spike(TRIDI_FORM_RCP, m == mb ? 0.0 : a[u], b[u], c[u], r[u], Wp, Gp, a[u], Sp, 0, &den, &Wp,
+                                &Gp, &Sp);
             if (!tridi_thomas_pivot_ok(den)) {
                 mark_unsafe(sc + 6 * t);
                 return;
             }
-            const double inv = tk_rcp(den); // zero pivots are tested before (den == 0)
-            Sp = (m == mb ? -a[u] : -a[u] * Sp) * inv;
-            Gp = (m == mb ? r[u] : fma(-a[u], Gp, r[u])) * inv;
-            Wp = -c[u] * inv;
             if (!tridi_partition_step_ok(Wp, Gp, Sp)) {
                 mark_unsafe(sc + 6 * t);
                 return;
@@ -256,7 +256,7 @@ __global__ void backward(tridi_problem p, int ns, const TX *work, const double *
             const int64_t m = m0 - k;
             if (m < mb)
                 break;
-            const double v = fma(w[k], next, fma(sl[k], xl, g[k]));
+            const double v = tk_fused_back(w[k], next, tk_fused_back(sl[k], xl, g[k])); // W x' + (S x_L + G)
             const TX xv = (TX)v;
             u[m * L] = x[m * st];
             x[m * st] = xv;

@@ -138,19 +138,29 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
     return TRIDI_FAIL_NONE;
 }
 
-/* ---- The steps, written once over a number type (docs/decisions/040, 051) ----
+/* ---- The steps, written once over a number type (docs/decisions/040, 051, 056) ----
  * TRIDI_THOMAS_STEPS(Q, N, T, A) defines them for a number type T whose operations, one rounding each,
  * are N##_add, _sub, _mul, _div, _neg, _zero(), _one(), _round32 (to float and back) and _div32 (both
  * operands rounded to float, divided in float, widened), with N##_flag3(A acc, T a, T b, T c) and
- * N##_flag4(acc, a, b, c, d): acc, marked when a value is not finite. Q: the functions' qualifiers. Instances: tridi_exact (double, host and device, below),
- * the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c). The forms of an unknown after
- * the first: MOHID's two divisions, MOHID's NewType pivot rounded to float with W divided in float, and
- * FAST's one reciprocal (divisions at both ends of the line). */
+ * N##_flag4(acc, a, b, c, d): acc, marked when a value is not finite. Q: the functions' qualifiers.
+ * TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A) takes three more: N##_madd(a, b, c) = a*b + c, N##_nmadd(a, b, c)
+ * = c - a*b and N##_rcp(a) = 1/a, which a fused type rounds once (the GPU's FAST arithmetic, decision 056);
+ * TRIDI_THOMAS_STEPS defines them from the others, a rounding per operation. Instances: tridi_exact
+ * (double, host and device, below), the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c),
+ * the GPU's fused FAST type (cuda/kernels/common.cuh). The forms of an unknown after the first: MOHID's
+ * two divisions, MOHID's NewType pivot rounded to float with W divided in float, and FAST's one
+ * reciprocal (divisions at both ends of the line). */
 enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
 
 #define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
+    Q T N##_madd(T a, T b, T c) { return N##_add(c, N##_mul(a, b)); }                                          \
+    Q T N##_nmadd(T a, T b, T c) { return N##_sub(c, N##_mul(a, b)); }                                         \
+    Q T N##_rcp(T a) { return N##_div(N##_one(), a); }                                                         \
+    TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)
+
+#define TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)                                                                   \
     /* The pivot of an unknown after the first: e + d*W(m-1). */                                               \
-    Q T N##_pivot(T d, T e, T wp) { return N##_add(e, N##_mul(d, wp)); }                                       \
+    Q T N##_pivot(T d, T e, T wp) { return N##_madd(d, wp, e); }                                               \
     /* MOHID's W: -f/den. */                                                                                   \
     Q T N##_wdiv(T f, T den) { return N##_div(N##_neg(f), den); }                                              \
     /* The line's first unknown, divided in every form: W = -f/e (0 on a line of one unknown), G = r/e. */     \
@@ -159,29 +169,42 @@ enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
         *w = last ? N##_zero() : N##_wdiv(f, e);                                                               \
         *g = N##_div(r, e);                                                                                    \
     }                                                                                                          \
-    /* An unknown after the first in `form` (a constant): *den the pivot divided by, *w and *g its W (0 at     \
-     * the line's last unknown) and G = (r - d*G(m-1)) / den. */                                               \
-    Q void N##_step(int form, T d, T e, T f, T r, T wp, T gp, int last, T *den, T *w, T *g)                    \
+    /* An unknown after the first in `form` (a constant) with a spike column (the cut solve's left neighbour   \
+     * kept symbolic, docs/mpi.md): *den the pivot divided by, *w and *g its W (0 at the line's last unknown)  \
+     * and G = (r - d*G(m-1)) / den, *s = -(sd*S(m-1)) / den, each divided as `form` divides (one reciprocal   \
+     * for all in RCP). sd is lower as the spike sees it: a block's first unknown is a step from d, wp, gp = 0 \
+     * (its pivot is e alone) with sd = lower and S(m-1) = 1. */                                               \
+    Q void N##_step_spike(int form, T d, T e, T f, T r, T wp, T gp, T sd, T sp, int last, T *den, T *w, T *g,  \
+                          T *s)                                                                                \
     {                                                                                                          \
         T p = N##_pivot(d, e, wp);                                                                             \
-        const T q = N##_sub(r, N##_mul(d, gp));                                                                \
+        const T q = N##_nmadd(d, gp, r), t = N##_neg(N##_mul(sd, sp));                                         \
         if (form == TRIDI_FORM_NEWTYPE)                                                                        \
             p = N##_round32(p); /* NewType's AUX, a default real */                                            \
         *den = p;                                                                                              \
         if (last) {                                                                                            \
             *w = N##_zero();                                                                                   \
             *g = N##_div(q, p);                                                                                \
+            *s = N##_div(t, p);                                                                                \
         } else if (form == TRIDI_FORM_RCP) {                                                                   \
-            const T inv = N##_div(N##_one(), p);                                                               \
+            const T inv = N##_rcp(p);                                                                          \
             *w = N##_mul(N##_neg(f), inv);                                                                     \
             *g = N##_mul(q, inv);                                                                              \
+            *s = N##_mul(t, inv);                                                                              \
         } else {                                                                                               \
             *w = form == TRIDI_FORM_NEWTYPE ? N##_neg(N##_div32(f, p)) : N##_wdiv(f, p);                       \
             *g = N##_div(q, p);                                                                                \
+            *s = N##_div(t, p);                                                                                \
         }                                                                                                      \
     }                                                                                                          \
+    /* The same without the spike (its arithmetic is dead code, which the compilers drop). */                  \
+    Q void N##_step(int form, T d, T e, T f, T r, T wp, T gp, int last, T *den, T *w, T *g)                    \
+    {                                                                                                          \
+        T s;                                                                                                   \
+        N##_step_spike(form, d, e, f, r, wp, gp, N##_zero(), N##_zero(), last, den, w, g, &s);                 \
+    }                                                                                                          \
     /* One answer of the back substitution before its rounding to x's type: W*x(m+1) + G. */                   \
-    Q T N##_back(T w, T xn, T g) { return N##_add(N##_mul(w, xn), g); }                                        \
+    Q T N##_back(T w, T xn, T g) { return N##_madd(w, xn, g); }                                                \
     /* The vector paths' check: acc marked when a value of the first unknown is not finite. */                 \
     Q A N##_flag_first(A acc, T e, T w, T g) { return N##_flag3(acc, w, g, e); }                               \
     /* ... or of an unknown after the first (its inputs too: an infinite lower value can leave W and G         \
@@ -189,6 +212,21 @@ enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
     Q A N##_flag_step(A acc, T d, T den, T w, T g, int last)                                                   \
     {                                                                                                          \
         return last ? N##_flag3(acc, g, d, den) : N##_flag4(acc, w, g, d, den);                                \
+    }                                                                                                          \
+    /* ... or of an unknown after the first from its pivot, W and G alone (W is 0 at the last unknown): a      \
+     * non-finite lower value shows in the pivot, as d*W is then NaN or infinite (the GPU kernels). */         \
+    Q A N##_flag_pivot(A acc, T den, T w, T g) { return N##_flag3(acc, w, g, den); }                           \
+    /* One unknown of a line, the first or a later one (first, last: constants where the loop knows them):     \
+     * *w, *g from the unknown before's to its own, acc marked as flag_first / flag_pivot say. */              \
+    Q A N##_unknown(int form, int first, int last, T d, T e, T f, T r, T *w, T *g, A acc)                      \
+    {                                                                                                          \
+        if (first) {                                                                                           \
+            N##_first(e, f, r, last, w, g);                                                                    \
+            return N##_flag_first(acc, e, *w, *g);                                                             \
+        }                                                                                                      \
+        T den;                                                                                                 \
+        N##_step(form, d, e, f, r, *w, *g, last, &den, w, g);                                                  \
+        return N##_flag_pivot(acc, den, *w, *g);                                                               \
     }
 
 TRIDI_HD double tridi_exact_neg(double a) { return -a; }

@@ -1,7 +1,7 @@
 // Checkpointed Thomas kernel of MOHID's arithmetic (tc_line): one thread per line as tk_line (line.cuh),
-// but W/G are not kept. The forward sweep stores (Wp, G) only at each stage's start, in the global
+// but W/G are not kept. The forward sweep stores (W, G) only at each stage's start, in the global
 // scratch; the back substitution walks the stages from the line's end, recomputes each stage's W/G in
-// registers from its checkpoint with the very same operations (so the same bits), and writes the answers.
+// registers from its checkpoint with the very same steps (so the same bits), and writes the answers.
 // Decision 046. Instantiated and launched by cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_CKPT_CUH
 #define TRIDI_CUDA_KERNELS_CKPT_CUH
@@ -44,16 +44,14 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     constexpr bool PF32 = sizeof(TL) == 4;
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
-    const int t = threadIdx.x;
-    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
-    const int nl = (int)min((int64_t)T, a.l_count - li0);
     // Lanes past the last line compute the block's first line (valid addresses, cooperative copies) and
     // write nothing: no checkpoint, no answer.
-    const bool active = t < nl;
-    const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
-    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    const I si = (I)a.in.sm, so = (I)a.out.sm;
-    double2 *ck = (double2 *)a.scratch + li0 + (active ? t : 0);
+    const tk_lane<I> ln(a);
+    const int t = ln.t;
+    const bool active = ln.active;
+    const int64_t n = a.n, nch = ln.nch;
+    const I so = ln.so;
+    double2 *ck = (double2 *)a.scratch + ln.li0 + (active ? t : 0);
     const int64_t cks = a.l_count;
 
     const TD *E = (const TD *)a.E;
@@ -68,7 +66,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     TX *sX = (TX *)(tk_dyn + (size_t)NS * tk_stage_bytes<TL, TD>());
     tk_xcopy<TL, TD, I> xc;
     if (CONTIG)
-        xc.init(t, io, oo, sE, sD, NS);
+        xc.init(t, ln.io, ln.oo, sE, sD, NS);
     int slot_in = 0;
     // The copies of stage c (c < 0: none) into the next ring slot; tk_line's issue().
     auto issue = [&](int64_t c) {
@@ -85,7 +83,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
         double2 ck;
     };
     auto load = [&](stage &b, int64_t c, bool wck) {
-        tk_load_stage<TL, TD, I>(b, c * K, n, io, si, E, D, F, R);
+        tk_load_stage<TL, TD, I>(b, c * K, n, ln.io, ln.si, E, D, F, R);
         if (wck)
             b.ck = c > 0 ? ck[c * cks] : make_double2(0.0, 0.0);
     };
@@ -100,15 +98,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
             // then the next stage's loads issued, then the recurrence.
             auto use = [&](const stage &b, int64_t c, auto &&after) {
                 double dv[K], ev[K], fv[K], rv[K];
-#pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    dv[k] = (double)b.d[k];
-                    ev[k] = (double)b.e[k];
-                    fv[k] = (double)b.f[k];
-                    rv[k] = (double)b.r[k];
-                    if (sizeof(TL) == 8)
-                        bad |= !tk_finite(dv[k]);
-                }
+                tk_widen(b, dv, ev, fv, rv, bad);
                 const double2 ckv = wck ? b.ck : make_double2(0.0, 0.0);
                 after();
                 body(c, dv, ev, fv, rv, ckv);
@@ -165,29 +155,29 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     };
 
     // Forward sweep: MOHID's recurrence, a checkpoint at every stage's start, and the overflow bound.
-    double wp = 0.0, g = 0.0, gsum = 0.0;
+    double w = 0.0, g = 0.0, gsum = 0.0;
     bool wbig = false;
     walk(false, [](int64_t i) { return i; },
          [&](int64_t c, const double(&dv)[K], const double(&ev)[K], const double(&fv)[K], const double(&rv)[K],
              double2) {
              const int64_t c0 = c * K;
              if (c > 0 && active)
-                 ck[c * cks] = make_double2(wp, g);
+                 ck[c * cks] = make_double2(w, g);
              if (c0 > 0 && c0 + K < n) {
 #pragma unroll
                  for (int k = 0; k < K; ++k) {
-                     tk_mid<AR, PF32>(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                     tk_unknown<AR, PF32>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
                      gsum += fabs(g);
-                     wbig |= !(fabs(wp) <= 1.0);
+                     wbig |= !(fabs(w) <= 1.0);
                  }
                  return;
              }
 #pragma unroll
              for (int k = 0; k < K; ++k)
                  if (c0 + k < n) {
-                     tk_step<AR, PF32>(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
+                     tk_unknown<AR, PF32>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
                      gsum += fabs(g);
-                     wbig |= !(fabs(wp) <= 1.0);
+                     wbig |= !(fabs(w) <= 1.0);
                  }
          });
 
@@ -208,14 +198,15 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
                  if (interior) {
 #pragma unroll
                      for (int k = 0; k < K; ++k) {
-                         tk_mid<AR, PF32>(dv[k], ev[k], fv[k], rv[k], w, gg, unused);
+                         tk_unknown<AR, PF32>(false, false, dv[k], ev[k], fv[k], rv[k], w, gg, unused);
                          wv[k] = w, gv[k] = gg;
                      }
                  } else {
 #pragma unroll
                      for (int k = 0; k < K; ++k) {
                          if (c0 + k < n)
-                             tk_step<AR, PF32>(c0 + k, n, dv[k], ev[k], fv[k], rv[k], w, gg, unused);
+                             tk_unknown<AR, PF32>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, gg,
+                                                  unused);
                          wv[k] = w, gv[k] = gg;
                      }
                  }
@@ -237,7 +228,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
                  if constexpr (WR) {
                      if (!CONTIG) {
                          if (ok) {
-                             TX *px = X + oo + (I)c0 * so;
+                             TX *px = X + ln.oo + (I)c0 * so;
 #pragma unroll
                              for (int k = 0; k < K; ++k)
                                  if (interior || c0 + k < n)
@@ -269,7 +260,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
         bad |= !tk_finite_x(mx);
     }
     if (active && bad) {
-        atomicMin(a.err, (unsigned long long)l);
+        atomicMin(a.err, (unsigned long long)ln.l);
         if (a.nfail)
             atomicAdd(a.nfail, 1ull);
     }

@@ -1,6 +1,6 @@
 // Device helpers of every Thomas kernel: the end of a block's solve (tk_finish), the block and stage
-// sizes, MOHID's forward-sweep step with the pivot arithmetic in double, the shared-memory tile and
-// cp.async copies, and the answer kept on chip until the verdict.
+// sizes, the steps of the one Thomas core in each kernel arithmetic, a lane's line, the shared-memory
+// tile and cp.async copies, and the answer kept on chip until the verdict.
 #ifndef TRIDI_CUDA_KERNELS_COMMON_CUH
 #define TRIDI_CUDA_KERNELS_COMMON_CUH
 
@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "fused.cuh"
 #include "kernel_args.h"
-#include "rcp.cuh"
+#include "thomas_core.h" // the one Thomas core: every kernel's steps (decision 056)
 
 // Internal linkage: each kernel is instantiated and launched by one file of the library (cuda/planner.cu
 // the solve kernels, cuda/device_solve.cu the commit kernel, cuda/diagnose.cu the locate kernel); a kernel
@@ -47,83 +48,59 @@ constexpr int TK_K = 8;                // unknowns per stage
 constexpr int TK_STAGES_MAX = 4;       // stages in the ring (3 in flight while one is consumed)
 constexpr int TK_WG_SHARED_MAX = 110 * 1024; // W/G of a block in shared memory up to this: >= 2 blocks/SM
 
-__device__ __forceinline__ bool tk_finite(double v) { return fabs(v) <= DBL_MAX; }
+__device__ __forceinline__ bool tk_finite(double v) { return tridi_thomas_finite(v); }
 
-// The forward sweep's arithmetic, AR (tk_arith, kernel_args.h):
-//  - TK_AR_MOHID: MOHID's operations in MOHID's order, bit for bit: den = E + D*W with the product rounded
-//    before the sum, W = -F/den and G = (Ti - D*G)/den by two correctly rounded divisions, every step an
-//    _rn intrinsic, which nvcc never contracts into a fused multiply-add (decision 041).
-//  - TK_AR_NEWTYPE with PF32 (upper stored as float): MOHID's NewType routines, whose pivot AUX is a
-//    default real: den rounded to float, W = -(F/AUX) divided in float, G divided in double by the float
-//    AUX, the zero and finiteness tests on AUX. Without PF32 it is TK_AR_MOHID.
-//  - TK_AR_RCP: FAST arithmetic on lines the FAST kernels do not take (and FAST on the mixed type): fused
-//    multiply-adds and one reciprocal per unknown (rcp.cuh), within the FAST bound, not MOHID's bits.
-// W is kept as Wp = -W everywhere (negation is exact, so -W's bits are MOHID's W's with the sign flipped).
-// A non-finite lower makes den non-finite (or NaN where wp is 0), so it needs no check of its own.
+// The kernels' arithmetic AR (tk_arith, kernel_args.h) as the core's steps: MOHID's (TK_AR_MOHID) and
+// NewType's float pivot where upper is float (TK_AR_NEWTYPE with PF32) are tridi_exact's, whose _rn
+// intrinsics nvcc never contracts (decision 041); FAST's (TK_AR_RCP) is tk_fused's.
 template <int AR, bool PF32>
-__device__ __forceinline__ void tk_mid(double d, double e, double f, double r, double &wp, double &g, bool &bad)
-{
-    if constexpr (AR == TK_AR_RCP) {
-        const double den = fma(-d, wp, e), inv = tk_rcp(den);
-        wp = f * inv;
-        g = fma(-d, g, r) * inv;
-        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
-    } else {
-        // e + d*W = e - d*Wp: the same rounding of the same exact value
-        const double den = __dsub_rn(e, __dmul_rn(d, wp)), num = __dsub_rn(r, __dmul_rn(d, g));
-        if constexpr (AR == TK_AR_NEWTYPE && PF32) {
-            const float aux = __double2float_rn(den);
-            wp = (double)__fdiv_rn((float)f, aux); // f holds a float value: the cast is exact
-            g = __ddiv_rn(num, (double)aux);
-            bad |= !tk_finite(wp) | !tk_finite(g) | !(fabsf(aux) <= FLT_MAX);
-        } else {
-            wp = __ddiv_rn(f, den);
-            g = __ddiv_rn(num, den);
-            bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(den);
-        }
-    }
-}
+constexpr int tk_form =
+    AR == TK_AR_RCP ? TRIDI_FORM_RCP : AR == TK_AR_NEWTYPE && PF32 ? TRIDI_FORM_NEWTYPE : TRIDI_FORM_DIV;
 
-// One unknown m of MOHID's forward sweep: the first row divides by E (in double in every arithmetic), the
-// last divides too (its W is never used and stays as it was), the others are tk_mid. d is not read at the
-// first row nor f at the last. Flags non-finite values in bad.
+// One unknown of the forward sweep (first, last: of the line), W and G carried in w, g; bad marked when
+// the step fails.
 template <int AR, bool PF32>
-__device__ __forceinline__ void tk_step(int64_t m, int64_t n, double d, double e, double f, double r, double &wp,
-                                        double &g, bool &bad)
-{
-    if (m == 0) {
-        wp = n > 1 ? __ddiv_rn(f, e) : 0.0;
-        g = __ddiv_rn(r, e);
-        bad |= !tk_finite(wp) | !tk_finite(g) | !tk_finite(e);
-    } else if (m < n - 1) {
-        tk_mid<AR, PF32>(d, e, f, r, wp, g, bad);
-    } else if constexpr (AR == TK_AR_RCP) {
-        const double den = fma(-d, wp, e);
-        g = fma(-d, g, r) / den;
-        bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-    } else {
-        const double den = __dsub_rn(e, __dmul_rn(d, wp)), num = __dsub_rn(r, __dmul_rn(d, g));
-        if constexpr (AR == TK_AR_NEWTYPE && PF32) {
-            const float aux = __double2float_rn(den);
-            g = __ddiv_rn(num, (double)aux);
-            bad |= !tk_finite(g) | !tk_finite(d) | !(fabsf(aux) <= FLT_MAX);
-        } else {
-            g = __ddiv_rn(num, den);
-            bad |= !tk_finite(g) | !tk_finite(d) | !tk_finite(den);
-        }
-    }
-}
-
-// One unknown of the back substitution, x = W*xnext + G (W = -wp) before its rounding to x's type: MOHID's
-// product then sum, or FAST's fused multiply-add.
-template <int AR>
-__device__ __forceinline__ double tk_back(double wp, double xnext, double g)
+__device__ __forceinline__ void tk_unknown(bool first, bool last, double d, double e, double f, double r, double &w,
+                                           double &g, bool &bad)
 {
     if constexpr (AR == TK_AR_RCP)
-        return fma(-wp, xnext, g);
+        bad |= tk_fused_unknown(TRIDI_FORM_RCP, first, last, d, e, f, r, &w, &g, 0) != 0;
     else
-        return __dadd_rn(__dmul_rn(-wp, xnext), g);
+        bad |= tridi_exact_unknown(tk_form<AR, PF32>, first, last, d, e, f, r, &w, &g, 0) != 0;
 }
+
+// One unknown of the back substitution, W*xnext + G before its rounding to x's type.
+template <int AR>
+__device__ __forceinline__ double tk_back(double w, double xnext, double g)
+{
+    if constexpr (AR == TK_AR_RCP)
+        return tk_fused_back(w, xnext, g);
+    else
+        return tridi_exact_back(w, xnext, g);
+}
+
+// A lane of a block of one line per thread (tk_line, tc_line): its line of the launch and where the
+// line's unknowns sit. Lanes past the launch's last line take the block's first line (valid offsets,
+// cooperative copies) and are not active.
+template <class I>
+struct tk_lane {
+    int t, nl;           // the lane, the block's lines
+    bool active;         // t < nl
+    int64_t li0, nch, l; // the block's first launch line, stages of TK_K unknowns, this lane's line
+    I io, oo, si, so;    // offsets of the line's unknown 0 in the inputs and x, unknowns' spacing
+    __device__ __forceinline__ explicit tk_lane(const tk_args &a)
+        : t((int)threadIdx.x), li0((int64_t)blockIdx.x * TK_T), nch((a.n + TK_K - 1) / TK_K)
+    {
+        nl = (int)min((int64_t)TK_T, a.l_count - li0);
+        active = t < nl;
+        l = a.l_begin + li0 + (active ? t : 0);
+        const int64_t l1 = l % a.n1, l2 = l / a.n1;
+        io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2);
+        oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+        si = (I)a.in.sm;
+        so = (I)a.out.sm;
+    }
+};
 
 // A ring stage (x lines) holds TK_K unknowns of each of the block's 32 lines per array, [t][k] padded to
 // TK_K + 1, so the cooperative copies (4 lines x 8 unknowns per instruction) and the per-lane reads of one
@@ -150,6 +127,23 @@ struct tk_regstage {
     TL d[TK_K], f[TK_K], r[TK_K];
     TD e[TK_K];
 };
+
+// A register stage widened to double for the recurrence; double lower values are checked here, which makes
+// the stage's first use wait on its loads (tk_line's and tc_line's order: widen, issue the next stage, solve).
+template <class TL, class TD>
+__device__ __forceinline__ void tk_widen(const tk_regstage<TL, TD> &b, double (&dv)[TK_K], double (&ev)[TK_K],
+                                         double (&fv)[TK_K], double (&rv)[TK_K], bool &bad)
+{
+#pragma unroll
+    for (int k = 0; k < TK_K; ++k) {
+        dv[k] = (double)b.d[k];
+        ev[k] = (double)b.e[k];
+        fv[k] = (double)b.f[k];
+        rv[k] = (double)b.r[k];
+        if (sizeof(TL) == 8)
+            bad |= !tk_finite(dv[k]);
+    }
+}
 
 // Loads the stage of unknowns c0.. of the line whose unknown 0 is at offset io, unknowns si apart. Lower is
 // not read at the first unknown nor upper at the last (they may be unset); interior stages test nothing.

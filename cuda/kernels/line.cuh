@@ -38,8 +38,8 @@
 
 namespace {
 
-// W is kept with the opposite sign (Wp = -W = F/pivot): FAST's uses negate it inside an fma for free, and
-// the values are bit for bit those of MOHID's recurrence (negation is exact).
+// The steps are the one Thomas core's (tk_unknown, tk_back: common.cuh, decision 056); the kernel is the
+// loop around them, its loads, stores and verdict.
 //
 // y/z lines: every lane loads, solves and stores its own line; neighbouring lanes hold neighbouring cells,
 // so each warp access is one contiguous run. x lines (CONTIG): the loads and the answer's stores are
@@ -54,18 +54,13 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     constexpr bool PF32 = sizeof(TL) == 4;
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
-    const int t = threadIdx.x;
-    const int64_t n = a.n, li0 = (int64_t)blockIdx.x * T, nch = (n + K - 1) / K;
-    const int nl = (int)min((int64_t)T, a.l_count - li0);
-    // Lanes past the last line stay (inactive) to the end: tk_finish meets the whole block.
-    const bool active = t < nl;
+    // This lane's line; lanes past the last line stay (inactive) to the end: tk_finish meets the whole block.
+    const tk_lane<I> ln(a);
+    const int t = ln.t, nl = ln.nl;
+    const bool active = ln.active;
+    const int64_t n = a.n, li0 = ln.li0, nch = ln.nch;
 
-    // This lane's line (other lanes take the block's first line, so their offsets stay valid).
-    const int64_t l = a.l_begin + li0 + (active ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
-    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    const I si = (I)a.in.sm, so = (I)a.out.sm;
-
-    // (Wp, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
+    // (W, G) of unknown m of this lane: shared memory at m*T + t, or the global scratch at m*l_count + li.
     // x lines swizzle the shared rows, column t ^ (m % K) (wgc below): their answers leave cooperatively,
     // K unknowns of one line per quarter warp, which an unswizzled row puts in one bank (8-way conflicts).
     constexpr bool SWZ = CONTIG && WGS;
@@ -91,7 +86,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     // CONTIG: the cooperative copies' offsets and ring addresses (common.cuh), once.
     tk_xcopy<TL, TD, I> xc;
     if (CONTIG)
-        xc.init(t, io, oo, sE, sD, NS);
+        xc.init(t, ln.io, ln.oo, sE, sD, NS);
 
     int64_t next = 0; // next stage to issue
     int slot_in = 0;  // its ring slot
@@ -104,7 +99,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
     };
 
-    double wp = 0.0, g = 0.0;
+    double w = 0.0, g = 0.0;
     bool bad = false;
     if (!CONTIG) {
         // y/z lines: each lane loads its own line straight into registers, one stage ahead of the
@@ -112,7 +107,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         // shared memory: its copies, addresses and read-back were a third of the forward sweep's
         // instructions, and the shared memory it took is left to W/G (more warps per SM on short lines).
         using stage = tk_regstage<TL, TD>;
-        auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, io, si, E, D, F, R); };
+        auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, ln.io, ln.si, E, D, F, R); };
         // after_use: issues the next stage's loads once this stage's values are in use. A load's register is
         // waited on through a scoreboard shared with loads issued after it (loads complete out of order), so
         // a stage's first use waits for every load issued before that use: loads issued ahead of it were
@@ -124,29 +119,21 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             const int64_t c0 = c * K;
             double2 *wg = WG + c0 * ws;
             double dv[K], ev[K], fv[K], rv[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                dv[k] = (double)b.d[k];
-                ev[k] = (double)b.e[k];
-                fv[k] = (double)b.f[k];
-                rv[k] = (double)b.r[k];
-                if (sizeof(TL) == 8)
-                    bad |= !tk_finite(dv[k]);
-            }
+            tk_widen(b, dv, ev, fv, rv, bad);
             after_use();
             if (c0 > 0 && c0 + K < n) {
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    tk_mid<AR, PF32>(dv[k], ev[k], fv[k], rv[k], wp, g, bad);
-                    wg[k * ws] = make_double2(wp, g);
+                    tk_unknown<AR, PF32>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                    wg[k * ws] = make_double2(w, g);
                 }
                 return;
             }
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (c0 + k < n) {
-                    tk_step<AR, PF32>(c0 + k, n, dv[k], ev[k], fv[k], rv[k], wp, g, bad);
-                    wg[k * ws] = make_double2(wp, g);
+                    tk_unknown<AR, PF32>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                    wg[k * ws] = make_double2(w, g);
                 }
         };
         if (active) {
@@ -200,8 +187,9 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 }
 #pragma unroll
                 for (int k = 0; k < K; ++k) {
-                    tk_mid<AR, PF32>((double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, g, bad);
-                    wg[k * ws + wgc(k)] = make_double2(wp, g);
+                    tk_unknown<AR, PF32>(false, false, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k],
+                                         w, g, bad);
+                    wg[k * ws + wgc(k)] = make_double2(w, g);
                 }
                 continue;
             }
@@ -209,22 +197,22 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                 const int64_t m = c0 + k;
                 const int s = tk_tidx(t, k);
                 // the ring holds no lower at the first unknown nor upper at the last
-                tk_step<AR, PF32>(m, n, m > 0 ? (double)tD[s] : 0.0, (double)tE[s],
-                                  m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s], wp, g, bad);
-                wg[k * ws + wgc(k)] = make_double2(wp, g);
+                tk_unknown<AR, PF32>(m == 0, m == n - 1, m > 0 ? (double)tD[s] : 0.0, (double)tE[s],
+                                     m < n - 1 ? (double)tF[s] : 0.0, (double)tR[s], w, g, bad);
+                wg[k * ws + wgc(k)] = make_double2(w, g);
             }
         }
         __pipeline_wait_prior(0);
     }
 
-    // Back substitution, a stage of K unknowns at a time so the loads of (Wp, G) leave the chain. With
-    // W/G on chip the answers (in their own type, tk_keep_x) replace Wp and leave after the verdict; with
+    // Back substitution, a stage of K unknowns at a time so the loads of (W, G) leave the chain. With
+    // W/G on chip the answers (in their own type, tk_keep_x) replace W and leave after the verdict; with
     // the global scratch they go straight to the output view.
     // Overflow is tracked as the largest |x| so far (one max per unknown instead of a flag kept in a byte):
     // from finite W and G the first non-finite answer can only be an infinity (fma and rounding of finite
     // values never give NaN), and the max keeps it.
     if (active && !bad) {
-        // The answers replace Wp in W/G (shared memory or the scratch) and reach x only once the whole
+        // The answers replace W in W/G (shared memory or the scratch) and reach x only once the whole
         // line is known to have succeeded.
         TX x = (TX)g, mx = tk_abs(x);
         tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
@@ -267,16 +255,16 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         bad = !tk_finite_x(mx);
     }
     if (active && bad) {
-        atomicMin(a.err, (unsigned long long)l);
+        atomicMin(a.err, (unsigned long long)ln.l);
         if (a.nfail)
             atomicAdd(a.nfail, 1ull);
     }
     if (!WGS) {
         if (active && !bad) {
             const double2 *pw = WG;
-            TX *px = X + oo;
+            TX *px = X + ln.oo;
             for (int64_t m = 0; m < n; ++m)
-                px[(I)m * so] = tk_kept_x<TX>(pw[m * ws]);
+                px[(I)m * ln.so] = tk_kept_x<TX>(pw[m * ws]);
         }
         tk_finish(a);
         return;
@@ -307,13 +295,14 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
                         break;
                     if ((failed >> lt) & 1u)
                         continue;
-                    X[xc.lout[j] + (I)m * so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
+                    X[xc.lout[j] + (I)m * ln.so] = tk_kept_x<TX>(xs[m * T + (lt ^ k)]); // m % K == k
                 }
             }
         }
     } else if (active && !bad) {
         const double2 *pw = xs + t;
-        TX *px = X + oo;
+        const I so = ln.so;
+        TX *px = X + ln.oo;
         int64_t m = 0;
         for (; m + K <= n; m += K) {
 #pragma unroll

@@ -240,40 +240,39 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         if (qi == 0)
             vp = pa, vq = pc, vh = pe;
 
-        // C. MOHID's recurrence over the segment, W (as Wp = -W) and G kept in registers.
-        double wpv[L], gv[L];
+        // C. The recurrence over the segment (the core's steps in FAST's arithmetic, tk_fused), W and G kept
+        // in registers.
+        double wv[L], gv[L];
         bool bad = false;
         {
-            double wp = 0.0, gg = 0.0;
+            double w = 0.0, gg = 0.0;
             if (my && s > 0) {
-                wp = (double)fprev * vq / vp; // F(s-1) p(s-2) / p(s-1)
+                w = -(double)fprev * vq / vp; // -F(s-1) p(s-2) / p(s-1)
                 gg = vh / vp;                 // h(s-1) / p(s-1)
-                if (!tk_finite(wp) || !tk_finite(gg)) {
+                if (!tk_finite(w) || !tk_finite(gg)) {
                     // The maps overflowed, or the line fails before this segment (which the segment holding
-                    // the failure reports): the state one unknown at a time, as MOHID computes it.
-                    const TD e0 = __ldg(E + io);
-                    wp = n > 1 ? (double)__ldg(F + io) / (double)e0 : 0.0;
-                    gg = (double)__ldg(R + io) / (double)e0;
+                    // the failure reports): the state one unknown at a time, with two divisions as MOHID.
+                    tk_fused_first((double)__ldg(E + io), (double)__ldg(F + io), (double)__ldg(R + io), n == 1, &w,
+                                   &gg);
                     for (int m = 1; m < s; ++m) {
                         const I o = io + (I)m * si;
-                        const double d = (double)__ldg(D + o), den = fma(-d, wp, (double)__ldg(E + o));
-                        wp = (double)__ldg(F + o) / den;
-                        gg = fma(-d, gg, (double)__ldg(R + o)) / den;
+                        double den;
+                        tk_fused_step(TRIDI_FORM_DIV, (double)__ldg(D + o), (double)__ldg(E + o),
+                                      (double)__ldg(F + o), (double)__ldg(R + o), w, gg, 0, &den, &w, &gg);
                     }
                 }
             }
 #pragma unroll
             for (int k = 0; k < L; ++k) {
                 const int m = s + k;
-                if (k >= my) { // past the segment: x passes through unchanged (x = 0 - (-1) x)
-                    wpv[k] = -1.0, gv[k] = 0.0;
+                if (k >= my) { // past the segment: x passes through unchanged (x = 1 x + 0)
+                    wv[k] = 1.0, gv[k] = 0.0;
                     continue;
                 }
-                tk_step<TK_AR_RCP, false>(m, n, (double)dv[k], (double)ev[k], (double)fv[k], (double)rv[k], wp, gg,
-                                          bad);
-                if (m == n - 1)
-                    wp = 0.0; // x(n-1) = G(n-1): the back substitution starts from a zero beyond the line
-                wpv[k] = wp, gv[k] = gg;
+                // W is 0 at the line's last unknown: the back substitution starts from a zero beyond the line
+                tk_unknown<TK_AR_RCP, false>(m == 0, m == n - 1, (double)dv[k], (double)ev[k], (double)fv[k],
+                                             (double)rv[k], w, gg, bad);
+                wv[k] = w, gv[k] = gg;
             }
         }
 
@@ -282,8 +281,8 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         double al = 1.0, be = 0.0;
 #pragma unroll
         for (int k = L - 1; k >= 0; --k) {
-            be = fma(-wpv[k], be, gv[k]);
-            al = -wpv[k] * al;
+            be = tk_fused_back(wv[k], be, gv[k]);
+            al = wv[k] * al;
         }
         // Composing these maps is as accurate as substituting one unknown at a time while they do not
         // grow (|alpha| <= 1: every W of a diagonally dominant line is below 1); growing maps compute the
@@ -325,7 +324,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
         auto substitute = [&](TX x) {
 #pragma unroll
             for (int k = L - 1; k >= 0; --k) {
-                x = (TX)fma(-wpv[k], (double)x, gv[k]);
+                x = (TX)tk_fused_back(wv[k], (double)x, gv[k]);
                 mx = tk_max(mx, tk_abs(x));
                 xs[k] = x;
             }
