@@ -1,18 +1,10 @@
-/* The Thomas core: the per-unknown arithmetic of MOHID's recurrence, the checks that decide whether an
- * unknown fails, and the one failure encoding with its message table, written once for the CPU backend,
- * the pivoting pass, the MPI pipelined sweep and (compiled by nvcc) the CUDA kernels.
- *
- * Arithmetic (docs/architecture.md, "The numerical contract"; docs/decisions/040): MOHID's operations in
- * MOHID's order: coefficients widened to double, pivots, W and G in double, two divisions per unknown, each
- * product rounded before the sum it feeds (no fused multiply-add: MOHID is built for baseline x86-64), and
- * every answer rounded to its storage type before it feeds the unknown above. The tridi_exact_* operations
- * spell each rounding out: on the device the _rn intrinsics, which nvcc never contracts; on the host plain
- * operators, since every C file of the library is compiled with -ffp-contract=off (src/CMakeLists.txt).
- *
- * Failures: a tridi_thomas_fail names the unknown and the kind; tridi_fail_status and tridi_fail_text
- * map a kind to the status and the words of the message, for every backend. An unknown fails, in this
- * order: a non-finite input (diag, lower, upper, rhs), a zero pivot, a non-finite pivot, W or G (an
- * overflow: the pivot before was too small); an answer fails when it is not finite in its type. */
+/* The Thomas core: the per-unknown steps of the recurrence (TRIDI_THOMAS_STEPS, over a number type), the
+ * checks that decide whether an unknown fails and the one failure encoding with its messages, written once
+ * for the CPU backend, the pivoting pass, the MPI cut solves and (compiled by nvcc) the CUDA kernels
+ * (decisions 051, 056). tridi_exact_* is MOHID's arithmetic (decision 040): double pivots, W and G, two
+ * divisions, no fused multiply-add (_rn intrinsics on the device; -ffp-contract=off on the host), every
+ * answer rounded to its type before it feeds the next. An unknown fails, in this order, on a non-finite
+ * input, a zero pivot, or a non-finite pivot, W or G; an answer when it is not finite in its type. */
 #ifndef TRIDI_THOMAS_CORE_H
 #define TRIDI_THOMAS_CORE_H
 

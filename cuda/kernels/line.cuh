@@ -1,30 +1,12 @@
-// Thomas kernels of the CUDA backend: one tridiagonal system per thread, MOHID's recurrence with the
-// pivot arithmetic in double and every answer rounded to its storage type before it feeds the next one.
-// Instantiated and launched by cuda/planner.cu.
-//
-// Three kernels: ts_line (split.cuh) cuts lines over several threads (when asked, decision 023); tc_line
-// (ckpt.cuh) is this one with W/G checkpointed, for lines whose W/G do not fit on chip and crowded float
-// lines (decision 046); tk_line, here, in a few variants. A block is one warp of 32 lines. The inputs arrive
-// in stages of TK_K unknowns, ahead of the recurrence, whose chain of dependent divisions would otherwise
-// wait on every load.
-//  - Loads: y/z lines (neighbouring lines neighbouring in memory): lane t loads its own line into
-//    registers, one stage ahead, and a warp reads 32 consecutive cells per unknown. x lines (CONTIG,
-//    unknowns adjacent): the warp copies a stage cooperatively into a shared-memory ring (cp.async, up to
-//    three stages ahead), 8 consecutive unknowns of 4 lines per instruction. The answer leaves the same way.
-//  - W and G (16 B per unknown) stay in shared memory for lines up to TK_WG_SHARED_MAX / 512 unknowns;
-//    longer lines given to tk_line (only with TRIDI_CUDA_KERNEL=line, or FAST's fallback) keep them in a
-//    global scratch (32 B/cell more traffic).
-//  - COOP (guarded, one wave): when every line of the call fits on the GPU at once, the kernel is launched
-//    cooperatively, solves every line into shared memory, meets at a grid barrier and writes x only if no
-//    line failed: the no-partial-answer rule without a second pass over x. Otherwise the answer goes to a
-//    view (the context's compact box, copied into x by tk_commit only if no line failed).
-//  - Arithmetic (template AR, decision 041): MOHID's two correctly rounded divisions per unknown and no
-//    fused multiply-add (TRIDI_ARITH_MOHID, _NEWTYPE: bit for bit MOHID), or FAST's reciprocal and fused
-//    multiply-adds where FAST arithmetic falls back to this kernel.
-//  - What bounds it (ncu; see docs/decisions/001 and 002): an SM holds few warps when W/G are on chip,
-//    and each warp issues 50-70 instructions per unknown (more with MOHID's divisions), a few cycles
-//    apart, most of them waiting on the one before (FP64 latency, the divisions and the float/double
-//    conversions); not DRAM bandwidth.
+// tk_line: one tridiagonal system per thread, a block one warp of 32 lines, MOHID's recurrence (or FAST's
+// where FAST falls back here) built from the Thomas core's steps (common.cuh, decision 056); instantiated by
+// cuda/planner.cu. Inputs arrive in stages of TK_K unknowns ahead of the chain of divisions: y/z lines load
+// their own line into registers, x lines (CONTIG) copy stages cooperatively into a shared-memory ring.
+// W/G stay in shared memory up to TK_WG_SHARED_MAX / 512 unknowns, else in a global scratch (tc_line,
+// ckpt.cuh, checkpoints them instead: decision 046). COOP: when every line fits on the GPU at once, a
+// cooperative launch meets at a grid barrier and writes x only if no line failed; otherwise answers go to
+// the compact box that tk_commit copies (the guard's DEVICE_VERDICT / ANSWER_BOX, decision 053). Bound by
+// latency (few warps an SM, dependent FP64 divisions), not DRAM (decisions 001, 002).
 #ifndef TRIDI_CUDA_KERNELS_LINE_CUH
 #define TRIDI_CUDA_KERNELS_LINE_CUH
 
