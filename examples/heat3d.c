@@ -251,6 +251,15 @@ static double floor_copies(const char *oper)
     return !strcmp(oper, "advdiff") ? 7.5 : !strcmp(oper, "pr") ? 2.0 : 3.5;
 }
 
+/* Each sweep's floor, in field passes (the arrays above, per sweep; a copy is two): % of it = that time over
+ * the sweep's time (docs/decisions/058). */
+static double sweep_floor_pct(const result *r, int a)
+{
+    static const double heat[3] = {2, 2, 3}, adv[3] = {6, 4, 5}, pr[3] = {2, 2, 0};
+    const double *p = !strcmp(r->oper, "advdiff") ? adv : !strcmp(r->oper, "pr") ? pr : heat;
+    return r->sweep_ms[a] > 0.0 ? 100.0 * p[a] * 0.5 * r->copy_ms / r->sweep_ms[a] : 0.0;
+}
+
 static void report(const result *r, const int Nn[3], int K, tridi_dtype t)
 {
     const double cells = (double)Nn[0] * Nn[1] * Nn[2];
@@ -261,10 +270,11 @@ static void report(const result *r, const int Nn[3], int K, tridi_dtype t)
            r->sweep_ms[0], r->sweep_ms[1], r->sweep_ms[2], r->error);
     printf("HEAT3D N=%dx%dx%d op=%s steps=%d backend=%s path=%s dtype=%s step_ms=%.4f mcell_steps_per_s=%.1f "
            "copy_ms=%.4f field_copies=%.2f floor_copies=%.1f floor_pct=%.1f sweep_x_ms=%.4f sweep_y_ms=%.4f "
-           "sweep_z_ms=%.4f rel_error=%.3e\n",
+           "sweep_z_ms=%.4f rel_error=%.3e sweep_floor_pct=%.0f/%.0f/%.0f\n",
            Nn[0], Nn[1], Nn[2], r->oper, K, tridi_backend_name(r->backend), *r->path ? r->path : "-",
            t == TRIDI_FLOAT64 ? "f64" : "f32", r->step_ms, cells / r->step_ms * 1e-3, r->copy_ms, copies, fl, pct,
-           r->sweep_ms[0], r->sweep_ms[1], r->sweep_ms[2], r->error);
+           r->sweep_ms[0], r->sweep_ms[1], r->sweep_ms[2], r->error, sweep_floor_pct(r, 0), sweep_floor_pct(r, 1),
+           sweep_floor_pct(r, 2));
 }
 
 int main(int argc, char **argv)

@@ -1,16 +1,17 @@
 #!/bin/bash
 # On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048, 052), from binaries
 # built beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and
-# test_adi_convergence; PREV=dir, a third build's heat3d). Steps (STEPS, default: test conv memcheck bench): the
+# test_adi_convergence; PREV=dir, a third build's heat3d). Steps (STEPS, default: test conv memcheck bench ncu): the
 # GPU tests of tests/adi, compute-sanitizer memcheck over small heat3d runs of the fused sweeps (MEMCHECK:
 # heat3d argument lists separated by ';'), and heat3d of NEW, OLD and PREV one after the other on each of RUNS
-# ("GRID TYPE OP" separated by ';'). Logs under OUT (default out-adi); a summary is printed last.
+# ("GRID TYPE OP" separated by ';'), and ncu of NEW's fused sweeps (NCU: "TYPE OP KERNEL-REGEX SKIP" separated by ';',
+# at 256^3; decision 058). Logs under OUT (default out-adi); a summary is printed last.
 set -u
 NEW=${NEW:?NEW=dir of the new binaries}
 OLD=${OLD:-}
 DEST=${OUT:-out-adi}
 mkdir -p "$DEST"
-STEPS=${STEPS:-test conv memcheck bench}
+STEPS=${STEPS:-test conv memcheck bench ncu}
 COMMIT=${COMMIT:--}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 STEP_LOGS=$DEST STEP_ARGS=1
@@ -50,6 +51,19 @@ fused advdiff;1500x10x10 2 cuda f32 fused advdiff;64 2 cuda f64 fused heat;64 2 
     step memcheck 60 "$SAN" --tool memcheck --error-exitcode 9 "$NEW/tridi_heat3d" $a
   done
 fi
+if has ncu; then
+  NCU_BIN=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  IFS=';' read -ra nc <<<"${NCU:-f64 advdiff fused_sweep_xown 2;f32 advdiff fused_sweep_xown 2;f64 heat fused_sweep_shared 3}"
+  for a in "${nc[@]}"; do
+    # shellcheck disable=SC2086 # a: four words
+    set -- $a
+    echo "=== ncu $1 $2 256^3 $3 (skip $4)" >>"$DEST/ncu.log"
+    step ncu 60 "$NCU_BIN" --clock-control none --kernel-name "regex:$3" --launch-skip "$4" --launch-count 1 \
+      --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+      "$NEW/tridi_heat3d" 256 2 cuda "$1" fused "$2"
+  done
+fi
 printf '%s\n' "${summary[@]}"
 grep -h -E "ERROR SUMMARY|test_adi_cuda:|FAIL|ratio" "$DEST"/test.log "$DEST"/conv.log "$DEST"/memcheck.log 2>/dev/null | head -40
 [ -f "$DEST/heat3d-lines.txt" ] && cat "$DEST/heat3d-lines.txt"
+[ -f "$DEST/ncu.log" ] && grep -E "^===|Duration|DRAM Throughput|Compute \(SM\)|Achieved Occupancy|Spilling Requests  " "$DEST/ncu.log"

@@ -129,10 +129,11 @@ FP_UNROLL
     }
     // fo_block (x lines of rows of their own, decision 048): rows q, q + P, ... of the thread's line into
     // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
-    // past the line's end at its last cell), the rows past the end not stored.
+    // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
+    // copies of the stage, so that forming a row does not spill (decision 058).
     __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
-        const line_rows<T, AXIS> lr(s, l1, l2);
+        const x_rows<T> lr(s, l1, l2);
 #pragma unroll 2
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
@@ -346,7 +347,8 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 }
 
 // x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
-// chunks of CHUNK), FO_BLOCKS_PER_SM an SM.
+// chunks of CHUNK), FO_BLOCKS_PER_SM an SM; double spills its chunk's a, c, d over the join, which costs
+// less than two blocks an SM without a spill (decision 058).
 constexpr int FO_THREADS = 256, FO_BLOCKS_PER_SM = 3;
 template <typename T, int L, int COEFS>
 __global__ void __launch_bounds__(FO_THREADS, FO_BLOCKS_PER_SM) fused_sweep_xown(const __grid_constant__ adi_stage s,

@@ -140,6 +140,103 @@ struct line_rows {
     }
 };
 
+// line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
+// order, from a line state of one offset and a word of face bits; every other value is read from the stage,
+// a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers.
+template <typename T>
+struct x_rows {
+    const adi_stage *s;
+    int64_t c;    // the line's first cell
+    unsigned fl;  // per other axis b (bit 4 (b - 1)): open below, open above, below from the field, above too
+
+    __device__ x_rows(const adi_stage *st, int64_t p1, int64_t p2)
+        : s(st), c(st->origin + p1 * st->stride[1] + p2 * st->stride[2]), fl(0)
+    {
+#pragma unroll
+        for (int b = 1; b < 3; ++b) {
+            if (b >= s->naxes || s->alpha[b] == 0.0)
+                continue;
+            const int64_t pb = b == 1 ? p1 : p2;
+            const bool first = pb == 0, last = pb == s->n[b] - 1;
+            const unsigned om = !first || s->dirichlet_lo[b], op = !last || s->dirichlet_hi[b];
+            fl |= (om | op << 1 | (om & first) << 2 | (op & last) << 3) << 4 * (b - 1);
+        }
+    }
+    __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
+    __device__ __forceinline__ const T *yb() const { return (const T *)s->y; }
+    __device__ __forceinline__ const T *kb() const { return s->kappa ? (const T *)s->kappa : yb(); }
+    __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
+    __device__ __forceinline__ const T *vb(int b) const { return has_v(b) ? (const T *)s->vel[b] : yb(); }
+    __device__ __forceinline__ double face_d(double k1, double k2, int b) const
+    {
+        return adi_face_diffusion(s->kappa ? adi_face_mean(k1, k2, s->harmonic) : s->kappa_const,
+                                  b < s->naxes ? s->inv_h2[b] : 0.0);
+    }
+    __device__ __forceinline__ double face_v(double v1, double v2, int b) const
+    {
+        return has_v(b) ? 0.5 * (v1 + v2) * (b < s->naxes ? s->inv_h[b] : 0.0) : 0.0;
+    }
+    // line_rows::coefs
+    __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
+                                          double vcell, double v_m, double v_p, double *cm, double *cp,
+                                          double *c0) const
+    {
+        double c = 0.0;
+        const double dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
+        *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
+        c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
+        const double dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
+        *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
+        c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
+        *c0 = c;
+    }
+    // One other axis's explicit term of cell off, added to acc as line_rows adds it.
+    template <int B>
+    __device__ __forceinline__ double other(int64_t off, double yc, double kcell, double acc) const
+    {
+        const unsigned f = fl >> 4 * (B - 1);
+        const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
+        const T *K = kb() + off, *V = vb(B) + off;
+        const double ym = ld((f & 4 ? (const T *)s->field : yb()) + off + km);
+        const double yp = ld((f & 8 ? (const T *)s->field : yb()) + off + kp);
+        double cm, cp, c0;
+        coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0);
+        double lu = __dmul_rn(c0, yc);
+        lu = __fma_rn(cm, ym, lu);
+        lu = __fma_rn(cp, yp, lu);
+        return __fma_rn(B < s->naxes ? s->alpha[B] : 0.0, lu, acc);
+    }
+    // line_rows::operator() along x, row m (0 <= m < n).
+    __device__ __forceinline__ double operator()(int64_t m, double *lo, double *di, double *up) const
+    {
+        const int64_t st = s->stride[0], n = s->n[0], off = c + m * st;
+        const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
+        double acc = s->x0 ? ld((const T *)s->x0 + off) : 0.0;
+        const double yc = ld(yb() + off), kcell = ld(kb() + off);
+        const bool om = !first || dlo, op = !last || dhi;
+        const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+        const T *K = kb() + off, *V = vb(0) + off;
+        double cm, cp, c0;
+        coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
+        const double vm = ld((first ? (const T *)s->field : yb()) + off + sm);
+        const double vp = ld((last ? (const T *)s->field : yb()) + off + sp);
+        double lu = __dmul_rn(c0, yc);
+        lu = __fma_rn(cm, vm, lu);
+        lu = __fma_rn(cp, vp, lu);
+        acc = __fma_rn(s->naxes > 0 ? s->alpha[0] : 0.0, lu, acc);
+        const double tdt = s->tdt;
+        *lo = -tdt * cm;
+        *di = 1.0 - tdt * c0;
+        *up = -tdt * cp;
+        // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
+        const bool terms = !s->increment;
+        acc = __fma_rn(first && dlo && terms ? tdt * cm : 0.0, vm, acc);
+        acc = __fma_rn(last && dhi && terms ? tdt * cp : 0.0, vp, acc);
+        acc = other<1>(off, yc, kcell, acc);
+        return other<2>(off, yc, kcell, acc);
+    }
+};
+
 } // namespace
 
 #endif
