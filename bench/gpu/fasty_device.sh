@@ -30,13 +30,13 @@ run_in() { # run_in DIR CMD...: with DIR's libtridi first on the library path
   LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
 }
 # shellcheck disable=SC2086 # GRIDS: several arguments
-has sweep && step sweep 150 run_in "$AFTER" "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
+has sweep && step sweep ${SWEEP_SECONDS:-150} run_in "$AFTER" "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
   "--commit=$COMMIT"
 has test && step test ${TEST_SECONDS:-90} run_in "$AFTER" "$AFTER/test_fast_gpu"
 has memcheck && step memcheck 120 run_in "$AFTER" "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
   "$AFTER/test_fast_gpu" --quick
 # shellcheck disable=SC2086
-has ncu && step ncu 120 run_in "$AFTER" bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
+has ncu && step ncu ${NCU_SECONDS:-120} run_in "$AFTER" bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
 if has fast; then
   for side in after before; do
     d=$AFTER
