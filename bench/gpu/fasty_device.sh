@@ -24,19 +24,14 @@ STEP_LOGS=$W
 # shellcheck source=device_steps.sh
 . bench/gpu/device_steps.sh
 machine_txt "$W/machine.txt" "commit $COMMIT"
-run_in() { # run_in DIR CMD...: with DIR's libtridi first on the library path
-  local d=$1
-  shift
-  LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
-}
 # shellcheck disable=SC2086 # GRIDS: several arguments
-has sweep && step sweep ${SWEEP_SECONDS:-150} run_in "$AFTER" "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
+has sweep && step sweep ${SWEEP_SECONDS:-150} "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
   "--commit=$COMMIT"
-has test && step test ${TEST_SECONDS:-90} run_in "$AFTER" "$AFTER/test_fast_gpu"
-has memcheck && step memcheck 120 run_in "$AFTER" "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
+has test && step test ${TEST_SECONDS:-90} "$AFTER/test_fast_gpu"
+has memcheck && step memcheck 120 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
   "$AFTER/test_fast_gpu" --quick
 # shellcheck disable=SC2086
-has ncu && step ncu ${NCU_SECONDS:-120} run_in "$AFTER" bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
+has ncu && step ncu ${NCU_SECONDS:-120} bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
 if has fast; then
   for side in after before; do
     d=$AFTER
@@ -44,7 +39,7 @@ if has fast; then
     [ -n "$d" ] || continue
     for ty in f32 f64; do
       # shellcheck disable=SC2086
-      step "fast-$side-$ty" 150 run_in "$d" "$d/tridi_bench_gpu" 0 --fast --passes=2 --type=$ty $FAST_GRIDS \
+      step "fast-$side-$ty" 150 "$d/tridi_bench_gpu" 0 --fast --passes=2 --type=$ty $FAST_GRIDS \
         "--csv=$DEST/fast-$side-$ty.csv" "--commit=$COMMIT"
     done
   done
