@@ -414,7 +414,8 @@ void *fp_kernel(const tk_plan &p)
 }
 
 constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
-constexpr int64_t FP_CL_MIN_N = 256; // strided lines of at least this many unknowns take fp_line_cl
+constexpr int64_t FP_CL_MIN_N = 1024; // float y/z lines of at least this many unknowns take fp_line_cl
+constexpr int FP_CL_LINES = 16;       // lines a cluster (128-byte L2 fetches fill the rest of the runs)
 
 // The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
 // or 16 floats), `lines` lines a cluster, `threads` threads a block, each line's chunks cut over as many
@@ -473,19 +474,38 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
     return cudaSuccess;
 }
 
+// The FAST solve's shape: fp_shape's (cuda/kernels/fast_lines.cuh, decision 021; the ADI's sweeps keep it),
+// retuned on the H200 (decision 057): x lines of 64 chunks or more one line a block; float y/z lines of 32
+// to 64 unknowns chunks of 16, 128 threads a block.
+template <class T>
+bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
+{
+    if (!fp_shape<T>(n, contig, 16, L, g))
+        return false;
+    if (contig && g->P >= 64) {
+        g->lines = 1;
+    } else if (!contig && sizeof(T) == 4 && n >= 32 && fp_chunks(n, 16) <= 4) {
+        *L = 16;
+        g->P = fp_chunks(n, 16);
+        g->lines = std::min(128 / g->P, FP_MAX_LINES);
+    }
+    return true;
+}
+
 // The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
 // y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
 // then does (plan_solve), which meets the FAST bound too.
-// The shapes (fp_shape, cuda/kernels/fast_lines.cuh), from the kernel-only measurements of decision 021:
-//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block (the more
-//    blocks an SM holds, the better their load and reduction phases overlap; staging through shared memory
-//    was slower);
-//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 64 unknowns or more, else 8; 256 threads a
-//    block, or up to 512 where that brings a warp's rows to 128 bytes of neighbouring lines (the length of
-//    those runs is what bounds these lines).
+// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021 and 057:
+//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one line
+//    a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
+//    overlap; staging through shared memory was slower);
+//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
+//    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
+//    bytes of neighbouring lines; float lines of 1024 unknowns or more split over a cluster of blocks
+//    (fp_line_cl), 16 lines a cluster (decision 057: the join's steps, more than the runs, bound them).
 //    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
-//    nothing from float-free arithmetic: `tk_line` was faster on both (decision 021).
+//    nothing from float-free arithmetic: `tk_line` was faster on both (decisions 021, 057).
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
 {
@@ -498,14 +518,12 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
     const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
     p.fmode = contig ? FP_CONTIG : FP_STRIDED;
     fp_geom g;
-    if (!fp_shape<T>(a.n, contig, 16, &p.fL, &g))
+    if (!fp_solve_shape<T>(a.n, contig, &p.fL, &g))
         return cudaSuccess;
     const int P = g.P, lines = g.lines;
-    // Strided lines too long for one block to hold 128 bytes of neighbouring lines: split over a cluster
-    // (decision 057).
-    if (!contig && a.n >= FP_CL_MIN_N && lines < 128 / (int)sizeof(T)) {
-        for (int threads = 256; threads <= FP_MAX_THREADS; threads *= 2) {
-            cudaError_t e = fp_cluster_plan<T>(a, sizeof(T) == 4 ? 16 : 8, 128 / (int)sizeof(T), threads, true, plan);
+    if (!contig && sizeof(T) == 4 && a.n >= FP_CL_MIN_N) {
+        for (int threads = 128; threads <= FP_MAX_THREADS; threads *= 2) {
+            cudaError_t e = fp_cluster_plan<T>(a, 16, FP_CL_LINES, threads, true, plan);
             if (e != cudaSuccess || plan->fast)
                 return e;
         }

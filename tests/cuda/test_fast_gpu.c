@@ -8,7 +8,7 @@
  *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
  *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
  *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered (lines of 40, and of
- *    1000, which y/z solves split over a cluster of blocks);
+ *    1500, which float y/z solves split over a cluster of blocks);
  *  - CUDA graphs (docs/decisions/030): a plan's solves captured on the caller's stream and replayed give the
  *    uncaptured answers bit for bit (FAST f32 and f64, MOHID mixed; short lines and lines past 2048 unknowns,
  *    whose W/G scratch the plan owns from its creation); capturing runs nothing; a NaN line in a replay is left
@@ -258,9 +258,9 @@ static void failures(tridi_dtype t, uint64_t *rng)
             const tridi_axis axis = (tridi_axis)ax;
             const tridi_on_error oe = variant & 1 ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
             const tridi_verdict vd = variant & 2 ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
-            /* variant & 4: lines of 1000, which y/z solves split over a cluster of blocks (decision 057): the
+            /* variant & 4: lines of 1500, which float y/z solves split over a cluster of blocks (decision 057): the
              * NaN in the line's last block, the zero pivot at the first chunk's second unknown */
-            const int64_t n = variant & 4 ? 1000 : 40, bad = 45, fixable = 7, mbad = variant & 4 ? 900 : 23;
+            const int64_t n = variant & 4 ? 1500 : 40, bad = 45, fixable = 7, mbad = variant & 4 ? 1400 : 23;
             const int64_t mfix = variant & 4 ? 1 : 9;
             tridi_grid g;
             int64_t lo[3], hi[3];
@@ -272,7 +272,7 @@ static void failures(tridi_dtype t, uint64_t *rng)
             fill(&s, lo, hi, axis, 0, rng);
             int64_t c[3], cbad[3];
             tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad), NAN);
-            /* lines of 40: chunks of 8, unknown 9 the second chunk's second; of 1000: the first chunk's second */
+            /* lines of 40: chunks of 8, unknown 9 the second chunk's second; of 1500: the first chunk's second */
             const int64_t i9 = tu_line_cell(&g, lo, hi, axis, fixable, mfix, c);
             tu_set((void *)s.a.diag, t, i9, 0.0);
             tu_set((void *)s.a.lower, t, i9, 0.7);
