@@ -1,12 +1,15 @@
 #!/bin/bash
-# On a GPU machine: FAST y/z lines split over clusters (decision 057) checked and measured in one call, from
-# binaries built elsewhere (AFTER=dir and, for a same-call before/after, BEFORE=dir: each holding
-# tridi_bench_gpu, test_fast_gpu and libtridi.so*; default: this tree's build-fasty). STEPS (default: test sweep
-# ncu): test  test_fast_gpu (every FAST variant, failures, graphs);  memcheck  compute-sanitizer over
-# test_fast_gpu --quick;  sweep  tridi_bench_gpu --fsweep (GRIDS);  ncu  bench/gpu/ncu_rows.sh over NCU_ARGS;
-# fast  tridi_bench_gpu --fast --passes=2 on FAST_GRIDS with AFTER, then BEFORE if given (one CSV each).
-# Logs go to a work folder packed into $OUT/fasty.tgz (default OUT: out-fasty), the CSVs beside it; a summary
-# (each sweep row's planner plan and best variant) is printed last.
+# On a GPU machine: the FAST shapes of decision 057 checked and measured in one call, from binaries built
+# elsewhere (AFTER=dir and, for a same-call before/after, BEFORE=dir, each holding tridi_bench_gpu and
+# test_fast_gpu; default: this tree's build-fasty). STEPS (default: sweep test ncu), run in this order:
+#   sweep     tridi_bench_gpu --fsweep on GRIDS (every shape against the planner's, same data)
+#   test      test_fast_gpu (every FAST variant against the long double oracle, failures, graphs)
+#   ncu       bench/gpu/ncu_rows.sh over NCU_ARGS (the planner's kernels)
+#   fast      tridi_bench_gpu --fast --passes=2 on FAST_GRIDS, FAST_RUNS (side-type: after-f32 before-f32 ...)
+#   memcheck  compute-sanitizer memcheck over test_fast_gpu --quick
+# Step limits: SWEEP_SECONDS, TEST_SECONDS, NCU_SECONDS, FAST_SECONDS, MEMCHECK_SECONDS. Logs are packed into
+# $OUT/fasty.tgz after every step (default OUT: out-fasty), the CSVs beside it; a summary (each sweep row's
+# planner plan and best variant) is printed last.
 set -u
 cd "$(dirname "$0")/../.."
 DEST=${OUT:-out-fasty}
@@ -24,26 +27,27 @@ STEP_LOGS=$W
 # shellcheck source=device_steps.sh
 . bench/gpu/device_steps.sh
 machine_txt "$W/machine.txt" "commit $COMMIT"
+# each step's log packed as soon as it ends, so that a call cut short still brings them back
+step_() { step "$@"; local rc=$?; tar -C "$W" -czf "$DEST/fasty.tgz" .; return $rc; }
 # shellcheck disable=SC2086 # GRIDS: several arguments
-has sweep && step sweep ${SWEEP_SECONDS:-150} "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
+has sweep && step_ sweep ${SWEEP_SECONDS:-150} "$AFTER/tridi_bench_gpu" 0 --fsweep $GRIDS "--csv=$DEST/sweep.csv" \
   "--commit=$COMMIT"
-has test && step test ${TEST_SECONDS:-90} "$AFTER/test_fast_gpu"
-has memcheck && step memcheck 120 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
-  "$AFTER/test_fast_gpu" --quick
+has test && step_ test ${TEST_SECONDS:-90} "$AFTER/test_fast_gpu"
 # shellcheck disable=SC2086
-has ncu && step ncu ${NCU_SECONDS:-120} bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
+has ncu && step_ ncu ${NCU_SECONDS:-120} bash bench/gpu/ncu_rows.sh "$AFTER/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
 if has fast; then
-  for side in after before; do
+  for run in ${FAST_RUNS:-after-f32 before-f32 after-f64 before-f64}; do
+    side=${run%-*} ty=${run#*-}
     d=$AFTER
     [ $side = before ] && d=$BEFORE
     [ -n "$d" ] || continue
-    for ty in f32 f64; do
-      # shellcheck disable=SC2086
-      step "fast-$side-$ty" 150 "$d/tridi_bench_gpu" 0 --fast --passes=2 --type=$ty $FAST_GRIDS \
-        "--csv=$DEST/fast-$side-$ty.csv" "--commit=$COMMIT"
-    done
+    # shellcheck disable=SC2086
+    step_ "fast-$side-$ty" ${FAST_SECONDS:-150} "$d/tridi_bench_gpu" 0 --fast --passes=2 --type=$ty $FAST_GRIDS \
+      "--csv=$DEST/fast-$side-$ty.csv" "--commit=$COMMIT"
   done
 fi
+has memcheck && step_ memcheck ${MEMCHECK_SECONDS:-120} "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
+  "$AFTER/test_fast_gpu" --quick
 [ -f "$W/ncu/ncu-rows.csv" ] && cp "$W/ncu/ncu-rows.csv" "$DEST/ncu-rows.csv"
 tar -C "$W" -czf "$DEST/fasty.tgz" .
 printf '%s\n' "${summary[@]}"

@@ -160,7 +160,7 @@ static void geometry(tridi_axis axis, int64_t n, int64_t n1, int64_t n2, tridi_g
 static void accuracy(tridi_dtype t, uint64_t *rng)
 {
     static const int64_t all[] = {2, 3, 5, 8, 16, 17, 56, 100, 128, 257, 513, 1000, 2048, 2049, 16384};
-    static const int64_t few[] = {2, 17, 56, 513, 2049};
+    static const int64_t few[] = {2, 17, 56, 513, 1500, 2049};
     const int64_t *lens = quick ? few : all;
     const int nlens = quick ? (int)(sizeof few / sizeof few[0]) : (int)(sizeof all / sizeof all[0]);
     const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
