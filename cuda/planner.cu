@@ -475,14 +475,15 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
 }
 
 // The FAST solve's shape: fp_shape's (cuda/kernels/fast_lines.cuh, decision 021; the ADI's sweeps keep it),
-// retuned on the H200 (decision 057): x lines of 64 chunks or more one line a block; float y/z lines of 32
-// to 64 unknowns chunks of 16, 128 threads a block.
+// retuned on the H200 (decision 057): double x lines of 64 chunks or more one line a block (float ones lose
+// more to the verdict's one atomic a block than they gain); float y/z lines of 32 to 64 unknowns chunks of
+// 16, 128 threads a block.
 template <class T>
 bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 {
     if (!fp_shape<T>(n, contig, 16, L, g))
         return false;
-    if (contig && g->P >= 64) {
+    if (contig && sizeof(T) == 8 && g->P >= 64) {
         g->lines = 1;
     } else if (!contig && sizeof(T) == 4 && n >= 32 && fp_chunks(n, 16) <= 4) {
         *L = 16;
@@ -497,8 +498,8 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 // y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
 // then does (plan_solve), which meets the FAST bound too.
 // The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021 and 057:
-//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one line
-//    a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
+//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
+//    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
 //    overlap; staging through shared memory was slower);
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
 //    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
