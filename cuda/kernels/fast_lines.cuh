@@ -11,7 +11,8 @@
 //  - x lines (unknowns contiguous, FP_CONTIG): the P threads of a line are neighbours, and their chunks are
 //    neighbouring runs of one line (a warp load touches a line's 32 chunks, whose sectors the next loads
 //    reuse in L1: faster than staging the lines through shared memory, decision 021).
-// The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode.
+// The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode, and splits
+// long float y/z lines over a cluster of blocks (fp_line_cl, decision 057).
 // Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
 // normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
 // (src/thomas_core.h, as the diagnosis tk_locate does); only a line that fails there too is a failing line
@@ -349,12 +350,12 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
 }
 
 // ---- y/z lines split over a cluster of blocks (decision 057) ---------------------------------------------
-// A long strided line has too many chunks for one block to hold 128 bytes of neighbouring lines (a warp's
-// rows then touch 16-32-byte runs, which bound these lines). A cluster of C blocks takes `lines` lines
-// (128 bytes of them) and cuts each line's P chunks into C runs of P / C, one per block; the reduced
-// systems are joined over the cluster's shared memory. Thread (t, q): line t = tid % lines, chunk
-// q = rank * P / C + tid / lines. Shared memory of a block: two words a line (its chunks' flags, the line's),
-// then the area: two buffers of the reduced rows (3 * 2 * P / C * lines values of T each), or the fallback's W/G.
+// A long strided line has so many chunks that one block holds only a few lines, one block an SM. A cluster
+// of C blocks takes `lines` lines and cuts each line's P chunks into C runs of P / C, one per block (smaller
+// blocks, more of them an SM, wider runs); the reduced systems are joined over the cluster's shared memory.
+// Thread (t, q): line t = tid % lines, chunk q = rank * P / C + tid / lines. Shared memory of a block: two
+// words a line (its chunks' flags, the line's), then the area: two buffers of the reduced rows
+// (3 * 2 * P / C * lines values of T each), or the fallback's W/G.
 __host__ __device__ inline size_t fp_cl_flag_bytes(const fp_geom &g) { return ((size_t)2 * g.lines * sizeof(int) + 15) / 16 * 16; }
 template <class T>
 inline size_t fp_cl_smem_bytes(int64_t n, const fp_geom &g, int C)
