@@ -1,23 +1,11 @@
 // FAST kernels (TRIDI_ARITH_FAST on all-float or all-double arrays): every line partitioned over P threads
-// (cuda/kernels/fast_core.cuh), arithmetic in the arrays' own precision. See docs/decisions/021-022.
-//
-// A block is a tile of `lines` neighbouring lines times P chunk threads. Each thread loads its chunk (at most
-// L unknowns of the four inputs) into registers with every load issued at once, eliminates it there, writes
-// its two reduced rows to shared memory; the block solves the reduced systems by cyclic reduction, and each
-// thread writes its chunk's answers. Traffic is the floor (read four inputs, write x once): nothing spills to
-// global memory, whatever the length of the line.
-//  - y/z lines (neighbouring lines neighbouring in memory, FP_STRIDED): thread = chunk-major, lane = line, so
-//    each warp load reads runs of `lines` consecutive cells (at least a 32-byte sector).
-//  - x lines (unknowns contiguous, FP_CONTIG): the P threads of a line are neighbours, and their chunks are
-//    neighbouring runs of one line (a warp load touches a line's 32 chunks, whose sectors the next loads
-//    reuse in L1: faster than staging the lines through shared memory, decision 021).
-// The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode, and splits
-// long float y/z lines over a cluster of blocks (fp_line_cl, decision 057).
-// Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
-// normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
-// (src/thomas_core.h, as the diagnosis tk_locate does); only a line that fails there too is a failing line
-// (its answers not written, its index to a.err and a.nfail as tk_line reports it). So a line fails under
-// FAST only where MOHID's recurrence fails, with MOHID's report (docs/decisions/022).
+// (fast_core.cuh), each loading its chunk into registers at once and eliminating it there, the chunks joined
+// by cyclic reduction in shared memory; traffic is the floor whatever the length (decision 021). y/z lines
+// (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
+// threads, read through L1; long float y/z lines split over a cluster of blocks (fp_line_cl, decision 057).
+// The planner (cuda/planner.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
+// normal number, a value not finite) is solved again in the same kernel with MOHID's recurrence
+// (src/thomas_core.h); only a line that fails there too fails, reported as tk_line reports it (decision 022).
 #ifndef TRIDI_FAST_LINES_CUH
 #define TRIDI_FAST_LINES_CUH
 
