@@ -74,6 +74,8 @@ struct tk_plan {
     int arith; // tk_arith of tk_line
     int fmode, fL;
     fp_geom fgeom;
+    int fcl;    // FAST y/z lines split over clusters of fcl blocks (fp_line_cl, decision 057); 0: one block a line
+    bool fwide; // fp_line_cl's loads ask L2 for 128-byte fetches
 };
 
 // Which kernel family: TRIDI_CUDA_KERNEL=line, ckpt or split forces one (to compare them, and so the tests

@@ -47,7 +47,7 @@ bw measure_bandwidth()
 // the global scratch (line+scr) or checkpointed (ckpt, decision 046).
 const char *plan_kernel_name(const tk_plan &p)
 {
-    return p.fast ? (p.contig ? "fast-staged" : "fast-strided")
+    return p.fast ? (p.contig ? "fast-staged" : p.fcl ? "fast-cluster" : "fast-strided")
            : p.split ? "split"
            : p.ckpt  ? "ckpt"
            : p.wgs   ? "line"
@@ -156,7 +156,7 @@ void csv_row(const grid3 &G, const char *type, char axis, const char *metric, do
 // Seconds of the planner's kernel for a LINES solve of the box into x in place (FAST or MOHID arithmetic),
 // launched bare; *kern names it.
 double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool fast, double *scratch, int reps,
-                   const char **kern, const std::function<void(tk_plan &)> &tweak)
+                   const char **kern, const std::function<void(tk_plan &, const tk_args &)> &tweak)
 {
     const int64_t ext[3] = {g.ubound[0] - g.lbound[0] + 1, g.ubound[1] - g.lbound[1] + 1, g.ubound[2] - g.lbound[2] + 1};
     const int64_t str[3] = {1, ext[0], ext[0] * ext[1]};
@@ -181,8 +181,13 @@ double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool 
     kt.arith = fast ? TK_AR_RCP : TK_AR_MOHID; // as types_of makes them (decision 041)
     tk_plan plan;
     TRIDI_OK(plan_solve(bare_choice, kt, a, axis == 0, false, &plan));
-    if (tweak)
-        tweak(plan);
+    if (tweak) {
+        tweak(plan, a);
+        if (plan.blocks == 0) {
+            cudaFree(err);
+            return 0.0;
+        }
+    }
     a.scratch = plan_needs_scratch(plan, a.n) ? scratch : nullptr;
     *kern = plan_kernel_name(plan);
     return time_launches(reps, err, "kernel", [&] { TRIDI_OK(run_solve(kt, a, plan, 0)); });

@@ -2,9 +2,9 @@
 // bench_gpu.cuh / bench_common.cu. Every figure is a ratio to something measured in the same run (the device
 // copy bandwidth at floor traffic: 24 B/cell mixed, 40 f64, 20 f32; pinned bandwidths; the bare kernel;
 // cuSPARSE; MOHID's THOMAS; the CPU backend). Tables: device-resident solves and host-array solves (default),
-// --plans, --fast, --graph, --xsweep, --ncu (each file's header says what it measures). Times are medians
+// --plans, --fast, --graph, --xsweep, --fsweep, --ncu (each file's header says what it measures). Times are medians
 // after warm-up. Usage: tridi_bench_gpu [max_cells_for_sequential] [--resident | --host | --plans | --fast |
-// --graph | --xsweep | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids; in
+// --graph | --xsweep | --fsweep | --ncu] [--grid=NXxNYxNZ]... (default 2e7, resident and host parts, the five grids; in
 // the host part a grid of NZ = 1 is a model's 2D call: its x and y lines).
 #include "bench_gpu.cuh"
 
@@ -24,6 +24,8 @@ static void usage()
                          "    (default grid 140x140x56; --fast adds it for that grid)\n"
                          "  --xsweep: x lines of MOHID's arithmetic in tc_line, ring stages and blocks per SM swept\n"
                          "    (default grid 1024x1024x128; --csv as --fast)\n"
+                         "  --fsweep: FAST kernels' shapes (chunk length, lines a block, clusters, L2 fetches) swept,\n"
+                         "    bare kernels (default grids: --fast's big three and 140x140x56; --csv as --fast)\n"
                          "  --ncu: one plan solve per FAST-table row between cudaProfilerStart/Stop, for\n"
                          "    ncu --profile-from-start off (bench/gpu/ncu_rows.sh)\n");
     std::exit(2);
@@ -33,7 +35,7 @@ int main(int argc, char **argv)
 {
     double max_seq_cells = 2e7;
     bool do_resident = true, do_host = true, do_plans = false, do_fast = false, do_graph = false, do_ncu = false,
-         do_xsweep = false;
+         do_xsweep = false, do_fsweep = false;
     const char *csv_path = nullptr, *commit = "-";
     std::vector<grid3> grids;
     int only_type = -1;
@@ -56,6 +58,8 @@ int main(int argc, char **argv)
             do_graph = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--xsweep"))
             do_xsweep = true, do_resident = do_host = false;
+        else if (!std::strcmp(argv[i], "--fsweep"))
+            do_fsweep = true, do_resident = do_host = false;
         else if (!std::strcmp(argv[i], "--ncu"))
             do_ncu = true, do_resident = do_host = false;
         else if (!std::strncmp(argv[i], "--passes=", 9) && std::atoi(argv[i] + 9) > 0)
@@ -75,6 +79,8 @@ int main(int argc, char **argv)
         grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}, {560, 560, 56}, {140, 140, 56}};
     if (grids.empty() && do_xsweep)
         grids = {{1024, 1024, 128}};
+    if (grids.empty() && do_fsweep)
+        grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}, {140, 140, 56}};
     if (grids.empty() && do_ncu)
         grids = {{1024, 1024, 128}, {512, 512, 512}, {2048, 2048, 32}};
     if (grids.empty() && do_graph)
@@ -131,7 +137,7 @@ int main(int argc, char **argv)
     }
     if (do_ncu)
         for_each_case(grids, only_type, [&](const grid3 &G, int combo) { ncu_rows(gpu, G, combo); });
-    if (do_fast || do_graph || do_xsweep) {
+    if (do_fast || do_graph || do_xsweep || do_fsweep) {
         if (csv_path && !(g_csv = std::fopen(csv_path, "w"))) {
             std::fprintf(stderr, "tridi_bench_gpu: cannot write %s\n", csv_path);
             return 2;
@@ -152,6 +158,17 @@ int main(int argc, char **argv)
         std::printf("| grid | type | axis | stages | L2 hint B | smem B | blocks/SM est | us | %% copy |\n"
                     "|---|---|---|---|---|---|---|---|---|\n");
         for_each_case(grids, only_type, [&](const grid3 &G, int combo) { xsweep_rows(gpu, G, B, combo); });
+        if (g_csv && !do_fast && !do_graph)
+            std::fclose(g_csv);
+    }
+    if (do_fsweep) {
+        std::printf("FAST kernels' shapes (bare kernel into x, median of its launches): plain = one block a line "
+                    "(chunks of L, lines a block), cluster = strided lines split over a cluster of blocks (decision "
+                    "057), L2 = 128-byte L2 fetches; %% = floor traffic at the device copy bandwidth; bad = cells "
+                    "off the planner's answers by more than 1e-3 (f32) / 1e-9 (f64) relative\n");
+        std::printf("| grid | type | axis | kernel | L | lines | threads | cluster | L2 | us | %% copy | bad |\n"
+                    "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+        for_each_case(grids, only_type, [&](const grid3 &G, int combo) { fsweep_rows(gpu, G, B, combo); });
         if (g_csv && !do_fast && !do_graph)
             std::fclose(g_csv);
     }

@@ -291,9 +291,10 @@ void csv_row(const grid3 &G, const char *type, char axis, const char *metric, do
                     const char *unit);
 
 // Seconds of the planner's kernel for a LINES solve of the box into x in place (FAST or MOHID arithmetic),
-// launched bare; *kern names it; tweak, where given, changes the plan before the launches (--xsweep).
+// launched bare; *kern names it; tweak, where given, changes the plan before the launches (--xsweep,
+// --fsweep; a plan it leaves with no blocks is not timed: 0 is returned).
 double time_kernel(const tridi_grid &g, int axis, const tridi_arrays &arr, bool fast, double *scratch, int reps,
-                   const char **kern, const std::function<void(tk_plan &)> &tweak = {});
+                   const char **kern, const std::function<void(tk_plan &, const tk_args &)> &tweak = {});
 
 // The tables, one file each.
 void resident(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw &B, int combo);
@@ -305,5 +306,6 @@ void fast_rows(tridi_context ctx, cusparseHandle_t sp, const grid3 &G, const bw 
 void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo);
 void ncu_rows(tridi_context ctx, const grid3 &G, int combo);
 void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo);
+void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo);
 
 #endif

@@ -1,27 +1,18 @@
 // FAST kernels (TRIDI_ARITH_FAST on all-float or all-double arrays): every line partitioned over P threads
-// (cuda/kernels/fast_core.cuh), arithmetic in the arrays' own precision. See docs/decisions/021-022.
-//
-// A block is a tile of `lines` neighbouring lines times P chunk threads. Each thread loads its chunk (at most
-// L unknowns of the four inputs) into registers with every load issued at once, eliminates it there, writes
-// its two reduced rows to shared memory; the block solves the reduced systems by cyclic reduction, and each
-// thread writes its chunk's answers. Traffic is the floor (read four inputs, write x once): nothing spills to
-// global memory, whatever the length of the line.
-//  - y/z lines (neighbouring lines neighbouring in memory, FP_STRIDED): thread = chunk-major, lane = line, so
-//    each warp load reads runs of `lines` consecutive cells (at least a 32-byte sector).
-//  - x lines (unknowns contiguous, FP_CONTIG): the P threads of a line are neighbours, and their chunks are
-//    neighbouring runs of one line (a warp load touches a line's 32 chunks, whose sectors the next loads
-//    reuse in L1: faster than staging the lines through shared memory, decision 021).
-// The planner (cuda/planner.cu, fp_make_plan) chooses the chunk length, the tile and the mode.
-// Failures (ON_ERROR_LINES and _CALL alike): a line flagged by the partitioned solve (a pivot that is not a
-// normal number, a value that is not finite) is solved again, in the same kernel, with MOHID's recurrence
-// (src/thomas_core.h, as the diagnosis tk_locate does); only a line that fails there too is a failing line
-// (its answers not written, its index to a.err and a.nfail as tk_line reports it). So a line fails under
-// FAST only where MOHID's recurrence fails, with MOHID's report (docs/decisions/022).
+// (fast_core.cuh), each loading its chunk into registers at once and eliminating it there, the chunks joined
+// by cyclic reduction in shared memory; traffic is the floor whatever the length (decision 021). y/z lines
+// (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
+// threads, read through L1; long float y/z lines split over a cluster of blocks (fp_line_cl, decision 057).
+// The planner (cuda/planner.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
+// normal number, a value not finite) is solved again in the same kernel with MOHID's recurrence
+// (src/thomas_core.h); only a line that fails there too fails, reported as tk_line reports it (decision 022).
 #ifndef TRIDI_FAST_LINES_CUH
 #define TRIDI_FAST_LINES_CUH
 
 #include "common.cuh"
 #include "fast_core.cuh"
+
+#include <cooperative_groups.h>
 #include "thomas_core.h" // MOHID's recurrence and its checks, for the fallback
 
 
@@ -261,7 +252,28 @@ __device__ int fp_careful_line(int64_t n, double2 *wg, Row row, Put put, int64_t
 }
 
 // The rows of a solve's arrays (tk_args) for one thread's line.
-template <class T, int L>
+// A load of one value of a strided line; WIDE: L2 fetches the whole 128-byte line on a miss, so that the
+// neighbouring lines' blocks find their cells in L2 (decision 057).
+template <bool WIDE>
+__device__ __forceinline__ float fp_ld(const float *p)
+{
+    if constexpr (!WIDE)
+        return __ldg(p);
+    float v;
+    asm("ld.global.nc.L2::128B.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
+}
+template <bool WIDE>
+__device__ __forceinline__ double fp_ld(const double *p)
+{
+    if constexpr (!WIDE)
+        return __ldg(p);
+    double v;
+    asm("ld.global.nc.L2::128B.f64 %0, [%1];" : "=d"(v) : "l"(p));
+    return v;
+}
+
+template <class T, int L, bool WIDE = false>
 struct fp_array_rows {
     const T *D, *E, *F, *R;
     T *X;
@@ -276,10 +288,10 @@ FP_UNROLL
         for (int k = 0; k < L; ++k) {
             const int m = s0 + k, o = m * si;
             const bool in = k < len;
-            bv[k] = in ? __ldg(E + o) : T(1);
-            dv[k] = in ? __ldg(R + o) : T(0);
-            av[k] = in && m > 0 ? __ldg(D + o) : T(0);
-            cv[k] = in && m < n - 1 ? __ldg(F + o) : T(0);
+            bv[k] = in ? fp_ld<WIDE>(E + o) : T(1);
+            dv[k] = in ? fp_ld<WIDE>(R + o) : T(0);
+            av[k] = in && m > 0 ? fp_ld<WIDE>(D + o) : T(0);
+            cv[k] = in && m < n - 1 ? fp_ld<WIDE>(F + o) : T(0);
         }
     }
     __device__ void store(int s0, int len, const T (&xv)[L]) const
@@ -322,6 +334,120 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     fp_array_rows<T, L> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
     fp_block<T, L, MODE>(geo, (int)a.n, nl, fp_dyn, src);
+    tk_finish(a);
+}
+
+// ---- y/z lines split over a cluster of blocks (decision 057) ---------------------------------------------
+// A long strided line has so many chunks that one block holds only a few lines, one block an SM. A cluster
+// of C blocks takes `lines` lines and cuts each line's P chunks into C runs of P / C, one per block (smaller
+// blocks, more of them an SM, wider runs); the reduced systems are joined over the cluster's shared memory.
+// Thread (t, q): line t = tid % lines, chunk q = rank * P / C + tid / lines. Shared memory of a block: two
+// words a line (its chunks' flags, the line's), then the area: two buffers of the reduced rows
+// (3 * 2 * P / C * lines values of T each), or the fallback's W/G.
+__host__ __device__ inline size_t fp_cl_flag_bytes(const fp_geom &g) { return ((size_t)2 * g.lines * sizeof(int) + 15) / 16 * 16; }
+template <class T>
+inline size_t fp_cl_smem_bytes(int64_t n, const fp_geom &g, int C)
+{
+    const size_t red = (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    return fp_cl_flag_bytes(g) + (red > wg ? red : wg);
+}
+
+// fp_join over the cluster: line t's reduced rows 2q, 2q + 1 (q its chunk over the whole line); row i lives
+// in block (i / 2) / Pb at (i & 1) * NTb + ((i / 2) % Pb) * lines + t. Each step writes its rows to one of
+// two buffers in turn, so one cluster barrier a step suffices (a buffer is written again only after every
+// block has passed the barrier that follows its last reads).
+template <class T>
+__device__ __forceinline__ bool fp_join_cl(cooperative_groups::cluster_group &cl, const fp_geom &geo, int Pb, int t,
+                                           int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
+{
+    const int TL = geo.lines, R2 = 2 * geo.P, NTb = Pb * TL, NB = 6 * NTb;
+    const int own = (q % Pb) * TL + t;
+    auto get = [&](T *buf, int i) {
+        if (i < 0 || i >= R2)
+            return fp_row<T>{T(0), T(0), T(0)};
+        const int c = i >> 1;
+        const T *b = cl.map_shared_rank(buf, (unsigned)(c / Pb));
+        const int o = (i & 1) * NTb + (c % Pb) * TL + t;
+        return fp_row<T>{b[o], b[o + 2 * NTb], b[o + 4 * NTb]};
+    };
+    bool ok = true;
+    int lv = 0;
+    for (int s = 1; s < R2; s <<= 1, ++lv) {
+        T *buf = (T *)area + (lv & 1) * NB;
+        buf[own] = ru.a, buf[own + 2 * NTb] = ru.c, buf[own + 4 * NTb] = ru.d;
+        buf[NTb + own] = rv.a, buf[3 * NTb + own] = rv.c, buf[5 * NTb + own] = rv.d;
+        cl.sync();
+        const int i0 = 2 * q, i1 = 2 * q + 1;
+        const fp_row<T> lo0 = get(buf, i0 - s), hi0 = get(buf, i0 + s), lo1 = get(buf, i1 - s), hi1 = get(buf, i1 + s);
+        ok &= fp_reduce(ru, lo0, hi0);
+        ok &= fp_reduce(rv, lo1, hi1);
+    }
+    return ok;
+}
+
+// fp_block for a cluster's lines (Src as for fp_block; nl: the cluster's lines). A line any of whose chunks
+// failed, in any block, goes to src.careful in the cluster's first block.
+template <class T, int L, class Src>
+__device__ __forceinline__ void fp_block_cl(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+{
+    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    const int C = (int)cl.num_blocks(), r = (int)cl.block_rank(), TL = geo.lines, Pb = geo.P / C;
+    const int t = threadIdx.x % TL, ql = threadIdx.x / TL, q = r * Pb + ql;
+    long long s0l;
+    int len;
+    fp_chunk_range(n, geo.P, q, &s0l, &len);
+    const int s0 = (int)s0l;
+    const bool active = t < nl;
+    if (!active)
+        len = 1;
+    int *lflag = (int *)smem, *lbad = lflag + TL;
+    unsigned char *area = smem + fp_cl_flag_bytes(geo);
+    if (ql == 0)
+        lflag[t] = 0;
+
+    T av[L], bv[L], cv[L], dv[L];
+    if (active) {
+        src.rows(s0, len, av, bv, cv, dv);
+    } else {
+FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            av[k] = cv[k] = dv[k] = T(0);
+            bv[k] = T(1);
+        }
+    }
+    fp_row<T> ru, rv;
+    bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
+    ok &= fp_join_cl<T>(cl, geo, Pb, t, q, area, ru, rv);
+    ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
+    if (!ok && active)
+        lflag[t] = 1;
+    cl.sync();
+    int bad = 0;
+    for (int b = 0; b < C; ++b)
+        bad |= *cl.map_shared_rank(lflag + t, (unsigned)b);
+    if (ql == 0)
+        lbad[t] = bad;
+    cl.sync(); // every block has read the others' flags and join rows: the area is free, blocks may leave
+    if (active && !bad)
+        src.store(s0, len, dv);
+    if (r == 0)
+        fp_fallback(t, ql, nl, lbad, area, src);
+}
+
+// The cluster's lines: blocks [C * c, C * c + C) take lines [lines * c, lines * c + lines).
+template <class T, int L, bool WIDE>
+__global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, const fp_geom geo)
+{
+    extern __shared__ __align__(16) unsigned char fp_dyn[];
+    const int C = (int)cooperative_groups::this_cluster().num_blocks();
+    const int t = threadIdx.x % geo.lines;
+    const int64_t li0 = (int64_t)(blockIdx.x / C) * geo.lines;
+    const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
+    const int64_t l = a.l_begin + li0 + (t < nl ? t : 0), l1 = l % a.n1, l2 = l / a.n1;
+    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
+                                  (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+    fp_block_cl<T, L>(geo, (int)a.n, nl, fp_dyn, src);
     tk_finish(a);
 }
 

@@ -7,7 +7,8 @@
  *    partitioned arithmetic really ran (some answers differ from a MOHID plan's on the same data);
  *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
  *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
- *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered;
+ *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered (lines of 40, and of
+ *    1500, which float y/z solves split over a cluster of blocks);
  *  - CUDA graphs (docs/decisions/030): a plan's solves captured on the caller's stream and replayed give the
  *    uncaptured answers bit for bit (FAST f32 and f64, MOHID mixed; short lines and lines past 2048 unknowns,
  *    whose W/G scratch the plan owns from its creation); capturing runs nothing; a NaN line in a replay is left
@@ -159,7 +160,7 @@ static void geometry(tridi_axis axis, int64_t n, int64_t n1, int64_t n2, tridi_g
 static void accuracy(tridi_dtype t, uint64_t *rng)
 {
     static const int64_t all[] = {2, 3, 5, 8, 16, 17, 56, 100, 128, 257, 513, 1000, 2048, 2049, 16384};
-    static const int64_t few[] = {2, 17, 56, 513, 2049};
+    static const int64_t few[] = {2, 17, 56, 513, 1500, 2049};
     const int64_t *lens = quick ? few : all;
     const int nlens = quick ? (int)(sizeof few / sizeof few[0]) : (int)(sizeof all / sizeof all[0]);
     const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
@@ -253,11 +254,14 @@ static void failures(tridi_dtype t, uint64_t *rng)
 {
     const char *tn = t == TRIDI_FLOAT32 ? "f32" : "f64";
     for (int ax = 0; ax < 3; ++ax)
-        for (int variant = 0; variant < 4; ++variant) {
+        for (int variant = 0; variant < 8; ++variant) {
             const tridi_axis axis = (tridi_axis)ax;
             const tridi_on_error oe = variant & 1 ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
             const tridi_verdict vd = variant & 2 ? TRIDI_VERDICT_DEFERRED : TRIDI_VERDICT_SYNC;
-            const int64_t n = 40, bad = 45, fixable = 7, mbad = 23;
+            /* variant & 4: lines of 1500, which float y/z solves split over a cluster of blocks (decision 057): the
+             * NaN in the line's last block, the zero pivot at the first chunk's second unknown */
+            const int64_t n = variant & 4 ? 1500 : 40, bad = 45, fixable = 7, mbad = variant & 4 ? 1400 : 23;
+            const int64_t mfix = variant & 4 ? 1 : 9;
             tridi_grid g;
             int64_t lo[3], hi[3];
             geometry(axis, n, 37, 3, &g, lo, hi);
@@ -268,8 +272,8 @@ static void failures(tridi_dtype t, uint64_t *rng)
             fill(&s, lo, hi, axis, 0, rng);
             int64_t c[3], cbad[3];
             tu_set((void *)s.a.diag, t, tu_line_cell(&g, lo, hi, axis, bad, mbad, cbad), NAN);
-            /* chunks of 8 over 40 unknowns: 5 chunks, the second from unknown 8 */
-            const int64_t i9 = tu_line_cell(&g, lo, hi, axis, fixable, 9, c);
+            /* lines of 40: chunks of 8, unknown 9 the second chunk's second; of 1500: the first chunk's second */
+            const int64_t i9 = tu_line_cell(&g, lo, hi, axis, fixable, mfix, c);
             tu_set((void *)s.a.diag, t, i9, 0.0);
             tu_set((void *)s.a.lower, t, i9, 0.7);
             tu_set((void *)s.a.upper, t, i9, 0.6);
@@ -277,8 +281,9 @@ static void failures(tridi_dtype t, uint64_t *rng)
                 exit(1);
             const tridi_arrays da = tu_dev_arrays(&s, &dev);
             char what[160];
-            snprintf(what, sizeof what, "FAST %s, axis %c, %s, %s: a NaN line", tn, "xyz"[ax],
-                     oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED");
+            snprintf(what, sizeof what, "FAST %s, axis %c, %s, %s: a NaN line of %lld", tn, "xyz"[ax],
+                     oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED",
+                     (long long)n);
             tridi_plan plan = make_plan(&s, axis, lo, hi, TRIDI_ARITH_FAST, oe, vd);
             poison(&s, &dev, rng);
             tridi_status st = tridi_plan_solve(plan, &da);
@@ -322,8 +327,9 @@ static void failures(tridi_dtype t, uint64_t *rng)
             const tridi_arrays db = tu_dev_arrays(&s, &dev);
             plan = make_plan(&s, axis, lo, hi, TRIDI_ARITH_FAST, oe, vd);
             poison(&s, &dev, rng);
-            snprintf(w2, sizeof w2, "FAST %s, axis %c, %s, %s: a line only the partition cannot pivot", tn, "xyz"[ax],
-                     oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED");
+            snprintf(w2, sizeof w2, "FAST %s, axis %c, %s, %s: a line of %lld only the partition cannot pivot", tn,
+                     "xyz"[ax], oe == TRIDI_ON_ERROR_CALL ? "CALL" : "LINES", vd == TRIDI_VERDICT_SYNC ? "SYNC" : "DEFERRED",
+                     (long long)n);
             st = tridi_plan_solve(plan, &db);
             if (st == TRIDI_SUCCESS)
                 st = tridi_plan_status(plan);
