@@ -149,6 +149,24 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_flag4(uint64_t acc, double a, double b, doub
 }
 TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 
+/* The forward sweeps' bound on the back substitution (BOUNDED_WRITE, docs/decisions/059): the sign bits of
+ * |w| - 1 and |g| - glim, AND-ed, stay set while every |W| < 1 and every |G| < glim (NaN clears them). */
+TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, double glim)
+{
+    return acc & tridi_cpu_bits(fabs(w) - 1.0) & tridi_cpu_bits(fabs(g) - glim);
+}
+
+/* The largest |G| that the bound allows for lines of n unknowns and x in float (x_float) or double: with
+ * every |W| <= 1 each answer is at most the one below plus max|G|, a few roundings each, so n * max|G|
+ * well inside x's range bounds every answer (docs/decisions/059). 0 (never bounded) past 2^20 unknowns,
+ * where the roundings' growth is no longer covered by the margin. */
+double tridi_cpu_bound_glim(int64_t n, int x_float)
+{
+    if (n > (INT64_C(1) << 20))
+        return 0.0;
+    return (x_float ? (double)FLT_MAX : DBL_MAX) / (4.0 * (double)(n + 1));
+}
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
  * are prefetched. FORM (src/thomas_core.h): DIV, NEWTYPE (float upper values only) or RCP, a constant of
@@ -156,9 +174,10 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 #define DEFINE_FORWARD(NAME, TL, TD, TU, TR, FORM)                                                             \
     TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,      \
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
-                                        int prefetch, double *restrict W, double *restrict G)                  \
+                                        int prefetch, double glim, double *restrict W, double *restrict G,     \
+                                        int *bounded)                                                          \
     {                                                                                                          \
-        uint64_t bad = 0;                                                                                      \
+        uint64_t bad = 0, below = ~UINT64_C(0);                                                                \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
             const double e = (double)E[l * ls];                                                                \
             double w, g;                                                                                       \
@@ -166,6 +185,7 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
             bad = tridi_cpu_flag_first(bad, e, w, g);                                                          \
+            below = tridi_cpu_below(below, w, g, glim);                                                        \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -190,6 +210,7 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
                     bad = tridi_cpu_flag_step(bad, d, den, w, g, 0);                                           \
+                    below = tridi_cpu_below(below, w, g, glim);                                                \
                 }                                                                                              \
             } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
@@ -199,9 +220,11 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
                                      &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
                     bad = tridi_cpu_flag_step(bad, d, den, w, g, 1);                                           \
+                    below = tridi_cpu_below(below, 0.0, g, glim);                                              \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
+        *bounded = (int)(below >> 63);                                                                         \
         return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
     }
 
@@ -225,16 +248,16 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 #define DEFINE_BACKWARD(NAME, TX)                                                                              \
     TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int NAME(const double *restrict W, const double *restrict G,    \
                                         TX *restrict x, int64_t n, int64_t Lb, int64_t xs, char *log,         \
-                                        int64_t lp, int stream)                                               \
+                                        int64_t lp, int stream, int prefetch)                                 \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
             TX *xm = x + m * xs;                                                                               \
             TX *restrict sv = NULL; /* the row's own save, filled in the loops below */                        \
             const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                   \
+            if (prefetch && m >= TRIDI_CPU_PREFETCH_YZ)                                                        \
+                prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                        \
             if (log) {                                                                                         \
-                if (m >= TRIDI_CPU_PREFETCH_YZ)                                                                \
-                    prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                    \
                 if (stream)                                                                                    \
                     stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                    \
                 else                                                                                           \
@@ -284,10 +307,11 @@ DEFINE_FORWARD(forward_t_rcp, double, double, double, double, TRIDI_FORM_RCP)
 
 /* One forward sweep of the y/z (or transposed x) kernels in p's types and arithmetic. */
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
-                         const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double *W,
-                         double *G)
+                         const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double glim,
+                         double *W, double *G, int *bounded)
 {
-#define TRIDI_FWD(K, TL, TD) K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, W, G)
+#define TRIDI_FWD(K, TL, TD)                                                                                   \
+    K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, glim, W, G, bounded)
     if (t) /* transposed copies, all double */
         return mode == TRIDI_FORM_RCP       ? TRIDI_FWD(forward_t_rcp, double, double)
                : mode == TRIDI_FORM_NEWTYPE ? TRIDI_FWD(forward_t_new, double, double)
@@ -310,15 +334,15 @@ DEFINE_BACKWARD(backward_f64, double)
 /* The clones stay static (their ifunc resolvers would be exported whatever the visibility); the other
  * files call them through these. */
 int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                           int64_t lp, int stream)
+                           int64_t lp, int stream, int prefetch)
 {
-    return backward_f32(W, G, x, n, Lb, xs, log, lp, stream);
+    return backward_f32(W, G, x, n, Lb, xs, log, lp, stream, prefetch);
 }
 
 int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs,
-                           char *log, int64_t lp, int stream)
+                           char *log, int64_t lp, int stream, int prefetch)
 {
-    return backward_f64(W, G, x, n, Lb, xs, log, lp, stream);
+    return backward_f64(W, G, x, n, Lb, xs, log, lp, stream, prefetch);
 }
 
 /* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence with W, G and every operation in float,
