@@ -15,7 +15,7 @@ module tridi_mohid_core
 
     public :: ctx, ready, ensure_ready, tridi_mohid_init, tridi_mohid_finalize, tridi_mohid_context
     public :: pass_on, prefixed, itoa, range_text, sweep_box, check_arrays, check_layout, no_memory, record_at
-    public :: registered, nregistered, remember, forget, registered_index
+    public :: registered, nregistered, remember, forget, registered_index, shares_page
     public :: TRIDI_MOHID_CHECKED, TRIDI_MOHID_ORIGINAL, TRIDI_MOHID_NEWTYPE, pick_variant, arith_of
     public :: RULE_ORIGINAL, RULE_ZERO, RULE_STALE, RULE_STOP
     public :: ROUTINE_3D, ROUTINE_Z, ROUTINE_2D, stats_begin, stats_end
@@ -39,7 +39,12 @@ module tridi_mohid_core
     ! First elements of the arrays registered through the adapter: an array shared by several sets
     ! (MOHID's COEF3 diagonals serve every sweep) is registered once.
     type(c_ptr), allocatable, save :: registered(:)
+    integer(int64), allocatable, save :: registered_bytes(:)
     integer, save :: nregistered = 0
+    ! CUDA page-locks whole pages and cannot move a range that is only partly page-locked: an array that
+    ! shares a page with one already registered is left unregistered (its solves stage it). 4 KiB: the
+    ! base page of x86-64 Linux, where the CUDA backend runs.
+    integer(int64), parameter :: lock_page = 4096
 
     ! The adapter's plans: a model calls the same few sweeps every time step, so each (grid bounds, box,
     ! axis, kind set, arithmetic) it solves gets a plan, validated once and reused; when all max_plans are
@@ -380,24 +385,54 @@ contains
         end do
     end function
 
-    subroutine remember(p)
+    subroutine remember(p, bytes)
         type(c_ptr), intent(in) :: p
+        integer(int64), intent(in) :: bytes
         type(c_ptr), allocatable :: grown(:)
-        if (.not. allocated(registered)) allocate (registered(16))
+        integer(int64), allocatable :: grown_bytes(:)
+        if (.not. allocated(registered)) allocate (registered(16), registered_bytes(16))
         if (nregistered == size(registered)) then
-            allocate (grown(2 * size(registered)))
+            allocate (grown(2 * size(registered)), grown_bytes(2 * size(registered)))
             grown(1:nregistered) = registered(1:nregistered)
+            grown_bytes(1:nregistered) = registered_bytes(1:nregistered)
             call move_alloc(grown, registered)
+            call move_alloc(grown_bytes, registered_bytes)
         end if
         nregistered = nregistered + 1
         registered(nregistered) = p
+        registered_bytes(nregistered) = bytes
     end subroutine
 
     subroutine forget(idx)
         integer, intent(in) :: idx
         registered(idx:nregistered - 1) = registered(idx + 1:nregistered)
+        registered_bytes(idx:nregistered - 1) = registered_bytes(idx + 1:nregistered)
         nregistered = nregistered - 1
     end subroutine
+
+    ! Whether the bytes at p share a page (lock_page) with an array the adapter registered: heap arrays
+    ! allocated one after the other usually do, and CUDA refuses a copy of a range only partly locked.
+    logical function shares_page(p, bytes)
+        type(c_ptr), intent(in) :: p
+        integer(int64), intent(in) :: bytes
+        integer(int64) :: first, last, rfirst, rlast
+        integer(c_intptr_t) :: a
+        integer :: i
+        shares_page = .false.
+        if (bytes <= 0) return
+        a = transfer(p, a)
+        first = int(a, int64) / lock_page
+        last = (int(a, int64) + bytes - 1) / lock_page
+        do i = 1, nregistered
+            a = transfer(registered(i), a)
+            rfirst = int(a, int64) / lock_page
+            rlast = (int(a, int64) + registered_bytes(i) - 1) / lock_page
+            if (first <= rlast .and. rfirst <= last) then
+                shares_page = .true.
+                return
+            end if
+        end do
+    end function
 
     ! ---- the adapter's plans ----
 

@@ -167,15 +167,17 @@ void tridi_cpu_place(cpu_layout *y, char *scratch);
 int tridi_cpu_x_avx512_usable(const tridi_tuning *tuning);
 int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double *G, tridi_thomas_fail *out);
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
-                  const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double *W, double *G);
+                  const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double glim, double *W,
+                  double *G, int *bounded);
+double tridi_cpu_bound_glim(int64_t n, int x_float);
 int tridi_cpu_forward_fast(const float *D, const float *E, const float *F, const float *R, int64_t n, int64_t Lb,
                  int64_t s, float *W, float *G);
 int tridi_cpu_backward_fast(const float *W, const float *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
                   int64_t lp, int stream);
 int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                 int64_t lp, int stream);
+                 int64_t lp, int stream, int prefetch);
 int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                 int64_t lp, int stream);
+                 int64_t lp, int stream, int prefetch);
 void tridi_cpu_transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t n, int64_t Lb, double *dst);
 #ifdef TRIDI_HAVE_AVX512_X
 int tridi_cpu_xforward16(const xrows *xr, tridi_combo combo, int mode, char *x, int64_t n, double *W, double *G,

@@ -8,22 +8,17 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The kernels' arithmetic (docs/decisions/040): the block kernels come in three forms, picked per call
- * (kernel_arith): MOHID's two divisions per unknown (TRIDI_ARITH_MOHID), the same with MOHID's NewType pivot rounded to
- * float (TRIDI_ARITH_MOHID_NEWTYPE on float upper values), and one reciprocal per pivot (TRIDI_ARITH_FAST).
- * No form fuses a multiply-add: the library is compiled with -ffp-contract=off, so every ISA of the
- * target clones, the AVX-512 x kernel and the careful path round alike, as MOHID's gfortran build does.
- * The fast path checks only that every value stayed finite. A block it flags goes to the careful path:
- * each of its lines re-solved alone (solve_line, in MOHID's arithmetic for every form but FAST's, where it
- * divides too), which settles whether the line really fails and where. A subnormal pivot (1e-310) makes
- * FAST's 1/den overflow where -f/den and g/den are finite; such blocks are solved there, slower but right. */
+/* The kernels' arithmetic (docs/decisions/040): three forms, picked per call (kernel_arith): MOHID's two
+ * divisions per unknown, the same with MOHID's NewType pivot rounded to float (float upper values), one
+ * reciprocal per pivot (FAST). None fuses a multiply-add (-ffp-contract=off): every ISA clone, the AVX-512
+ * x kernel and the careful path round alike. The fast path checks only that every value stayed finite; a
+ * block it flags goes to the careful path, each line re-solved alone (solve_line, dividing in every form),
+ * which settles whether and where it fails (FAST's 1/den overflows for a subnormal pivot, 1e-310, where
+ * -f/den and g/den are finite). */
 
-/* One line by itself, in MOHID's arithmetic: two divisions per unknown (no reciprocal), W and G in
- * double (tridi_thomas_forward_newtype; pivot_f32: the NewType pivot in float). This is the careful path that every block the vector kernels flag goes
- * through: a reciprocal 1/den overflows for a subnormal pivot (den = 1e-310) where -f/den and g/den are
- * finite, so a flag from the vector kernels is only a suspicion, settled here line by line. Stores w and
- * g at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite input,
- * zero pivot, overflow) with *out naming the unknown and why, else 0. */
+/* One line alone in MOHID's arithmetic (pivot_f32: the NewType pivot in float), the careful path: w, g
+ * stored at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite
+ * input, zero pivot, overflow) with *out naming the unknown and why, else 0. */
 #define DEFINE_LINE_FORWARD(NAME, TL, TD, TU, TR)                                                              \
     static int NAME(const TL *D, const TD *E, const TU *F, const TR *R, int64_t n, int64_t s, int pivot_f32,   \
                     double *W, double *G, tridi_thomas_fail *out)                                              \
@@ -149,6 +144,12 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_flag4(uint64_t acc, double a, double b, doub
 }
 TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 
+/* BOUNDED_WRITE (docs/decisions/059): sign bits of |w| - 1, |g| - glim, AND-ed: set while all are < 0. */
+TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, double glim)
+{
+    return acc & tridi_cpu_bits(fabs(w) - 1.0) & tridi_cpu_bits(fabs(g) - glim);
+}
+
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
  * are prefetched. FORM (src/thomas_core.h): DIV, NEWTYPE (float upper values only) or RCP, a constant of
@@ -156,9 +157,10 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 #define DEFINE_FORWARD(NAME, TL, TD, TU, TR, FORM)                                                             \
     TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,      \
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
-                                        int prefetch, double *restrict W, double *restrict G)                  \
+                                        int prefetch, double glim, double *restrict W, double *restrict G,     \
+                                        int *bounded)                                                          \
     {                                                                                                          \
-        uint64_t bad = 0;                                                                                      \
+        uint64_t bad = 0, below = ~UINT64_C(0);                                                                \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
             const double e = (double)E[l * ls];                                                                \
             double w, g;                                                                                       \
@@ -166,6 +168,7 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
             bad = tridi_cpu_flag_first(bad, e, w, g);                                                          \
+            below = tridi_cpu_below(below, w, g, glim);                                                        \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -190,6 +193,7 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
                     bad = tridi_cpu_flag_step(bad, d, den, w, g, 0);                                           \
+                    below = tridi_cpu_below(below, w, g, glim);                                                \
                 }                                                                                              \
             } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
@@ -199,24 +203,21 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
                                      &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
                     bad = tridi_cpu_flag_step(bad, d, den, w, g, 1);                                           \
+                    below = tridi_cpu_below(below, 0.0, g, glim);                                              \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
+        *bounded = (int)(below >> 63);                                                                         \
         return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
     }
 
-/* Back substitution of Lb lines from the forward sweep's W and G: answer (m, l) goes to x[m*xs + l],
- * rounded to TX before it feeds unknown m-1 (as a Fortran real(4) ANSWER would be), which reads it back
- * from the x row just written (in L1). Storing it into W instead cost 8 B/cell more to the W/G buffer,
- * which lives in L3 for long y lines (4.8 MiB per block on 560x560x56). With a log (y/z blocks), each x row
- * goes to the undo log (row m at log + m * lp bytes) just before it is overwritten: the row is then in L1
- * for the answers that follow, where a separate pass over the block's x ahead of the sweep left it to be
- * fetched again from L3 behind W and G. The call's undo log is written with non-temporal stores (stream:
- * read back only after a failure); a thread's own block save (ON_ERROR_LINES) in the answers' own loop,
- * each old value stored as it is replaced: a memcpy call per row of a short block (MOHID's columns) cost
- * about as much as the answers themselves (docs/decisions/054). Returns nonzero if an answer is not
- * finite in its type. */
-/* GCC would split the save out of the answers' loop into a memcpy call per row again. */
+/* Back substitution of Lb lines from W and G: answer (m, l) goes to x[m*xs + l], rounded to TX before it
+ * feeds unknown m-1 (as a Fortran real(4) ANSWER would be), read back from the x row just written (in L1;
+ * W instead cost 8 B/cell more in L3 for long y lines). With a log (y/z), each x row goes to it just before
+ * it is overwritten (row m at log + m * lp), while in L1: the call's undo log streamed, or a thread's own
+ * block save (LINES) in the answers' own loop (a memcpy per row of a short block cost as much as the
+ * answers, docs/decisions/054). prefetch: x rows a few ahead. Returns nonzero if an answer is not finite in
+ * its type. GCC would split the save out of the answers' loop into a memcpy call per row again: */
 #if defined(__GNUC__) && !defined(__clang__)
 #define TRIDI_NO_MEMCPY_SPLIT __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #else
@@ -225,16 +226,16 @@ TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
 #define DEFINE_BACKWARD(NAME, TX)                                                                              \
     TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int NAME(const double *restrict W, const double *restrict G,    \
                                         TX *restrict x, int64_t n, int64_t Lb, int64_t xs, char *log,         \
-                                        int64_t lp, int stream)                                               \
+                                        int64_t lp, int stream, int prefetch)                                 \
     {                                                                                                          \
         int bad = 0;                                                                                           \
         for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
             TX *xm = x + m * xs;                                                                               \
             TX *restrict sv = NULL; /* the row's own save, filled in the loops below */                        \
             const double *Wm = W + m * Lb, *Gm = G + m * Lb;                                                   \
+            if (prefetch && m >= TRIDI_CPU_PREFETCH_YZ)                                                        \
+                prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                        \
             if (log) {                                                                                         \
-                if (m >= TRIDI_CPU_PREFETCH_YZ)                                                                \
-                    prefetch_run(xm - TRIDI_CPU_PREFETCH_YZ * xs, (size_t)Lb * sizeof(TX));                    \
                 if (stream)                                                                                    \
                     stream_copy(log + m * lp, xm, (size_t)Lb * sizeof(TX));                                    \
                 else                                                                                           \
@@ -284,10 +285,11 @@ DEFINE_FORWARD(forward_t_rcp, double, double, double, double, TRIDI_FORM_RCP)
 
 /* One forward sweep of the y/z (or transposed x) kernels in p's types and arithmetic. */
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
-                         const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double *W,
-                         double *G)
+                         const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double glim,
+                         double *W, double *G, int *bounded)
 {
-#define TRIDI_FWD(K, TL, TD) K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, W, G)
+#define TRIDI_FWD(K, TL, TD)                                                                                   \
+    K((const TL *)D, (const TD *)E, (const TL *)F, (const TL *)R, n, Lb, s, ls, prefetch, glim, W, G, bounded)
     if (t) /* transposed copies, all double */
         return mode == TRIDI_FORM_RCP       ? TRIDI_FWD(forward_t_rcp, double, double)
                : mode == TRIDI_FORM_NEWTYPE ? TRIDI_FWD(forward_t_new, double, double)
@@ -307,27 +309,25 @@ int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void 
 DEFINE_BACKWARD(backward_f32, float)
 DEFINE_BACKWARD(backward_f64, double)
 
-/* The clones stay static (their ifunc resolvers would be exported whatever the visibility); the other
- * files call them through these. */
+/* The clones stay static (their ifunc resolvers would be exported otherwise); other files call these. */
 int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                           int64_t lp, int stream)
+                           int64_t lp, int stream, int prefetch)
 {
-    return backward_f32(W, G, x, n, Lb, xs, log, lp, stream);
+    return backward_f32(W, G, x, n, Lb, xs, log, lp, stream, prefetch);
 }
 
 int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs,
-                           char *log, int64_t lp, int stream)
+                           char *log, int64_t lp, int stream, int prefetch)
 {
-    return backward_f64(W, G, x, n, Lb, xs, log, lp, stream);
+    return backward_f64(W, G, x, n, Lb, xs, log, lp, stream, prefetch);
 }
 
-/* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence with W, G and every operation in float,
- * twice the lanes per vector of the double kernels (16 per AVX-512 register) and half the W/G bytes.
- * Accuracy (tests/c/test_fast_arith.c): on row diagonally dominant lines the answers satisfy
- * |x - x*| <= 32 u cond(A, x*) |x*| in the max norm, u = 2^-24, cond(A, x) = || |A^-1| |A| |x| || / ||x||
- * (the Thomas recurrence's backward error on such lines is a small multiple of u |A|, Higham, Accuracy and
- * Stability of Numerical Algorithms, 2nd ed., section 9.5; the reciprocal and the final rounding add a few
- * u more). A flagged block takes the careful path, in MOHID's arithmetic, as every other block does. */
+/* TRIDI_ARITH_FAST on all-float y/z blocks: the same recurrence in float, twice the lanes of the double
+ * kernels and half the W/G bytes. Accuracy (tests/c/test_fast_arith.c): on row diagonally dominant lines
+ * |x - x*| <= 32 u cond(A, x*) |x*| (max norm, u = 2^-24, cond(A, x) = || |A^-1| |A| |x| || / ||x||): the
+ * recurrence's backward error there is a small multiple of u |A| (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., 9.5), the reciprocal and the rounding add a few u. Flagged blocks take the
+ * careful path. */
 TRIDI_VECTOR_CLONES static int forward_fast(const float *restrict D, const float *restrict E, const float *restrict F,
                                             const float *restrict R, int64_t n, int64_t Lb, int64_t s,
                                             float *restrict W, float *restrict G)

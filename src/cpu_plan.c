@@ -2,6 +2,7 @@
  * threads a call pays for, the undo log's places, and the one scratch allocation holding them. */
 #include "cpu_internal.h"
 
+#include <float.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -195,4 +196,15 @@ void tridi_cpu_place(cpu_layout *y, char *scratch)
     y->c.first = (int64_t *)(y->c.blocks + y->c.nblocks);
     y->c.taken = y->c.first + y->c.nthreads + 1;
     y->written = (unsigned char *)(y->c.taken + (size_t)y->c.nthreads * TRIDI_CPU_TAKEN_PAD);
+}
+
+/* The largest |G| that BOUNDED_WRITE allows for lines of n unknowns and x in float (x_float) or double:
+ * with every |W| <= 1 each answer is at most the one below plus max|G|, a few roundings each, so n *
+ * max|G| well inside x's range bounds every answer (docs/decisions/059). 0 (never bounded) past 2^20
+ * unknowns, where the roundings' growth is no longer covered by the margin. */
+double tridi_cpu_bound_glim(int64_t n, int x_float)
+{
+    if (n > (INT64_C(1) << 20))
+        return 0.0;
+    return (x_float ? (double)FLT_MAX : DBL_MAX) / (4.0 * (double)(n + 1));
 }

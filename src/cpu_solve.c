@@ -65,6 +65,31 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
     return nfailed;
 }
 
+/* Small y/z blocks (MOHID's columns: 50 lines of 23 unknowns) start on rows that the kernels' prefetch,
+ * a few rows ahead within a block, never reaches: the top rows of this block's x, which the back
+ * substitution writes first, and the first rows of the next block's inputs. Fetched here, into L2, they
+ * arrive while this block's forward sweep runs (docs/decisions/059). */
+#define TRIDI_CPU_SHORT_BLOCK 8192
+static void prefetch_block_starts(const tridi_problem *p, const cpu_plan *c, int64_t b, int64_t off, int64_t s,
+                                  int64_t Lb)
+{
+    const tridi_arrays *a = &p->arrays;
+    const int64_t n = p->n, pf = n < TRIDI_CPU_PREFETCH_YZ ? n : TRIDI_CPU_PREFETCH_YZ;
+    const size_t xes = tridi_dtype_size(a->x_type);
+    for (int64_t m = n - pf; m < n; ++m)
+        prefetch_run((const char *)a->x + (size_t)(off + m * s) * xes, (size_t)Lb * xes);
+    if (b + 1 >= c->nblocks)
+        return;
+    const int64_t noff = tridi_line_offset(p, c->blocks[b + 1].line0), nLb = c->blocks[b + 1].Lb;
+    const void *arr[4] = {a->lower, a->diag, a->upper, a->rhs};
+    const tridi_dtype typ[4] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type};
+    for (int q = 0; q < 4; ++q) {
+        const size_t es = tridi_dtype_size(typ[q]);
+        for (int64_t m = 0; m < pf; ++m)
+            prefetch_run((const char *)arr[q] + (size_t)(noff + m * s) * es, (size_t)nLb * es);
+    }
+}
+
 /* Solves block b: the fast path (vector forward sweep; if no value went non-finite, the old x saved and
  * the back substitution into x); a block it flags goes to the careful path, after the fast path's
  * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
@@ -82,7 +107,7 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
     /* FAST arithmetic: y/z blocks of all-float arrays (x sweeps keep MOHID's, which meets its bound too) */
     const int fast = p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32 && p->axis != TRIDI_AXIS_X;
     const int mode = tridi_cpu_kernel_arith(p);
-    int bad;
+    int bad, bounded = 0;
 #ifdef TRIDI_HAVE_AVX512_X
     if (c->x512) {
         xrows xr = {{a->lower, a->diag, a->upper, a->rhs}, {0}, NULL};
@@ -129,10 +154,12 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
             tridi_cpu_transpose_in(a->diag, a->diag_type, off, ls, n, Lb, tE);
             tridi_cpu_transpose_in(a->upper, a->upper_type, off, ls, n, Lb, tF);
             tridi_cpu_transpose_in(a->rhs, a->rhs_type, off, ls, n, Lb, tR);
-            bad = tridi_cpu_forward_block(p, mode, 1, tD, tE, tF, tR, n, Lb, Lb, 1, 0, W, G);
+            bad = tridi_cpu_forward_block(p, mode, 1, tD, tE, tF, tR, n, Lb, Lb, 1, 0, 0.0, W, G, &bounded);
             out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
             xs = Lb;
         } else {
+            if (ls == 1 && Lb * n <= TRIDI_CPU_SHORT_BLOCK)
+                prefetch_block_starts(p, c, b, off, s, Lb);
             if (fast)
                 bad = tridi_cpu_forward_fast((const float *)a->lower + off, (const float *)a->diag + off,
                                    (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
@@ -141,7 +168,8 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
                 const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
                 bad = tridi_cpu_forward_block(p, mode, 0, (const char *)a->lower + (size_t)off * le,
                                     (const char *)a->diag + (size_t)off * de, (const char *)a->upper + (size_t)off * le,
-                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1, W, G);
+                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1,
+                                    sv.lines ? tridi_cpu_bound_glim(n, xes == 4) : 0.0, W, G, &bounded);
             }
             out = x + (size_t)off * xes; /* answers straight into x rows */
             xs = s;
@@ -154,14 +182,17 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
             const int x_axis = p->axis == TRIDI_AXIS_X;
             if (x_axis && !sv.lines)
                 tridi_cpu_block_log(p, c, b, sv.at, 1, 1);
-            written[b] = !sv.lines || !x_axis;
+            /* LINES, y/z: no save where W and G prove every answer finite (BOUNDED_WRITE, decision 059):
+             * the save only ever puts back a line whose answer overflows, which such a block cannot have. */
+            bounded = bounded && sv.lines && !x_axis && !fast;
+            written[b] = !sv.lines || (!x_axis && !bounded);
             const int64_t lp = c->log_pitch * (int64_t)xes;
-            char *lg = x_axis ? NULL : sv.at;
+            char *lg = x_axis || bounded ? NULL : sv.at;
             if (fast)
                 bad = tridi_cpu_backward_fast((const float *)W, (const float *)G, out, n, Lb, xs, lg, lp, stream);
             else
-                bad = xes == 8 ? tridi_cpu_backward_f64(W, G, out, n, Lb, xs, lg, lp, stream)
-                               : tridi_cpu_backward_f32(W, G, out, n, Lb, xs, lg, lp, stream);
+                bad = xes == 8 ? tridi_cpu_backward_f64(W, G, out, n, Lb, xs, lg, lp, stream, !x_axis)
+                               : tridi_cpu_backward_f32(W, G, out, n, Lb, xs, lg, lp, stream, !x_axis);
             if (!bad) {
                 if (x_axis)
                     for (int64_t l = 0; l < Lb; ++l) {
@@ -170,6 +201,10 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
                             memcpy(row + (size_t)m * xes, (const char *)out + (size_t)(m * Lb + l) * xes, xes);
                     }
                 return 0;
+            }
+            if (bounded) { /* cannot happen (decision 059); nothing was saved, so the call reports a bug */
+                *fail = (block_failure){0, {0, TRIDI_FAIL_UNLOCATED}};
+                return Lb;
             }
             if (!x_axis)
                 tridi_cpu_block_log(p, c, b, sv.at, 0, 0); /* the fast path's answers, put back */

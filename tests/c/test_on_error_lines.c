@@ -72,7 +72,7 @@ static int64_t outside_changed(const tu_system *s)
     return bad;
 }
 
-#define NFAIL 4
+#define NFAIL 5
 
 int main(void)
 {
@@ -101,7 +101,7 @@ int main(void)
                 }
                 /* Failing lines: one inside the first vector block among good lines, one further on, one
                  * whose answer overflows its type only in the back substitution, and the last line. */
-                const int64_t fl[NFAIL] = {2, 17, 29 % nl, nl - 1};
+                const int64_t fl[NFAIL] = {2, 17, 29 % nl, nl - 1, 42};
                 int64_t c[3], want_cell[3];
                 const int64_t zm = n / 2;
                 const int64_t iz = tu_line_cell(&grid, LO, HI, axis, fl[0], zm, want_cell);
@@ -122,6 +122,21 @@ int main(void)
                     tu_set((void *)s.a.upper, s.a.upper_type, ib, -big);
                 }
                 tu_set((void *)s.a.diag, s.a.diag_type, tu_line_cell(&grid, LO, HI, axis, fl[3], n - 1, c), INFINITY);
+                /* The same overflow with every |W| < 1, from G alone (G = x(n-1) = big, W(n-2) = 0.75), in a
+                 * block of its own (a row of lines past the others): the forward sweep's bound must see it,
+                 * or the block would be written without its save (decision 059). */
+                {
+                    const int64_t ia = tu_line_cell(&grid, LO, HI, axis, fl[4], n - 1, c);
+                    const int64_t ib = tu_line_cell(&grid, LO, HI, axis, fl[4], n - 2, c);
+                    const double big = mixed ? 3e38 : 1.5e308;
+                    tu_set((void *)s.a.lower, s.a.lower_type, ia, 0.0);
+                    tu_set((void *)s.a.diag, s.a.diag_type, ia, 1.0);
+                    tu_set((void *)s.a.rhs, s.a.rhs_type, ia, big);
+                    tu_set((void *)s.a.lower, s.a.lower_type, ib, 0.0);
+                    tu_set((void *)s.a.diag, s.a.diag_type, ib, 1.0);
+                    tu_set((void *)s.a.upper, s.a.upper_type, ib, -0.75);
+                    tu_set((void *)s.a.rhs, s.a.rhs_type, ib, big);
+                }
                 tridi_problem p;
                 int empty = 0;
                 tu_expect("validate", tridi_validate("test", &grid, axis, LO, HI, &s.a, 1, &p, &empty), TRIDI_SUCCESS,
@@ -133,7 +148,7 @@ int main(void)
                              mixed ? "mixed" : "double", "xyz"[ax], threads[t]);
                     p.on_error = mode ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES;
                     tu_poison_x(&s, &rng);
-                    tu_expect(what, guarded(ctx, &p), TRIDI_ERROR_ZERO_PIVOT, mode ? NULL : "4 lines failed");
+                    tu_expect(what, guarded(ctx, &p), TRIDI_ERROR_ZERO_PIVOT, mode ? NULL : "5 lines failed");
                     int64_t got[3] = {0, 0, 0};
                     tu_checks++;
                     if (tridi_error_cell(got) != 3 || memcmp(got, want_cell, sizeof got) != 0) {

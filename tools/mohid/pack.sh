@@ -3,6 +3,8 @@
 # executables of check.sh's WORK (orig and tridi, r8 and r4; stripped), the shared libraries they and
 # h5diff load (glibc's own excepted), h5diff, the case and the kit's run_case.sh, into one .tar.xz.
 # usage: pack.sh MOHID_KIT WORK TARBALL
+# env: TRIDI_BUILD (default tridi): the swapped builds are WORK/build-PREC-$TRIDI_BUILD; EXTRA_BINS: more
+#      programs for bin/ (e.g. thomasz_bench.f90 builds against two libraries, for run_device.sh's BENCHES)
 set -euo pipefail
 KIT=$(cd "${1:?usage: pack.sh MOHID_KIT WORK TARBALL}" && pwd)
 WORK=$(cd "${2:?WORK}" && pwd)
@@ -11,8 +13,9 @@ P=$(mktemp -d)/mohid-pack
 mkdir -p "$P/bin" "$P/lib"
 for prec in r8 r4; do
     cp "$WORK/build-$prec/bin/MohidWater.exe" "$P/bin/orig-$prec"
-    cp "$WORK/build-$prec-tridi/bin/MohidWater.exe" "$P/bin/tridi-$prec"
+    cp "$WORK/build-$prec-${TRIDI_BUILD:-tridi}/bin/MohidWater.exe" "$P/bin/tridi-$prec"
 done
+for f in ${EXTRA_BINS:-}; do cp "$f" "$P/bin/"; done
 strip "$P"/bin/*
 cp "$(command -v h5diff)" "$P/h5diff"
 # Every library the programs load, except glibc's (the GPU machine has its own) and the CUDA driver.

@@ -6,7 +6,9 @@
 # Phase 1: per precision a Latin square of BUILDS (default "orig cpu1 gpu"; orig first), one stream per build
 # side by side on one core each, rotated per round (A: orig cpu1 gpu; B: cpu1 gpu orig; C: gpu orig cpu1),
 # r8 and r4 together, a barrier between rounds: each build meets the same contention. Phase 2: tridi cpu on
-# 16 threads. PHASES (default "1 2") runs a part. Exit 0 only when every compared result is identical.
+# 16 threads (PREC2, default "r8 r4"). PHASES (default "1 2") runs a part. BENCHES: programs of PACK/bin
+# run first, alternately (3 rounds), their output in bench.txt (thomasz_bench.f90 before/after builds).
+# Exit 0 only when every compared result is identical.
 set -uo pipefail
 PACK=$(cd "${1:?usage: run_device.sh PACK OUT}" && pwd)
 mkdir -p "${2:?OUT}"
@@ -57,6 +59,14 @@ record() { # record PREC RUN TAG THREADS STREAM REF: one CSV row; REF the orig r
 }
 median() { sort -g | awk '{v[NR] = $1} END {if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
+if [[ -n ${BENCHES:-} ]]; then
+    for r in 1 2 3; do
+        for b in $BENCHES; do
+            echo "== $b round $r" >> "$OUT/bench.txt"
+            OMP_NUM_THREADS=1 timeout 60 "$PACK/bin/$b" 300 $((1000 + r)) >> "$OUT/bench.txt" 2>&1
+        done
+    done
+fi
 if [[ " $PHASES " == *" 1 "* ]]; then
     { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E 'Model name|^CPU\(s\)'
       date -u; } > "$OUT/summary.txt" 2>&1
@@ -73,7 +83,7 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     done
 fi
 if [[ " $PHASES " == *" 2 "* ]]; then
-    for p in r8 r4; do one $p cpu16 1 16 true; record $p cpu16 1 16 - "$RUNS/$p-orig-1"; done
+    for p in ${PREC2:-r8 r4}; do one $p cpu16 1 16 true; record $p cpu16 1 16 - "$RUNS/$p-orig-1"; done
 fi
 {
     echo "prec,run,runs,thomas_median_s,runmodel_median_s,wall_median_s,orig_over_run_thomas"

@@ -15,6 +15,11 @@ the adapter's routine with MOHID's own variant (docs/mohid-guide.md has the tabl
   - MOHID's own CUDA arguments (#ifdef _ENABLE_CUDA inside the call) are dropped.
 Each swapped call is wrapped in `if (MonitorPerformance) call StartWatch/StopWatch("ModuleFunctions",
 "THOMAS_...")`, the watch MOHID's routine itself starts, so MOHID's timing report keeps its solves.
+Each is preceded (inside the watch) by `tridi_mohid_register` of its five arrays where they are MOHID's
+long-lived ones (components of the module's `Me`, or pointers to them): MOHID allocates those in its
+constructors and frees them in its Kill routines, after the last solve, so the GPU backend may move them
+by DMA from MOHID's memory (registered at the first call; later calls find them registered). Arrays
+allocated per call (the non-hydrostatic correction's) are not registered.
 `use tridi_mohid, only: ...` is added after the module's `use ModuleFunctions`.
 --gotm: not supported yet (ModuleGOTM's own `tridiagonal` is not a ModuleFunctions routine).
 Nothing of MOHID is copied here: the edits are computed from the tree given.
@@ -29,8 +34,10 @@ ROUTINES = {"thomas_3d": "THOMAS_3D", "thomasz": "THOMASZ", "thomasz_newtype2": 
             "thomas_2d": "THOMAS_2D"}
 CALL_RE = re.compile(r"^(\s*)call\s+(thomas_3d|thomasz_newtype2|thomasz|thomas_2d)\s*\(", re.I)
 USE_RE = re.compile(r"^\s*use\s+ModuleFunctions\b", re.I)
-USE_LINE = "    use tridi_mohid, only: tridi_thomas_3d, tridi_thomasz, tridi_thomas_2d, TRIDI_MOHID_ORIGINAL, " \
-           "TRIDI_MOHID_NEWTYPE"
+USE_LINE = "    use tridi_mohid, only: tridi_thomas_3d, tridi_thomasz, tridi_thomas_2d, tridi_mohid_register, " \
+           "TRIDI_MOHID_ORIGINAL, TRIDI_MOHID_NEWTYPE"
+# Where a swapped call's five arrays (D, E, F, Ti, ANSWER) start in its argument list.
+ARRAYS_AT = {"tridi_thomas_3d": 8, "tridi_thomasz": 6, "tridi_thomas_2d": 6}
 
 
 def code_part(line):
@@ -131,6 +138,17 @@ def swapped(name, args):
     return None
 
 
+def long_lived(expr, source):
+    """An array MOHID keeps for the whole run: a component of its module's Me, or a local pointer set to
+    one (`NAME => Me%...`) and never allocated in the file (THOMAS_2D_NonHydroCorrection allocates its
+    arrays per call: those must not be registered)."""
+    if expr.lower().startswith("me%"):
+        return True
+    name = re.escape(expr)
+    return bool(re.search(rf"^\s*{name}\s*=>\s*Me%", source, re.I | re.M)) and \
+        not re.search(rf"allocate\s*\(\s*{name}\b", source, re.I)
+
+
 def format_call(indent, routine, args, eol):
     out, line = [], f"{indent}call {routine}("
     for k, a in enumerate(args):
@@ -160,6 +178,18 @@ def swap_file(path, dry):
                 watch = ROUTINES[m.group(2).lower()]
                 indent = m.group(1)
                 out.append(f'{indent}if (MonitorPerformance) call StartWatch ("ModuleFunctions", "{watch}"){eol}')
+                # MOHID's THOMAS arrays live from its constructors to its Kill routines: registered at their
+                # first call (GPU: DMA from MOHID's memory; later calls find them registered). A failure
+                # only leaves them staged, so its status is not fatal.
+                at = ARRAYS_AT[routine]
+                if all(long_lived(a, raw) for a in nargs[at:at + 5]):
+                    out.append(f"{indent}block{eol}")
+                    out.append(f"{indent}    integer :: tridi_stat{eol}")
+                    out += format_call(indent + "    ", "tridi_mohid_register", nargs[at:at + 5] + ["tridi_stat"],
+                                       eol)
+                    out.append(f"{indent}end block{eol}")
+                else:
+                    report.append(f"{path.name}:{i + 1}: arrays allocated per call, not registered")
                 out += format_call(indent, routine, nargs, eol)
                 out.append(f'{indent}if (MonitorPerformance) call StopWatch ("ModuleFunctions", "{watch}"){eol}')
                 report.append(f"{path.name}:{i + 1}: {m.group(2)} -> {routine} ({nargs[-1]})")
@@ -201,8 +231,9 @@ def main():
             sys.exit(f"swap.py: {p} not found (give the folder that holds Software/)")
         total += swap_file(p, "--dry-run" in flags)
     print("\n".join(total))
-    print(f"swap.py: {len(total)} calls swapped")
-    if not total:
+    nswapped = sum(" -> " in r for r in total)
+    print(f"swap.py: {nswapped} calls swapped")
+    if not nswapped:
         sys.exit(1)
 
 
