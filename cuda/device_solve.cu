@@ -289,7 +289,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         plan = mm.plan;
     }
     const bool scratch = plan_needs_scratch(plan, p->n); // split and FAST lines keep W/G on chip
-    const size_t need_box = plan.coop || lines ? 0 : cells * xs, need_scratch = scratch ? wg_scratch_bytes(p) : 0;
+    const size_t need_box = plan.one_wave || lines ? 0 : cells * xs, need_scratch = scratch ? wg_scratch_bytes(p) : 0;
     if (box->bytes < need_box || scr->bytes < need_scratch) {
         // Growing frees buffers that queued solves may still use.
         if (st->have_last)
@@ -315,7 +315,7 @@ tridi_status solve_device(tridi_cuda_state *st, const tridi_problem *p, void *st
         a.verdict = &st->h_mirror_dev[slot];
         a.next_err = err_word(st, (slot + 1) % NSLOT);
         s = run_solve(kt, a, plan, cs);
-    } else if (plan.coop) {
+    } else if (plan.one_wave) {
         a.X = p->arrays.x;
         a.out = user;
         a.mirror = &st->h_mirror_dev[slot].first;

@@ -49,8 +49,8 @@ enum tk_arith : int { TK_AR_RCP = 0, TK_AR_MOHID = 1, TK_AR_NEWTYPE = 2 };
 
 // The layout of split lines (cuda/kernels/split.cuh).
 struct ts_geom {
-    int SW, WL, LW; // segments per warp, warps per line, lines per warp (LW * SW = 32)
-    int qfast;      // 1: a warp's lanes run over a line's segments first (x lines); 0: over its lines first
+    int segs_per_warp, warps_per_line, lines_per_warp; // lines_per_warp * segs_per_warp = 32
+    int segments_first; // 1: a warp's lanes run over a line's segments first (x lines); 0: over its lines first
 };
 
 // The layout of FAST lines (cuda/kernels/fast_lines.cuh): a block is `lines` lines of P chunk threads.
@@ -59,23 +59,27 @@ struct fp_geom {
     int lines; // lines per block
 };
 
-// How a call is launched. fast: fp_line (FAST arithmetic), chunks of at most fL unknowns in mode fmode
+// How a call is launched. fast: fp_line (FAST arithmetic), chunks of at most fast_chunk unknowns in mode fast_mode
 // (fp_mode), laid out as fgeom says; split: ts_line, segments of at most L unknowns laid out as geom says;
 // otherwise tk_line, one warp per block.
 struct tk_plan {
-    bool contig, wgs, coop, i32, split;
+    bool x_lines;    // unknowns adjacent in memory (lines along the contiguous axis)
+    bool wg_on_chip; // W/G in shared memory (no global scratch)
+    bool one_wave;   // every line on the GPU at once: a cooperative launch with a grid barrier
+    bool offsets32;  // every element offset fits in 32 bits
+    bool split;      // ts_line: lines cut over several threads
     bool ckpt; // tc_line (cuda/kernels/ckpt.cuh): checkpoints in the scratch, W/G recomputed walking back
     bool l2wide; // tc_line's x lines ask L2 for 256-byte fetches, not 128 (decision 047)
-    int ns;
+    int stages; // stages of the x lines' shared-memory ring
     ts_geom geom;
     size_t smem;
     unsigned blocks, threads;
     bool fast;
     int arith; // tk_arith of tk_line
-    int fmode, fL;
+    int fast_mode, fast_chunk; // fp_mode; unknowns per chunk thread
     fp_geom fgeom;
-    int fcl;    // FAST y/z lines split over clusters of fcl blocks (fp_line_cl, decision 057); 0: one block a line
-    bool fwide; // fp_line_cl's loads ask L2 for 128-byte fetches
+    int fast_cluster;     // FAST y/z lines split over clusters of that many blocks (fp_line_cl, decision 057); 0: one block a line
+    bool fast_wide_fetch; // fp_line_cl's loads ask L2 for 128-byte fetches
 };
 
 // Which kernel family: TRIDI_CUDA_KERNEL=line, ckpt or split forces one (to compare them, and so the tests

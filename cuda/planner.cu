@@ -6,9 +6,9 @@
 
 #include "cuda_status.h"
 #include "kernels/ckpt.cuh"
-#include "kernels/fast_lines.cuh"
 #include "kernels/line.cuh"
 #include "kernels/split.cuh"
+#include "planner_internal.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -30,7 +30,7 @@ inline size_t tk_smem_bytes(int64_t n, bool contig, bool wgs, int ns)
 // TS_WL_MAX warps.
 //  - x lines of up to 32 * TS_L unknowns: one warp, P lanes per line (a power of two). Longer: 32 lanes per
 //    warp and as many warps as the line needs.
-//  - y/z lines: 8 lines per warp (a run of 8 float is one 32-byte sector) of SW = 4 segments each, and as
+//  - y/z lines: 8 lines per warp (a run of 8 float is one 32-byte sector) of 4 segments each (segs_per_warp), and as
 //    many warps as the line needs (fewer lines per warp where that passes TS_WL_MAX); short lines fit in
 //    one warp of 32 / P lines.
 inline bool ts_shape(int64_t n, bool contig, int forced_lanes, ts_geom *g)
@@ -51,26 +51,26 @@ inline bool ts_shape(int64_t n, bool contig, int forced_lanes, ts_geom *g)
         sw *= 2, wl = ceil_div(need, sw);
     if (wl > TS_WL_MAX)
         return false;
-    g->SW = sw, g->WL = (int)wl, g->LW = 32 / sw, g->qfast = contig;
+    g->segs_per_warp = sw, g->warps_per_line = (int)wl, g->lines_per_warp = 32 / sw, g->segments_first = contig;
     return true;
 }
 
 template <class TL, class TD, class TX>
 void *ts_kernel_of(const tk_plan &p)
 {
-    if (!p.geom.qfast)
-        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, false> : (void *)ts_line<TL, TD, TX, false, true, false>;
-    if (p.geom.WL > 1)
-        return p.coop ? (void *)ts_line<TL, TD, TX, true, true, true> : (void *)ts_line<TL, TD, TX, false, true, true>;
-    return p.coop ? (void *)ts_line<TL, TD, TX, true, false, true> : (void *)ts_line<TL, TD, TX, false, false, true>;
+    if (!p.geom.segments_first)
+        return p.one_wave ? (void *)ts_line<TL, TD, TX, true, true, false> : (void *)ts_line<TL, TD, TX, false, true, false>;
+    if (p.geom.warps_per_line > 1)
+        return p.one_wave ? (void *)ts_line<TL, TD, TX, true, true, true> : (void *)ts_line<TL, TD, TX, false, true, true>;
+    return p.one_wave ? (void *)ts_line<TL, TD, TX, true, false, true> : (void *)ts_line<TL, TD, TX, false, false, true>;
 }
 
 template <class TL, class TD, class TX, class I, bool CONTIG, int AR>
 void *tk_kernel_of_a(const tk_plan &p)
 {
-    if (!p.wgs)
+    if (!p.wg_on_chip)
         return (void *)tk_line<TL, TD, TX, I, CONTIG, false, false, AR>;
-    return p.coop ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true, AR>
+    return p.one_wave ? (void *)tk_line<TL, TD, TX, I, CONTIG, true, true, AR>
                   : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false, AR>;
 }
 
@@ -98,17 +98,246 @@ void *tk_kernel_of(const tk_plan &p)
 {
     if (p.split)
         return ts_kernel_of<TL, TD, TX>(p);
-    if (p.i32)
-        return p.contig ? tk_kernel_of_c<TL, TD, TX, int32_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int32_t, false>(p);
-    return p.contig ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
+    if (p.offsets32)
+        return p.x_lines ? tk_kernel_of_c<TL, TD, TX, int32_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int32_t, false>(p);
+    return p.x_lines ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
 }
 
-// The largest element offset a launch touches through a view (first line axis up to n1 - 1).
-inline int64_t tk_max_offset(const tk_view &v, const tk_args &a)
+// tc_line's ring stages (x lines; y/z lines have none): the fewest stages that give the most blocks per SM,
+// then as many stages as keep that; *per_sm: those blocks (0: it does not fit).
+template <class TL, class TD, class TX, class Fits>
+cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
 {
-    const int64_t l2 = a.l_count ? (a.l_begin + a.l_count - 1) / a.n1 : 0;
-    return v.off + (a.n1 - 1) * v.s1 + l2 * v.s2 + (a.n - 1) * v.sm;
+    const int ns_min = q.x_lines ? 2 : TK_STAGES_MAX;
+    int best = -1;
+    for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
+        tk_plan r = q;
+        r.stages = ns;
+        r.smem = tc_smem_bytes<TL, TD, TX>(q.x_lines, ns);
+        int b = 0;
+        cudaError_t e = fits(r, &b);
+        if (e != cudaSuccess)
+            return e;
+        if (b > 0 && b >= best) {
+            best = b;
+            q.stages = ns;
+            q.smem = r.smem;
+        }
+    }
+    *per_sm = best > 0 ? best : 0;
+    return cudaSuccess;
 }
+
+// The planner's rule between tk_line (plan p, po blocks per SM) and tc_line (pn blocks per SM), decision 046.
+// tc_line reads the inputs twice (mixed 48 B/cell against 24; the re-reads mostly miss L2) at about the
+// bandwidth of a strided stream: it wins where tk_line is slower than that, i.e. where W/G would go to the
+// global scratch, and where W/G fit on chip but so few lines per SM that tk_line waits on its chain of
+// divisions: y/z lines of float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's
+// lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
+// whole (MOHID's small grids) keep tk_line.
+constexpr int TC_GAIN = 3;
+// tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
+// allow keep fewer lines' 256-byte L2 fetches alive at once.
+constexpr int TC_X_BLOCKS = 8;
+inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
+{
+    if (!p.wg_on_chip)
+        return true;
+    const int64_t b = p.blocks, old_in = std::min<int64_t>(b, (int64_t)po * sms),
+                  new_in = std::min<int64_t>(b, (int64_t)pn * sms);
+    return float_rows && !p.x_lines && new_in >= TC_GAIN * old_in;
+}
+
+// Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
+// one-wave variant if every line fits on the GPU at once (*plan.one_wave says whether it does). choice: the
+// context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
+template <class TL, class TD, class TX>
+cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan,
+                         const tk_choice &choice = tk_choice{0, 0}, int arith = TK_AR_MOHID)
+{
+    tk_plan p{};
+    p.arith = arith;
+    p.x_lines = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    // Headroom: a stage may form the offsets of a few unknowns past the line end (it does not use them).
+    p.offsets32 = tk_max_offset(a.in, a) < INT32_MAX - 4 * TK_K && tk_max_offset(a.out, a) < INT32_MAX - 4 * TK_K;
+    p.wg_on_chip = !tk_needs_scratch(a.n);
+    p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
+    p.stages = TK_STAGES_MAX;
+    p.threads = TK_T;
+    const int family = choice.family;
+    // Split lines only when TRIDI_CUDA_KERNEL asks for them (decision 023; where they measured faster:
+    // decision 002).
+    if (family == 2 && p.offsets32 && a.n > 0 &&
+        ts_shape(a.n, p.x_lines, choice.lanes, &p.geom)) {
+        p.split = true;
+        p.wg_on_chip = true; // no scratch
+        const ts_geom &g = p.geom;
+        const int gpb = std::max(1, TS_BLOCK / 32 / g.warps_per_line); // groups of warps_per_line warps per block
+        p.threads = (unsigned)(32 * g.warps_per_line * gpb);
+        const int64_t groups = (a.l_count + g.lines_per_warp - 1) / g.lines_per_warp, need = (groups + gpb - 1) / gpb;
+        int sms = 0;
+        size_t optin = 0;
+        cudaError_t e;
+        if (want_coop) {
+            // One wave: each group keeps the answers of its lines in shared memory until the grid barrier;
+            // as many blocks per SM as registers and that memory allow.
+            tk_plan q = p;
+            q.one_wave = true;
+            const void *k = tk_kernel_of<TL, TD, TX>(q);
+            if ((e = tk_prepare(k, &sms, &optin)) != cudaSuccess)
+                return e;
+            for (int want = 16; want >= 1 && !p.one_wave; want /= 2) {
+                const int64_t gs = std::min<int64_t>(need, (int64_t)want * sms);
+                const int64_t per_group = (groups + gs * gpb - 1) / (gs * gpb);
+                q.smem = ts_smem_bytes<TX>(a.n, g, gpb, per_group);
+                int per_sm = 0;
+                if (q.smem > optin)
+                    continue;
+                if ((e = tk_occupancy(k, q.smem, &per_sm, (int)p.threads)) != cudaSuccess)
+                    return e;
+                if ((int64_t)per_sm * sms >= gs) {
+                    q.blocks = (unsigned)gs;
+                    p = q;
+                }
+            }
+        }
+        if (!p.one_wave) {
+            p.blocks = (unsigned)need;
+            p.smem = ts_smem_bytes<TX>(a.n, g, gpb, 0);
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin, false)) != cudaSuccess)
+                return e;
+        }
+        *plan = p;
+        return cudaSuccess;
+    }
+    auto bytes = [&](int ns) { return tk_smem_bytes<TL, TD>(a.n, p.x_lines, p.wg_on_chip, ns); };
+    // Blocks per SM of a variant; 0 when its shared memory is more than the device allows.
+    int sms = 0;
+    auto fits = [&](const tk_plan &q, int *per_sm) {
+        size_t optin = 0;
+        const void *k = tk_kernel_of<TL, TD, TX>(q);
+        // tc_line's y/z lines use no shared memory: L1 keeps the 32 KiB configuration's rest (its loads, spills)
+        cudaError_t e = tk_prepare(k, &sms, &optin, !(q.ckpt && !q.x_lines));
+        *per_sm = 0;
+        if (e != cudaSuccess || q.smem > optin)
+            return e;
+        return tk_occupancy(k, q.smem, per_sm);
+    };
+    cudaError_t e;
+    // y/z lines have no ring: their stage count changes nothing, so one variant is asked about.
+    const int ns_min = p.x_lines ? 2 : TK_STAGES_MAX;
+    if (want_coop && p.wg_on_chip) {
+        // The guarded one-wave variant, with fewer stages if that is what lets every line be resident.
+        for (int ns = TK_STAGES_MAX; ns >= ns_min && !p.one_wave; --ns) {
+            tk_plan q = p;
+            q.stages = ns;
+            q.smem = bytes(ns);
+            q.one_wave = true;
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if ((int64_t)per_sm * sms >= (int64_t)p.blocks)
+                p = q;
+        }
+    }
+    if (!p.one_wave && p.wg_on_chip) {
+        // Several waves: as many lines per SM as two stages allow (W/G dominate the shared memory and the
+        // SM's few warps are what bounds the speed), then as many stages as keep that occupancy.
+        int best = 0;
+        for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
+            tk_plan q = p;
+            q.stages = ns;
+            q.smem = bytes(ns);
+            int per_sm = 0;
+            if ((e = fits(q, &per_sm)) != cudaSuccess)
+                return e;
+            if (ns == ns_min)
+                best = per_sm;
+            if (per_sm >= best && per_sm > 0)
+                p.stages = ns;
+        }
+    }
+    if (!p.one_wave)
+        p.smem = bytes(p.stages);
+    size_t optin = 0;
+    e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
+    if (e == cudaSuccess && p.smem > optin)
+        e = cudaErrorInvalidConfiguration;
+    // MOHID's arithmetic with W/G checkpointed (tc_line, decision 046): forced, or where the rule prefers it.
+    if (e == cudaSuccess && arith != TK_AR_RCP && a.n > 0 && (family == 3 || family == 0)) {
+        tk_plan q = p;
+        q.ckpt = true;
+        q.wg_on_chip = false; // checkpoints in the scratch
+        q.one_wave = false;
+        int pn = 0;
+        if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
+            return e;
+        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
+        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
+        if (q.x_lines && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
+            tk_plan r = q;
+            r.stages = 2;
+            r.l2wide = true;
+            size_t optin = 0;
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
+                return e;
+            // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
+            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            int b = 0;
+            if ((e = fits(r, &b)) != cudaSuccess)
+                return e;
+            if (b == TC_X_BLOCKS) {
+                q = r;
+                pn = b;
+            }
+        }
+        int po = 0;
+        if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
+            return e;
+        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
+            p = q;
+    }
+    *plan = p;
+    return e;
+}
+
+template <class TL, class TD, class TX>
+cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    if (p.blocks == 0)
+        return cudaSuccess;
+    if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
+        if (p.fast)
+            return fast_run(sizeof(TL) == 4 ? TRIDI_FLOAT32 : TRIDI_FLOAT64, a, p, stream);
+    void *k = tk_kernel_of<TL, TD, TX>(p);
+    int ns = p.stages | (p.ckpt && p.l2wide ? 16 : 0); // tc_line reads the L2 hint in bit 4 of its stage count
+    ts_geom geom = p.geom;
+    void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter
+    if (p.one_wave)
+        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+    return cudaLaunchKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+}
+
+// Calls fn with null pointers of the three kernel operand types (lower/upper/rhs, diag, answer).
+template <class Fn>
+tridi_status with_types(const kernel_types &k, Fn &&fn)
+{
+    using F = float;
+    using D = double;
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT32)
+        return fn((F *)nullptr, (F *)nullptr, (F *)nullptr);
+    if (k.l == TRIDI_FLOAT64 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT64)
+        return fn((D *)nullptr, (D *)nullptr, (D *)nullptr);
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT32)
+        return fn((F *)nullptr, (D *)nullptr, (F *)nullptr);
+    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT64)
+        return fn((F *)nullptr, (F *)nullptr, (D *)nullptr);
+    return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
+}
+
+} // namespace
+
+namespace tridi_cuda {
 
 // Per device: SM count and, per kernel variant, the opt-in to the whole shared memory. Kept once per
 // process; a small table because a process drives few devices and few variants.
@@ -124,7 +353,7 @@ struct tk_device_cache {
     std::unordered_map<const void *, std::unordered_map<size_t, int>> per_sm[MAXD];
 };
 
-inline tk_device_cache &tk_cache()
+tk_device_cache &tk_cache()
 {
     static tk_device_cache c;
     return c;
@@ -135,7 +364,7 @@ inline tk_device_cache &tk_cache()
 // the exchange between warps, and read x lines through L1; the default let the driver choose 8 KiB, one
 // block of 9 warps per SM).
 constexpr int TS_CARVEOUT_PERCENT = 14; // of 228 KiB: the 32 KiB configuration
-inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, bool max_shared = true)
+cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, bool max_shared)
 {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -170,7 +399,7 @@ inline cudaError_t tk_prepare(const void *kernel, int *sms, size_t *smem_optin, 
     return cudaSuccess;
 }
 
-inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, int threads = TK_T)
+cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, int threads)
 {
     int dev = 0;
     cudaError_t e = cudaGetDevice(&dev);
@@ -189,461 +418,6 @@ inline cudaError_t tk_occupancy(const void *kernel, size_t smem, int *per_sm, in
         m[key] = *per_sm;
     return e;
 }
-
-// tc_line's ring stages (x lines; y/z lines have none): the fewest stages that give the most blocks per SM,
-// then as many stages as keep that; *per_sm: those blocks (0: it does not fit).
-template <class TL, class TD, class TX, class Fits>
-cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
-{
-    const int ns_min = q.contig ? 2 : TK_STAGES_MAX;
-    int best = -1;
-    for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
-        tk_plan r = q;
-        r.ns = ns;
-        r.smem = tc_smem_bytes<TL, TD, TX>(q.contig, ns);
-        int b = 0;
-        cudaError_t e = fits(r, &b);
-        if (e != cudaSuccess)
-            return e;
-        if (b > 0 && b >= best) {
-            best = b;
-            q.ns = ns;
-            q.smem = r.smem;
-        }
-    }
-    *per_sm = best > 0 ? best : 0;
-    return cudaSuccess;
-}
-
-// The planner's rule between tk_line (plan p, po blocks per SM) and tc_line (pn blocks per SM), decision 046.
-// tc_line reads the inputs twice (mixed 48 B/cell against 24; the re-reads mostly miss L2) at about the
-// bandwidth of a strided stream: it wins where tk_line is slower than that, i.e. where W/G would go to the
-// global scratch, and where W/G fit on chip but so few lines per SM that tk_line waits on its chain of
-// divisions: y/z lines of float lower/upper/rhs (their conversions lengthen it) and TC_GAIN times tk_line's
-// lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
-// whole (MOHID's small grids) keep tk_line.
-constexpr int TC_GAIN = 3;
-// tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
-// allow keep fewer lines' 256-byte L2 fetches alive at once.
-constexpr int TC_X_BLOCKS = 8;
-inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
-{
-    if (!p.wgs)
-        return true;
-    const int64_t b = p.blocks, old_in = std::min<int64_t>(b, (int64_t)po * sms),
-                  new_in = std::min<int64_t>(b, (int64_t)pn * sms);
-    return float_rows && !p.contig && new_in >= TC_GAIN * old_in;
-}
-
-// Chooses the variant for a.l_count lines of a.n unknowns. want_coop: the caller wants the guarded
-// one-wave variant if every line fits on the GPU at once (*plan.coop says whether it does). choice: the
-// context's TRIDI_CUDA_KERNEL (the default is the planner's rule).
-template <class TL, class TD, class TX>
-cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_plan *plan,
-                         const tk_choice &choice = tk_choice{0, 0}, int arith = TK_AR_MOHID)
-{
-    tk_plan p{};
-    p.arith = arith;
-    p.contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
-    // Headroom: a stage may form the offsets of a few unknowns past the line end (it does not use them).
-    p.i32 = tk_max_offset(a.in, a) < INT32_MAX - 4 * TK_K && tk_max_offset(a.out, a) < INT32_MAX - 4 * TK_K;
-    p.wgs = !tk_needs_scratch(a.n);
-    p.blocks = (unsigned)((a.l_count + TK_T - 1) / TK_T);
-    p.ns = TK_STAGES_MAX;
-    p.threads = TK_T;
-    const int family = choice.family;
-    // Split lines only when TRIDI_CUDA_KERNEL asks for them (decision 023; where they measured faster:
-    // decision 002).
-    if (family == 2 && p.i32 && a.n > 0 &&
-        ts_shape(a.n, p.contig, choice.lanes, &p.geom)) {
-        p.split = true;
-        p.wgs = true; // no scratch
-        const ts_geom &g = p.geom;
-        const int gpb = std::max(1, TS_BLOCK / 32 / g.WL); // groups of WL warps per block
-        p.threads = (unsigned)(32 * g.WL * gpb);
-        const int64_t groups = (a.l_count + g.LW - 1) / g.LW, need = (groups + gpb - 1) / gpb;
-        int sms = 0;
-        size_t optin = 0;
-        cudaError_t e;
-        if (want_coop) {
-            // One wave: each group keeps the answers of its lines in shared memory until the grid barrier;
-            // as many blocks per SM as registers and that memory allow.
-            tk_plan q = p;
-            q.coop = true;
-            const void *k = tk_kernel_of<TL, TD, TX>(q);
-            if ((e = tk_prepare(k, &sms, &optin)) != cudaSuccess)
-                return e;
-            for (int want = 16; want >= 1 && !p.coop; want /= 2) {
-                const int64_t gs = std::min<int64_t>(need, (int64_t)want * sms);
-                const int64_t per_group = (groups + gs * gpb - 1) / (gs * gpb);
-                q.smem = ts_smem_bytes<TX>(a.n, g, gpb, per_group);
-                int per_sm = 0;
-                if (q.smem > optin)
-                    continue;
-                if ((e = tk_occupancy(k, q.smem, &per_sm, (int)p.threads)) != cudaSuccess)
-                    return e;
-                if ((int64_t)per_sm * sms >= gs) {
-                    q.blocks = (unsigned)gs;
-                    p = q;
-                }
-            }
-        }
-        if (!p.coop) {
-            p.blocks = (unsigned)need;
-            p.smem = ts_smem_bytes<TX>(a.n, g, gpb, 0);
-            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin, false)) != cudaSuccess)
-                return e;
-        }
-        *plan = p;
-        return cudaSuccess;
-    }
-    auto bytes = [&](int ns) { return tk_smem_bytes<TL, TD>(a.n, p.contig, p.wgs, ns); };
-    // Blocks per SM of a variant; 0 when its shared memory is more than the device allows.
-    int sms = 0;
-    auto fits = [&](const tk_plan &q, int *per_sm) {
-        size_t optin = 0;
-        const void *k = tk_kernel_of<TL, TD, TX>(q);
-        // tc_line's y/z lines use no shared memory: L1 keeps the 32 KiB configuration's rest (its loads, spills)
-        cudaError_t e = tk_prepare(k, &sms, &optin, !(q.ckpt && !q.contig));
-        *per_sm = 0;
-        if (e != cudaSuccess || q.smem > optin)
-            return e;
-        return tk_occupancy(k, q.smem, per_sm);
-    };
-    cudaError_t e;
-    // y/z lines have no ring: their stage count changes nothing, so one variant is asked about.
-    const int ns_min = p.contig ? 2 : TK_STAGES_MAX;
-    if (want_coop && p.wgs) {
-        // The guarded one-wave variant, with fewer stages if that is what lets every line be resident.
-        for (int ns = TK_STAGES_MAX; ns >= ns_min && !p.coop; --ns) {
-            tk_plan q = p;
-            q.ns = ns;
-            q.smem = bytes(ns);
-            q.coop = true;
-            int per_sm = 0;
-            if ((e = fits(q, &per_sm)) != cudaSuccess)
-                return e;
-            if ((int64_t)per_sm * sms >= (int64_t)p.blocks)
-                p = q;
-        }
-    }
-    if (!p.coop && p.wgs) {
-        // Several waves: as many lines per SM as two stages allow (W/G dominate the shared memory and the
-        // SM's few warps are what bounds the speed), then as many stages as keep that occupancy.
-        int best = 0;
-        for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
-            tk_plan q = p;
-            q.ns = ns;
-            q.smem = bytes(ns);
-            int per_sm = 0;
-            if ((e = fits(q, &per_sm)) != cudaSuccess)
-                return e;
-            if (ns == ns_min)
-                best = per_sm;
-            if (per_sm >= best && per_sm > 0)
-                p.ns = ns;
-        }
-    }
-    if (!p.coop)
-        p.smem = bytes(p.ns);
-    size_t optin = 0;
-    e = tk_prepare(tk_kernel_of<TL, TD, TX>(p), &sms, &optin);
-    if (e == cudaSuccess && p.smem > optin)
-        e = cudaErrorInvalidConfiguration;
-    // MOHID's arithmetic with W/G checkpointed (tc_line, decision 046): forced, or where the rule prefers it.
-    if (e == cudaSuccess && arith != TK_AR_RCP && a.n > 0 && (family == 3 || family == 0)) {
-        tk_plan q = p;
-        q.ckpt = true;
-        q.wgs = false; // checkpoints in the scratch
-        q.coop = false;
-        int pn = 0;
-        if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
-            return e;
-        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
-        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
-        if (q.contig && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
-            tk_plan r = q;
-            r.ns = 2;
-            r.l2wide = true;
-            size_t optin = 0;
-            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
-                return e;
-            // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
-            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
-            int b = 0;
-            if ((e = fits(r, &b)) != cudaSuccess)
-                return e;
-            if (b == TC_X_BLOCKS) {
-                q = r;
-                pn = b;
-            }
-        }
-        int po = 0;
-        if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
-            return e;
-        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
-            p = q;
-    }
-    *plan = p;
-    return e;
-}
-
-// ---- FAST lines (TRIDI_ARITH_FAST on all-float or all-double arrays, docs/decisions/021) ----------------
-
-template <class T, int L>
-void *fp_kernel_of(int mode)
-{
-    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_CONTIG>;
-}
-
-template <class T>
-void *fp_kernel(const tk_plan &p)
-{
-    if (p.fcl > 0) { // lines split over a cluster (decision 057): chunks of 4 or 8 doubles, 8 or 16 floats
-        if constexpr (sizeof(T) == 4)
-            return p.fL == 16 ? (p.fwide ? (void *)fp_line_cl<T, 16, true> : (void *)fp_line_cl<T, 16, false>)
-                              : (void *)fp_line_cl<T, 8, true>;
-        else
-            return p.fL == 4 ? (void *)fp_line_cl<T, 4, true>
-                             : (p.fwide ? (void *)fp_line_cl<T, 8, true> : (void *)fp_line_cl<T, 8, false>);
-    }
-    if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
-        if (p.fL == 16)
-            return fp_kernel_of<T, 16>(p.fmode);
-    return fp_kernel_of<T, 8>(p.fmode);
-}
-
-constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
-constexpr int64_t FP_CL_MIN_N = 1024; // float y/z lines of at least this many unknowns take fp_line_cl
-constexpr int FP_CL_LINES = 16;       // lines a cluster (128-byte L2 fetches fill the rest of the runs)
-
-// The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
-// or 16 floats), `lines` lines a cluster, `threads` threads a block, each line's chunks cut over as many
-// blocks as it needs (at most FP_CLUSTER_MAX; one block a line where the line's chunks fit in one);
-// wide: 128-byte L2 fetches. plan->fast false where the shape does not fit.
-template <class T>
-cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, bool wide, tk_plan *plan)
-{
-    tk_plan p{};
-    *plan = p;
-    if (a.n < 4 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || threads < lines || threads > FP_MAX_THREADS ||
-        (sizeof(T) == 4 ? L != 8 && L != 16 : L != 4 && L != 8) || tk_max_offset(a.in, a) >= INT32_MAX ||
-        tk_max_offset(a.out, a) >= INT32_MAX)
-        return cudaSuccess;
-    const int P0 = fp_chunks(a.n, L);
-    int Pb = threads / lines;
-    const int C = (P0 + Pb - 1) / Pb;
-    if (C > FP_CLUSTER_MAX)
-        return cudaSuccess;
-    if (C == 1)
-        Pb = P0;
-    const int P = C * Pb;
-    if (P > a.n / 2)
-        return cudaSuccess;
-    p.fmode = FP_STRIDED;
-    p.fL = L;
-    p.fgeom = {P, lines};
-    p.fcl = C;
-    p.fwide = wide;
-    p.threads = (unsigned)(Pb * lines);
-    const int64_t clusters = (a.l_count + lines - 1) / lines;
-    if (clusters * C > INT32_MAX)
-        return cudaSuccess;
-    p.blocks = (unsigned)(clusters * C);
-    p.smem = fp_cl_smem_bytes<T>(a.n, p.fgeom, C);
-    p.wgs = true; // no scratch
-    p.i32 = true;
-    int sms = 0;
-    size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
-    if (e != cudaSuccess || p.smem > optin)
-        return e;
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = (unsigned)C, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(p.blocks), cfg.blockDim = dim3(p.threads), cfg.dynamicSmemBytes = p.smem;
-    cfg.attrs = at, cfg.numAttrs = 1;
-    int nc = 0;
-    if ((e = cudaOccupancyMaxActiveClusters(&nc, k, &cfg)) != cudaSuccess)
-        return e;
-    p.fast = nc > 0;
-    if (p.fast)
-        *plan = p;
-    return cudaSuccess;
-}
-
-// The FAST solve's shape: fp_shape's (cuda/kernels/fast_lines.cuh, decision 021; the ADI's sweeps keep it),
-// retuned on the H200 (decision 057): double x lines of 64 chunks or more one line a block (float ones lose
-// more to the verdict's one atomic a block than they gain); float y/z lines of 32 to 64 unknowns chunks of
-// 16, 128 threads a block.
-template <class T>
-bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
-{
-    if (!fp_shape<T>(n, contig, 16, L, g))
-        return false;
-    if (contig && sizeof(T) == 8 && g->P >= 64) {
-        g->lines = 1;
-    } else if (!contig && sizeof(T) == 4 && n >= 32 && fp_chunks(n, 16) <= 4) {
-        *L = 16;
-        g->P = fp_chunks(n, 16);
-        g->lines = std::min(128 / g->P, FP_MAX_LINES);
-    }
-    return true;
-}
-
-// The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
-// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
-// y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
-// then does (plan_solve), which meets the FAST bound too.
-// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021 and 057:
-//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
-//    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
-//    overlap; staging through shared memory was slower);
-//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
-//    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
-//    bytes of neighbouring lines; float lines of 1024 unknowns or more split over a cluster of blocks
-//    (fp_line_cl), 16 lines a cluster (decision 057: the join's steps, more than the runs, bound them).
-//    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
-//    nothing from float-free arithmetic: `tk_line` was faster on both (decisions 021, 057).
-template <class T>
-cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
-{
-    tk_plan p{};
-    p.fast = false;
-    *plan = p;
-    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
-        tk_max_offset(a.out, a) >= INT32_MAX)
-        return cudaSuccess;
-    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
-    p.fmode = contig ? FP_CONTIG : FP_STRIDED;
-    fp_geom g;
-    if (!fp_solve_shape<T>(a.n, contig, &p.fL, &g))
-        return cudaSuccess;
-    const int P = g.P, lines = g.lines;
-    if (!contig && sizeof(T) == 4 && a.n >= FP_CL_MIN_N) {
-        for (int threads = 128; threads <= FP_MAX_THREADS; threads *= 2) {
-            cudaError_t e = fp_cluster_plan<T>(a, 16, FP_CL_LINES, threads, true, plan);
-            if (e != cudaSuccess || plan->fast)
-                return e;
-        }
-    }
-    if (!contig && sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
-        return cudaSuccess;
-    p.fgeom = {P, lines};
-    p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
-    p.contig = contig;
-    p.wgs = true; // no scratch
-    p.i32 = true;
-    int sms = 0;
-    size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
-    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
-    // driver takes more shared memory where a block needs it); y/z lines use none.
-    if (e == cudaSuccess && contig)
-        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess)
-        return e;
-    p.fast = p.smem <= optin;
-    if (p.fast)
-        *plan = p;
-    return cudaSuccess;
-}
-
-// A FAST plan of the given shape (the GPU benchmark's sweep): chunks of at most L unknowns (8, or 16 for
-// float), `lines` lines a block of P * lines threads.
-template <class T>
-cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, tk_plan *plan)
-{
-    tk_plan p{};
-    *plan = p;
-    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || (L != 8 && (L != 16 || sizeof(T) != 4)) ||
-        tk_max_offset(a.in, a) >= INT32_MAX || tk_max_offset(a.out, a) >= INT32_MAX)
-        return cudaSuccess;
-    const int P = fp_chunks(a.n, L);
-    if (P * lines > FP_MAX_THREADS || lines > FP_MAX_LINES)
-        return cudaSuccess;
-    p.fmode = contig ? FP_CONTIG : FP_STRIDED;
-    p.fL = L;
-    p.fgeom = {P, lines};
-    p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
-    p.contig = contig;
-    p.wgs = true;
-    p.i32 = true;
-    int sms = 0;
-    size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
-    if (e == cudaSuccess && contig)
-        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess)
-        return e;
-    p.fast = p.smem <= optin;
-    if (p.fast)
-        *plan = p;
-    return cudaSuccess;
-}
-
-template <class T>
-cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
-{
-    fp_geom g = p.fgeom;
-    void *params[] = {(void *)&a, (void *)&g};
-    if (p.fcl > 0) {
-        cudaLaunchConfig_t cfg{};
-        cudaLaunchAttribute at[1];
-        at[0].id = cudaLaunchAttributeClusterDimension;
-        at[0].val.clusterDim.x = (unsigned)p.fcl, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
-        cfg.gridDim = dim3(p.blocks), cfg.blockDim = dim3(p.threads), cfg.dynamicSmemBytes = p.smem;
-        cfg.stream = stream, cfg.attrs = at, cfg.numAttrs = 1;
-        return cudaLaunchKernelExC(&cfg, fp_kernel<T>(p), params);
-    }
-    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
-}
-
-template <class TL, class TD, class TX>
-cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
-{
-    if (p.blocks == 0)
-        return cudaSuccess;
-    if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
-        if (p.fast)
-            return fp_run<TL>(a, p, stream);
-    void *k = tk_kernel_of<TL, TD, TX>(p);
-    int ns = p.ns | (p.ckpt && p.l2wide ? 16 : 0); // tc_line reads the L2 hint in bit 4 of its stage count
-    ts_geom geom = p.geom;
-    void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter
-    if (p.coop)
-        return cudaLaunchCooperativeKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
-    return cudaLaunchKernel(k, dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
-}
-
-// Calls fn with null pointers of the three kernel operand types (lower/upper/rhs, diag, answer).
-template <class Fn>
-tridi_status with_types(const kernel_types &k, Fn &&fn)
-{
-    using F = float;
-    using D = double;
-    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT32)
-        return fn((F *)nullptr, (F *)nullptr, (F *)nullptr);
-    if (k.l == TRIDI_FLOAT64 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT64)
-        return fn((D *)nullptr, (D *)nullptr, (D *)nullptr);
-    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT64 && k.x == TRIDI_FLOAT32)
-        return fn((F *)nullptr, (D *)nullptr, (F *)nullptr);
-    if (k.l == TRIDI_FLOAT32 && k.d == TRIDI_FLOAT32 && k.x == TRIDI_FLOAT64)
-        return fn((F *)nullptr, (F *)nullptr, (D *)nullptr);
-    return tridi_fail(TRIDI_ERROR_INTERNAL, "tridi (CUDA): no kernel for this type combination (please report)");
-}
-
-} // namespace
-
-namespace tridi_cuda {
 
 bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_MAX; }
 
@@ -689,7 +463,7 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
             c = tk_choice{1, 0};
         if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
             if (k.fast && auto_fast) {
-                CK(fp_make_plan<TL>(a, contiguous, plan), "planning the FAST kernel");
+                CK(fast_plan(k.l, a, contiguous, plan), "planning the FAST kernel");
                 if (plan->fast)
                     return TRIDI_SUCCESS;
                 c = tk_choice{1, 0};
@@ -697,24 +471,6 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c, k.arith)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;
     });
-}
-
-tridi_status fast_variant_plan(const kernel_types &k, const tk_args &a, bool contiguous, int L, int lines, int threads,
-                               bool cluster, bool wide, tk_plan *plan)
-{
-    plan->fast = false;
-    if (!k.fast || (k.l != TRIDI_FLOAT32 && k.l != TRIDI_FLOAT64))
-        return TRIDI_SUCCESS;
-    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
-    cudaError_t e;
-    if (k.l == TRIDI_FLOAT32)
-        e = cluster ? fp_cluster_plan<float>(a, L, lines, threads, wide, plan) : fp_shaped_plan<float>(a, contig, L, lines, plan);
-    else
-        e = cluster ? fp_cluster_plan<double>(a, L, lines, threads, wide, plan) : fp_shaped_plan<double>(a, contig, L, lines, plan);
-    if (cluster && contig)
-        plan->fast = false;
-    CK(e, "planning a FAST variant");
-    return TRIDI_SUCCESS;
 }
 
 tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &plan, cudaStream_t s)

@@ -26,7 +26,7 @@ struct kernel_types {
 kernel_types types_of(const tridi_problem *p, bool f32_transfer);
 
 // Chooses the kernel variant for a.l_count lines of a.n unknowns (see tk_make_plan in planner.cu).
-// want_coop: the guarded one-wave variant if every line fits on the GPU at once (plan->coop says whether).
+// want_coop: the guarded one-wave variant if every line fits on the GPU at once (plan->one_wave says whether).
 tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk_args &a, bool contiguous,
                         bool want_coop, tk_plan *plan);
 

@@ -47,10 +47,10 @@ bw measure_bandwidth()
 // the global scratch (line+scr) or checkpointed (ckpt, decision 046).
 const char *plan_kernel_name(const tk_plan &p)
 {
-    return p.fast ? (p.contig ? "fast-staged" : p.fcl ? "fast-cluster" : "fast-strided")
+    return p.fast ? (p.x_lines ? "fast-staged" : p.fast_cluster ? "fast-cluster" : "fast-strided")
            : p.split ? "split"
            : p.ckpt  ? "ckpt"
-           : p.wgs   ? "line"
+           : p.wg_on_chip   ? "line"
                      : "line+scr";
 }
 

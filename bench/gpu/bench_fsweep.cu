@@ -69,7 +69,7 @@ void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
             else
                 fsweep_off<<<1024, 256>>>((const float *)s.p[4], (const float *)ref, s.cells, 1e-3, nbad);
             CUDA_OK(cudaMemcpy(&bad, nbad, 8, cudaMemcpyDeviceToHost));
-            row(kern, L, lines, (int)vp.threads, vp.fcl, wide, t, bad);
+            row(kern, L, lines, (int)vp.threads, vp.fast_cluster, wide, t, bad);
         };
         const int Ls[2] = {8, 16}, nL = combo == 0 ? 2 : 1;
         for (int li = 0; li < nL; ++li)

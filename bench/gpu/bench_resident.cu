@@ -35,7 +35,7 @@ static double time_bare_kernel(const tridi_grid &g, int axis, const void *D, con
     tk_plan plan;
     TRIDI_OK(plan_solve(bare_choice, kt, a, contiguous, true, &plan));
     a.scratch = scratch; // the launches plan again (no grid barrier), perhaps another kernel that needs it
-    *one_wave = plan.coop; // what tridi_solve_device does: guard by a grid barrier, or box + commit
+    *one_wave = plan.one_wave; // what tridi_solve_device does: guard by a grid barrier, or box + commit
     *kernel = plan_kernel_name(plan);
     return time_launches(reps, err, "bare kernel", [&] { TRIDI_OK(launch_solve(bare_choice, kt, a, contiguous, 0)); });
 }

@@ -61,8 +61,8 @@ void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
                 bool ckpt = false;
                 CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));
                 const double t = time_kernel(s.g, 0, s.a, false, s.scratch, reps, &kern, [&](tk_plan &p, const tk_args &) {
-                    ckpt = p.ckpt && p.contig;
-                    p.ns = ns;
+                    ckpt = p.ckpt && p.x_lines;
+                    p.stages = ns;
                     p.l2wide = wide;
                     p.smem = std::max(padded, natural);
                 });

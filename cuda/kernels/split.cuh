@@ -32,11 +32,12 @@ namespace {
 // of the double range) the states are computed one unknown at a time, and where D's grow (a W above 1,
 // never in a diagonally dominant line) or overflow the segments substitute one after another.
 //
-// Layout (ts_geom): a warp holds LW = 32 / SW lines of SW segments each, and a line's P = SW * WL segments
+// Layout (ts_geom; below SW, WL, LW are its segs_per_warp, warps_per_line, lines_per_warp): a warp holds
+// LW = 32 / SW lines of SW segments each, and a line's P = SW * WL segments
 // span WL warps of one block. The scans run over a warp's lanes with shuffles, then across the WL warps
 // through shared memory (a named barrier per group of WL warps; none when WL = 1, so warps stay
 // independent and the loads of one overlap the arithmetic of others).
-//  - x lines (a line's cells contiguous): the lanes of a line are neighbours (qfast) and read neighbouring
+//  - x lines (a line's cells contiguous): the lanes of a line are neighbours (segments_first) and read neighbouring
 //    runs of one line through L1; up to 32 * TS_L unknowns a line fits in one warp, longer ones take
 //    several (x lines of 1024 unknowns: 4 warps, faster than tk_line with its scratch).
 //  - y/z lines (neighbouring lines neighbouring in memory): the lanes run over LW lines first, so each
@@ -121,8 +122,9 @@ struct ts_xchg_cell {
 
 __host__ __device__ inline size_t ts_xchg_bytes(const ts_geom &g)
 {
-    const size_t b = (size_t)g.WL * g.LW * sizeof(ts_xchg_cell) + g.LW * sizeof(double) + g.WL * sizeof(int);
-    return g.WL > 1 ? (b + 15) / 16 * 16 : 0; // a group's area stays aligned for the next
+    const size_t b = (size_t)g.warps_per_line * g.lines_per_warp * sizeof(ts_xchg_cell) +
+                     g.lines_per_warp * sizeof(double) + g.warps_per_line * sizeof(int);
+    return g.warps_per_line > 1 ? (b + 15) / 16 * 16 : 0; // a group's area stays aligned for the next
 }
 
 // Shared memory of a ts_line block of gpb groups: the groups' exchange areas and, in the one-wave variant,
@@ -130,11 +132,11 @@ __host__ __device__ inline size_t ts_xchg_bytes(const ts_geom &g)
 template <class TX>
 __host__ __device__ inline size_t ts_smem_bytes(int64_t n, const ts_geom &g, int gpb, int64_t per_group)
 {
-    return gpb * ts_xchg_bytes(g) + (size_t)gpb * per_group * g.LW * n * sizeof(TX);
+    return gpb * ts_xchg_bytes(g) + (size_t)gpb * per_group * g.lines_per_warp * n * sizeof(TX);
 }
 
 // MULTI: a line may span several warps (WL > 1); without it the exchange code is compiled out (faster on
-// x lines of 256 unknowns, which keeps fewer registers live). QF: geom.qfast, whose lines
+// x lines of 256 unknowns, which keeps fewer registers live). QF: geom.segments_first, whose lines
 // are contiguous (x lines: unit strides, so a lane's loads and stores take immediate offsets from one
 // address). The y/z layout, used only when forced, has one variant: MULTI, for any WL.
 template <class TL, class TD, class TX, bool COOP, bool MULTI, bool QF>
@@ -143,7 +145,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
     using I = int32_t; // planned only when every offset fits
     constexpr int L = TS_L;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
-    const int SW = g.SW, WL = MULTI ? g.WL : 1, LW = g.LW, P = SW * WL;
+    const int SW = g.segs_per_warp, WL = MULTI ? g.warps_per_line : 1, LW = g.lines_per_warp, P = SW * WL;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, wg = warp % WL, gib = warp / WL;
     const int t = QF ? lane / SW : lane % LW, qi = QF ? lane % SW : lane / LW; // line, segment in warp
     const int qs = QF ? 1 : LW; // lanes from one segment of a line to the next

@@ -1,0 +1,262 @@
+// The FAST kernels' planner (decisions 021, 057): which shape of fp_line / fp_line_cl a FAST solve takes on
+// all-float or all-double arrays, and its launch. The only file that instantiates the FAST kernels.
+#include "cuda_status.h"
+#include "kernels/fast_lines.cuh"
+#include "planner_internal.cuh"
+
+#include <algorithm>
+
+namespace {
+
+// ---- FAST lines (TRIDI_ARITH_FAST on all-float or all-double arrays, docs/decisions/021) ----------------
+
+template <class T, int L>
+void *fp_kernel_of(int mode)
+{
+    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_CONTIG>;
+}
+
+template <class T>
+void *fp_kernel(const tk_plan &p)
+{
+    if (p.fast_cluster > 0) { // lines split over a cluster (decision 057): chunks of 4 or 8 doubles, 8 or 16 floats
+        if constexpr (sizeof(T) == 4)
+            return p.fast_chunk == 16 ? (p.fast_wide_fetch ? (void *)fp_line_cl<T, 16, true> : (void *)fp_line_cl<T, 16, false>)
+                              : (void *)fp_line_cl<T, 8, true>;
+        else
+            return p.fast_chunk == 4 ? (void *)fp_line_cl<T, 4, true>
+                             : (p.fast_wide_fetch ? (void *)fp_line_cl<T, 8, true> : (void *)fp_line_cl<T, 8, false>);
+    }
+    if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
+        if (p.fast_chunk == 16)
+            return fp_kernel_of<T, 16>(p.fast_mode);
+    return fp_kernel_of<T, 8>(p.fast_mode);
+}
+
+constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
+constexpr int64_t FP_CL_MIN_N = 1024; // float y/z lines of at least this many unknowns take fp_line_cl
+constexpr int FP_CL_LINES = 16;       // lines a cluster (128-byte L2 fetches fill the rest of the runs)
+
+// The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
+// or 16 floats), `lines` lines a cluster, `threads` threads a block, each line's chunks cut over as many
+// blocks as it needs (at most FP_CLUSTER_MAX; one block a line where the line's chunks fit in one);
+// wide: 128-byte L2 fetches. plan->fast false where the shape does not fit.
+template <class T>
+cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, bool wide, tk_plan *plan)
+{
+    tk_plan p{};
+    *plan = p;
+    if (a.n < 4 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || threads < lines || threads > FP_MAX_THREADS ||
+        (sizeof(T) == 4 ? L != 8 && L != 16 : L != 4 && L != 8) || tk_max_offset(a.in, a) >= INT32_MAX ||
+        tk_max_offset(a.out, a) >= INT32_MAX)
+        return cudaSuccess;
+    const int P0 = fp_chunks(a.n, L);
+    int Pb = threads / lines;
+    const int C = (P0 + Pb - 1) / Pb;
+    if (C > FP_CLUSTER_MAX)
+        return cudaSuccess;
+    if (C == 1)
+        Pb = P0;
+    const int P = C * Pb;
+    if (P > a.n / 2)
+        return cudaSuccess;
+    p.fast_mode = FP_STRIDED;
+    p.fast_chunk = L;
+    p.fgeom = {P, lines};
+    p.fast_cluster = C;
+    p.fast_wide_fetch = wide;
+    p.threads = (unsigned)(Pb * lines);
+    const int64_t clusters = (a.l_count + lines - 1) / lines;
+    if (clusters * C > INT32_MAX)
+        return cudaSuccess;
+    p.blocks = (unsigned)(clusters * C);
+    p.smem = fp_cl_smem_bytes<T>(a.n, p.fgeom, C);
+    p.wg_on_chip = true; // no scratch
+    p.offsets32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    if (e != cudaSuccess || p.smem > optin)
+        return e;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)C, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(p.blocks), cfg.blockDim = dim3(p.threads), cfg.dynamicSmemBytes = p.smem;
+    cfg.attrs = at, cfg.numAttrs = 1;
+    int nc = 0;
+    if ((e = cudaOccupancyMaxActiveClusters(&nc, k, &cfg)) != cudaSuccess)
+        return e;
+    p.fast = nc > 0;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
+// The FAST solve's shape: fp_shape's (cuda/kernels/fast_lines.cuh, decision 021; the ADI's sweeps keep it),
+// retuned on the H200 (decision 057): double x lines of 64 chunks or more one line a block (float ones lose
+// more to the verdict's one atomic a block than they gain); float y/z lines of 32 to 64 unknowns chunks of
+// 16, 128 threads a block.
+template <class T>
+bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
+{
+    if (!fp_shape<T>(n, contig, 16, L, g))
+        return false;
+    if (contig && sizeof(T) == 8 && g->P >= 64) {
+        g->lines = 1;
+    } else if (!contig && sizeof(T) == 4 && n >= 32 && fp_chunks(n, 16) <= 4) {
+        *L = 16;
+        g->P = fp_chunks(n, 16);
+        g->lines = std::min(128 / g->P, FP_MAX_LINES);
+    }
+    return true;
+}
+
+// The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
+// where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
+// y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
+// then does (plan_solve), which meets the FAST bound too.
+// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021 and 057:
+//  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
+//    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
+//    overlap; staging through shared memory was slower);
+//  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
+//    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
+//    bytes of neighbouring lines; float lines of 1024 unknowns or more split over a cluster of blocks
+//    (fp_line_cl), 16 lines a cluster (decision 057: the join's steps, more than the runs, bound them).
+//    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
+//    nothing from float-free arithmetic: `tk_line` was faster on both (decisions 021, 057).
+template <class T>
+cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
+{
+    tk_plan p{};
+    p.fast = false;
+    *plan = p;
+    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || tk_max_offset(a.in, a) >= INT32_MAX ||
+        tk_max_offset(a.out, a) >= INT32_MAX)
+        return cudaSuccess;
+    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    p.fast_mode = contig ? FP_CONTIG : FP_STRIDED;
+    fp_geom g;
+    if (!fp_solve_shape<T>(a.n, contig, &p.fast_chunk, &g))
+        return cudaSuccess;
+    const int P = g.P, lines = g.lines;
+    if (!contig && sizeof(T) == 4 && a.n >= FP_CL_MIN_N) {
+        for (int threads = 128; threads <= FP_MAX_THREADS; threads *= 2) {
+            cudaError_t e = fp_cluster_plan<T>(a, 16, FP_CL_LINES, threads, true, plan);
+            if (e != cudaSuccess || plan->fast)
+                return e;
+        }
+    }
+    if (!contig && sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
+        return cudaSuccess;
+    p.fgeom = {P, lines};
+    p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
+    p.x_lines = contig;
+    p.wg_on_chip = true; // no scratch
+    p.offsets32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
+    // driver takes more shared memory where a block needs it); y/z lines use none.
+    if (e == cudaSuccess && contig)
+        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
+    if (e != cudaSuccess)
+        return e;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
+// A FAST plan of the given shape (the GPU benchmark's sweep): chunks of at most L unknowns (8, or 16 for
+// float), `lines` lines a block of P * lines threads.
+template <class T>
+cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, tk_plan *plan)
+{
+    tk_plan p{};
+    *plan = p;
+    if (a.n < 1 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || (L != 8 && (L != 16 || sizeof(T) != 4)) ||
+        tk_max_offset(a.in, a) >= INT32_MAX || tk_max_offset(a.out, a) >= INT32_MAX)
+        return cudaSuccess;
+    const int P = fp_chunks(a.n, L);
+    if (P * lines > FP_MAX_THREADS || lines > FP_MAX_LINES)
+        return cudaSuccess;
+    p.fast_mode = contig ? FP_CONTIG : FP_STRIDED;
+    p.fast_chunk = L;
+    p.fgeom = {P, lines};
+    p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
+    p.x_lines = contig;
+    p.wg_on_chip = true;
+    p.offsets32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    if (e == cudaSuccess && contig)
+        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
+    if (e != cudaSuccess)
+        return e;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
+template <class T>
+cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    fp_geom g = p.fgeom;
+    void *params[] = {(void *)&a, (void *)&g};
+    if (p.fast_cluster > 0) {
+        cudaLaunchConfig_t cfg{};
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = (unsigned)p.fast_cluster, at[0].val.clusterDim.y = 1, at[0].val.clusterDim.z = 1;
+        cfg.gridDim = dim3(p.blocks), cfg.blockDim = dim3(p.threads), cfg.dynamicSmemBytes = p.smem;
+        cfg.stream = stream, cfg.attrs = at, cfg.numAttrs = 1;
+        return cudaLaunchKernelExC(&cfg, fp_kernel<T>(p), params);
+    }
+    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+}
+
+} // namespace
+
+namespace tridi_cuda {
+
+cudaError_t fast_plan(tridi_dtype t, const tk_args &a, bool contiguous, tk_plan *plan)
+{
+    return t == TRIDI_FLOAT32 ? fp_make_plan<float>(a, contiguous, plan) : fp_make_plan<double>(a, contiguous, plan);
+}
+
+cudaError_t fast_run(tridi_dtype t, const tk_args &a, const tk_plan &p, cudaStream_t stream)
+{
+    return t == TRIDI_FLOAT32 ? fp_run<float>(a, p, stream) : fp_run<double>(a, p, stream);
+}
+
+tridi_status fast_variant_plan(const kernel_types &k, const tk_args &a, bool contiguous, int L, int lines, int threads,
+                               bool cluster, bool wide, tk_plan *plan)
+{
+    plan->fast = false;
+    if (!k.fast || (k.l != TRIDI_FLOAT32 && k.l != TRIDI_FLOAT64))
+        return TRIDI_SUCCESS;
+    const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
+    cudaError_t e;
+    if (k.l == TRIDI_FLOAT32)
+        e = cluster ? fp_cluster_plan<float>(a, L, lines, threads, wide, plan) : fp_shaped_plan<float>(a, contig, L, lines, plan);
+    else
+        e = cluster ? fp_cluster_plan<double>(a, L, lines, threads, wide, plan) : fp_shaped_plan<double>(a, contig, L, lines, plan);
+    if (cluster && contig)
+        plan->fast = false;
+    CK(e, "planning a FAST variant");
+    return TRIDI_SUCCESS;
+}
+
+} // namespace tridi_cuda
