@@ -15,7 +15,8 @@
 #include "thomas_core.h" // the one Thomas core: every kernel's steps (decision 056)
 
 // Internal linkage: each kernel is instantiated and launched by one file of the library (cuda/planner.cu
-// the Thomas kernels, cuda/planner_fast.cu the FAST ones, cuda/device_solve.cu the commit kernel, cuda/diagnose.cu the locate kernel); a kernel
+// the Thomas kernels, cuda/planner_fast.cu the FAST ones, cuda/device_solve.cu the commit kernel,
+// cuda/diagnose.cu the locate kernel); a kernel
 // registered by two translation units would leave the runtime free to launch one copy with the attributes
 // (shared-memory opt-in, carveout) set on the other.
 namespace {
