@@ -5,7 +5,7 @@
 ! Kinds: each routine resolves MOHID built with 8-byte real (its own builds: every array real(8)), with
 ! 4-byte default real (E real(8), D/F/Ti/ANSWER real(4)) and all real(4) (decision 042). The routines
 ! are stated once (tridi_mohid_routines.inc) and compiled per kind set (tridi_mohid_r8/_mx/_r4.f90).
-!
+module tridi_mohid
 !   call tridi_thomas_3d(IJmin, IJmax, JImin, JImax, Kmin, Kmax, di, dj, D, E, F, Ti, ANSWER
 !                        [, VECG, VECW] [, variant=] [, stat=])
 !   call tridi_thomasz(ILB, IUB, JLB, JUB, KLB, KUB, AW, BW, CW, TIW, RES [, VECG, VECW]
@@ -19,7 +19,6 @@
 ! Errors: stat (optional) receives 0 or the tridi status, tridi_error_message() the message; with stat
 ! absent an error prints the message and stops, as MOHID's own routines stop on bad (di, dj).
 ! Timing: tridi_mohid_last_seconds() (the last call), tridi_mohid_stats([unit]) (a table per routine).
-module tridi_mohid
     use tridi, only: tridi_error_message, tridi_status_name, TRIDI_SUCCESS, TRIDI_ERROR_INVALID_VALUE, &
                      TRIDI_ERROR_BOUNDS, TRIDI_ERROR_NULL_POINTER, TRIDI_ERROR_UNSUPPORTED, TRIDI_ERROR_ALIASING, &
                      TRIDI_ERROR_ZERO_PIVOT, TRIDI_ERROR_NONFINITE, TRIDI_ERROR_OUT_OF_MEMORY, TRIDI_BACKEND_AUTO, &

@@ -5,10 +5,6 @@
 // eliminates the chunk in registers, joins its line's chunks by cyclic reduction in shared memory and
 // writes the chunk's answers: the sweep reads its inputs once and writes its output once; no diagonal,
 // right-hand side or elimination coefficient goes to memory.
-//
-// Failures are deferred (docs/decisions/026): a line the partitioned solve flags is solved again by MOHID's
-// recurrence (decision 022); if that fails too, its first failure is kept in the plan's status word
-// (ADI_KEY) and every later sweep of the plan does nothing until tridi_adi_synchronize has reported it.
 #include "adi_internal.h"
 #include "kernels/fast_lines.cuh"
 #include "kernels/fast_shared_rows.cuh"
@@ -22,6 +18,10 @@
 #define ADI_UNROLL _Pragma("unroll")
 #define ADI_LOAD(p) __ldg(p)
 #include "adi_cell_types.inc"
+
+// Failures are deferred (docs/decisions/026): a line the partitioned solve flags is solved again by MOHID's
+// recurrence (decision 022); if that fails too, its first failure is kept in the plan's status word
+// (ADI_KEY) and every later sweep of the plan does nothing until tridi_adi_synchronize has reported it.
 #undef ADI_QUAL
 #undef ADI_UNROLL
 #undef ADI_LOAD

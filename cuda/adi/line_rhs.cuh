@@ -7,7 +7,11 @@
 // line for the line's other axes, and by selects for its own axis, so that a cell's loads are one basic
 // block and a thread has several cells' loads in flight; ADI_COEF's branches put each load in a block of
 // its own and left the x sweep waiting on each in turn. interior() drops the tests of the line's ends.
-//
+#ifndef TRIDI_ADI_LINE_RHS_CUH
+#define TRIDI_ADI_LINE_RHS_CUH
+
+#include "adi_internal.h"
+
 // A face that ADI_COEF skips (closed, or an axis whose explicit weight is 0) is read here at the cell
 // itself with coefficients 0: it adds an exact 0 while the field is finite. Where it is not, the line's
 // values stop being finite and the line goes to the sweep's careful solve, which forms its rows with
@@ -16,10 +20,6 @@
 // Float lines form their interior cells in float (docs/decisions/052): each face's weight times the
 // difference of the neighbour and the cell, c0 = -(cm + cp) for this operator; within the bound docs/adi.md
 // states, not ADI_COEF's bits.
-#ifndef TRIDI_ADI_LINE_RHS_CUH
-#define TRIDI_ADI_LINE_RHS_CUH
-
-#include "adi_internal.h"
 
 namespace {
 

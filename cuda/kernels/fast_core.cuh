@@ -1,7 +1,14 @@
 // FAST arithmetic (TRIDI_ARITH_FAST, all-float or all-double arrays): the partitioned solve of one line in
 // the arrays' own precision, written once for the GPU kernel (cuda/kernels/fast_lines.cuh) and for the host
 // (its unit test, tests/c/test_fast_partition.cpp, which CI runs without a GPU). See docs/decisions/021.
-//
+#ifndef TRIDI_FAST_CORE_CUH
+#define TRIDI_FAST_CORE_CUH
+
+#include <cfloat>
+#include <cmath>
+
+#include "rcp.cuh"
+
 // A line of n unknowns is cut into P chunks of n / P or n / P + 1 unknowns (P <= n / 2, so every chunk has
 // at least two). A chunk's unknowns x_0 .. x_{len-1} are coupled to the rest of the line only through its
 // first and last unknown, u = x_0 and v = x_{len-1}:
@@ -16,13 +23,6 @@
 // On a row diagonally dominant line the chunks' pivots and the reduced system stay dominant (no growth).
 // Whatever the line, a pivot (a chunk's or a reduction step's) that is not a normal number of the type, or
 // any value that is not finite, flags the line: the kernel then solves it again with MOHID's recurrence.
-#ifndef TRIDI_FAST_CORE_CUH
-#define TRIDI_FAST_CORE_CUH
-
-#include <cfloat>
-#include <cmath>
-
-#include "rcp.cuh"
 
 #if defined(__CUDACC__)
 #define FP_HD __host__ __device__ __forceinline__

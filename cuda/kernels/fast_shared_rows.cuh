@@ -5,14 +5,14 @@
 // into a table in global memory (fs_build_table, one thread a chunk); each line's thread then carries only
 // its chunk's right-hand sides in registers and reads the table through L1. The arithmetic is fp_chunk's
 // and fp_finish's, operation for operation, so a line gets the answers fp_block would give it.
-//
-// A pivot of the shared rows that is not a normal number sends every line to src.careful (MOHID's
-// recurrence, which names the line and cell); a line whose values stop being finite goes there alone, as
-// in fp_block.
 #ifndef TRIDI_FAST_SHARED_ROWS_CUH
 #define TRIDI_FAST_SHARED_ROWS_CUH
 
 #include "fast_lines.cuh"
+
+// A pivot of the shared rows that is not a normal number sends every line to src.careful (MOHID's
+// recurrence, which names the line and cell); a line whose values stop being finite goes there alone, as
+// in fp_block.
 
 namespace {
 
