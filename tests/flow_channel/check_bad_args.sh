@@ -9,6 +9,10 @@ tmp="${2:-${TMPDIR:-/tmp}}/flow_channel_bad_args.$$"
 mkdir -p "$tmp" || exit 1
 trap 'rm -rf "$tmp"' EXIT
 g=flow_channel_70-28
+# A build without NetCDF (-DFLOW_CHANNEL_NETCDF=OFF) refuses --output before it looks at the path.
+folder_want="not a folder"
+"$exe" $g --output "$tmp/" >/dev/null 2>"$tmp/probe" </dev/null
+grep -qF "no NetCDF output" "$tmp/probe" && folder_want="no NetCDF output"
 cases=(
   "|missing GRID;flow_channel_N-K"
   "flow_channel_7-28|flow_channel_7-28;flow_channel_70-28"
@@ -45,7 +49,7 @@ cases=(
   "$g --transport bogus|--transport bogus;auto, ipc, cuda-aware, staged, nccl"
   "$g --output|--output needs a value"
   "$g --output $tmp/no/such/folder/f.nc|--output;$tmp/no/such/folder"
-  "$g --output $tmp/|--output;not a folder"
+  "$g --output $tmp/|--output;$folder_want"
   "$g --verify-output|--verify-output;--output"
 )
 failed=0
