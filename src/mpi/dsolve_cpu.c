@@ -24,7 +24,8 @@ static void cpu_forward(const tridi_dplan *dp, double *work, double *coef)
     for (int64_t l = 0; l < p->nlines; ++l) {
         const int64_t base = tridi_line_offset(p, l);
         double *G = work + 3 * n * l, *W = G + n, *S = W + n;
-        double Wp = 0, Gp = 0, Sp = 0;
+        /* Before the first row, x_L itself: x_{-1} = 0 + 0 x_0 + 1 x_L (G, W, S). */
+        double Wp = 0, Gp = 0, Sp = 1;
         int unsafe = 0;
         for (int64_t m = 0; m < n && !unsafe; ++m) {
             int64_t o = base + m * st;
@@ -32,18 +33,12 @@ static void cpu_forward(const tridi_dplan *dp, double *work, double *coef)
             double b = tridi_dsolve_load(A->diag, A->diag_type, o);
             double cc = (m == n - 1 && dp->last) ? 0.0 : tridi_dsolve_load(A->upper, A->upper_type, o);
             double r = tridi_dsolve_load(A->rhs, A->rhs_type, o);
-            double den = m == 0 ? b : b + a * Wp;
-            double sl = m == 0 ? -a : -a * Sp;
-            /* An Inf diag (or an overflowing pivot) gives 1/den = 0 and finite W, G, S: caught here. */
-            if (!tridi_thomas_pivot_ok(den)) {
-                unsafe = 1;
-                break;
-            }
-            double inv = 1.0 / den;
-            W[m] = -cc * inv;
-            G[m] = (m == 0 ? r : r - a * Gp) * inv;
-            S[m] = sl * inv;
-            unsafe = !tridi_partition_step_ok(W[m], G[m], S[m]);
+            /* The core's step with the spike column (decision 056), one reciprocal; never the line's last
+             * unknown (W at the block's end couples x_R). An Inf diag (or an overflowing pivot) would give
+             * 1/den = 0 and finite W, G, S: the pivot check catches it. */
+            double den;
+            tridi_exact_step_spike(TRIDI_FORM_RCP, a, b, cc, r, Wp, Gp, a, Sp, 0, &den, &W[m], &G[m], &S[m]);
+            unsafe = !tridi_thomas_pivot_ok(den) || !tridi_partition_step_ok(W[m], G[m], S[m]);
             Wp = W[m];
             Gp = G[m];
             Sp = S[m];
