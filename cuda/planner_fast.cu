@@ -94,6 +94,34 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
     return cudaSuccess;
 }
 
+// Completes p (fast_mode and fast_chunk set) for lines of P chunks, `lines` lines a block, and prepares its
+// kernel; *plan = p with p.fast where its shared memory fits.
+template <class T>
+cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_plan p, tk_plan *plan)
+{
+    p.fgeom = {P, lines};
+    p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
+    p.x_lines = contig;
+    p.wg_on_chip = true; // no scratch
+    p.offsets32 = true;
+    int sms = 0;
+    size_t optin = 0;
+    const void *k = fp_kernel<T>(p);
+    cudaError_t e = tk_prepare(k, &sms, &optin);
+    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
+    // driver takes more shared memory where a block needs it); y/z lines use none.
+    if (e == cudaSuccess && contig)
+        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
+    if (e != cudaSuccess)
+        return e;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
+    return cudaSuccess;
+}
+
 // The FAST solve's shape: fp_shape's (cuda/kernels/fast_lines.cuh, decision 021; the ADI's sweeps keep it),
 // retuned on the H200 (decision 057): double x lines of 64 chunks or more one line a block (float ones lose
 // more to the verdict's one atomic a block than they gain); float y/z lines of 32 to 64 unknowns chunks of
@@ -151,27 +179,7 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
     }
     if (!contig && sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
         return cudaSuccess;
-    p.fgeom = {P, lines};
-    p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
-    p.x_lines = contig;
-    p.wg_on_chip = true; // no scratch
-    p.offsets32 = true;
-    int sms = 0;
-    size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
-    // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
-    // driver takes more shared memory where a block needs it); y/z lines use none.
-    if (e == cudaSuccess && contig)
-        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess)
-        return e;
-    p.fast = p.smem <= optin;
-    if (p.fast)
-        *plan = p;
-    return cudaSuccess;
+    return fp_finish_plan<T>(a, contig, P, lines, p, plan);
 }
 
 // A FAST plan of the given shape (the GPU benchmark's sweep): chunks of at most L unknowns (8, or 16 for
@@ -189,25 +197,7 @@ cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, tk_p
         return cudaSuccess;
     p.fast_mode = contig ? FP_CONTIG : FP_STRIDED;
     p.fast_chunk = L;
-    p.fgeom = {P, lines};
-    p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
-    p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
-    p.x_lines = contig;
-    p.wg_on_chip = true;
-    p.offsets32 = true;
-    int sms = 0;
-    size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
-    if (e == cudaSuccess && contig)
-        e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess)
-        return e;
-    p.fast = p.smem <= optin;
-    if (p.fast)
-        *plan = p;
-    return cudaSuccess;
+    return fp_finish_plan<T>(a, contig, P, lines, p, plan);
 }
 
 template <class T>
