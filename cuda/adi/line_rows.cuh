@@ -14,6 +14,19 @@
 
 namespace {
 
+// One axis's coefficients of a cell from its two faces' diffusion (dm, dp) and velocity (vm, vp): cm, cp
+// and c0 as ADI_COEF sums them, 0 for a closed face (om, op false).
+__device__ __forceinline__ void adi_axis_coefs(bool om, bool op, double dm, double vm, double dp, double vp,
+                                               double *cm, double *cp, double *c0)
+{
+    double c = 0.0;
+    *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
+    c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
+    *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
+    c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
+    *c0 = c;
+}
+
 template <typename T, int AXIS>
 struct line_rows {
     const T *y, *x0, *f, *k, *v[3]; // the line's first cell in each array (x0, k, v[b]: y's if absent)
@@ -87,14 +100,8 @@ struct line_rows {
                                           double vcell, double v_m, double v_p, double *cm, double *cp,
                                           double *c0) const
     {
-        double c = 0.0;
-        const double dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
-        *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
-        c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
-        const double dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
-        *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
-        c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
-        *c0 = c;
+        adi_axis_coefs(om, op, face_d(k_m, kcell, b), face_v(v_m, vcell, b), face_d(kcell, k_p, b),
+                       face_v(vcell, v_p, b), cm, cp, c0);
     }
     __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
 
@@ -181,14 +188,8 @@ struct x_rows {
                                           double vcell, double v_m, double v_p, double *cm, double *cp,
                                           double *c0) const
     {
-        double c = 0.0;
-        const double dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
-        *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
-        c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
-        const double dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
-        *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
-        c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
-        *c0 = c;
+        adi_axis_coefs(om, op, face_d(k_m, kcell, b), face_v(v_m, vcell, b), face_d(kcell, k_p, b),
+                       face_v(vcell, v_p, b), cm, cp, c0);
     }
     // One other axis's explicit term of cell off, added to acc as line_rows adds it.
     template <int B>

@@ -188,6 +188,22 @@ __device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int 
     fp_fallback(t, q, nl, lflag, area, src);
 }
 
+// A chunk's rows from src, or identity rows for a thread without a line (its chunk then solves to 0).
+template <class T, int L, class Src>
+__device__ __forceinline__ void fp_load_rows(bool active, Src &src, int s0, int len, T (&av)[L], T (&bv)[L],
+                                             T (&cv)[L], T (&dv)[L])
+{
+    if (active) {
+        src.rows(s0, len, av, bv, cv, dv);
+    } else {
+FP_UNROLL
+        for (int k = 0; k < L; ++k) {
+            av[k] = cv[k] = dv[k] = T(0);
+            bv[k] = T(1);
+        }
+    }
+}
+
 // The partitioned solve of a block's nl lines of n unknowns, every thread of the block calling it. The
 // rows come from and the answers go to `src`, one per thread for the thread's own line t (fp_place):
 //   src.rows(s0, len, a, b, c, d)  the rows s0 .. s0+len-1 into the arrays (a not read at the line's first
@@ -203,15 +219,7 @@ __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsi
     const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
 
     T av[L], bv[L], cv[L], dv[L];
-    if (active) {
-        src.rows(s0, len, av, bv, cv, dv);
-    } else {
-FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            av[k] = cv[k] = dv[k] = T(0);
-            bv[k] = T(1);
-        }
-    }
+    fp_load_rows<T, L>(active, src, s0, len, av, bv, cv, dv);
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
     ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
@@ -406,15 +414,7 @@ __device__ __forceinline__ void fp_block_cl(const fp_geom &geo, int n, int nl, u
         lflag[t] = 0;
 
     T av[L], bv[L], cv[L], dv[L];
-    if (active) {
-        src.rows(s0, len, av, bv, cv, dv);
-    } else {
-FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            av[k] = cv[k] = dv[k] = T(0);
-            bv[k] = T(1);
-        }
-    }
+    fp_load_rows<T, L>(active, src, s0, len, av, bv, cv, dv);
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
     ok &= fp_join_cl<T>(cl, geo, Pb, t, q, area, ru, rv);
