@@ -65,31 +65,6 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
     return nfailed;
 }
 
-/* Small y/z blocks (MOHID's columns: 50 lines of 23 unknowns) start on rows that the kernels' prefetch,
- * a few rows ahead within a block, never reaches: the top rows of this block's x, which the back
- * substitution writes first, and the first rows of the next block's inputs. Fetched here, into L2, they
- * arrive while this block's forward sweep runs (docs/decisions/059). */
-#define TRIDI_CPU_SHORT_BLOCK 8192
-static void prefetch_block_starts(const tridi_problem *p, const cpu_plan *c, int64_t b, int64_t off, int64_t s,
-                                  int64_t Lb)
-{
-    const tridi_arrays *a = &p->arrays;
-    const int64_t n = p->n, pf = n < TRIDI_CPU_PREFETCH_YZ ? n : TRIDI_CPU_PREFETCH_YZ;
-    const size_t xes = tridi_dtype_size(a->x_type);
-    for (int64_t m = n - pf; m < n; ++m)
-        prefetch_run((const char *)a->x + (size_t)(off + m * s) * xes, (size_t)Lb * xes);
-    if (b + 1 >= c->nblocks)
-        return;
-    const int64_t noff = tridi_line_offset(p, c->blocks[b + 1].line0), nLb = c->blocks[b + 1].Lb;
-    const void *arr[4] = {a->lower, a->diag, a->upper, a->rhs};
-    const tridi_dtype typ[4] = {a->lower_type, a->diag_type, a->upper_type, a->rhs_type};
-    for (int q = 0; q < 4; ++q) {
-        const size_t es = tridi_dtype_size(typ[q]);
-        for (int64_t m = 0; m < pf; ++m)
-            prefetch_run((const char *)arr[q] + (size_t)(noff + m * s) * es, (size_t)nLb * es);
-    }
-}
-
 /* Solves block b: the fast path (vector forward sweep; if no value went non-finite, the old x saved and
  * the back substitution into x); a block it flags goes to the careful path, after the fast path's
  * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
@@ -158,8 +133,6 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
             out = tR + n * c->L; /* answers [m][l], scattered into x rows below */
             xs = Lb;
         } else {
-            if (ls == 1 && Lb * n <= TRIDI_CPU_SHORT_BLOCK)
-                prefetch_block_starts(p, c, b, off, s, Lb);
             if (fast)
                 bad = tridi_cpu_forward_fast((const float *)a->lower + off, (const float *)a->diag + off,
                                    (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
