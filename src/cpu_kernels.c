@@ -217,18 +217,25 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
  * it is overwritten (row m at log + m * lp), while in L1: the call's undo log streamed, or a thread's own
  * block save (LINES) in the answers' own loop (a memcpy per row of a short block cost as much as the
  * answers, docs/decisions/054). prefetch: x rows a few ahead. Returns nonzero if an answer is not finite in
- * its type. GCC would split the save out of the answers' loop into a memcpy call per row again: */
+ * its type: the bits of each answer * 0 (NaN only for Inf or NaN) OR-ed into a 64-bit mask, as the forward
+ * sweep's check (an int of compares narrowed each mask to 32-bit lanes, decision 061). GCC would split the
+ * save out of the answers' loop into a memcpy call per row again: */
 #if defined(__GNUC__) && !defined(__clang__)
 #define TRIDI_NO_MEMCPY_SPLIT __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #else
 #define TRIDI_NO_MEMCPY_SPLIT
 #endif
-#define DEFINE_BACKWARD(NAME, TX)                                                                              \
+/* An answer's bits times 0, in an unsigned integer of its own width (TB): its exponent field (NF) is set
+ * only if the answer is Inf or NaN. */
+#define TRIDI_BACK_NF(TX, v) back_bits_##TX((v) * (TX)0)
+TRIDI_F32_INLINE uint32_t back_bits_float(float v) { uint32_t u; memcpy(&u, &v, sizeof u); return u; }
+TRIDI_F32_INLINE uint64_t back_bits_double(double v) { return tridi_cpu_bits(v); }
+#define DEFINE_BACKWARD(NAME, TX, TB, NF)                                                                            \
     TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int NAME(const double *restrict W, const double *restrict G,    \
                                         TX *restrict x, int64_t n, int64_t Lb, int64_t xs, char *log,         \
                                         int64_t lp, int stream, int prefetch)                                 \
     {                                                                                                          \
-        int bad = 0;                                                                                           \
+        TB bad = 0;                                                                                            \
         for (int64_t m = n - 1; m >= 0; --m) {                                                                 \
             TX *xm = x + m * xs;                                                                               \
             TX *restrict sv = NULL; /* the row's own save, filled in the loops below */                        \
@@ -247,7 +254,7 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
                     if (sv)                                                                                    \
                         sv[l] = xm[l];                                                                         \
                     xm[l] = v;                                                                                 \
-                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                    bad |= TRIDI_BACK_NF(TX, v);                                                               \
                 }                                                                                              \
                 continue;                                                                                      \
             }                                                                                                  \
@@ -257,16 +264,16 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
                     TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                  \
                     sv[l] = xm[l];                                                                             \
                     xm[l] = v;                                                                                 \
-                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                    bad |= TRIDI_BACK_NF(TX, v);                                                               \
                 }                                                                                              \
             else                                                                                               \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
                     TX v = (TX)tridi_exact_back(Wm[l], (double)xn[l], Gm[l]);                                  \
                     xm[l] = v;                                                                                 \
-                    bad |= !(fabs((double)v) <= DBL_MAX);                                                      \
+                    bad |= TRIDI_BACK_NF(TX, v);                                                               \
                 }                                                                                              \
         }                                                                                                      \
-        return bad;                                                                                            \
+        return (bad & (NF)) != 0;                                                                              \
     }
 
 DEFINE_FORWARD(forward_f32_div, float, float, float, float, TRIDI_FORM_DIV)
@@ -306,8 +313,8 @@ int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void 
                                    : TRIDI_FWD(forward_mix_div, float, double);
 #undef TRIDI_FWD
 }
-DEFINE_BACKWARD(backward_f32, float)
-DEFINE_BACKWARD(backward_f64, double)
+DEFINE_BACKWARD(backward_f32, float, uint32_t, UINT32_C(0x7f800000))
+DEFINE_BACKWARD(backward_f64, double, uint64_t, TRIDI_CPU_NONFINITE)
 
 /* The clones stay static (their ifunc resolvers would be exported otherwise); other files call these. */
 int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,

@@ -70,7 +70,7 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
  * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
  * lowest (line within the block). */
 TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws,
-                                    block_save sv, unsigned char *written, block_failure *fail)
+                                    block_save sv, double glim, unsigned char *written, block_failure *fail)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n;
@@ -141,8 +141,8 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
                 const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
                 bad = tridi_cpu_forward_block(p, mode, 0, (const char *)a->lower + (size_t)off * le,
                                     (const char *)a->diag + (size_t)off * de, (const char *)a->upper + (size_t)off * le,
-                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1,
-                                    sv.lines ? tridi_cpu_bound_glim(n, xes == 4) : 0.0, W, G, &bounded);
+                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1, glim, W, G,
+                                    &bounded);
             }
             out = x + (size_t)off * xes; /* answers straight into x rows */
             xs = s;
@@ -219,6 +219,8 @@ static void solve_shares(void *arg, int id)
     solve_job *j = arg;
     const cpu_plan *c = j->c;
     char *ws = j->workspaces + (size_t)id * j->ws_bytes;
+    /* BOUNDED_WRITE's limit (LINES only), once per thread and call: a division, not one per block */
+    const double glim = j->lines ? tridi_cpu_bound_glim(j->p->n, j->xes == 4) : 0.0;
     for (int k = 0; k < j->nthreads; ++k) {
         const int t = (id + k) % j->nthreads;
         for (;;) {
@@ -231,7 +233,7 @@ static void solve_shares(void *arg, int id)
                 continue; /* the call fails anyway; only lower lines could change the report */
             block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
             block_save sv = {j->lines ? ws + j->own_save : tridi_cpu_block_log_at(c, b, j->log, j->xes), j->lines};
-            const int64_t nf = solve_block(j->p, c, b, ws, sv, j->written, &fail);
+            const int64_t nf = solve_block(j->p, c, b, ws, sv, glim, j->written, &fail);
             if (nf) {
                 __atomic_fetch_add(&j->nfailed, nf, __ATOMIC_RELAXED);
                 while (__atomic_exchange_n(&j->lock, 1, __ATOMIC_ACQUIRE))

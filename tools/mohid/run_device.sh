@@ -6,8 +6,10 @@
 # Phase 1: per precision a Latin square of BUILDS (default "orig cpu1 gpu"; orig first), one stream per build
 # side by side on one core each, rotated per round (A: orig cpu1 gpu; B: cpu1 gpu orig; C: gpu orig cpu1),
 # r8 and r4 together, a barrier between rounds: each build meets the same contention. Phase 2: tridi cpu on
-# 16 threads (PREC2, default "r8 r4"). PHASES (default "1 2") runs a part. BENCHES: programs of PACK/bin
-# run first, alternately (3 rounds), their output in bench.txt (thomasz_bench.f90 before/after builds).
+# 16 threads (PREC2, default "r8 r4"). PHASES (default "1 2") runs a part; PRECS (default "r8 r4") the
+# precisions of phase 1. A build named in BUILDS whose PACK/bin/NAME-PREC exists (e.g. main-r8: MOHID linked
+# against another tridi, pack.sh's EXTRA_BINS) runs that program on the cpu backend. BENCHES: programs of
+# PACK/bin run first, alternately (3 rounds), their output in bench.txt (thomasz_bench.f90 builds).
 # Exit 0 only when every compared result is identical.
 set -uo pipefail
 PACK=$(cd "${1:?usage: run_device.sh PACK OUT}" && pwd)
@@ -29,6 +31,7 @@ mkdir -p "$RUNS"
 backend() { case $1 in gpu) echo cuda ;; *) echo cpu ;; esac; }
 one() { # one PREC RUN TAG THREADS [BIND]: a run in RUNS/PREC-RUN-TAG
     local exe=$PACK/bin/$( [[ $2 == orig ]] && echo orig || echo tridi )-$1 t0=$SECONDS d=$RUNS/$1-$2-$3
+    [[ -x $PACK/bin/$2-$1 ]] && exe=$PACK/bin/$2-$1
     OMP_NUM_THREADS=$4 TRIDI_BACKEND=$(backend "$2") OMP_PROC_BIND=${5:-false} \
         timeout 900 bash "$PACK/run_case.sh" "$exe" "$PACK/case" "$d" > "$d.log" 2>&1
     echo $((SECONDS - t0)) > "$d.wall" # the GPU machine may have neither /usr/bin/time nor bc
@@ -71,11 +74,11 @@ if [[ " $PHASES " == *" 1 "* ]]; then
     { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; lscpu | grep -E 'Model name|^CPU\(s\)'
       date -u; } > "$OUT/summary.txt" 2>&1
     for ((r = 0; r < NB; r++)); do
-        for p in r8 r4; do
+        for p in ${PRECS:-r8 r4}; do
             for ((s = 0; s < NB; s++)); do one $p "${order[(s + r) % NB]}" $((r + 1)) 1 & done
         done
         wait # a barrier: the next round starts together (recorded first: a cut-off run keeps its rounds)
-        for p in r8 r4; do
+        for p in ${PRECS:-r8 r4}; do
             for ((s = 0; s < NB; s++)); do
                 record $p "${order[(s + r) % NB]}" $((r + 1)) 1 "${streams[s]}" "$RUNS/$p-orig-1"
             done
@@ -88,8 +91,10 @@ fi
 {
     echo "prec,run,runs,thomas_median_s,runmodel_median_s,wall_median_s,orig_over_run_thomas"
     for p in r8 r4; do
+        seen=0
         o=$(awk -F, -v p=$p '$1 == p && $2 == "orig" {print $8}' "$CSV" | median)
-        for run in orig cpu1 gpu cpu16; do
+        for run in orig "${order[@]}" cpu16; do
+            [[ $run == orig && $((seen++)) -gt 0 ]] && continue
             n=$(awk -F, -v p=$p -v r=$run '$1 == p && $2 == r' "$CSV" | wc -l)
             [[ $n -gt 0 ]] || continue
             th=$(awk -F, -v p=$p -v r=$run '$1 == p && $2 == r {print $8}' "$CSV" | median)
