@@ -131,7 +131,7 @@ FP_UNROLL
     // thread's line, then the right-hand sides of its cells q, q + P, ..., neighbouring threads on
     // neighbouring faces and cells; every iteration's loads are issued (those past the line's end at its
     // end), the values past it not stored. x_rows holds no per-line copies of the stage (decision 058).
-    __device__ void stage_faces(double *fd, double *fv, int q, int P) const
+    __device__ void stage_faces(double *fd, double *fv, double *yd, int q, int P) const
     {
         const x_rows<T> lr(s, l1, l2);
 #pragma unroll 3
@@ -144,16 +144,38 @@ FP_UNROLL
                 fv[fo_pos(f)] = v;
             }
         }
+        if (lr.has_y()) {
+#pragma unroll 2
+            for (int j = 0; j < L; ++j) {
+                const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
+                const double d = lr.yface_lo(m);
+                if (m0 < n)
+                    yd[fo_pos(m)] = d;
+            }
+        }
     }
-    __device__ void stage_rhs(const double *fd, const double *fv, T *rd, int q, int P) const
+    // next: the block's next line is this one's next along y, so that its y faces below are this one's above.
+    __device__ void stage_rhs(const double *fd, const double *fv, const double *yd, bool next, T *rd, int q,
+                              int P) const
+    {
+        if (next && l1 + 1 < s->n[1])
+            rhs_lines<true>(fd, fv, yd, rd, q, P);
+        else
+            rhs_lines<false>(fd, fv, yd, rd, q, P);
+    }
+    template <bool NEXT>
+    __device__ void rhs_lines(const double *fd, const double *fv, const double *yd, T *rd, int q, int P) const
     {
         const x_rows<T> lr(s, l1, l2);
+        const int pitch = fo_pitch(n);
+        const bool y = lr.has_y();
 #pragma unroll 2
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1, p = fo_pos(m), p1 = fo_pos(m + 1);
             double cm, cp, c0;
             lr.xcoefs(m, fd[p], fv[p], fd[p1], fv[p1], &cm, &cp, &c0);
-            const double r = lr.rhs(m, cm, cp, c0);
+            const double ydm = y ? yd[p] : 0.0, ydp = !y ? 0.0 : NEXT ? yd[p + pitch] : lr.yface_hi(m);
+            const double r = lr.rhs(m, cm, cp, c0, ydm, ydp);
             if (m0 < n)
                 rd[p] = (T)r;
         }

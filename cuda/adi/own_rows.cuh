@@ -20,12 +20,13 @@ __host__ __device__ inline int fo_pos(int m) { return m + (m >> 3); }
 __host__ __device__ inline int fo_pitch(int64_t n) { return (int)(n + n / 8 + 1); }
 
 // Shared memory of an fo_block: the line flags, then one area for the staged faces and right-hand sides
-// (per line, fo_pitch(n) faces' diffusion and velocity in double, then fo_pitch(n) right-hand sides in T),
+// (per line, fo_pitch(n) x faces' diffusion and velocity and y faces' diffusion in double, then fo_pitch(n)
+// right-hand sides in T),
 // in turn the reduction's, the staged answers' and the fallback's.
 template <class T>
 inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 {
-    const size_t rows = (2 * sizeof(double) + sizeof(T)) * g.lines * fo_pitch(n);
+    const size_t rows = (3 * sizeof(double) + sizeof(T)) * g.lines * fo_pitch(n);
     const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
     size_t area = red > wg ? red : wg;
     area = area > rows ? area : rows;
@@ -33,8 +34,9 @@ inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 }
 
 // fp_block for x lines of rows of their own (FP_CONTIG: thread (t, q), chunk q of the block's line t).
-// src.stage_faces(fd, fv, q, P) writes faces q, q + P, ... (0 .. n) of the thread's own line at fo_pos(f);
-// src.stage_rhs(fd, fv, rd, q, P) the right-hand sides of cells q, q + P, ... at fo_pos(m);
+// src.stage_faces(fd, fv, yd, q, P) writes x faces q, q + P, ... (0 .. n) of the thread's own line at fo_pos(f)
+// and the y faces below its cells; src.stage_rhs(fd, fv, yd, next, rd, q, P) the right-hand sides of cells
+// q, q + P, ... at fo_pos(m) (next: the line after it in the block, whose y faces below are its above);
 // src.chunk_rows(fd, fv, rd, s0, len, a, b, c, d) the chunk's rows from them (the line's first a and last c
 // zero); src.unstage_line(buf, q, P) stores the same cells' answers from buf, for a line that succeeded;
 // src.careful as for fp_block. smem: fo_smem_bytes.
@@ -43,13 +45,13 @@ __device__ __forceinline__ void fo_block(const fp_geom &geo, int n, int nl, unsi
 {
     const auto [t, q, s0, len, active, lflag, area] = fp_block_start<FP_CONTIG>(geo, n, nl, smem);
     const int pitch = fo_pitch(n), plane = geo.lines * pitch;
-    double *fd = (double *)area + t * pitch, *fv = fd + plane;
-    T *rd = (T *)((double *)area + 2 * plane) + t * pitch;
+    double *fd = (double *)area + t * pitch, *fv = fd + plane, *yd = fv + plane;
+    T *rd = (T *)((double *)area + 3 * plane) + t * pitch;
     if (active)
-        src.stage_faces(fd, fv, q, geo.P);
+        src.stage_faces(fd, fv, yd, q, geo.P);
     __syncthreads();
     if (active)
-        src.stage_rhs(fd, fv, rd, q, geo.P);
+        src.stage_rhs(fd, fv, yd, t + 1 < nl, rd, q, geo.P);
     __syncthreads();
     T av[L], bv[L], cv[L], dv[L];
     if (active) {
