@@ -127,83 +127,25 @@ FP_UNROLL
             }
         }
     }
-    // fo_block (x lines of rows of their own, decisions 048, 058, 062): faces q, q + P, ... (0 .. n) of the
-    // thread's line, then the right-hand sides of its cells q, q + P, ..., neighbouring threads on
-    // neighbouring faces and cells; every iteration's loads are issued (those past the line's end at its
-    // end), the values past it not stored. x_rows holds no per-line copies of the stage (decision 058).
-    __device__ void stage_faces(double *fd, double *fv, double *yd, int q, int P) const
+    // fo_block (x lines of rows of their own, decision 048): rows q, q + P, ... of the thread's line into
+    // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
+    // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
+    // copies of the stage, so that forming a row does not spill (decision 058).
+    __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
         const x_rows<T> lr(s, l1, l2);
-#pragma unroll 3
-        for (int j = 0; j <= L; ++j) {
-            const int f0 = q + j * P, f = f0 <= n ? f0 : (int)n;
-            double d, v;
-            lr.face(f, &d, &v);
-            if (f0 <= n) {
-                fd[fo_pos(f)] = d;
-                fv[fo_pos(f)] = v;
-            }
-        }
-        if (lr.has_y()) {
-#pragma unroll 2
-            for (int j = 0; j < L; ++j) {
-                const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
-                const double d = lr.yface_lo(m);
-                if (m0 < n)
-                    yd[fo_pos(m)] = d;
-            }
-        }
-    }
-    // next: the block's next line is this one's next along y, so that its y faces below are this one's above.
-    __device__ void stage_rhs(const double *fd, const double *fv, const double *yd, bool next, T *rd, int q,
-                              int P) const
-    {
-        if (next && l1 + 1 < s->n[1])
-            rhs_lines<true>(fd, fv, yd, rd, q, P);
-        else
-            rhs_lines<false>(fd, fv, yd, rd, q, P);
-    }
-    template <bool NEXT>
-    __device__ void rhs_lines(const double *fd, const double *fv, const double *yd, T *rd, int q, int P) const
-    {
-        const x_rows<T> lr(s, l1, l2);
-        const int pitch = fo_pitch(n);
-        const bool y = lr.has_y();
 #pragma unroll 2
         for (int j = 0; j < L; ++j) {
-            const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1, p = fo_pos(m), p1 = fo_pos(m + 1);
-            double cm, cp, c0;
-            lr.xcoefs(m, fd[p], fv[p], fd[p1], fv[p1], &cm, &cp, &c0);
-            const double ydm = y ? yd[p] : 0.0, ydp = !y ? 0.0 : NEXT ? yd[p + pitch] : lr.yface_hi(m);
-            const double r = lr.rhs(m, cm, cp, c0, ydm, ydp);
-            if (m0 < n)
+            const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
+            double d, e, f;
+            const double r = lr(m, &d, &e, &f);
+            if (m0 < n) {
+                const int p = fo_pos(m);
+                ra[p] = m > 0 ? (T)d : T(0);
+                rb[p] = (T)e;
+                rc[p] = m < n - 1 ? (T)f : T(0);
                 rd[p] = (T)r;
-        }
-    }
-    // The rows s0 .. s0+len-1 of the thread's chunk from the staged faces and right-hand sides: the row of
-    // (I - tdt L_x) as line_rows forms it.
-    __device__ void chunk_rows(const double *fd, const double *fv, const T *rd, int s0, int len, T (&av)[L],
-                               T (&bv)[L], T (&cv)[L], T (&dv)[L]) const
-    {
-        const x_rows<T> lr(s, l1, l2);
-        const double tdt = s->tdt;
-        double d[L + 1], v[L + 1];
-FP_UNROLL
-        for (int j = 0; j <= L; ++j) {
-            const int p = fo_pos(s0 + (j <= len ? j : len));
-            d[j] = fd[p];
-            v[j] = fv[p];
-        }
-FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            const bool in = k < len;
-            const int m = s0 + (in ? k : 0);
-            double cm, cp, c0;
-            lr.xcoefs(m, d[k], v[k], d[k + 1], v[k + 1], &cm, &cp, &c0);
-            av[k] = in && m > 0 ? (T)(-tdt * cm) : T(0);
-            bv[k] = in ? (T)(1.0 - tdt * c0) : T(1);
-            cv[k] = in && m < n - 1 ? (T)(-tdt * cp) : T(0);
-            dv[k] = in ? rd[fo_pos(m)] : T(0);
+            }
         }
     }
     // fo_block: the answers of rows q, q + P, ... of the thread's line from buf (its line's, fo_pos-indexed).

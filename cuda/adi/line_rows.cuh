@@ -147,12 +147,9 @@ struct line_rows {
     }
 };
 
-// line_rows for the staged x rows (fo_block, decisions 058, 062): the same row, the same operations in the same
+// line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
 // order, from a line state of one offset and a word of face bits; every other value is read from the stage,
-// a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers. Each x
-// face is formed once (face()), by one thread for the two cells beside it, and each y face once where both
-// its lines are in the block (yface_lo()), with line_rows's operands in its order (the same bits); rhs() and
-// the row's coefficients then take the cell's faces.
+// a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers.
 template <typename T>
 struct x_rows {
     const adi_stage *s;
@@ -200,63 +197,18 @@ struct x_rows {
     {
         const unsigned f = fl >> 4 * (B - 1);
         const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const T *K = kb() + off;
-        return other_with<B>(off, yc, acc, face_d(ld(K + km), kcell, B), face_d(kcell, ld(K + kp), B));
-    }
-    // other() from the diffusions of the cell's two faces along B (line_rows's, in its order).
-    template <int B>
-    __device__ __forceinline__ double other_with(int64_t off, double yc, double acc, double dm, double dp) const
-    {
-        const unsigned f = fl >> 4 * (B - 1);
-        const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const T *V = vb(B) + off;
+        const T *K = kb() + off, *V = vb(B) + off;
         const double ym = ld((f & 4 ? (const T *)s->field : yb()) + off + km);
         const double yp = ld((f & 8 ? (const T *)s->field : yb()) + off + kp);
-        const double vc = ld(V);
         double cm, cp, c0;
-        adi_axis_coefs(f & 1, f & 2, dm, face_v(ld(V + km), vc, B), dp, face_v(vc, ld(V + kp), B), &cm, &cp, &c0);
+        coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0);
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, ym, lu);
         lu = __fma_rn(cp, yp, lu);
         return __fma_rn(B < s->naxes ? s->alpha[B] : 0.0, lu, acc);
     }
-    // Whether the line has a y term (an open y face).
-    __device__ __forceinline__ bool has_y() const { return fl & 3; }
-    // The diffusion of the y face below (above) cell m of the line, as other<1> forms it for the cell (a
-    // closed face from the cell alone, weighted 0 by it): the face above is the next line's face below.
-    __device__ __forceinline__ double yface_lo(int64_t m) const
-    {
-        const int64_t off = c + m * s->stride[0], km = fl & 1 ? -s->stride[1] : 0;
-        const T *K = kb() + off;
-        return face_d(ld(K + km), ld(K), 1);
-    }
-    __device__ __forceinline__ double yface_hi(int64_t m) const
-    {
-        const int64_t off = c + m * s->stride[0], kp = fl & 2 ? s->stride[1] : 0;
-        const T *K = kb() + off;
-        return face_d(ld(K), ld(K + kp), 1);
-    }
-    // The x face f (0 <= f <= n): between cells f - 1 and f, its diffusion *d and velocity *v as line_rows
-    // forms them for either cell (a closed end face from the end cell alone, weighted 0 by the cell).
-    __device__ __forceinline__ void face(int64_t f, double *d, double *v) const
-    {
-        const int64_t st = s->stride[0], n = s->n[0];
-        const int64_t lo = f > 0 ? f - 1 : (s->dirichlet_lo[0] ? -1 : 0);
-        const int64_t hi = f < n ? f : (s->dirichlet_hi[0] ? n : n - 1);
-        const T *K = kb() + c, *V = vb(0) + c;
-        *d = face_d(ld(K + lo * st), ld(K + hi * st), 0);
-        *v = face_v(ld(V + lo * st), ld(V + hi * st), 0);
-    }
-    // The x coefficients of cell m (0 <= m < n) from its faces m (dm, vm) and m + 1 (dp, vp).
-    __device__ __forceinline__ void xcoefs(int64_t m, double dm, double vm, double dp, double vp, double *cm,
-                                           double *cp, double *c0) const
-    {
-        const int64_t n = s->n[0];
-        adi_axis_coefs(m > 0 || s->dirichlet_lo[0], m < n - 1 || s->dirichlet_hi[0], dm, vm, dp, vp, cm, cp, c0);
-    }
-    // line_rows::operator()'s right-hand side along x, row m (0 <= m < n), from the cell's x coefficients.
-    // ydm, ydp: the diffusions of the cell's y faces below and above (yface_lo, yface_hi).
-    __device__ __forceinline__ double rhs(int64_t m, double cm, double cp, double c0, double ydm, double ydp) const
+    // line_rows::operator() along x, row m (0 <= m < n).
+    __device__ __forceinline__ double operator()(int64_t m, double *lo, double *di, double *up) const
     {
         const int64_t st = s->stride[0], n = s->n[0], off = c + m * st;
         const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
@@ -264,6 +216,9 @@ struct x_rows {
         const double yc = ld(yb() + off), kcell = ld(kb() + off);
         const bool om = !first || dlo, op = !last || dhi;
         const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+        const T *K = kb() + off, *V = vb(0) + off;
+        double cm, cp, c0;
+        coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
         const double vm = ld((first ? (const T *)s->field : yb()) + off + sm);
         const double vp = ld((last ? (const T *)s->field : yb()) + off + sp);
         double lu = __dmul_rn(c0, yc);
@@ -271,11 +226,14 @@ struct x_rows {
         lu = __fma_rn(cp, vp, lu);
         acc = __fma_rn(s->naxes > 0 ? s->alpha[0] : 0.0, lu, acc);
         const double tdt = s->tdt;
+        *lo = -tdt * cm;
+        *di = 1.0 - tdt * c0;
+        *up = -tdt * cp;
         // the halo's term of the implicit operator, moved to the right-hand side (not for increments)
         const bool terms = !s->increment;
         acc = __fma_rn(first && dlo && terms ? tdt * cm : 0.0, vm, acc);
         acc = __fma_rn(last && dhi && terms ? tdt * cp : 0.0, vp, acc);
-        acc = other_with<1>(off, yc, acc, ydm, ydp);
+        acc = other<1>(off, yc, kcell, acc);
         return other<2>(off, yc, kcell, acc);
     }
 };

@@ -1,8 +1,8 @@
 // Fused sweeps whose lines have rows of their own (a kappa field, a velocity along the axis), laid out for
 // whole runs of memory (docs/decisions/048):
-//  - x lines: fo_block stages each x face (once) and each cell's right-hand side through shared memory,
-//    neighbouring threads on neighbouring faces and cells; each thread then forms its chunk's rows from
-//    them, solves as fp_block does and leaves its answers the same way (decision 062);
+//  - x lines: fo_block stages the rows through shared memory: each thread forms the rows of cells of its
+//    own line a chunk count apart (neighbouring threads on neighbouring cells), then reads its chunk's rows
+//    from shared memory, solves as fp_block does and leaves its answers the same way;
 //  - y/z lines of a sweep with no explicit term (the Douglas step's later sweeps): chunk_rows_x0 forms a
 //    chunk's rows from each coefficient cell read once (its faces shared by the cells on either side),
 //    with ADI_COEF's arithmetic and no branch.
@@ -19,14 +19,12 @@ namespace {
 __host__ __device__ inline int fo_pos(int m) { return m + (m >> 3); }
 __host__ __device__ inline int fo_pitch(int64_t n) { return (int)(n + n / 8 + 1); }
 
-// Shared memory of an fo_block: the line flags, then one area for the staged faces and right-hand sides
-// (per line, fo_pitch(n) x faces' diffusion and velocity and y faces' diffusion in double, then fo_pitch(n)
-// right-hand sides in T),
-// in turn the reduction's, the staged answers' and the fallback's.
+// Shared memory of an fo_block: the line flags, then one area for the staged rows (four arrays of lines *
+// fo_pitch), in turn the reduction's, the staged answers' and the fallback's.
 template <class T>
 inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 {
-    const size_t rows = (3 * sizeof(double) + sizeof(T)) * g.lines * fo_pitch(n);
+    const size_t rows = (size_t)4 * g.lines * fo_pitch(n) * sizeof(T);
     const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
     size_t area = red > wg ? red : wg;
     area = area > rows ? area : rows;
@@ -34,34 +32,27 @@ inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 }
 
 // fp_block for x lines of rows of their own (FP_CONTIG: thread (t, q), chunk q of the block's line t).
-// src.stage_faces(fd, fv, yd, q, P) writes x faces q, q + P, ... (0 .. n) of the thread's own line at fo_pos(f)
-// and the y faces below its cells; src.stage_rhs(fd, fv, yd, next, rd, q, P) the right-hand sides of cells
-// q, q + P, ... at fo_pos(m) (next: the line after it in the block, whose y faces below are its above);
-// src.chunk_rows(fd, fv, rd, s0, len, a, b, c, d) the chunk's rows from them (the line's first a and last c
-// zero); src.unstage_line(buf, q, P) stores the same cells' answers from buf, for a line that succeeded;
-// src.careful as for fp_block. smem: fo_smem_bytes.
+// src.stage_rows(ra, rb, rc, rd, q, P) writes rows q, q + P, ... of the thread's own line at fo_pos(m) of
+// the four arrays (the line's first a and last c zero); src.unstage_line(buf, q, P) stores the same cells'
+// answers from buf, for a line that succeeded; src.careful as for fp_block. smem: fo_smem_bytes.
 template <class T, int L, class Src>
 __device__ __forceinline__ void fo_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
     const auto [t, q, s0, len, active, lflag, area] = fp_block_start<FP_CONTIG>(geo, n, nl, smem);
     const int pitch = fo_pitch(n), plane = geo.lines * pitch;
-    double *fd = (double *)area + t * pitch, *fv = fd + plane, *yd = fv + plane;
-    T *rd = (T *)((double *)area + 3 * plane) + t * pitch;
+    T *ra = (T *)area + t * pitch, *rb = ra + plane, *rc = rb + plane, *rd = rc + plane;
     if (active)
-        src.stage_faces(fd, fv, yd, q, geo.P);
-    __syncthreads();
-    if (active)
-        src.stage_rhs(fd, fv, yd, t + 1 < nl, rd, q, geo.P);
+        src.stage_rows(ra, rb, rc, rd, q, geo.P);
     __syncthreads();
     T av[L], bv[L], cv[L], dv[L];
-    if (active) {
-        src.chunk_rows(fd, fv, rd, s0, len, av, bv, cv, dv);
-    } else {
 FP_UNROLL
-        for (int k = 0; k < L; ++k) {
-            av[k] = cv[k] = dv[k] = T(0);
-            bv[k] = T(1);
-        }
+    for (int k = 0; k < L; ++k) {
+        const bool in = active && k < len;
+        const int p = fo_pos(s0 + (in ? k : 0));
+        av[k] = in ? ra[p] : T(0);
+        bv[k] = in ? rb[p] : T(1);
+        cv[k] = in ? rc[p] : T(0);
+        dv[k] = in ? rd[p] : T(0);
     }
     __syncthreads(); // the area is the reduction's next
     fp_row<T> ru, rv;
