@@ -2,8 +2,8 @@
 # On a GPU machine: the ADI steps checked and measured in one call (docs/decisions/048, 052), from binaries
 # built beforehand (NEW=dir and OLD=dir each holding tridi_heat3d; NEW also test_adi_cuda and
 # test_adi_convergence; PREV=dir, a third build's heat3d). Steps (STEPS, default: test conv memcheck bench ncu), in
-# this order: the GPU tests of tests/adi, heat3d of NEW, OLD and PREV one after the other on each of RUNS ("GRID TYPE
-# OP" separated by ';'; PREV only on those of PREV_RUNS where set), compute-sanitizer memcheck over small heat3d runs
+# this order: test_adi_cuda, heat3d of NEW, OLD and PREV one after the other on each of RUNS ("GRID TYPE OP"
+# separated by ';'; PREV only on those of PREV_RUNS where set), the GPU convergence series, memcheck over small heat3d runs
 # (MEMCHECK: argument lists separated by ';'), ncu of NEW's fused sweeps (NCU: "TYPE OP KERNEL-REGEX SKIP" separated
 # by ';', at 256^3; decision 058). Time limits a run: T_TEST, T_CONV, T_BENCH, T_MEMCHECK, T_NCU (s). Logs under OUT.
 set -u
