@@ -145,25 +145,16 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
 enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
 
 #define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
-    TRIDI_THOMAS_UNFUSED(Q, N, T)                                                                              \
-    TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)
-
-/* madd, nmadd and rcp of a type that rounds each operation. */
-#define TRIDI_THOMAS_UNFUSED(Q, N, T)                                                                          \
     Q T N##_madd(T a, T b, T c) { return N##_add(c, N##_mul(a, b)); }                                          \
     Q T N##_nmadd(T a, T b, T c) { return N##_sub(c, N##_mul(a, b)); }                                         \
-    Q T N##_rcp(T a) { return N##_div(N##_one(), a); }
+    Q T N##_rcp(T a) { return N##_div(N##_one(), a); }                                                         \
+    TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)
 
 #define TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)                                                                   \
-    /* MOHID's W: -f/den. */                                                                                   \
-    Q T N##_wdiv(T f, T den) { return N##_div(N##_neg(f), den); }                                              \
-    TRIDI_THOMAS_STEPS_WDIV(Q, N, T, A)
-
-/* The same with the type's own N##_wdiv(f, den) = -f/den (decision 060: the GPU's tridi_exact negates the
- * quotient, the same bits, which keeps the negation out of the division routine). */
-#define TRIDI_THOMAS_STEPS_WDIV(Q, N, T, A)                                                                    \
     /* The pivot of an unknown after the first: e + d*W(m-1). */                                               \
     Q T N##_pivot(T d, T e, T wp) { return N##_madd(d, wp, e); }                                               \
+    /* MOHID's W: -f/den. */                                                                                   \
+    Q T N##_wdiv(T f, T den) { return N##_div(N##_neg(f), den); }                                              \
     /* The line's first unknown, divided in every form: W = -f/e (0 on a line of one unknown), G = r/e. */     \
     Q void N##_first(T e, T f, T r, int last, T *w, T *g)                                                      \
     {                                                                                                          \
@@ -243,18 +234,7 @@ TRIDI_HD int tridi_exact_flag4(int acc, double a, double b, double c, double d)
 {
     return acc | (!tridi_thomas_finite(a) | !tridi_thomas_finite(b) | !tridi_thomas_finite(c) | !tridi_thomas_finite(d));
 }
-/* -f/den. A division rounds symmetrically, so -(f/den) has the same bits as (-f)/den; on the device the
- * negation then folds into the quotient's users instead of feeding the division routine (decision 060). */
-TRIDI_HD double tridi_exact_wdiv(double f, double den)
-{
-#if defined(__CUDA_ARCH__)
-    return -tridi_exact_div(f, den);
-#else
-    return tridi_exact_div(-f, den);
-#endif
-}
-TRIDI_THOMAS_UNFUSED(TRIDI_HD, tridi_exact, double)
-TRIDI_THOMAS_STEPS_WDIV(TRIDI_HD, tridi_exact, double, int)
+TRIDI_THOMAS_STEPS(TRIDI_HD, tridi_exact, double, int)
 
 /* One unknown of MOHID's forward sweep, its two divisions: den = e + d*w, W = -f/den, G = (r - d*g)/den,
  * from *w, *g (0 before the first unknown; d = 0 there, f = 0 at the last, where W is 0). On success *w

@@ -8,15 +8,13 @@
 #include <cmath>
 
 #include "rcp.cuh"
-#include "thomas_core.h"
 
 // A line of n unknowns is cut into P chunks of n / P or n / P + 1 unknowns (P <= n / 2, so every chunk has
 // at least two). A chunk's unknowns x_0 .. x_{len-1} are coupled to the rest of the line only through its
 // first and last unknown, u = x_0 and v = x_{len-1}:
 //  1. forward, rows 1 .. len-1: row k becomes  a'_k u + x_k + c'_k x_{k+1} = d'_k  (Thomas on the chunk
 //     with the column of u carried along);
-//  2. backward, rows len-2 .. 1: row k becomes  x_k = d''_k - a''_k u - c''_k v (steps 1 and 2 are the one
-//     Thomas core's, fp_chunk);
+//  2. backward, rows len-2 .. 1: row k becomes  x_k = d''_k - a''_k u - c''_k v;
 //  3. two rows of a reduced system in (u_0, v_0, u_1, v_1, ...), tridiagonal: the chunk's row 0 with x_1
 //     substituted (coupling v of the chunk before, u, v), and its last forward row (u, v, u of the chunk
 //     after); each is normalised to a unit diagonal;
@@ -87,33 +85,6 @@ FP_HD double fp_rcp(double p)
 #endif
 }
 
-// FAST's chunk arithmetic as a number type of the one Thomas core (src/thomas_core.h, decision 060): the
-// arrays' own precision, a*b + c one fused multiply-add on the device (two roundings on the host, as the
-// host compiler rounds the unit test's arithmetic), 1/p from fp_rcp. Its steps are fp_thomas<T>::core_*.
-template <class T>
-struct fp_thomas {
-    static FP_HD T core_add(T a, T b) { return a + b; }
-    static FP_HD T core_sub(T a, T b) { return a - b; }
-    static FP_HD T core_mul(T a, T b) { return a * b; }
-    static FP_HD T core_div(T a, T b) { return a / b; }
-    static FP_HD T core_neg(T a) { return -a; }
-    static FP_HD T core_zero() { return T(0); }
-    static FP_HD T core_one() { return T(1); }
-    static FP_HD T core_round32(T a) { return (T)(float)a; }
-    static FP_HD T core_div32(T a, T b) { return (T)((float)a / (float)b); }
-#if defined(__CUDA_ARCH__)
-    static FP_HD T core_madd(T a, T b, T c) { return fma(a, b, c); }
-    static FP_HD T core_nmadd(T a, T b, T c) { return fma(-a, b, c); }
-#else
-    static FP_HD T core_madd(T a, T b, T c) { return a * b + c; }
-    static FP_HD T core_nmadd(T a, T b, T c) { return c - a * b; }
-#endif
-    static FP_HD T core_rcp(T a) { return fp_rcp(a); }
-    static FP_HD int core_flag3(int acc, T a, T b, T c) { return acc | !fp_finite(a) | !fp_finite(b) | !fp_finite(c); }
-    static FP_HD int core_flag4(int acc, T a, T b, T c, T d) { return core_flag3(acc | !fp_finite(d), a, b, c); }
-    TRIDI_THOMAS_STEPS_FUSED(static FP_HD, core, T, int)
-};
-
 // One reduced row, unit diagonal: a * (row before) + x + c * (row after) = d.
 template <class T>
 struct fp_row {
@@ -121,18 +92,13 @@ struct fp_row {
 };
 
 // Steps 1-3 on a chunk of len (1 <= len <= L) rows held in a (lower), b (diag), c (upper), d (rhs); the
-// line's first row has a = 0 and its last c = 0 (the caller's job: they are not read there). Steps 1 and 2
-// are the one Thomas core's: row k's forward step is step_spike in the RCP form with u's column as the
-// spike (W = -c', G = d', S = -a'; row 1 is a block's first unknown), the backward steps its back on d and
-// on a (x = W*x + G; a kept as a', whose sums then round as written: -(p - q) is not -p + q at a zero)
-// and W times W on v's column. On return rows 1 .. len-2 hold x_k = d - a u + c v in a, c, d, and ru, rv
-// the chunk's two reduced rows. A chunk of one row (a line of one unknown) gives ru = its row, rv = an
-// identity row. Returns false when a pivot is not a normal number or a value is not finite (the line is
-// then flagged).
+// line's first row has a = 0 and its last c = 0 (the caller's job: they are not read there). On return
+// a, c, d of rows 1 .. len-2 hold step 2's a'', c'', d'', and ru, rv the chunk's two reduced rows. A
+// chunk of one row (a line of one unknown) gives ru = its row, rv = an identity row. Returns false when a
+// pivot is not a normal number or a value is not finite (the line is then flagged).
 template <class T, int L>
 FP_HD bool fp_chunk(int len, T (&a)[L], const T (&b)[L], T (&c)[L], T (&d)[L], fp_row<T> &ru, fp_row<T> &rv)
 {
-    using C = fp_thomas<T>;
     bool ok = true;
     if (len == 1) {
         ok = fp_pivot_ok(b[0]);
@@ -141,41 +107,46 @@ FP_HD bool fp_chunk(int len, T (&a)[L], const T (&b)[L], T (&c)[L], T (&d)[L], f
         rv = {T(0), T(0), T(0)};
         return ok && fp_finite(ru.d);
     }
-    // 1. forward over rows 1 .. len-1, W and G of row k into c and d, -S into a; rv follows the last row
-    // done (a selection by k == len - 1 is turned by the compiler into an index known only at run time,
-    // which puts the arrays in local memory)
-    T den, s;
-    C::core_step_spike(TRIDI_FORM_RCP, T(0), b[1], c[1], d[1], T(0), T(0), a[1], T(1), 0, &den, &c[1], &d[1], &s);
-    a[1] = -s;
-    ok &= fp_pivot_ok(den);
-    rv = {a[1], -c[1], d[1]};
+    // 1. forward over rows 1 .. len-1, the column of u carried in a; rv follows the last row done (a
+    // selection by k == len - 1 is turned by the compiler into an index known only at run time, which puts
+    // the arrays in local memory)
+    {
+        ok &= fp_pivot_ok(b[1]);
+        const T inv = fp_rcp(b[1]);
+        a[1] *= inv;
+        c[1] *= inv;
+        d[1] *= inv;
+        rv = {a[1], c[1], d[1]};
+    }
 FP_UNROLL
     for (int k = 2; k < L; ++k)
         if (k < len) {
-            C::core_step_spike(TRIDI_FORM_RCP, a[k], b[k], c[k], d[k], c[k - 1], d[k - 1], a[k], -a[k - 1], 0, &den,
-                               &c[k], &d[k], &s);
-            a[k] = -s;
+            const T den = b[k] - a[k] * c[k - 1];
             ok &= fp_pivot_ok(den);
-            rv = {a[k], -c[k], d[k]};
+            const T inv = fp_rcp(den);
+            d[k] = (d[k] - a[k] * d[k - 1]) * inv;
+            a[k] = -a[k] * a[k - 1] * inv;
+            c[k] *= inv;
+            rv = {a[k], c[k], d[k]};
         }
     // 2. backward over rows len-3 .. 1 (row len-2 already refers to x_{len-1} = v)
 FP_UNROLL
     for (int k = L - 3; k >= 1; --k)
         if (k <= len - 3) {
-            d[k] = C::core_back(c[k], d[k + 1], d[k]);
-            a[k] = C::core_back(c[k], a[k + 1], a[k]);
-            c[k] = C::core_mul(c[k], c[k + 1]);
+            d[k] -= c[k] * d[k + 1];
+            a[k] -= c[k] * a[k + 1];
+            c[k] = -c[k] * c[k + 1];
         }
-    // 3. row 0 with x_1 = d1 - a1 u + c1 v (for len == 2, x_1 is v itself)
-    T B = b[0], Cv = c[0], D = d[0];
+    // 3. row 0 with x_1 = d1 - a1 u - c1 v (for len == 2, x_1 is v itself)
+    T B = b[0], C = c[0], D = d[0];
     if (len > 2) {
-        B = C::core_nmadd(c[0], a[1], b[0]);
-        D = C::core_nmadd(c[0], d[1], d[0]);
-        Cv = C::core_mul(c[0], c[1]);
+        B = b[0] - c[0] * a[1];
+        D = d[0] - c[0] * d[1];
+        C = -c[0] * c[1];
     }
     ok &= fp_pivot_ok(B);
     const T inv = fp_rcp(B);
-    ru = {a[0] * inv, Cv * inv, D * inv};
+    ru = {a[0] * inv, C * inv, D * inv};
     ok &= fp_finite(ru.a) & fp_finite(ru.c) & fp_finite(ru.d) & fp_finite(rv.a) & fp_finite(rv.c) & fp_finite(rv.d);
     return ok;
 }
@@ -202,8 +173,7 @@ FP_HD bool fp_finish(int len, const T (&a)[L], const T (&c)[L], T (&d)[L], T u, 
     T mx = fp_abs(u);
 FP_UNROLL
     for (int k = 1; k < L; ++k) {
-        const T x = fp_thomas<T>::core_back(c[k], v, fp_thomas<T>::core_nmadd(a[k], u, d[k]));
-        d[k] = k < len - 1 ? x : v; // past len - 1: never stored
+        d[k] = k < len - 1 ? d[k] - a[k] * u - c[k] * v : v; // past len - 1: never stored
         if (k < len)
             mx = fp_abs(d[k]) > mx ? fp_abs(d[k]) : mx;
     }

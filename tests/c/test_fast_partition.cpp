@@ -6,7 +6,6 @@
 // 16 unknowns, lines of 1 to 2048 unknowns, random dominant, weakly dominant and widely scaled rows. A zero
 // chunk pivot and a non-finite input must flag the line. The GPU test (tests/cuda/test_fast_gpu.c) checks
 // the kernels themselves.
-#include "../cuda/fast_core_ab.cuh"
 #include "fast_oracle.h"
 #include "kernels/fast_core.cuh"
 #include "testutil.h"
@@ -152,25 +151,6 @@ void check_flags(const char *tname, uint64_t *rng)
     tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data()));
 }
 
-// FAST's chunk steps from the one Thomas core against the steps as written before: the same bits on the host.
-template <class T, int L>
-void check_ab(const char *tname, uint64_t *rng)
-{
-    int differ = 0;
-    const int N = 20000;
-    for (int i = 0; i < N; ++i) {
-        const int len = 1 + (int)tu_randint(rng, 0, L - 1);
-        T in[4 * L];
-        fp_ab_rows<T, L>(i, len, rng, in);
-        const T u = (T)(2.0 * tu_uniform(rng) - 1.0), v = (T)(2.0 * tu_uniform(rng) - 1.0);
-        differ += !fp_ab_chunk<T, L>(len, in, u, v);
-    }
-    char what[128];
-    std::snprintf(what, sizeof what, "%s, chunks of %d: %d of %d chunks differ from the steps before (bits)", tname, L,
-                  differ, N);
-    tu_expect_true(what, differ == 0);
-}
-
 } // namespace
 
 int main()
@@ -184,10 +164,6 @@ int main()
     check_flags<float, 8>("float", &rng);
     check_flags<double, 8>("double", &rng);
     check_flags<float, 16>("float", &rng);
-    check_ab<float, 8>("float", &rng);
-    check_ab<float, 16>("float", &rng);
-    check_ab<double, 4>("double", &rng);
-    check_ab<double, 8>("double", &rng);
     std::printf("test_fast_partition: %d checks, %d failures\n", tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
 }
