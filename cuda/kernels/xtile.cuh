@@ -100,8 +100,8 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
         __pipeline_commit(); // an empty group past the end keeps the wait counts uniform
     };
 
-    // Runs body(c, o) over tiles seq(0), ..., seq(nt - 1), o the element offset of this lane's row in the
-    // tile's ring slot; NS - 1 tiles in flight meanwhile. pre(i): called before the wait on tile i.
+    // Runs body(c, slot) over tiles seq(0), ..., seq(nt - 1), slot the tile's ring slot, NS - 1 tiles in
+    // flight meanwhile; pre(i) before the wait on tile i.
     auto walk = [&](auto &&seq, auto &&pre, auto &&body) {
         slot_in = 0;
         int slot = 0;
