@@ -18,7 +18,8 @@ GRIDS=${GRIDS:---grid=1024x1024x128 --grid=512x512x512 --grid=2048x2048x32 --gri
 NCUGRID=${NCUGRID:---grid=1024x1024x128}
 MEMGRID=${MEMGRID:---grid=1001x37x3}
 XGRIDS=${XGRIDS:---grid=1024x1024x128}
-LIM=${LIM:-30} # seconds per bench run
+LIM=${LIM:-30}           # seconds per bench run at most
+DEADLINE=${DEADLINE:-600} # seconds after the start past which no step runs (each step's limit shrinks to it)
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo -)}
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -26,6 +27,13 @@ STEP_LOGS=$W
 # shellcheck source=device_steps.sh
 . bench/gpu/device_steps.sh
 machine_txt "$W/machine.txt" "commit $COMMIT"
+# run NAME SECONDS COMMAND...: step, its limit cut to what DEADLINE leaves; skipped when under 5 s are left
+run() {
+  local name=$1 secs=$2 left=$((DEADLINE - SECONDS))
+  shift 2
+  [ "$left" -lt 5 ] && { summary+=("$name skipped: deadline"); return 1; }
+  step "$name" $((secs < left ? secs : left)) "$@"
+}
 B=${BIN:-}
 if [ -z "$B" ]; then
   export CUDACXX=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -38,31 +46,35 @@ if [ -z "$B" ]; then
   B=build-x/bin
 fi
 if has tests; then
-  step exact-rule 60 "$B/test_mohid_exact" &
-  TRIDI_CUDA_KERNEL=ckpt step exact-ckpt 60 "$B/test_mohid_exact" &
-  TRIDI_CUDA_KERNEL=line step exact-line 60 "$B/test_mohid_exact" &
-  # shellcheck disable=SC2086
-  step memcheck 60 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no "$B/tridi_bench_gpu" 0 --fast \
-    --passes=1 --axis=x $MEMGRID &
+  run exact-rule 50 "$B/test_mohid_exact" &
+  TRIDI_CUDA_KERNEL=ckpt run exact-ckpt 50 "$B/test_mohid_exact" &
+  TRIDI_CUDA_KERNEL=line run exact-line 50 "$B/test_mohid_exact" &
+  for t in mixed f64; do
+    # shellcheck disable=SC2086
+    run "memcheck-$t" 50 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no "$B/tridi_bench_gpu" 0 \
+      --fast --passes=1 --axis=x --type=$t $MEMGRID &
+  done
   wait
-  for f in exact-rule exact-ckpt exact-line memcheck; do tail -3 "$W/$f.log" | sed "s/^/$f: /"; done
+  for f in exact-rule exact-ckpt exact-line memcheck-mixed memcheck-f64; do
+    tail -3 "$W/$f.log" | sed "s/^/$f: /"
+  done
 fi
 # shellcheck disable=SC2086 # GRIDS: several arguments
 bench() { # bench NAME BIN
-  step "bench-$1" "$LIM" "$2/tridi_bench_gpu" 0 --fast --passes=2 --axis=x $GRIDS "--csv=$W/$1.csv" "--commit=$1"
+  run "bench-$1" "$LIM" "$2/tridi_bench_gpu" 0 --fast --passes=2 --axis=x $GRIDS "--csv=$W/$1.csv" "--commit=$1"
 }
 if has bench; then
   [ -n "${BEFORE_BIN:-}" ] && bench before1 "$BEFORE_BIN"
   bench after1 "$B"
 fi
 # shellcheck disable=SC2086
-has ncu && step ncu 40 bash bench/gpu/ncu_rows.sh "$B/tridi_bench_gpu" "$W/ncu" --axis=x $NCUGRID
+has ncu && run ncu 40 bash bench/gpu/ncu_rows.sh "$B/tridi_bench_gpu" "$W/ncu" --axis=x $NCUGRID
 if has bench; then
   bench after2 "$B"
   [ -n "${BEFORE_BIN:-}" ] && bench before2 "$BEFORE_BIN"
 fi
 # shellcheck disable=SC2086
-has xsweep && step xsweep 100 "$B/tridi_bench_gpu" 0 --xsweep $XGRIDS "--csv=$W/xsweep.csv" "--commit=$COMMIT"
+has xsweep && run xsweep 100 "$B/tridi_bench_gpu" 0 --xsweep $XGRIDS "--csv=$W/xsweep.csv" "--commit=$COMMIT"
 printf '%s\n' "${summary[@]}"
 grep -h -E "ERROR SUMMARY|test_mohid_exact:|FAILED" "$W"/*.log | head -20
 grep -H -E "^\| [0-9]+x[0-9]+x[0-9]+ \| (mixed|f64|f32) \| x \| " "$W"/bench*.log "$W"/xsweep.log 2>/dev/null | sed "s|$W/||"
