@@ -13,10 +13,10 @@ __global__ void xsweep_differ(const unsigned *a, const unsigned *b, size_t words
 }
 
 // Shared memory of tx_line with ns ring slots (tx_smem_bytes in cuda/kernels/xtile.cuh: a slot is 32 lines x
-// (S + 1) cells of the four inputs, S = 128 bytes of lower; plus one tile of answers).
+// (S + 1) cells of the four inputs, S = 64 bytes of lower; plus one tile of answers).
 static size_t tx_x_smem(int combo, int ns)
 {
-    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, tile = 32 * (128 / sl + 1);
+    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, tile = 32 * (64 / sl + 1);
     return (size_t)ns * tile * (sd + 3 * sl) + tile * sl;
 }
 

@@ -1,8 +1,8 @@
 // tx_line: MOHID's arithmetic on long x lines (unknowns adjacent in memory), one thread per line, a warp of
-// 32 neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 128
-// bytes of each line per array (32 lines x TX_S unknowns, whole cache lines), copied by the warp with one
-// line per copy instruction into a shared-memory ring, so each SM holds its bytes in flight itself and not
-// in L2. The back substitution re-reads the tiles from the line's end and recomputes each chunk's W/G in
+// 32 neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 64
+// bytes of each line per array (32 lines x tx_s unknowns, whole sectors), copied by the warp with one run
+// per line and copy instruction into a shared-memory ring, so each SM holds its bytes in flight itself and
+// not in L2. The back substitution re-reads the tiles from the line's end and recomputes each chunk's W/G in
 // registers from its checkpoint with the core's steps (the same bits). Decision 063; cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_XTILE_CUH
 #define TRIDI_CUDA_KERNELS_XTILE_CUH
@@ -17,11 +17,13 @@
 
 namespace {
 
-constexpr int TX_C = 16; // unknowns per chunk: a checkpoint each, their W/G in registers walking back
-
-// Unknowns per tile: 128 bytes of lower/upper/rhs of a line (float 32, double 16), a multiple of TX_C.
+// Unknowns per tile: 64 bytes of lower/upper/rhs of a line (float 16, double 8): two ring slots of 32 lines
+// then leave 9-11 warps an SM (128 bytes left 4-5, too few for the chain of divisions: decision 063).
 template <class TL>
-__host__ __device__ constexpr int tx_s() { return 128 / (int)sizeof(TL); }
+__host__ __device__ constexpr int tx_s() { return 64 / (int)sizeof(TL); }
+// Unknowns per chunk: a checkpoint each, their W/G in registers walking back.
+template <class TL>
+__host__ __device__ constexpr int tx_c() { return tx_s<TL>() < 16 ? tx_s<TL>() : 16; }
 
 // One ring slot: diag, lower, upper, rhs, each [32 lines][S + 1] (the pad spreads a lane's column over the
 // banks); a tile of answers after the ring.
@@ -37,13 +39,13 @@ __host__ __device__ inline size_t tx_smem_bytes(int ns)
     return (size_t)ns * tx_slot_bytes<TL, TD>() + (size_t)TK_T * (tx_s<TL>() + 1) * sizeof(TX);
 }
 
-// ns_hint: ring slots (2..TK_STAGES_MAX). Checkpoint q (the state before unknown q * TX_C, q >= 1) of launch
+// ns_hint: ring slots (2..TK_STAGES_MAX). Checkpoint q (the state before unknown q * C, q >= 1) of launch
 // line li sits in the scratch at q * l_count + li. Failing lines and the overflow bound: tc_line's rules.
 template <class TL, class TD, class TX, class I, int AR>
 __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hint)
 {
     constexpr bool PF32 = sizeof(TL) == 4;
-    constexpr int T = TK_T, S = tx_s<TL>(), C = TX_C, NCH = S / C, P = S + 1, LPI = T / S;
+    constexpr int T = TK_T, S = tx_s<TL>(), C = tx_c<TL>(), NCH = S / C, P = S + 1, LPI = T / S;
     static_assert(S % C == 0 && T % S == 0, "tile shape");
     const int NS = ns_hint & 15;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
@@ -62,8 +64,8 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
     TX *sX = (TX *)(tk_dyn + (size_t)NS * SLOT);
 
     // The copies of tile c (c < 0: none) into ring slot slot_in: instruction j0 moves unknowns c*S + q % S of
-    // line j0 + q / S (lane q), one run of 128 bytes (256 for double diag) of a line per instruction. Lower is
-    // never read at a line's first unknown, upper never at its last.
+    // line j0 + q / S (lane q), a run of 64 bytes (128 for double diag) of each of LPI lines. Lower is never
+    // read at a line's first unknown, upper never at its last.
     const int kq = t % S, jq = t / S, ek = jq * P + kq;
     const unsigned s0 = (unsigned)__cvta_generic_to_shared(tk_dyn);
     int slot_in = 0;
