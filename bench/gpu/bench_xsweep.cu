@@ -45,7 +45,7 @@ void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
     csv_row(G, tname(combo), 'x', "xsweep_planner_us", t0 * 1e6, t0 * 1e6, "us");
     bare_choice = tk_choice{3, 0}; // the checkpointed kernels forced: tx_line on x lines
     unsigned long long total_diff = 0;
-    const int caps[] = {0, 4, 3, 2};
+    const int caps[] = {0, 8, 6, 4};
     for (int ns = 2; ns <= 4; ++ns)
         for (int cap : caps) {
             const size_t natural = tx_x_smem(combo, ns);
