@@ -1,5 +1,5 @@
 // Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, the
-// same with W/G checkpointed, ckpt.cuh and on x lines xtile.cuh, or lines split over lanes, split.cuh) a
+// same with W/G checkpointed, ckpt.cuh, on x lines also xtile.cuh, or lines split over lanes, split.cuh) a
 // solve takes, its variant and launch shape from the device's occupancy, and the launch. The only file that
 // instantiates the solve kernels.
 #include "planner.h"
@@ -80,7 +80,7 @@ void *tk_kernel_of_a(const tk_plan &p)
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
-    if (p.ckpt && CONTIG) { // x lines: tx_line's tiles of whole cache lines (decision 063)
+    if (CONTIG && p.xtile) { // TRIDI_CUDA_KERNEL=ckpt's x lines: tx_line (decision 063)
         if constexpr (sizeof(TL) == 4)
             if (p.arith == TK_AR_NEWTYPE)
                 return (void *)tx_line<TL, TD, TX, I, TK_AR_NEWTYPE>;
@@ -110,8 +110,8 @@ void *tk_kernel_of(const tk_plan &p)
     return p.x_lines ? tk_kernel_of_c<TL, TD, TX, int64_t, true>(p) : tk_kernel_of_c<TL, TD, TX, int64_t, false>(p);
 }
 
-// The checkpointed kernels' ring stages (tx_line's on x lines; tc_line's y/z lines have none): the fewest
-// stages that give the most blocks per SM, then as many stages as keep that; *per_sm: those blocks (0: none).
+// tc_line's ring stages (x lines; y/z lines have none): the fewest stages that give the most blocks per SM,
+// then as many stages as keep that; *per_sm: those blocks (0: it does not fit).
 template <class TL, class TD, class TX, class Fits>
 cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
 {
@@ -120,7 +120,7 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
     for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
         tk_plan r = q;
         r.stages = ns;
-        r.smem = q.x_lines ? tx_smem_bytes<TL, TD, TX>(ns) : tc_smem_bytes<TL, TD, TX>(false, ns);
+        r.smem = q.xtile ? tx_smem_bytes<TL, TD, TX>(ns) : tc_smem_bytes<TL, TD, TX>(q.x_lines, ns);
         int b = 0;
         cudaError_t e = fits(r, &b);
         if (e != cudaSuccess)
@@ -143,6 +143,9 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
 // lines in flight. Double lines and x lines on chip (not measured there) and one wave that tk_line holds
 // whole (MOHID's small grids) keep tk_line.
 constexpr int TC_GAIN = 3;
+// tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
+// allow keep fewer lines' 256-byte L2 fetches alive at once.
+constexpr int TC_X_BLOCKS = 8;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
     if (!p.wg_on_chip)
@@ -273,9 +276,31 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.ckpt = true;
         q.wg_on_chip = false; // checkpoints in the scratch
         q.one_wave = false;
+        // x lines with the family forced: tx_line, whose tiles measured slower than tc_line's launch below at
+        // 128 bytes a line (decision 063); 64-byte tiles not yet measured.
+        q.xtile = q.x_lines && family == 3;
         int pn = 0;
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
+        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
+        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
+        if (q.x_lines && !q.xtile && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
+            tk_plan r = q;
+            r.stages = 2;
+            r.l2wide = true;
+            size_t optin = 0;
+            if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
+                return e;
+            // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
+            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            int b = 0;
+            if ((e = fits(r, &b)) != cudaSuccess)
+                return e;
+            if (b == TC_X_BLOCKS) {
+                q = r;
+                pn = b;
+            }
+        }
         int po = 0;
         if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
             return e;

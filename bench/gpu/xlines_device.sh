@@ -1,12 +1,14 @@
 #!/bin/bash
-# On a GPU machine: MOHID's x lines (tx_line, decision 063) checked and measured in one call. Builds this tree
-# (BIN: a folder with tridi_bench_gpu and test_mohid_exact built elsewhere instead; BEFORE_BIN: another
-# tree's tridi_bench_gpu for a same-run before), then runs STEPS (default: all below), each under a time
-# limit; CSVs and logs.tgz into $OUT (default out-x):
+# On a GPU machine: MOHID's x lines checked and measured in one call, the rule's tc_line (decision 047)
+# against tx_line (TRIDI_CUDA_KERNEL=ckpt, decision 063). Builds this tree (BIN: a folder with
+# tridi_bench_gpu and test_mohid_exact built elsewhere instead; BEFORE_BIN: another tree's tridi_bench_gpu
+# for a same-run before), then runs STEPS (default: all below), each under a time limit cut to DEADLINE;
+# CSVs and logs.tgz into $OUT (default out-x):
 #   tests     test_mohid_exact's short sweep three ways at once (the rule, TRIDI_CUDA_KERNEL=ckpt and =line:
-#             ctest's cuda_test_mohid_exact*), and compute-sanitizer memcheck over x solves (MEMGRID)
-#   bench     tridi_bench_gpu 0 --fast --passes=2 --axis=x on GRIDS: before, after, [ncu], after, before
-#   ncu       bench/gpu/ncu_rows.sh on the x rows of NCUGRID (every type), between the two pairs
+#             ctest's cuda_test_mohid_exact*), and compute-sanitizer memcheck over tx_line's x solves (MEMGRID)
+#   bench     tridi_bench_gpu 0 --fast --passes=2 --axis=x on GRIDS: [before], rule, ckpt, [ncu], ckpt,
+#             rule, [before]
+#   ncu       bench/gpu/ncu_rows.sh on the x rows of NCUGRID (every type), ckpt forced, between the pairs
 #   xsweep    tridi_bench_gpu --xsweep on XGRIDS: tx_line's ring depth and blocks per SM
 set -u
 cd "$(dirname "$0")/../.." || exit
@@ -16,7 +18,7 @@ mkdir -p "$DEST"
 STEPS=${STEPS:-tests bench ncu}
 GRIDS=${GRIDS:---grid=1024x1024x128 --grid=512x512x512 --grid=2048x2048x32 --grid=140x140x56}
 NCUGRID=${NCUGRID:---grid=1024x1024x128}
-MEMGRID=${MEMGRID:---grid=1001x37x3}
+MEMGRID=${MEMGRID:---grid=301x37x2}
 XGRIDS=${XGRIDS:---grid=1024x1024x128}
 LIM=${LIM:-30}           # seconds per bench run at most
 DEADLINE=${DEADLINE:-600} # seconds after the start past which no step runs (each step's limit shrinks to it)
@@ -51,7 +53,8 @@ if has tests; then
   TRIDI_CUDA_KERNEL=line run exact-line 50 "$B/test_mohid_exact" &
   for t in mixed f64; do
     # shellcheck disable=SC2086
-    run "memcheck-$t" 50 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no "$B/tridi_bench_gpu" 0 \
+    TRIDI_CUDA_KERNEL=ckpt run "memcheck-$t" 50 "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
+      "$B/tridi_bench_gpu" 0 \
       --fast --passes=1 --axis=x --type=$t $MEMGRID &
   done
   wait
@@ -60,17 +63,20 @@ if has tests; then
   done
 fi
 # shellcheck disable=SC2086 # GRIDS: several arguments
-bench() { # bench NAME BIN
-  run "bench-$1" "$LIM" "$2/tridi_bench_gpu" 0 --fast --passes=2 --axis=x $GRIDS "--csv=$W/$1.csv" "--commit=$1"
+bench() { # bench NAME BIN [KERNEL]: KERNEL into TRIDI_CUDA_KERNEL
+  run "bench-$1" "$LIM" env ${3:+TRIDI_CUDA_KERNEL=$3} "$2/tridi_bench_gpu" 0 --fast --passes=2 --axis=x $GRIDS \
+    "--csv=$W/$1.csv" "--commit=$1"
 }
 if has bench; then
   [ -n "${BEFORE_BIN:-}" ] && bench before1 "$BEFORE_BIN"
-  bench after1 "$B"
+  bench rule1 "$B"
+  bench xtile1 "$B" ckpt
 fi
 # shellcheck disable=SC2086
-has ncu && run ncu 40 bash bench/gpu/ncu_rows.sh "$B/tridi_bench_gpu" "$W/ncu" --axis=x $NCUGRID
+has ncu && TRIDI_CUDA_KERNEL=ckpt run ncu 40 bash bench/gpu/ncu_rows.sh "$B/tridi_bench_gpu" "$W/ncu" --axis=x $NCUGRID
 if has bench; then
-  bench after2 "$B"
+  bench xtile2 "$B" ckpt
+  bench rule2 "$B"
   [ -n "${BEFORE_BIN:-}" ] && bench before2 "$BEFORE_BIN"
 fi
 # shellcheck disable=SC2086
@@ -78,7 +84,8 @@ has xsweep && run xsweep 100 "$B/tridi_bench_gpu" 0 --xsweep $XGRIDS "--csv=$W/x
 printf '%s\n' "${summary[@]}"
 grep -h -E "ERROR SUMMARY|test_mohid_exact:|FAILED" "$W"/*.log | head -20
 grep -H -E "^\| [0-9]+x[0-9]+x[0-9]+ \| (mixed|f64|f32) \| x \| " "$W"/bench*.log "$W"/xsweep.log 2>/dev/null | sed "s|$W/||"
-cat "$W"/before1.csv "$W"/after1.csv "$W"/after2.csv "$W"/before2.csv >"$DEST/bench.csv" 2>/dev/null
+cat "$W"/before1.csv "$W"/rule1.csv "$W"/xtile1.csv "$W"/xtile2.csv "$W"/rule2.csv "$W"/before2.csv >"$DEST/bench.csv" \
+  2>/dev/null
 cp "$W"/xsweep.csv "$W"/ncu/ncu-rows.csv "$DEST"/ 2>/dev/null
 cat "$W"/ncu/ncu-rows.csv 2>/dev/null
 tar -C "$W" -czf "$DEST/logs.tgz" .
