@@ -276,23 +276,27 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.ckpt = true;
         q.wg_on_chip = false; // checkpoints in the scratch
         q.one_wave = false;
-        // x lines with the family forced: tx_line, whose tiles measured slower than tc_line's launch below at
-        // 128 bytes a line (decision 063); 64-byte tiles not yet measured.
-        q.xtile = q.x_lines && family == 3;
+        // tx_line: x lines with the family forced, and by rule x lines of float operands (mixed, all-float) over
+        // several waves; double x lines keep tc_line's launch below, faster there (decision 063).
+        const bool float_waves =
+            sizeof(TL) == 4 && sizeof(TX) == 4 && (int64_t)q.blocks > (int64_t)TC_X_BLOCKS * sms;
+        q.xtile = q.x_lines && (family == 3 || float_waves);
         int pn = 0;
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
-        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
-        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
-        if (q.x_lines && !q.xtile && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
+        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded) and two stages, tc_line
+        // asking L2 for 256-byte fetches (decisions 047, 063); kept only where the occupancy calculator confirms
+        // those blocks.
+        if (q.x_lines && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
             tk_plan r = q;
             r.stages = 2;
-            r.l2wide = true;
+            r.l2wide = !q.xtile;
             size_t optin = 0;
             if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
                 return e;
+            const size_t natural = q.xtile ? tx_smem_bytes<TL, TD, TX>(2) : tc_smem_bytes<TL, TD, TX>(true, 2);
             // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
-            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            r.smem = std::max(natural, ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
             int b = 0;
             if ((e = fits(r, &b)) != cudaSuccess)
                 return e;
@@ -304,7 +308,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         int po = 0;
         if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
             return e;
-        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
+        if (pn > 0 && (family == 3 || q.xtile || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
             p = q;
     }
     *plan = p;
