@@ -1,13 +1,14 @@
 // Kernel choice of the CUDA backend: which Thomas kernel (one line per thread, cuda/kernels/line.cuh, the
-// same with W/G checkpointed, ckpt.cuh, or lines split over lanes, split.cuh) a solve takes, its variant
-// and launch shape from the device's occupancy, and the launch. The only file that instantiates the solve
-// kernels.
+// same with W/G checkpointed, ckpt.cuh, on x lines also xtile.cuh, or lines split over lanes, split.cuh) a
+// solve takes, its variant and launch shape from the device's occupancy, and the launch. The only file that
+// instantiates the solve kernels.
 #include "planner.h"
 
 #include "cuda_status.h"
 #include "kernels/ckpt.cuh"
 #include "kernels/line.cuh"
 #include "kernels/split.cuh"
+#include "kernels/xtile.cuh"
 #include "planner_internal.cuh"
 
 #include <algorithm>
@@ -79,6 +80,12 @@ void *tk_kernel_of_a(const tk_plan &p)
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
+    if (CONTIG && p.xtile) { // TRIDI_CUDA_KERNEL=ckpt's x lines: tx_line (decision 063)
+        if constexpr (sizeof(TL) == 4)
+            if (p.arith == TK_AR_NEWTYPE)
+                return (void *)tx_line<TL, TD, TX, I, TK_AR_NEWTYPE>;
+        return (void *)tx_line<TL, TD, TX, I, TK_AR_MOHID>;
+    }
     if (p.ckpt) {
         if constexpr (sizeof(TL) == 4)
             if (p.arith == TK_AR_NEWTYPE)
@@ -113,7 +120,7 @@ cudaError_t tc_best_stages(tk_plan &q, Fits &&fits, int *per_sm)
     for (int ns = ns_min; ns <= TK_STAGES_MAX; ++ns) {
         tk_plan r = q;
         r.stages = ns;
-        r.smem = tc_smem_bytes<TL, TD, TX>(q.x_lines, ns);
+        r.smem = q.xtile ? tx_smem_bytes<TL, TD, TX>(ns) : tc_smem_bytes<TL, TD, TX>(q.x_lines, ns);
         int b = 0;
         cudaError_t e = fits(r, &b);
         if (e != cudaSuccess)
@@ -269,20 +276,27 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.ckpt = true;
         q.wg_on_chip = false; // checkpoints in the scratch
         q.one_wave = false;
+        // tx_line: x lines with the family forced, and by rule x lines of float operands (mixed, all-float) over
+        // several waves; double x lines keep tc_line's launch below, faster there (decision 063).
+        const bool float_waves =
+            sizeof(TL) == 4 && sizeof(TX) == 4 && (int64_t)q.blocks > (int64_t)TC_X_BLOCKS * sms;
+        q.xtile = q.x_lines && (family == 3 || float_waves);
         int pn = 0;
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
-        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded), two stages, 256-byte
-        // fetches from L2 (decision 047); kept only where the occupancy calculator confirms those blocks.
+        // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded) and two stages, tc_line
+        // asking L2 for 256-byte fetches (decisions 047, 063); kept only where the occupancy calculator confirms
+        // those blocks.
         if (q.x_lines && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
             tk_plan r = q;
             r.stages = 2;
-            r.l2wide = true;
+            r.l2wide = !q.xtile;
             size_t optin = 0;
             if ((e = tk_prepare(tk_kernel_of<TL, TD, TX>(r), &sms, &optin)) != cudaSuccess)
                 return e;
+            const size_t natural = q.xtile ? tx_smem_bytes<TL, TD, TX>(2) : tc_smem_bytes<TL, TD, TX>(true, 2);
             // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
-            r.smem = std::max(tc_smem_bytes<TL, TD, TX>(true, 2), ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            r.smem = std::max(natural, ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
             int b = 0;
             if ((e = fits(r, &b)) != cudaSuccess)
                 return e;
@@ -294,7 +308,7 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         int po = 0;
         if (family == 0 && (e = fits(p, &po)) != cudaSuccess)
             return e;
-        if (pn > 0 && (family == 3 || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
+        if (pn > 0 && (family == 3 || q.xtile || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
             p = q;
     }
     *plan = p;

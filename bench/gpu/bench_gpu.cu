@@ -22,7 +22,7 @@ static void usage()
                          "    graph and ncu tables; with --grid, --fast runs a single row)\n"
                          "  --graph: only the table of small-grid streams, launched and captured in a CUDA graph\n"
                          "    (default grid 140x140x56; --fast adds it for that grid)\n"
-                         "  --xsweep: x lines of MOHID's arithmetic in tc_line, ring stages and blocks per SM swept\n"
+                         "  --xsweep: x lines of MOHID's arithmetic in tx_line, ring stages and blocks per SM swept\n"
                          "    (default grid 1024x1024x128; --csv as --fast)\n"
                          "  --fsweep: FAST kernels' shapes (chunk length, lines a block, clusters, L2 fetches) swept,\n"
                          "    bare kernels (default grids: --fast's big three and 140x140x56; --csv as --fast)\n"
@@ -152,11 +152,11 @@ int main(int argc, char **argv)
         }
     }
     if (do_xsweep) {
-        std::printf("x lines of MOHID's arithmetic, tc_line forced (bare kernel into x): ring stages and blocks per "
-                    "SM (shared memory padded; L2 hint: bytes L2 fetches per miss; est = blocks the SM's shared "
-                    "memory and 12 by registers allow); %% = floor traffic at the device copy bandwidth\n");
-        std::printf("| grid | type | axis | stages | L2 hint B | smem B | blocks/SM est | us | %% copy |\n"
-                    "|---|---|---|---|---|---|---|---|---|\n");
+        std::printf("x lines of MOHID's arithmetic, tx_line forced (bare kernel into x): ring stages and blocks per "
+                    "SM (shared memory padded; est = blocks the SM's shared memory allows); %% = floor traffic at "
+                    "the device copy bandwidth\n");
+        std::printf("| grid | type | axis | stages | smem B | blocks/SM est | us | %% copy |\n"
+                    "|---|---|---|---|---|---|---|---|\n");
         for_each_case(grids, only_type, [&](const grid3 &G, int combo) { xsweep_rows(gpu, G, B, combo); });
         if (g_csv && !do_fast && !do_graph)
             std::fclose(g_csv);

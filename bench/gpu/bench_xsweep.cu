@@ -1,6 +1,5 @@
-// The x-line sweep (--xsweep): the checkpointed MOHID kernel (tc_line, decision 046) on x lines with its ring
-// deepened, its blocks per SM capped (shared memory padded) and its L2 fetch hint widened, to find what
-// bounds x lines.
+// The x-line sweep (--xsweep): MOHID's checkpointed x-line kernel (tx_line, decision 063) with its ring
+// deepened and its blocks per SM capped (shared memory padded), to find what bounds x lines.
 #include "bench_gpu.cuh"
 
 // Cells where a and b differ bit for bit (n bytes of each, in 4-byte words), added to *count.
@@ -13,11 +12,11 @@ __global__ void xsweep_differ(const unsigned *a, const unsigned *b, size_t words
         atomicAdd(count, c);
 }
 
-// Shared memory of tc_line on x lines with ns ring stages (tc_smem_bytes in cuda/kernels/ckpt.cuh: a stage
-// is 32 lines x 9 cells of the four inputs, plus one stage's answers).
-static size_t tc_x_smem(int combo, int ns)
+// Shared memory of tx_line with ns ring slots (tx_smem_bytes in cuda/kernels/xtile.cuh: a slot is 32 lines x
+// (S + 1) cells of the four inputs, S = 64 bytes of lower; plus one tile of answers).
+static size_t tx_x_smem(int combo, int ns)
 {
-    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, tile = 32 * 9;
+    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, tile = 32 * (64 / sl + 1);
     return (size_t)ns * tile * (sd + 3 * sl) + tile * sl;
 }
 
@@ -44,44 +43,41 @@ void xsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
     std::printf("| %dx%dx%d | %s | x | planner's (%s) | | | | %.1f | %.1f%% |\n", G.nx, G.ny, G.nz, tname(combo), k0,
                 t0 * 1e6, 100.0 * bytes / t0 / B.d2d);
     csv_row(G, tname(combo), 'x', "xsweep_planner_us", t0 * 1e6, t0 * 1e6, "us");
-    bare_choice = tk_choice{3, 0}; // tc_line forced
+    bare_choice = tk_choice{3, 0}; // the checkpointed kernels forced: tx_line on x lines
     unsigned long long total_diff = 0;
-    const int caps[] = {0, 8, 6, 4, 3, 2};
-    const int stages[] = {2, 3, 4, 5, 6, 8, 9, 12};
-    for (int wide = 0; wide < 2; ++wide)
-        for (int ns : stages)
-            for (int cap : caps) {
-                const size_t natural = tc_x_smem(combo, ns);
-                // a block also reserves 1 KiB of the SM's shared memory
-                const size_t padded = cap ? ((size_t)smem_sm / cap - 1024) / 128 * 128 : natural;
-                if (cap && (padded < natural || ns > 4))
-                    continue;
-                const int est = std::min<int>(12, (int)(smem_sm / (std::max(padded, natural) + 1024)));
-                const char *kern = "";
-                bool ckpt = false;
-                CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));
-                const double t = time_kernel(s.g, 0, s.a, false, s.scratch, reps, &kern, [&](tk_plan &p, const tk_args &) {
-                    ckpt = p.ckpt && p.x_lines;
-                    p.stages = ns;
-                    p.l2wide = wide;
-                    p.smem = std::max(padded, natural);
-                });
-                if (!ckpt)
-                    break;
-                unsigned long long nd = 0;
-                CUDA_OK(cudaMemset(ndiff, 0, 8));
-                xsweep_differ<<<1024, 256>>>((const unsigned *)ref, (const unsigned *)s.p[4], xbytes / 4, ndiff);
-                CUDA_OK(cudaMemcpy(&nd, ndiff, 8, cudaMemcpyDeviceToHost));
-                total_diff += nd;
-                const double pct = 100.0 * bytes / t / B.d2d;
-                std::printf("| %dx%dx%d | %s | x | %d | %d | %zu | %d | %.1f | %.1f%% |%s\n", G.nx, G.ny, G.nz,
-                            tname(combo), ns, wide ? 256 : 128, std::max(padded, natural), est, t * 1e6, pct,
-                            nd ? " ANSWERS DIFFER" : "");
-                std::fflush(stdout);
-                char m[64];
-                std::snprintf(m, sizeof m, "xsweep_ns%d_b%d_l2h%d_us", ns, est, wide ? 256 : 128);
-                csv_row(G, tname(combo), 'x', m, t * 1e6, t * 1e6, "us");
-            }
+    const int caps[] = {0, 8, 6, 4};
+    for (int ns = 2; ns <= 4; ++ns)
+        for (int cap : caps) {
+            const size_t natural = tx_x_smem(combo, ns);
+            // a block also reserves 1 KiB of the SM's shared memory
+            const size_t padded = cap ? ((size_t)smem_sm / cap - 1024) / 128 * 128 : natural;
+            if (cap && padded <= natural)
+                continue;
+            const int est = std::min<int>(32, (int)(smem_sm / (std::max(padded, natural) + 1024)));
+            const char *kern = "";
+            bool ckpt = false;
+            CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));
+            const double t = time_kernel(s.g, 0, s.a, false, s.scratch, reps, &kern, [&](tk_plan &p, const tk_args &) {
+                ckpt = p.ckpt && p.x_lines;
+                p.stages = ns;
+                p.l2wide = false;
+                p.smem = std::max(padded, natural);
+            });
+            if (!ckpt)
+                break;
+            unsigned long long nd = 0;
+            CUDA_OK(cudaMemset(ndiff, 0, 8));
+            xsweep_differ<<<1024, 256>>>((const unsigned *)ref, (const unsigned *)s.p[4], xbytes / 4, ndiff);
+            CUDA_OK(cudaMemcpy(&nd, ndiff, 8, cudaMemcpyDeviceToHost));
+            total_diff += nd;
+            const double pct = 100.0 * bytes / t / B.d2d;
+            std::printf("| %dx%dx%d | %s | x | %d | %zu | %d | %.1f | %.1f%% |%s\n", G.nx, G.ny, G.nz, tname(combo), ns,
+                        std::max(padded, natural), est, t * 1e6, pct, nd ? " ANSWERS DIFFER" : "");
+            std::fflush(stdout);
+            char m[64];
+            std::snprintf(m, sizeof m, "xsweep_ns%d_b%d_us", ns, est);
+            csv_row(G, tname(combo), 'x', m, t * 1e6, t * 1e6, "us");
+        }
     std::printf("xsweep %dx%dx%d %s: %llu words differ from the planner's answers\n", G.nx, G.ny, G.nz, tname(combo),
                 total_diff);
     bare_choice = saved;

@@ -12,7 +12,8 @@
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
  *     (default 300000; the device runs give 100000000);
- *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL).
+ *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
+ *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines.
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "mohid_reference.h"
@@ -214,6 +215,7 @@ static int in_box(const sys *s, int64_t c)
  * ON_ERROR_CALL every cell keeps the poison. */
 static int64_t g_fail_cell = -1;
 static int g_fail_axis, g_fail_all;
+static tridi_status g_fail_status = TRIDI_ERROR_ZERO_PIVOT; /* the status solve_check_fail expects */
 
 static int on_failing_line(const sys *s, int64_t c)
 {
@@ -250,8 +252,8 @@ static int64_t solve_check(tridi_context ctx, sys *s, const dev *v, int axis, in
     return solve_check_fail(ctx, s, v, axis, ar, device, on_error, what, NULL);
 }
 
-/* The same, expecting the solve to fail with TRIDI_ERROR_ZERO_PIVOT and a message holding want_msg (when not
- * NULL); g_fail_cell names the failing line. */
+/* The same, expecting the solve to fail with g_fail_status and a message holding want_msg (when not NULL);
+ * g_fail_cell names the failing line. */
 static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axis, int ar, int device,
                                 tridi_on_error on_error, const char *what, const char *want_msg)
 {
@@ -287,7 +289,7 @@ static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axi
         st = tridi_plan_status(plan);
     tridi_plan_destroy(plan);
     if (want_msg) {
-        const int ok = st == TRIDI_ERROR_ZERO_PIVOT && strstr(tridi_error_message(), want_msg);
+        const int ok = st == g_fail_status && strstr(tridi_error_message(), want_msg);
         printf("%s %s: %s: %s\n", ok ? "ok" : "FAILED", label, tridi_status_name(st), tridi_error_message());
         if (!ok)
             return 1;
@@ -483,6 +485,74 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     sys_free(&s);
 }
 
+/* 5. x lines at the edges of tx_line's tiles (docs/decisions/063: 16 or 32 unknowns a tile, chunks of 16),
+ * 1 and 2 unknowns included, halos around (rows not 16-byte aligned), a last warp of fewer than 32 lines;
+ * then one failing line among good ones: a zero pivot mid-line, and answers past float's range (the
+ * kernel's walk back without writing): LINES answers the others bit for bit, CALL leaves x untouched. */
+static void x_tile_edges(tridi_context ctx, uint64_t seed)
+{
+    static const int64_t lens[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 221, 223, 224, 225, 257, 1000};
+    for (int combo = 0; combo < 3; ++combo)
+        for (size_t q = 0; q < sizeof lens / sizeof *lens; ++q) {
+            sys s;
+            if (sys_alloc(&s, combo, lens[q], 37, 2)) {
+                ++failures;
+                continue;
+            }
+            fill_mohid_like(&s, mix64(seed + 64 * (uint64_t)combo + q));
+            all_paths(ctx, &s, 0, "x tile edges");
+            sys_free(&s);
+        }
+    for (int kind = 0; kind < 2; ++kind) {
+        sys s;
+        if (sys_alloc(&s, MIXED, 300, 37, 2)) {
+            ++failures;
+            continue;
+        }
+        fill_mohid_like(&s, mix64(seed ^ (0xfa11ull + (uint64_t)kind)));
+        const int64_t fc = cell(&s, 150, 20, 2);
+        if (kind == 0) { /* a zero pivot at unknown 149 of the line (any W before it) */
+            setv(s.d, 4, fc, 0.0);
+            setv(s.e, 8, fc, 0.0);
+            setv(s.f, 4, fc, 0.0);
+            setv(s.r, 4, fc, 0.0);
+        } else { /* a tiny diag under a huge rhs: the answer past float's range, W and G finite */
+            setv(s.d, 4, fc, 0.0);
+            setv(s.e, 8, fc, 1e-20);
+            setv(s.f, 4, fc, 0.0);
+            setv(s.r, 4, fc, 1e30);
+        }
+        dev v;
+        if (dev_upload(ctx, &s, &v)) {
+            ++failures;
+        } else {
+            for (int ar = 0; ar < 2; ++ar) {
+                if (reference(&s, 0, ar) != 1) {
+                    printf("FAILED x failing line: the reference should fail on exactly one line\n");
+                    ++failures;
+                    continue;
+                }
+                g_fail_cell = fc;
+                g_fail_axis = 0;
+                g_fail_status = kind == 0 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+                for (int device = 0; device < 2; ++device)
+                    for (int oe = 0; oe < 2; ++oe) {
+                        g_fail_all = oe;
+                        failures += solve_check_fail(ctx, &s, &v, 0, ar, device,
+                                                     oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                                     kind == 0 ? "x zero pivot" : "x answer overflow",
+                                                     kind == 0 ? "zero pivot" : "overflows its storage type") != 0;
+                    }
+            }
+        }
+        g_fail_cell = -1;
+        g_fail_all = 0;
+        g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
+        dev_free(ctx, &v);
+        sys_free(&s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (tridi_cuda_device_count() < 1) {
@@ -543,6 +613,9 @@ int main(int argc, char **argv)
 
     newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
     printf("part 4 (NewType's float pivot): %" PRId64 " failures so far\n", failures);
+
+    x_tile_edges(ctx, mix64(seed ^ 0x711eull));
+    printf("part 5 (x tile edges, failing x lines): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
