@@ -3,12 +3,12 @@
 # old, new, new, old (so drift favours neither), each output in OUT/ROW.{old,new}.{1,2}.log, a line a run
 # in OUT/runs.txt. Compare the figures each program prints (ratios within one row of this run).
 #   bench/compare_builds.sh OLD_BUILD NEW_BUILD OUT [ROWS...]
-# ROWS (default all): resident small heat fc140 fc560np2 cpu. A build needs tridi_bench_gpu, tridi_heat3d,
+# ROWS (default all): resident small xlines heat fc140 fc560np2 cpu. A build needs tridi_bench_gpu, tridi_heat3d,
 # flow_channel, flow_channel_mpi (NetCDF off is fine) and tridi_bench_model_pattern; every command runs
 # under `timeout`.
 set -uo pipefail
 old="$1"; new="$2"; out="$3"; shift 3
-rows="${*:-resident small heat fc140 fc560np2 cpu}"
+rows="${*:-resident small xlines heat fc140 fc560np2 cpu}"
 mkdir -p "$out"
 export OMP_PROC_BIND=close OMP_PLACES=cores OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # run ROW LIMIT CMD... (CMD's first word relative to a build folder): old, new, new, old.
@@ -28,6 +28,8 @@ for r in $rows; do
   case "$r" in
   resident) run resident 120 bench/gpu/tridi_bench_gpu 0 --fast --grid=1024x1024x128 ;;
   small) run small 60 bench/gpu/tridi_bench_gpu 0 --fast --grid=140x140x56 ;;
+  xlines) run xlines 60 bench/gpu/tridi_bench_gpu 0 --fast --passes=2 --axis=x --grid=1024x1024x128 \
+    --grid=512x512x512 --grid=2048x2048x32 ;;
   heat)
     run heat-f64 60 examples/tridi_heat3d 512 10 cuda f64 fused heat
     run heat-f32 60 examples/tridi_heat3d 512 10 cuda f32 fused heat ;;
