@@ -8,13 +8,10 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The kernels' arithmetic (docs/decisions/040): three forms, picked per call (kernel_arith): MOHID's two
- * divisions per unknown, the same with MOHID's NewType pivot rounded to float (float upper values), one
- * reciprocal per pivot (FAST). None fuses a multiply-add (-ffp-contract=off): every ISA clone, the AVX-512
- * x kernel and the careful path round alike. The fast path checks only that every value stayed finite; a
- * block it flags goes to the careful path, each line re-solved alone (solve_line, dividing in every form),
- * which settles whether and where it fails (FAST's 1/den overflows for a subnormal pivot, 1e-310, where
- * -f/den and g/den are finite). */
+/* The kernels' arithmetic (docs/decisions/040): MOHID's two divisions per unknown, the same with NewType's
+ * float pivot, or FAST's one reciprocal per pivot; none fuses a multiply-add. The fast path only checks that
+ * every value stayed finite; a block it flags goes to the careful path (solve_line, each line alone, dividing
+ * in every form: FAST's 1/den overflows for a subnormal pivot), which settles whether and where it fails. */
 
 /* One line alone in MOHID's arithmetic (pivot_f32: the NewType pivot in float), the careful path: w, g
  * stored at W[m], G[m] when W is not NULL. Returns 1 if the line fails in the forward sweep (non-finite
@@ -211,22 +208,18 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
         return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
     }
 
-/* Back substitution of Lb lines from W and G: answer (m, l) goes to x[m*xs + l], rounded to TX before it
- * feeds unknown m-1 (as a Fortran real(4) ANSWER would be), read back from the x row just written (in L1;
- * W instead cost 8 B/cell more in L3 for long y lines). With a log (y/z), each x row goes to it just before
- * it is overwritten (row m at log + m * lp), while in L1: the call's undo log streamed, or a thread's own
- * block save (LINES) in the answers' own loop (a memcpy per row of a short block cost as much as the
- * answers, docs/decisions/054). prefetch: x rows a few ahead. Returns nonzero if an answer is not finite in
- * its type: the bits of each answer * 0 (NaN only for Inf or NaN) OR-ed into a 64-bit mask, as the forward
- * sweep's check (an int of compares narrowed each mask to 32-bit lanes, decision 061). GCC would split the
+/* Back substitution of Lb lines from W and G: answer (m, l) to x[m*xs + l], rounded to TX before it feeds
+ * unknown m-1 (a Fortran real(4) ANSWER), read back from the x row just written (in L1). With a log (y/z),
+ * each x row is saved there just before it is overwritten (row m at log + m * lp): the call's undo log, or a
+ * thread's block save (LINES) inside the answers' loop (decision 054). prefetch: x rows a few ahead. Returns
+ * nonzero if an answer is not finite: each answer * 0 OR-ed into a mask (decision 061). GCC would split the
  * save out of the answers' loop into a memcpy call per row again: */
 #if defined(__GNUC__) && !defined(__clang__)
 #define TRIDI_NO_MEMCPY_SPLIT __attribute__((optimize("no-tree-loop-distribute-patterns")))
 #else
 #define TRIDI_NO_MEMCPY_SPLIT
 #endif
-/* An answer's bits times 0, in an unsigned integer of its own width (TB): its exponent field (NF) is set
- * only if the answer is Inf or NaN. */
+/* An answer * 0 as bits of its own width (TB): the exponent field (NF) is set only for Inf or NaN. */
 #define TRIDI_BACK_NF(TX, v) back_bits_##TX((v) * (TX)0)
 TRIDI_F32_INLINE uint32_t back_bits_float(float v) { uint32_t u; memcpy(&u, &v, sizeof u); return u; }
 TRIDI_F32_INLINE uint64_t back_bits_double(double v) { return tridi_cpu_bits(v); }
