@@ -33,6 +33,18 @@ void *fp_kernel(const tk_plan &p)
     return fp_kernel_of<T, 8>(p.fast_mode);
 }
 
+// p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, and *optin the shared memory a block
+// may opt in to.
+template <class T>
+cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
+{
+    p.wg_on_chip = true;
+    p.offsets32 = true;
+    int sms = 0;
+    *k = fp_kernel<T>(p);
+    return tk_prepare(*k, &sms, optin);
+}
+
 constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
 constexpr int64_t FP_CL_MIN_N = 1024; // float y/z lines of at least this many unknowns take fp_line_cl
 constexpr int FP_CL_LINES = 16;       // lines a cluster (128-byte L2 fetches fill the rest of the runs)
@@ -71,12 +83,9 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
         return cudaSuccess;
     p.blocks = (unsigned)(clusters * C);
     p.smem = fp_cl_smem_bytes<T>(a.n, p.fgeom, C);
-    p.wg_on_chip = true; // no scratch
-    p.offsets32 = true;
-    int sms = 0;
     size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
+    const void *k = nullptr;
+    cudaError_t e = fp_prepare<T>(p, &k, &optin);
     if (e != cudaSuccess || p.smem > optin)
         return e;
     cudaLaunchConfig_t cfg{};
@@ -104,12 +113,9 @@ cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_p
     p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
     p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
     p.x_lines = contig;
-    p.wg_on_chip = true; // no scratch
-    p.offsets32 = true;
-    int sms = 0;
     size_t optin = 0;
-    const void *k = fp_kernel<T>(p);
-    cudaError_t e = tk_prepare(k, &sms, &optin);
+    const void *k = nullptr;
+    cudaError_t e = fp_prepare<T>(p, &k, &optin);
     // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
     // driver takes more shared memory where a block needs it); y/z lines use none.
     if (e == cudaSuccess && contig)

@@ -262,6 +262,30 @@ __device__ __forceinline__ double tk_abs(double v) { return fabs(v); }
 __device__ __forceinline__ float tk_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double tk_max(double a, double b) { return fmax(a, b); }
 
+// The end of a checkpointed kernel (tc_line, tx_line; decision 046): where its forward sweep cannot bound the
+// answers (|W| > 1, or G's sum near the type's range), a walk back that writes nothing checks them first
+// (`back(false_type, 0)` keeps mx, their largest magnitude); failing lines are recorded, then the lines that
+// passed are written by `back(true_type, okmask)`.
+template <class TX, class Back>
+__device__ __forceinline__ void tk_ckpt_verdict(const tk_args &a, bool active, bool bad, bool wbig, int64_t n,
+                                                double gsum, const TX &mx, unsigned long long line, Back &back)
+{
+    const bool safe = !wbig && n <= (int64_t(1) << 20) && gsum <= (sizeof(TX) == 4 ? 0.5 * FLT_MAX : 0.5 * DBL_MAX);
+    if (__any_sync(0xffffffffu, active && !bad && !safe)) {
+        back(std::false_type{}, 0u);
+        bad |= !tk_finite_x(mx);
+    }
+    if (active && bad) {
+        atomicMin(a.err, line);
+        if (a.nfail)
+            atomicAdd(a.nfail, 1ull);
+    }
+    const unsigned okmask = __ballot_sync(0xffffffffu, active && !bad);
+    if (okmask)
+        back(std::true_type{}, okmask);
+    tk_finish(a);
+}
+
 } // namespace
 
 #endif

@@ -231,20 +231,7 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
                  }
              });
     };
-    const bool safe = !wbig && n <= (int64_t(1) << 20) && gsum <= (sizeof(TX) == 4 ? 0.5 * FLT_MAX : 0.5 * DBL_MAX);
-    if (__any_sync(0xffffffffu, active && !bad && !safe)) {
-        back(std::false_type{}, 0u);
-        bad |= !tk_finite_x(mx);
-    }
-    if (active && bad) {
-        atomicMin(a.err, (unsigned long long)ln.l);
-        if (a.nfail)
-            atomicAdd(a.nfail, 1ull);
-    }
-    const unsigned okmask = __ballot_sync(0xffffffffu, active && !bad);
-    if (okmask)
-        back(std::true_type{}, okmask);
-    tk_finish(a);
+    tk_ckpt_verdict(a, active, bad, wbig, n, gsum, mx, (unsigned long long)ln.l, back);
 }
 
 } // namespace
