@@ -65,17 +65,10 @@ int64_t tridi_cpu_thread_blocks(const tridi_problem *p, const cpu_plan *c, int t
     /* t*N/T without forming t*N, which could overflow for huge N */
     int64_t a = N / T * t + N % T * t / T;
     const int64_t b = N / T * (t + 1) + N % T * (t + 1) / T;
-    int64_t k = 0, row_end = c->row_cut ? (a / p->n1 + 1) * p->n1 : b;
-    int64_t row_pieces = 0, row_q = 0, row_r = 0; /* a whole row's cut, worked out once per call */
+    int64_t k = 0;
     while (a < b) {
-        const int64_t e = row_end < b ? row_end : b, len = e - a;
-        int64_t pieces = row_pieces, q = row_q, r = row_r;
-        if (len != p->n1 || !row_pieces) {
-            pieces = (len + c->L - 1) / c->L, q = len / pieces, r = len % pieces;
-            if (len == p->n1)
-                row_pieces = pieces, row_q = q, row_r = r;
-        }
-        row_end += p->n1;
+        const int64_t row_end = c->row_cut ? (a / p->n1 + 1) * p->n1 : b, e = row_end < b ? row_end : b;
+        const int64_t len = e - a, pieces = (len + c->L - 1) / c->L, q = len / pieces, r = len % pieces;
         for (int64_t j = 0; j < pieces; ++j) {
             const int64_t w = q + (j < r);
             if (out)
