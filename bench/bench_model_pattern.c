@@ -20,8 +20,10 @@
  *   its threads, the work itself being a few microseconds;
  * - the call's kinds on one thread: the cost of the arrays' cache state alone, no wake-up.
  * Rows starting "csv," repeat every figure for bench/results. Usage:
- * tridi_bench_model_pattern [threads] [steps] [NXxNYxNZ] [MiB of the streaming buffer]
- * (defaults: OpenMP's, 10, 140x140x56, 256). */
+ * tridi_bench_model_pattern [threads] [steps] [NXxNYxNZ] [MiB of the streaming buffer] [default|mohid|fast]
+ * (defaults: OpenMP's, 10, 140x140x56, 256, default). The last argument is the arithmetic: `default` calls
+ * tridi_solve (MOHID's arithmetic for these mixed arrays); `mohid` and `fast` call a plan of that arithmetic,
+ * made by each context's first call of a kind, so that one build times both. */
 #define _GNU_SOURCE
 #include <omp.h>
 #include <sched.h>
@@ -97,6 +99,55 @@ static int arrays_alloc(arrays *a, int ndim, const int N[3], int threads)
 
 static void arrays_free(arrays *a) { free(a->D), free(a->F), free(a->T), free(a->X), free(a->E); }
 
+/* The calls: tridi_solve in the default arithmetic, else a plan per context and call shape. */
+static tridi_arith call_arith = TRIDI_ARITH_DEFAULT;
+enum { PLAN_SLOTS = 32 };
+static struct {
+    tridi_context ctx;
+    const tridi_grid *g;
+    tridi_axis axis;
+    const int64_t *hi;
+    tridi_plan plan;
+} plan_slot[PLAN_SLOTS];
+
+static int call(tridi_context ctx, const tridi_grid *g, tridi_axis axis, const int64_t *lo, const int64_t *hi,
+                const tridi_arrays *ar)
+{
+    if (call_arith == TRIDI_ARITH_DEFAULT)
+        return tridi_solve(ctx, g, axis, lo, hi, ar) != TRIDI_SUCCESS;
+    int s = 0;
+    while (s < PLAN_SLOTS && plan_slot[s].plan &&
+           !(plan_slot[s].ctx == ctx && plan_slot[s].g == g && plan_slot[s].axis == axis && plan_slot[s].hi == hi))
+        ++s;
+    if (s == PLAN_SLOTS)
+        return 1;
+    if (!plan_slot[s].plan) {
+        tridi_solve_options o;
+        tridi_solve_options_init(&o);
+        o.arith = call_arith;
+        const tridi_dtype types[5] = {ar->lower_type, ar->diag_type, ar->upper_type, ar->rhs_type, ar->x_type};
+        if (tridi_plan_create(ctx, g, axis, lo, hi, types, &o, &plan_slot[s].plan))
+            return 1;
+        plan_slot[s].ctx = ctx, plan_slot[s].g = g, plan_slot[s].axis = axis, plan_slot[s].hi = hi;
+    }
+    return tridi_plan_solve(plan_slot[s].plan, ar) != TRIDI_SUCCESS;
+}
+
+/* Destroys a context and the plans made on it. */
+static void context_done(tridi_context ctx)
+{
+    int kept = 0;
+    for (int s = 0; s < PLAN_SLOTS && plan_slot[s].plan; ++s) {
+        if (plan_slot[s].ctx == ctx)
+            tridi_plan_destroy(plan_slot[s].plan);
+        else
+            plan_slot[kept++] = plan_slot[s];
+    }
+    for (int s = kept; s < PLAN_SLOTS; ++s)
+        plan_slot[s].plan = NULL;
+    tridi_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     int threads = argc > 1 ? atoi(argv[1]) : omp_get_max_threads();
@@ -105,6 +156,15 @@ int main(int argc, char **argv)
     size_t mib = argc > 4 ? (size_t)atol(argv[4]) : 256;
     if (argc > 3 && sscanf(argv[3], "%dx%dx%d", &N[0], &N[1], &N[2]) != 3) {
         fprintf(stderr, "tridi_bench_model_pattern: grid '%s' is not NXxNYxNZ\n", argv[3]);
+        return 2;
+    }
+    const char *arith_name = argc > 5 ? argv[5] : "default";
+    if (!strcmp(arith_name, "mohid"))
+        call_arith = TRIDI_ARITH_MOHID;
+    else if (!strcmp(arith_name, "fast"))
+        call_arith = TRIDI_ARITH_FAST;
+    else if (strcmp(arith_name, "default")) {
+        fprintf(stderr, "tridi_bench_model_pattern: arithmetic '%s' is not default, mohid or fast\n", arith_name);
         return 2;
     }
     if (threads < 1)
@@ -127,8 +187,8 @@ int main(int argc, char **argv)
         buf[i] = (float)(i & 1023);
 
     printf("tridi %s model-pattern benchmark: %d threads, grid %dx%dx%d, %d steps, %zu MiB streamed between calls, "
-           "MOHID mixed precision\n",
-           tridi_version_string(), threads, N[0], N[1], N[2], steps, mib);
+           "MOHID mixed precision, %s arithmetic\n",
+           tridi_version_string(), threads, N[0], N[1], N[2], steps, mib, arith_name);
     const char *envs[] = {"OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "TRIDI_CPU_SPIN_US"};
     printf("environment:");
     for (int e = 0; e < 5; ++e)
@@ -224,7 +284,7 @@ int main(int argc, char **argv)
                     if (mode > 0)
                         other_work(buf, nbuf, mode == 2, threads);
                     const double t0 = omp_get_wtime();
-                    if (tridi_solve(k == KINDS ? ctx_all : ctx, &a->g, axis, lo, hi, &ar)) {
+                    if (call(k == KINDS ? ctx_all : ctx, &a->g, axis, lo, hi, &ar)) {
                         fprintf(stderr, "%s\n", tridi_error_message());
                         return 1;
                     }
@@ -243,8 +303,8 @@ int main(int argc, char **argv)
                 }
             }
         }
-        tridi_destroy(ctx_all);
-        tridi_destroy(ctx);
+        context_done(ctx_all);
+        context_done(ctx);
     }
     unsetenv("TRIDI_CPU_POOL");
 
@@ -266,14 +326,14 @@ int main(int argc, char **argv)
                     if (mode > 0)
                         other_work(buf, nbuf, 0, threads);
                     const double t0 = omp_get_wtime();
-                    if (tridi_solve(c1, &a->g, axis, lo, hi, &ar))
+                    if (call(c1, &a->g, axis, lo, hi, &ar))
                         return 1;
                     if (r >= 0)
                         t[r] = omp_get_wtime() - t0;
                 }
                 one[k][mode] = bench_median(t, calls);
             }
-        tridi_destroy(c1);
+        context_done(c1);
         printf("one thread, no wake-up (cache state alone), ms back-to-back / after serial: x %.3f / %.3f, "
                "y %.3f / %.3f, z %.3f / %.3f\n", one[0][0] * 1e3, one[0][1] * 1e3, one[1][0] * 1e3,
                one[1][1] * 1e3, one[2][0] * 1e3, one[2][1] * 1e3);

@@ -3,12 +3,13 @@
 # old, new, new, old (so drift favours neither), each output in OUT/ROW.{old,new}.{1,2}.log, a line a run
 # in OUT/runs.txt. Compare the figures each program prints (ratios within one row of this run).
 #   bench/compare_builds.sh OLD_BUILD NEW_BUILD OUT [ROWS...]
-# ROWS (default all): resident small xlines heat fc140 fc560np2 cpu. A build needs tridi_bench_gpu, tridi_heat3d,
+# ROWS (default all): resident small xlines heat fc140 fc560np2 cpu cpu-fast (cpu-fast: the new build in FAST
+# arithmetic against the old one's default, which was its only one: the structure's cost alone). A build needs tridi_bench_gpu, tridi_heat3d,
 # flow_channel, flow_channel_mpi (NetCDF off is fine) and tridi_bench_model_pattern; every command runs
 # under `timeout`.
 set -uo pipefail
 old="$1"; new="$2"; out="$3"; shift 3
-rows="${*:-resident small xlines heat fc140 fc560np2 cpu}"
+rows="${*:-resident small xlines heat fc140 fc560np2 cpu cpu-fast}"
 mkdir -p "$out"
 export OMP_PROC_BIND=close OMP_PLACES=cores OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # run ROW LIMIT CMD... (CMD's first word relative to a build folder): old, new, new, old.
@@ -40,6 +41,10 @@ for r in $rows; do
   cpu)
     for t in 1 4 16; do
       run "cpu-t$t" 90 env TRIDI_CPU_POOL=1 bench/tridi_bench_model_pattern "$t" 4 140x140x56 256
+    done ;;
+  cpu-fast)
+    for t in 1 4 16; do
+      run "cpu-fast-t$t" 90 env TRIDI_CPU_POOL=1 bench/tridi_bench_model_pattern "$t" 4 140x140x56 256 fast
     done ;;
   *) echo "compare_builds: unknown row '$r'" >&2; exit 2 ;;
   esac
