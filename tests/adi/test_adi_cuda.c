@@ -48,8 +48,9 @@ static double max_abs(const double *v, int64_t n)
  * the heat operator (no kappa field, no velocity), whose fused sweeps form their right-hand sides in float
  * (decision 052), per step 24 eps_f (1 + 4 dt sum_a kappa / h_a^2), 10 eps_f of it a sweep with explicit
  * terms; for a kappa field or velocities on the fused path, whose x rows and y/z rows form in float (decision
- * 064), per step 64 eps_f (1 + dt sum_a (6 kappa_max / h_a^2 + 8 v_max / h_a)): 16 eps_f of it the right-hand
- * side, 10 eps_f a sweep's rows. The staged path forms every row in double (1e-5). */
+ * 064), per step 64 eps_f (1 + dt sum_a (6 kappa_max / h_a^2 + 8 v_max / h_a)): four times the right-hand
+ * side's bound (16 eps_f), the rest for three sweeps' rows (11 eps_f an entry). The staged path forms every
+ * row in double (1e-5). */
 static double float_tolerance(const adi_case *c, int steps, int fused)
 {
     const tridi_adi_operator *op = &c->ref.op;
