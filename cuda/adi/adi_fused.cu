@@ -130,15 +130,17 @@ FP_UNROLL
     // fo_block (x lines of rows of their own, decision 048): rows q, q + P, ... of the thread's line into
     // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
     // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
-    // copies of the stage, so that forming a row does not spill (decision 058).
+    // copies of the stage, so that forming a row does not spill (decision 058). Float rows in float (064).
     __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
-        const x_rows<T> lr(s, l1, l2);
+        using XR = typename x_rows_of<T>::type;
+        using R = typename XR::real;
+        const XR lr(s, l1, l2);
 #pragma unroll 2
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
-            double d, e, f;
-            const double r = lr(m, &d, &e, &f);
+            R d, e, f;
+            const R r = lr(m, &d, &e, &f);
             if (m0 < n) {
                 const int p = fo_pos(m);
                 ra[p] = m > 0 ? (T)d : T(0);
@@ -347,11 +349,14 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 }
 
 // x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
-// chunks of CHUNK), FO_BLOCKS_PER_SM an SM; double spills its chunk's a, c, d over the join, which costs
-// less than two blocks an SM without a spill (decision 058).
-constexpr int FO_THREADS = 256, FO_BLOCKS_PER_SM = 3;
+// chunks of CHUNK), fo_blocks_per_sm an SM; double spills its chunk's a, c, d over the join, which costs
+// less than two blocks an SM without a spill (decision 058); float rows formed in float fit 64 registers
+// with a few bytes of stack, and four blocks an SM beat three (decision 064).
+constexpr int FO_THREADS = 256;
+template <typename T>
+constexpr int fo_blocks_per_sm() { return sizeof(T) == 8 ? 3 : 4; }
 template <typename T, int L, int COEFS>
-__global__ void __launch_bounds__(FO_THREADS, FO_BLOCKS_PER_SM) fused_sweep_xown(const __grid_constant__ adi_stage s,
+__global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
                                                                                const __grid_constant__ adi_fused fz,
                                                                                int64_t nlines, const fp_geom geo)
 {

@@ -1,7 +1,8 @@
 // The rows of an ADI stage along one line for operators with coefficient arrays (a kappa field, velocities),
 // for the fused sweeps whose lines form their own rows (cuda/adi/adi_fused.cu, fp_block; decision 035).
 // A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order,
-// the explicit products fused as written here (__fma_rn, __dmul_rn). As in line_rhs.cuh, every choice of a
+// the explicit products fused as written here (__fma_rn, __dmul_rn); float plans' x rows (x_rows_f, below,
+// decision 064) in float, their explicit terms regrouped. As in line_rhs.cuh, every choice of a
 // face (halo or neighbour, open or closed, a coefficient array or the constant, an explicit weight of 0)
 // is made once a line for the line's other axes and by selects for its own axis, so that a cell's loads
 // are one basic block; a face ADI_COEF skips is read at the cell itself and weighted 0. Where the inputs
@@ -152,6 +153,7 @@ struct line_rows {
 // a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers.
 template <typename T>
 struct x_rows {
+    using real = double;
     const adi_stage *s;
     int64_t c;    // the line's first cell
     unsigned fl;  // per other axis b (bit 4 (b - 1)): open below, open above, below from the field, above too
@@ -236,6 +238,130 @@ struct x_rows {
         acc = other<1>(off, yc, kcell, acc);
         return other<2>(off, yc, kcell, acc);
     }
+};
+
+// Float plans form their x rows in float (decision 064): x_rows's loads and choices, float arithmetic, and the
+// explicit terms as differences of neighbours, cm (u[m-1] - u) + cp (u[m+1] - u) + g u, with g = c0 + cm + cp
+// the face velocities' difference (exactly 0 without velocities): the form ADI_COEF sums, c0 u + cm u[m-1] +
+// cp u[m+1], cancels terms of dt kappa / h^2 |u|, which float would keep to eps_f of that size (decision 052).
+// Within the bound of docs/adi.md ("Float rows of operators with coefficient arrays").
+
+// The face mean of two float kappas as k1 k2 / ((k1 + k2) / 2): no intermediate exceeds the larger kappa, so
+// nothing overflows, and nothing underflows where the mean is a normal float; 0 where both are 0.
+__device__ __forceinline__ float adi_face_mean_f(float k1, float k2, bool harmonic)
+{
+    const float h = __fadd_rn(0.5f * k1, 0.5f * k2); // halving is exact for normal kappas
+    if (!harmonic)
+        return h;
+    return h > 0.0f ? __fmul_rn(k1, __fdiv_rn(k2, h)) : 0.0f;
+}
+
+// adi_face_diffusion in float: a zero diffusion stays zero over any spacing.
+__device__ __forceinline__ float adi_face_diffusion_f(float mean, float ih2) { return mean == 0.0f ? 0.0f : mean * ih2; }
+
+struct x_rows_f {
+    using real = float;
+    const adi_stage *s;
+    int64_t c;    // the line's first cell
+    unsigned fl;  // as x_rows's
+
+    __device__ x_rows_f(const adi_stage *st, int64_t p1, int64_t p2)
+        : s(st), c(st->origin + p1 * st->stride[1] + p2 * st->stride[2]), fl(0)
+    {
+#pragma unroll
+        for (int b = 1; b < 3; ++b) {
+            if (b >= s->naxes || s->alpha[b] == 0.0)
+                continue;
+            const int64_t pb = b == 1 ? p1 : p2;
+            const bool first = pb == 0, last = pb == s->n[b] - 1;
+            const unsigned om = !first || s->dirichlet_lo[b], op = !last || s->dirichlet_hi[b];
+            fl |= (om | op << 1 | (om & first) << 2 | (op & last) << 3) << 4 * (b - 1);
+        }
+    }
+    __device__ __forceinline__ static float ld(const float *p) { return __ldg(p); }
+    __device__ __forceinline__ const float *yb() const { return (const float *)s->y; }
+    __device__ __forceinline__ const float *kb() const { return s->kappa ? (const float *)s->kappa : yb(); }
+    __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
+    __device__ __forceinline__ const float *vb(int b) const { return has_v(b) ? (const float *)s->vel[b] : yb(); }
+    __device__ __forceinline__ float face_d(float k1, float k2, int b) const
+    {
+        return adi_face_diffusion_f(s->kappa ? adi_face_mean_f(k1, k2, s->harmonic) : (float)s->kappa_const,
+                                    b < s->naxes ? (float)s->inv_h2[b] : 0.0f);
+    }
+    __device__ __forceinline__ float face_v(float v1, float v2, int b) const
+    {
+        return has_v(b) ? __fmul_rn(0.5f * __fadd_rn(v1, v2), b < s->naxes ? (float)s->inv_h[b] : 0.0f) : 0.0f;
+    }
+    // adi_axis_coefs in float, and g = c0 + cm + cp: the open faces' velocities, below minus above.
+    __device__ __forceinline__ void coefs(int b, bool om, bool op, float kcell, float k_m, float k_p, float vcell,
+                                          float v_m, float v_p, float *cm, float *cp, float *c0, float *g) const
+    {
+        const float dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
+        const float dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
+        float c = 0.0f;
+        *cm = om ? dm + (vm > 0.0f ? vm : 0.0f) : 0.0f;
+        c = om ? c + (-dm + (vm < 0.0f ? vm : 0.0f)) : c;
+        *cp = op ? dp - (vp < 0.0f ? vp : 0.0f) : 0.0f;
+        c = op ? c + (-dp - (vp > 0.0f ? vp : 0.0f)) : c;
+        *c0 = c;
+        *g = __fsub_rn(om ? vm : 0.0f, op ? vp : 0.0f);
+    }
+    // The explicit term of one axis, alpha (cm (ym - yc) + cp (yp - yc) + g yc), added to acc.
+    __device__ __forceinline__ static float term(float alpha, float cm, float cp, float g, float ym, float yc,
+                                                 float yp, float acc)
+    {
+        float lu = __fmul_rn(g, yc);
+        lu = __fmaf_rn(cm, __fsub_rn(ym, yc), lu);
+        lu = __fmaf_rn(cp, __fsub_rn(yp, yc), lu);
+        return __fmaf_rn(alpha, lu, acc);
+    }
+    template <int B>
+    __device__ __forceinline__ float other(int64_t off, float yc, float kcell, float acc) const
+    {
+        const unsigned f = fl >> 4 * (B - 1);
+        const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
+        const float *K = kb() + off, *V = vb(B) + off;
+        const float ym = ld((f & 4 ? (const float *)s->field : yb()) + off + km);
+        const float yp = ld((f & 8 ? (const float *)s->field : yb()) + off + kp);
+        float cm, cp, c0, g;
+        coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0, &g);
+        return term(B < s->naxes ? (float)s->alpha[B] : 0.0f, cm, cp, g, ym, yc, yp, acc);
+    }
+    // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned.
+    __device__ __forceinline__ float operator()(int64_t m, float *lo, float *di, float *up) const
+    {
+        const int64_t st = s->stride[0], n = s->n[0], off = c + m * st;
+        const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
+        float acc = s->x0 ? ld((const float *)s->x0 + off) : 0.0f;
+        const float yc = ld(yb() + off), kcell = ld(kb() + off);
+        const bool om = !first || dlo, op = !last || dhi;
+        const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+        const float *K = kb() + off, *V = vb(0) + off;
+        float cm, cp, c0, g;
+        coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0, &g);
+        const float vm = ld((first ? (const float *)s->field : yb()) + off + sm);
+        const float vp = ld((last ? (const float *)s->field : yb()) + off + sp);
+        acc = term(s->naxes > 0 ? (float)s->alpha[0] : 0.0f, cm, cp, g, vm, yc, vp, acc);
+        const float tdt = (float)s->tdt;
+        *lo = -tdt * cm;
+        *di = 1.0f - tdt * c0;
+        *up = -tdt * cp;
+        const bool terms = !s->increment;
+        acc = __fmaf_rn(first && dlo && terms ? tdt * cm : 0.0f, vm, acc);
+        acc = __fmaf_rn(last && dhi && terms ? tdt * cp : 0.0f, vp, acc);
+        acc = other<1>(off, yc, kcell, acc);
+        return other<2>(off, yc, kcell, acc);
+    }
+};
+
+// The x rows of storage type T: double arithmetic for double, float for float (decision 064).
+template <typename T>
+struct x_rows_of {
+    using type = x_rows<T>;
+};
+template <>
+struct x_rows_of<float> {
+    using type = x_rows_f;
 };
 
 } // namespace

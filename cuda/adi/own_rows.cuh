@@ -5,12 +5,13 @@
 //    from shared memory, solves as fp_block does and leaves its answers the same way;
 //  - y/z lines of a sweep with no explicit term (the Douglas step's later sweeps): chunk_rows_x0 forms a
 //    chunk's rows from each coefficient cell read once (its faces shared by the cells on either side),
-//    with ADI_COEF's arithmetic and no branch.
+//    with ADI_COEF's arithmetic (float plans': float, decision 064) and no branch.
 #ifndef TRIDI_ADI_OWN_ROWS_CUH
 #define TRIDI_ADI_OWN_ROWS_CUH
 
 #include "adi_internal.h"
 #include "kernels/fast_lines.cuh"
+#include "line_rows.cuh"
 
 namespace {
 
@@ -81,42 +82,47 @@ template <class T, int L>
 __device__ __forceinline__ void chunk_rows_x0(const adi_stage *s, int axis, int64_t c0, int s0, int len,
                                               T (&av)[L], T (&bv)[L], T (&cv)[L], T (&dv)[L])
 {
+    // Arithmetic in the storage type: double as ADI_COEF, float in float (decision 064, line_rows.cuh).
+    using R = T;
     const int64_t st = s->stride[axis], n = s->n[axis];
     const bool dlo = s->dirichlet_lo[axis], dhi = s->dirichlet_hi[axis];
     const bool has_k = s->kappa != nullptr, has_v = s->vel[axis] != nullptr, harmonic = s->harmonic;
     const T *x0 = (const T *)s->x0 + c0;
     const T *K = has_k ? (const T *)s->kappa + c0 : x0, *V = has_v ? (const T *)s->vel[axis] + c0 : x0;
-    const double kc = s->kappa_const, ih = s->inv_h[axis], ih2 = s->inv_h2[axis], tdt = s->tdt;
-    double kk[L + 2], vv[L + 2];
+    const R kc = (R)s->kappa_const, ih = (R)s->inv_h[axis], ih2 = (R)s->inv_h2[axis], tdt = (R)s->tdt;
+    R kk[L + 2], vv[L + 2];
     T xv[L];
 FP_UNROLL
     for (int j = 0; j < L + 2; ++j) {
         const int64_t m = s0 - 1 + j;
         const int64_t r = m < 0 ? (dlo ? -1 : 0) : m >= n ? (m == n && dhi ? n : n - 1) : m;
-        kk[j] = has_k ? (double)__ldg(K + r * st) : 0.0;
-        vv[j] = has_v ? (double)__ldg(V + r * st) : 0.0;
+        kk[j] = has_k ? (R)__ldg(K + r * st) : R(0);
+        vv[j] = has_v ? (R)__ldg(V + r * st) : R(0);
     }
 FP_UNROLL
     for (int k = 0; k < L; ++k)
         xv[k] = __ldg(x0 + (int64_t)(s0 + (k < len ? k : 0)) * st);
-    double fd[L + 1], fv[L + 1]; // face j: between cells s0 + j - 1 and s0 + j
+    R fd[L + 1], fv[L + 1]; // face j: between cells s0 + j - 1 and s0 + j
 FP_UNROLL
     for (int j = 0; j < L + 1; ++j) {
-        fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
-        fv[j] = has_v ? 0.5 * (vv[j] + vv[j + 1]) * ih : 0.0;
+        if constexpr (sizeof(R) == 8)
+            fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
+        else
+            fd[j] = adi_face_diffusion_f(has_k ? adi_face_mean_f(kk[j], kk[j + 1], harmonic) : kc, ih2);
+        fv[j] = has_v ? R(0.5) * (vv[j] + vv[j + 1]) * ih : R(0);
     }
 FP_UNROLL
     for (int k = 0; k < L; ++k) {
         const int64_t m = s0 + k;
         const bool om = m > 0 || dlo, op = m < n - 1 || dhi, in = k < len;
-        const double dm = fd[k], vm = fv[k], dp = fd[k + 1], vp = fv[k + 1];
-        const double cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
-        double c = 0.0;
-        c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
-        const double cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
-        c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
+        const R dm = fd[k], vm = fv[k], dp = fd[k + 1], vp = fv[k + 1];
+        const R cm = om ? dm + (vm > R(0) ? vm : R(0)) : R(0);
+        R c = R(0);
+        c = om ? c + (-dm + (vm < R(0) ? vm : R(0))) : c;
+        const R cp = op ? dp - (vp < R(0) ? vp : R(0)) : R(0);
+        c = op ? c + (-dp - (vp > R(0) ? vp : R(0))) : c;
         av[k] = in && m > 0 ? (T)(-tdt * cm) : T(0);
-        bv[k] = in ? (T)(1.0 - tdt * c) : T(1);
+        bv[k] = in ? (T)(R(1) - tdt * c) : T(1);
         cv[k] = in && m < n - 1 ? (T)(-tdt * cp) : T(0);
         dv[k] = in ? xv[k] : T(0);
     }
