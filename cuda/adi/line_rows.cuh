@@ -2,7 +2,8 @@
 // for the fused sweeps whose lines form their own rows (cuda/adi/adi_fused.cu, fp_block; decision 035).
 // A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order,
 // the explicit products fused as written here (__fma_rn, __dmul_rn); float plans' x rows (x_rows_f, below,
-// decision 064) in float, their explicit terms regrouped. As in line_rhs.cuh, every choice of a
+// decision 064) in float, their explicit terms regrouped; double x rows' harmonic face means (x_rows, decision
+// 065) two a reciprocal. As in line_rhs.cuh, every choice of a
 // face (halo or neighbour, open or closed, a coefficient array or the constant, an explicit weight of 0)
 // is made once a line for the line's other axes and by selects for its own axis, so that a cell's loads
 // are one basic block; a face ADI_COEF skips is read at the cell itself and weighted 0. Where the inputs
@@ -148,8 +149,32 @@ struct line_rows {
     }
 };
 
+// The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for double x rows (decision
+// 065): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
+// the divisions by hm and hp from one reciprocal of hm hp where both lie in 2^-500..2^500 (the product and
+// the reciprocals then normal), else one division each. Within the bound of docs/adi.md ("Double x rows").
+__device__ __forceinline__ void adi_face_means_d(double k_m, double kc, double k_p, bool harmonic, double *mm,
+                                                 double *mp)
+{
+    const double hm = 0.5 * k_m + 0.5 * kc, hp = 0.5 * kc + 0.5 * k_p;
+    if (!harmonic) {
+        *mm = hm;
+        *mp = hp;
+        return;
+    }
+    constexpr double lo = 0x1p-500, hi = 0x1p500;
+    if (hm >= lo && hm <= hi && hp >= lo && hp <= hi) {
+        const double r = __drcp_rn(__dmul_rn(hm, hp));
+        *mm = __dmul_rn(k_m, __dmul_rn(kc, __dmul_rn(hp, r)));
+        *mp = __dmul_rn(k_p, __dmul_rn(kc, __dmul_rn(hm, r)));
+    } else {
+        *mm = hm > 0.0 ? __dmul_rn(k_m, __ddiv_rn(kc, hm)) : 0.0;
+        *mp = hp > 0.0 ? __dmul_rn(k_p, __ddiv_rn(kc, hp)) : 0.0;
+    }
+}
+
 // line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
-// order, from a line state of one offset and a word of face bits; every other value is read from the stage,
+// order but the face means (adi_face_means_d, decision 065), from a line state of one offset and a word of face bits; every other value is read from the stage,
 // a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers.
 template <typename T>
 struct x_rows {
@@ -176,21 +201,20 @@ struct x_rows {
     __device__ __forceinline__ const T *kb() const { return s->kappa ? (const T *)s->kappa : yb(); }
     __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
     __device__ __forceinline__ const T *vb(int b) const { return has_v(b) ? (const T *)s->vel[b] : yb(); }
-    __device__ __forceinline__ double face_d(double k1, double k2, int b) const
-    {
-        return adi_face_diffusion(s->kappa ? adi_face_mean(k1, k2, s->harmonic) : s->kappa_const,
-                                  b < s->naxes ? s->inv_h2[b] : 0.0);
-    }
     __device__ __forceinline__ double face_v(double v1, double v2, int b) const
     {
         return has_v(b) ? 0.5 * (v1 + v2) * (b < s->naxes ? s->inv_h[b] : 0.0) : 0.0;
     }
-    // line_rows::coefs
+    // line_rows::coefs, the two face means from adi_face_means_d (decision 065).
     __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
                                           double vcell, double v_m, double v_p, double *cm, double *cp,
                                           double *c0) const
     {
-        adi_axis_coefs(om, op, face_d(k_m, kcell, b), face_v(v_m, vcell, b), face_d(kcell, k_p, b),
+        double mm = s->kappa_const, mp = s->kappa_const;
+        if (s->kappa)
+            adi_face_means_d(k_m, kcell, k_p, s->harmonic, &mm, &mp);
+        const double ih2 = b < s->naxes ? s->inv_h2[b] : 0.0;
+        adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v(v_m, vcell, b), adi_face_diffusion(mp, ih2),
                        face_v(vcell, v_p, b), cm, cp, c0);
     }
     // One other axis's explicit term of cell off, added to acc as line_rows adds it.
