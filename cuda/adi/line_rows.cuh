@@ -173,17 +173,15 @@ __device__ __forceinline__ void adi_face_means_d(double k_m, double kc, double k
     }
 }
 
-// line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
-// order but the face means (adi_face_means_d, decision 065), from a line state of one offset and a word of face bits; every other value is read from the stage,
-// a kernel parameter, where it is used, so that forming a row holds no per-line copies in registers.
+// A staged x line (x_rows, x_rows_f): the stage, the line's first cell and a word of face bits, per other
+// axis b (bit 4 (b - 1)): open below, open above, below from the field, above too; the stage's arrays as T.
 template <typename T>
-struct x_rows {
-    using real = double;
+struct x_line {
     const adi_stage *s;
-    int64_t c;    // the line's first cell
-    unsigned fl;  // per other axis b (bit 4 (b - 1)): open below, open above, below from the field, above too
+    int64_t c;
+    unsigned fl;
 
-    __device__ x_rows(const adi_stage *st, int64_t p1, int64_t p2)
+    __device__ x_line(const adi_stage *st, int64_t p1, int64_t p2)
         : s(st), c(st->origin + p1 * st->stride[1] + p2 * st->stride[2]), fl(0)
     {
 #pragma unroll
@@ -196,11 +194,23 @@ struct x_rows {
             fl |= (om | op << 1 | (om & first) << 2 | (op & last) << 3) << 4 * (b - 1);
         }
     }
-    __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
     __device__ __forceinline__ const T *yb() const { return (const T *)s->y; }
     __device__ __forceinline__ const T *kb() const { return s->kappa ? (const T *)s->kappa : yb(); }
     __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
     __device__ __forceinline__ const T *vb(int b) const { return has_v(b) ? (const T *)s->vel[b] : yb(); }
+};
+
+// line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
+// order but the face means (adi_face_means_d, decision 065), from a line state of one offset and a word of
+// face bits; every other value is read from the stage, a kernel parameter, where it is used, so that forming
+// a row holds no per-line copies in registers.
+template <typename T>
+struct x_rows : x_line<T> {
+    using real = double;
+    using x_line<T>::s, x_line<T>::c, x_line<T>::fl, x_line<T>::yb, x_line<T>::kb, x_line<T>::has_v, x_line<T>::vb;
+
+    __device__ x_rows(const adi_stage *st, int64_t p1, int64_t p2) : x_line<T>(st, p1, p2) {}
+    __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
     __device__ __forceinline__ double face_v(double v1, double v2, int b) const
     {
         return has_v(b) ? 0.5 * (v1 + v2) * (b < s->naxes ? s->inv_h[b] : 0.0) : 0.0;
@@ -283,30 +293,11 @@ __device__ __forceinline__ float adi_face_mean_f(float k1, float k2, bool harmon
 // adi_face_diffusion in float: a zero diffusion stays zero over any spacing.
 __device__ __forceinline__ float adi_face_diffusion_f(float mean, float ih2) { return mean == 0.0f ? 0.0f : mean * ih2; }
 
-struct x_rows_f {
+struct x_rows_f : x_line<float> {
     using real = float;
-    const adi_stage *s;
-    int64_t c;    // the line's first cell
-    unsigned fl;  // as x_rows's
 
-    __device__ x_rows_f(const adi_stage *st, int64_t p1, int64_t p2)
-        : s(st), c(st->origin + p1 * st->stride[1] + p2 * st->stride[2]), fl(0)
-    {
-#pragma unroll
-        for (int b = 1; b < 3; ++b) {
-            if (b >= s->naxes || s->alpha[b] == 0.0)
-                continue;
-            const int64_t pb = b == 1 ? p1 : p2;
-            const bool first = pb == 0, last = pb == s->n[b] - 1;
-            const unsigned om = !first || s->dirichlet_lo[b], op = !last || s->dirichlet_hi[b];
-            fl |= (om | op << 1 | (om & first) << 2 | (op & last) << 3) << 4 * (b - 1);
-        }
-    }
+    __device__ x_rows_f(const adi_stage *st, int64_t p1, int64_t p2) : x_line<float>(st, p1, p2) {}
     __device__ __forceinline__ static float ld(const float *p) { return __ldg(p); }
-    __device__ __forceinline__ const float *yb() const { return (const float *)s->y; }
-    __device__ __forceinline__ const float *kb() const { return s->kappa ? (const float *)s->kappa : yb(); }
-    __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
-    __device__ __forceinline__ const float *vb(int b) const { return has_v(b) ? (const float *)s->vel[b] : yb(); }
     __device__ __forceinline__ float face_d(float k1, float k2, int b) const
     {
         return adi_face_diffusion_f(s->kappa ? adi_face_mean_f(k1, k2, s->harmonic) : (float)s->kappa_const,
