@@ -365,15 +365,15 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
-// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065): x blocks
-// (at most 128 threads) eight an SM (64 registers): the join holds right-hand sides alone, and a few spilled
-// values cost less than the occupancy they buy; y/z blocks (256 threads) three (80), except where a thread holds more than 16 float right-hand
+// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065): x blocks (at
+// most 128 threads) six an SM for double (80 registers), eight for float (64): the join holds right-hand
+// sides alone, and a few spilled values cost less than the occupancy they buy; y/z blocks (256 threads) three (80), except where a thread holds more than 16 float right-hand
 // sides (its explicit terms' loads, EXPL, double values, or float chunks of 32), which three would spill:
 // two (128).
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
-    return axis == 0 ? 8 : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 ? 6 : 8) : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
