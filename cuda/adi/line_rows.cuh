@@ -1,14 +1,12 @@
 // The rows of an ADI stage along one line for operators with coefficient arrays (a kappa field, velocities),
 // for the fused sweeps whose lines form their own rows (cuda/adi/adi_fused.cu, fp_block; decision 035).
-// A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order,
-// the explicit products fused as written here (__fma_rn, __dmul_rn); float plans' x rows (x_rows_f, below,
-// decision 064) in float, their explicit terms regrouped; double x rows' harmonic face means (x_rows, decision
-// 065) two a reciprocal. As in line_rhs.cuh, every choice of a
-// face (halo or neighbour, open or closed, a coefficient array or the constant, an explicit weight of 0)
-// is made once a line for the line's other axes and by selects for its own axis, so that a cell's loads
-// are one basic block; a face ADI_COEF skips is read at the cell itself and weighted 0. Where the inputs
-// are not finite the line's values stop being finite and the line goes to the sweep's careful solve,
-// which forms its rows with ADI_COEF itself.
+// A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order, the
+// explicit products fused as written here (__fma_rn, __dmul_rn), but for float x rows (x_rows_f, decision
+// 064: float, explicit terms regrouped) and double x rows' harmonic face means (decision 065). As in
+// line_rhs.cuh, every choice of a face (halo or neighbour, open or closed, a coefficient array or the
+// constant, an explicit weight of 0) is made once a line for the line's other axes and by selects for its
+// own axis, so that a cell's loads are one basic block; a face ADI_COEF skips is read at the cell itself and
+// weighted 0. Non-finite inputs send the line to the sweep's careful solve, which forms rows with ADI_COEF.
 #ifndef TRIDI_ADI_LINE_ROWS_CUH
 #define TRIDI_ADI_LINE_ROWS_CUH
 
