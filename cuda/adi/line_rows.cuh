@@ -15,15 +15,15 @@
 namespace {
 
 // One axis's coefficients of a cell from its two faces' diffusion (dm, dp) and velocity (vm, vp): cm, cp
-// and c0 as ADI_COEF sums them, 0 for a closed face (om, op false).
-__device__ __forceinline__ void adi_axis_coefs(bool om, bool op, double dm, double vm, double dp, double vp,
-                                               double *cm, double *cp, double *c0)
+// and c0 as ADI_COEF sums them, 0 for a closed face (om, op false), in R (float rows: decision 064).
+template <typename R>
+__device__ __forceinline__ void adi_axis_coefs(bool om, bool op, R dm, R vm, R dp, R vp, R *cm, R *cp, R *c0)
 {
-    double c = 0.0;
-    *cm = om ? dm + (vm > 0.0 ? vm : 0.0) : 0.0;
-    c = om ? c + (-dm + (vm < 0.0 ? vm : 0.0)) : c;
-    *cp = op ? dp - (vp < 0.0 ? vp : 0.0) : 0.0;
-    c = op ? c + (-dp - (vp > 0.0 ? vp : 0.0)) : c;
+    R c = R(0);
+    *cm = om ? dm + (vm > R(0) ? vm : R(0)) : R(0);
+    c = om ? c + (-dm + (vm < R(0) ? vm : R(0))) : c;
+    *cp = op ? dp - (vp < R(0) ? vp : R(0)) : R(0);
+    c = op ? c + (-dp - (vp > R(0) ? vp : R(0))) : c;
     *c0 = c;
 }
 
@@ -311,12 +311,7 @@ struct x_rows_f : x_line<float> {
     {
         const float dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
         const float dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
-        float c = 0.0f;
-        *cm = om ? dm + (vm > 0.0f ? vm : 0.0f) : 0.0f;
-        c = om ? c + (-dm + (vm < 0.0f ? vm : 0.0f)) : c;
-        *cp = op ? dp - (vp < 0.0f ? vp : 0.0f) : 0.0f;
-        c = op ? c + (-dp - (vp > 0.0f ? vp : 0.0f)) : c;
-        *c0 = c;
+        adi_axis_coefs(om, op, dm, vm, dp, vp, cm, cp, c0);
         *g = __fsub_rn(om ? vm : 0.0f, op ? vp : 0.0f);
     }
     // The explicit term of one axis, alpha (cm (ym - yc) + cp (yp - yc) + g yc), added to acc.

@@ -82,47 +82,42 @@ template <class T, int L>
 __device__ __forceinline__ void chunk_rows_x0(const adi_stage *s, int axis, int64_t c0, int s0, int len,
                                               T (&av)[L], T (&bv)[L], T (&cv)[L], T (&dv)[L])
 {
-    // Arithmetic in the storage type: double as ADI_COEF, float in float (decision 064, line_rows.cuh).
-    using R = T;
+    // Arithmetic in the storage type T: double as ADI_COEF, float in float (decision 064, line_rows.cuh).
     const int64_t st = s->stride[axis], n = s->n[axis];
     const bool dlo = s->dirichlet_lo[axis], dhi = s->dirichlet_hi[axis];
     const bool has_k = s->kappa != nullptr, has_v = s->vel[axis] != nullptr, harmonic = s->harmonic;
     const T *x0 = (const T *)s->x0 + c0;
     const T *K = has_k ? (const T *)s->kappa + c0 : x0, *V = has_v ? (const T *)s->vel[axis] + c0 : x0;
-    const R kc = (R)s->kappa_const, ih = (R)s->inv_h[axis], ih2 = (R)s->inv_h2[axis], tdt = (R)s->tdt;
-    R kk[L + 2], vv[L + 2];
+    const T kc = (T)s->kappa_const, ih = (T)s->inv_h[axis], ih2 = (T)s->inv_h2[axis], tdt = (T)s->tdt;
+    T kk[L + 2], vv[L + 2];
     T xv[L];
 FP_UNROLL
     for (int j = 0; j < L + 2; ++j) {
         const int64_t m = s0 - 1 + j;
         const int64_t r = m < 0 ? (dlo ? -1 : 0) : m >= n ? (m == n && dhi ? n : n - 1) : m;
-        kk[j] = has_k ? (R)__ldg(K + r * st) : R(0);
-        vv[j] = has_v ? (R)__ldg(V + r * st) : R(0);
+        kk[j] = has_k ? (T)__ldg(K + r * st) : T(0);
+        vv[j] = has_v ? (T)__ldg(V + r * st) : T(0);
     }
 FP_UNROLL
     for (int k = 0; k < L; ++k)
         xv[k] = __ldg(x0 + (int64_t)(s0 + (k < len ? k : 0)) * st);
-    R fd[L + 1], fv[L + 1]; // face j: between cells s0 + j - 1 and s0 + j
+    T fd[L + 1], fv[L + 1]; // face j: between cells s0 + j - 1 and s0 + j
 FP_UNROLL
     for (int j = 0; j < L + 1; ++j) {
-        if constexpr (sizeof(R) == 8)
+        if constexpr (sizeof(T) == 8)
             fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
         else
             fd[j] = adi_face_diffusion_f(has_k ? adi_face_mean_f(kk[j], kk[j + 1], harmonic) : kc, ih2);
-        fv[j] = has_v ? R(0.5) * (vv[j] + vv[j + 1]) * ih : R(0);
+        fv[j] = has_v ? T(0.5) * (vv[j] + vv[j + 1]) * ih : T(0);
     }
 FP_UNROLL
     for (int k = 0; k < L; ++k) {
         const int64_t m = s0 + k;
         const bool om = m > 0 || dlo, op = m < n - 1 || dhi, in = k < len;
-        const R dm = fd[k], vm = fv[k], dp = fd[k + 1], vp = fv[k + 1];
-        const R cm = om ? dm + (vm > R(0) ? vm : R(0)) : R(0);
-        R c = R(0);
-        c = om ? c + (-dm + (vm < R(0) ? vm : R(0))) : c;
-        const R cp = op ? dp - (vp < R(0) ? vp : R(0)) : R(0);
-        c = op ? c + (-dp - (vp > R(0) ? vp : R(0))) : c;
+        T cm, cp, c;
+        adi_axis_coefs(om, op, fd[k], fv[k], fd[k + 1], fv[k + 1], &cm, &cp, &c);
         av[k] = in && m > 0 ? (T)(-tdt * cm) : T(0);
-        bv[k] = in ? (T)(R(1) - tdt * c) : T(1);
+        bv[k] = in ? (T)(T(1) - tdt * c) : T(1);
         cv[k] = in && m < n - 1 ? (T)(-tdt * cp) : T(0);
         dv[k] = in ? xv[k] : T(0);
     }
