@@ -110,17 +110,22 @@ TRIDI_F32_INLINE int tridi_f32_flag4(int acc, float a, float b, float c, float d
 }
 TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_f32, float, int)
 
-/* The block kernels' number type (src/thomas_core.h): tridi_exact's operations, with a finiteness check
- * cheap enough for the vector loop (docs/decisions/054): (sum of the values) * 0 is +-0 when every value is
- * finite and NaN otherwise, its bits OR-ed into a 64-bit mask (no compare masks narrowed to an int per
- * vector). A sum that overflows flags a block whose values are finite: the careful path then solves it, in
- * the same arithmetic, so an answer never changes. */
-#define TRIDI_CPU_NONFINITE 0x7ff0000000000000ull
-TRIDI_F32_INLINE uint64_t tridi_cpu_bits(double v)
+/* The block kernels' number type (src/thomas_core.h): tridi_exact's operations. Their check (decisions
+ * 054, 066): a value's bits with the sign cleared, as a signed integer, order finite magnitudes as the
+ * values and put Inf and NaN above them all, so a running maximum says whether a value went non-finite
+ * (>= TRIDI_CPU_NONFINITE) and, for W and G, whether BOUNDED_WRITE holds (decision 059). A row is finite
+ * iff its pivot, W and G are (flag_pivot in src/thomas_core.h). */
+#define TRIDI_CPU_NONFINITE INT64_C(0x7ff0000000000000)
+TRIDI_F32_INLINE int64_t tridi_cpu_bits(double v)
 {
-    uint64_t u;
+    int64_t u;
     memcpy(&u, &v, sizeof u);
     return u;
+}
+TRIDI_F32_INLINE int64_t tridi_cpu_mag(int64_t acc, double v)
+{
+    const int64_t m = tridi_cpu_bits(v) & INT64_MAX;
+    return m > acc ? m : acc;
 }
 TRIDI_F32_INLINE double tridi_cpu_add(double a, double b) { return tridi_exact_add(a, b); }
 TRIDI_F32_INLINE double tridi_cpu_sub(double a, double b) { return tridi_exact_sub(a, b); }
@@ -131,41 +136,35 @@ TRIDI_F32_INLINE double tridi_cpu_zero(void) { return 0.0; }
 TRIDI_F32_INLINE double tridi_cpu_one(void) { return 1.0; }
 TRIDI_F32_INLINE double tridi_cpu_round32(double a) { return tridi_exact_round32(a); }
 TRIDI_F32_INLINE double tridi_cpu_div32(double a, double b) { return tridi_exact_div32(a, b); }
-TRIDI_F32_INLINE uint64_t tridi_cpu_flag3(uint64_t acc, double a, double b, double c)
+#define TRIDI_CPU_MAG3(acc, a, b, c) tridi_cpu_mag(tridi_cpu_mag(tridi_cpu_mag(acc, a), b), c)
+TRIDI_F32_INLINE int64_t tridi_cpu_flag3(int64_t acc, double a, double b, double c) { return TRIDI_CPU_MAG3(acc, a, b, c); }
+TRIDI_F32_INLINE int64_t tridi_cpu_flag4(int64_t acc, double a, double b, double c, double d)
 {
-    return acc | tridi_cpu_bits(((a + b) + c) * 0.0);
+    return tridi_cpu_mag(TRIDI_CPU_MAG3(acc, a, b, c), d);
 }
-TRIDI_F32_INLINE uint64_t tridi_cpu_flag4(uint64_t acc, double a, double b, double c, double d)
-{
-    return acc | tridi_cpu_bits(((a + b) + (c + d)) * 0.0);
-}
-TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, uint64_t)
-
-/* BOUNDED_WRITE (docs/decisions/059): sign bits of |w| - 1, |g| - glim, AND-ed: set while all are < 0. */
-TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, double glim)
-{
-    return acc & tridi_cpu_bits(fabs(w) - 1.0) & tridi_cpu_bits(fabs(g) - glim);
-}
+TRIDI_THOMAS_STEPS(TRIDI_F32_INLINE, tridi_cpu, double, int64_t)
 
 /* Forward sweep of Lb lines: element (m, l) of an input sits at [m*s + l*ls]; W and G get [m][Lb] in
  * double (MOHID's VECW, VECG). With `prefetch` (ls == 1) the rows TRIDI_CPU_PREFETCH_YZ unknowns ahead
  * are prefetched. FORM (src/thomas_core.h): DIV, NEWTYPE (float upper values only) or RCP, a constant of
- * each instance. Returns nonzero if any value went non-finite (then the caller locates the failure). */
+ * each instance. Returns nonzero if any value went non-finite (then the caller locates the failure);
+ * *bounded: every |W| < 1 and |G| < glim. */
 #define DEFINE_FORWARD(NAME, TL, TD, TU, TR, FORM)                                                             \
     TRIDI_VECTOR_CLONES static int NAME(const TL *restrict D, const TD *restrict E, const TU *restrict F,      \
                                         const TR *restrict R, int64_t n, int64_t Lb, int64_t s, int64_t ls,    \
                                         int prefetch, double glim, double *restrict W, double *restrict G,     \
                                         int *bounded)                                                          \
     {                                                                                                          \
-        uint64_t bad = 0, below = ~UINT64_C(0);                                                                \
+        int64_t pm = 0, wm = 0, gm = 0; /* the largest magnitudes (as bits) of pivots, W, G */                 \
         for (int64_t l = 0; l < Lb; ++l) {                                                                     \
             const double e = (double)E[l * ls];                                                                \
             double w, g;                                                                                       \
             tridi_cpu_first(e, (double)F[l * ls], (double)R[l * ls], n == 1, &w, &g);                          \
             W[l] = w;                                                                                          \
             G[l] = g;                                                                                          \
-            bad = tridi_cpu_flag_first(bad, e, w, g);                                                          \
-            below = tridi_cpu_below(below, w, g, glim);                                                        \
+            pm = tridi_cpu_mag(pm, e);                                                                         \
+            wm = tridi_cpu_mag(wm, w);                                                                         \
+            gm = tridi_cpu_mag(gm, g);                                                                         \
         }                                                                                                      \
         for (int64_t m = 1; m < n; ++m) {                                                                      \
             const TL *Dm = D + m * s;                                                                          \
@@ -189,8 +188,9 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
                                      Gp[l], 0, &den, &w, &g);                                                  \
                     Wm[l] = w;                                                                                 \
                     Gm[l] = g;                                                                                 \
-                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 0);                                           \
-                    below = tridi_cpu_below(below, w, g, glim);                                                \
+                    pm = tridi_cpu_mag(pm, den);                                                               \
+                    wm = tridi_cpu_mag(wm, w);                                                                 \
+                    gm = tridi_cpu_mag(gm, g);                                                                 \
                 }                                                                                              \
             } else { /* the last unknown: its upper value is not read */                                       \
                 for (int64_t l = 0; l < Lb; ++l) {                                                             \
@@ -199,13 +199,13 @@ TRIDI_F32_INLINE uint64_t tridi_cpu_below(uint64_t acc, double w, double g, doub
                     tridi_cpu_step(FORM, d, (double)Em[l * ls], 0.0, (double)Rm[l * ls], Wp[l], Gp[l], 1, &den,   \
                                      &w, &g);                                                                  \
                     Gm[l] = g;                                                                                 \
-                    bad = tridi_cpu_flag_step(bad, d, den, w, g, 1);                                           \
-                    below = tridi_cpu_below(below, 0.0, g, glim);                                              \
+                    pm = tridi_cpu_mag(pm, den);                                                               \
+                    gm = tridi_cpu_mag(gm, g);                                                                 \
                 }                                                                                              \
             }                                                                                                  \
         }                                                                                                      \
-        *bounded = (int)(below >> 63);                                                                         \
-        return (bad & TRIDI_CPU_NONFINITE) != 0;                                                               \
+        *bounded = wm < tridi_cpu_bits(1.0) && gm < tridi_cpu_bits(glim);                                      \
+        return pm >= TRIDI_CPU_NONFINITE || wm >= TRIDI_CPU_NONFINITE || gm >= TRIDI_CPU_NONFINITE;            \
     }
 
 /* Back substitution of Lb lines from W and G: answer (m, l) to x[m*xs + l], rounded to TX before it feeds
