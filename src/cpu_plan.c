@@ -65,10 +65,14 @@ int64_t tridi_cpu_thread_blocks(const tridi_problem *p, const cpu_plan *c, int t
     /* t*N/T without forming t*N, which could overflow for huge N */
     int64_t a = N / T * t + N % T * t / T;
     const int64_t b = N / T * (t + 1) + N % T * (t + 1) / T;
-    int64_t k = 0;
+    int64_t k = 0, row_end = c->row_cut ? (a / p->n1 + 1) * p->n1 : b, last_len = 0, pieces = 0, q = 0, r = 0;
     while (a < b) {
-        const int64_t row_end = c->row_cut ? (a / p->n1 + 1) * p->n1 : b, e = row_end < b ? row_end : b;
-        const int64_t len = e - a, pieces = (len + c->L - 1) / c->L, q = len / pieces, r = len % pieces;
+        const int64_t e = row_end < b ? row_end : b, len = e - a;
+        if (len != last_len) { /* rows of one length cut alike: no divisions per row (decision 066) */
+            last_len = len;
+            pieces = (len + c->L - 1) / c->L, q = len / pieces, r = len % pieces;
+        }
+        row_end += c->row_cut ? p->n1 : 0;
         for (int64_t j = 0; j < pieces; ++j) {
             const int64_t w = q + (j < r);
             if (out)
