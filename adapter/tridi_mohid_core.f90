@@ -15,6 +15,7 @@ module tridi_mohid_core
 
     public :: ctx, ready, ensure_ready, tridi_mohid_init, tridi_mohid_finalize, tridi_mohid_context
     public :: pass_on, prefixed, itoa, range_text, sweep_box, check_arrays, check_layout, no_memory, record_at
+    public :: all_water
     public :: registered, nregistered, remember, forget, registered_index, shares_page
     public :: TRIDI_MOHID_CHECKED, TRIDI_MOHID_ORIGINAL, TRIDI_MOHID_NEWTYPE, pick_variant, arith_of
     public :: RULE_ORIGINAL, RULE_ZERO, RULE_STALE, RULE_STOP
@@ -334,6 +335,27 @@ contains
         end if
         ok = .true.
     end subroutine
+
+    ! Whether WP(ILB:IUB, JLB:JUB, K) is 1 in every cell: a count over the contiguous runs of an explicit-shape
+    ! array, which gfortran vectorises (any() of the pointer's section is a scalar loop; decision 066).
+    logical function all_water(wp, ilb, iub, jlb, jub, k)
+        integer, dimension(:, :, :), pointer, intent(in) :: wp
+        integer, intent(in) :: ilb, iub, jlb, jub, k
+        all_water = land_cells(wp, lbound(wp, 1), ubound(wp, 1), lbound(wp, 2), ubound(wp, 2), lbound(wp, 3), &
+                               ubound(wp, 3), ilb, iub, jlb, jub, k) == 0
+    end function
+
+    integer function land_cells(w, l1, u1, l2, u2, l3, u3, ilb, iub, jlb, jub, k)
+        integer, intent(in) :: l1, u1, l2, u2, l3, u3, ilb, iub, jlb, jub, k
+        integer, intent(in) :: w(l1:u1, l2:u2, l3:u3)
+        integer :: i, j
+        land_cells = 0
+        do j = jlb, jub
+            do i = ilb, iub
+                land_cells = land_cells + merge(1, 0, w(i, j, k) /= 1)
+            end do
+        end do
+    end function
 
     ! Contiguity and overlap of the caller's five arrays (inputs 1-3, rhs 4, answer 5), decided before the
     ! adapter chooses to solve on copies (MOHID's first-row quirk, land columns), so that the same arrays
