@@ -4,14 +4,15 @@
 # h5diff load (glibc's own excepted), h5diff, the case and the kit's run_case.sh, into one .tar.xz.
 # usage: pack.sh MOHID_KIT WORK TARBALL
 # env: TRIDI_BUILD (default tridi): the swapped builds are WORK/build-PREC-$TRIDI_BUILD; EXTRA_BINS: more
-#      programs for bin/ (e.g. thomasz_bench.f90 builds against two libraries, for run_device.sh's BENCHES)
+#      programs for bin/ (e.g. thomasz_bench.f90 builds against two libraries, for run_device.sh's BENCHES);
+#      PRECS (default "r8 r4"): the precisions packed (run_device.sh's PRECS and PREC2 then name no other)
 set -euo pipefail
 KIT=$(cd "${1:?usage: pack.sh MOHID_KIT WORK TARBALL}" && pwd)
 WORK=$(cd "${2:?WORK}" && pwd)
 TAR=${3:?TARBALL}
 P=$(mktemp -d)/mohid-pack
 mkdir -p "$P/bin" "$P/lib"
-for prec in r8 r4; do
+for prec in ${PRECS:-r8 r4}; do
     cp "$WORK/build-$prec/bin/MohidWater.exe" "$P/bin/orig-$prec"
     cp "$WORK/build-$prec-${TRIDI_BUILD:-tridi}/bin/MohidWater.exe" "$P/bin/tridi-$prec"
 done
