@@ -1,6 +1,7 @@
 /* The OpenMP CPU backend's parts and what they share: cpu_solve.c (the call, its threads and its guard:
  * undo log or block save, fast path then careful path), cpu_plan.c (the blocks of a call, its scratch),
- * cpu_kernels.c (the loops around src/thomas_core.h's steps: vector blocks, AVX-512 x tiles, one line). */
+ * cpu_blocks.c and cpu_kernels.c (the loops around src/thomas_core.h's steps: vector blocks; FAST's float
+ * blocks, AVX-512 x tiles, one line). */
 #ifndef TRIDI_CPU_INTERNAL_H
 #define TRIDI_CPU_INTERNAL_H
 
@@ -163,21 +164,27 @@ int tridi_cpu_threads_that_pay(const tridi_tuning *tuning, const tridi_problem *
 cpu_layout tridi_cpu_layout_of(const tridi_tuning *tuning, const tridi_problem *p, int nthreads, int lines);
 void tridi_cpu_place(cpu_layout *y, char *scratch);
 
-/* cpu_kernels.c */
-int tridi_cpu_x_avx512_usable(const tridi_tuning *tuning);
-int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double *G, tridi_thomas_fail *out);
+/* cpu_blocks.c */
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
                   const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double glim, double *W,
                   double *G, int *bounded);
+int tridi_cpu_pipelined_block(const tridi_problem *p, int mode, const void *D, const void *E, const void *F,
+                  const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, double glim, double *W, double *G,
+                  int *bounded, const double *bW, const double *bG, void *x, int64_t bLb, int64_t xs, char *log,
+                  int64_t lp, int *back_bad);
+int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
+                 int64_t lp, int stream, int prefetch);
+int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs, char *log,
+                 int64_t lp, int stream, int prefetch);
+
+/* cpu_kernels.c */
+int tridi_cpu_x_avx512_usable(const tridi_tuning *tuning);
+int tridi_cpu_solve_line(const tridi_problem *p, int64_t off, double *W, double *G, tridi_thomas_fail *out);
 double tridi_cpu_bound_glim(int64_t n, int x_float);
 int tridi_cpu_forward_fast(const float *D, const float *E, const float *F, const float *R, int64_t n, int64_t Lb,
                  int64_t s, float *W, float *G);
 int tridi_cpu_backward_fast(const float *W, const float *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
                   int64_t lp, int stream);
-int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                 int64_t lp, int stream, int prefetch);
-int tridi_cpu_backward_f64(const double *W, const double *G, double *x, int64_t n, int64_t Lb, int64_t xs, char *log,
-                 int64_t lp, int stream, int prefetch);
 void tridi_cpu_transpose_in(const void *src, tridi_dtype t, int64_t off, int64_t row, int64_t n, int64_t Lb, double *dst);
 #ifdef TRIDI_HAVE_AVX512_X
 int tridi_cpu_xforward16(const xrows *xr, tridi_combo combo, int mode, char *x, int64_t n, double *W, double *G,

@@ -129,12 +129,14 @@ size_t tridi_cpu_block_save_bytes(const tridi_problem *p, const cpu_plan *c)
     return (size_t)(c->log_rows * c->log_pitch) * tridi_dtype_size(p->arrays.x_type);
 }
 
-/* Per-thread workspace: W and G, then the x sweep's tile or transposed inputs and answers, then (under
- * ON_ERROR_LINES) the block's own save of x. */
+/* Per-thread workspace: W and G (y/z under ON_ERROR_LINES: two of each, decision 066), then the x sweep's
+ * tile or transposed inputs and answers, then (under ON_ERROR_LINES) the block's own save of x. */
 static size_t workspace_bytes(const tridi_problem *p, const cpu_plan *c, int lines)
 {
     size_t doubles = 2 * (size_t)(c->npad * c->L);
     size_t extra = 0;
+    if (lines && p->axis != TRIDI_AXIS_X) /* a second W and G: one block's pending while the next's fill */
+        doubles *= 2;
     if (c->x512)
         doubles += 4 * 8 * 16;
     else if (p->axis == TRIDI_AXIS_X)

@@ -211,6 +211,93 @@ typedef struct solve_job {
     int lock;          /* guards best_line's update with best */
 } solve_job;
 
+/* Records block failures (nf failing lines from line0 on, fail naming the lowest) in the call's tally. */
+static void note_failure(solve_job *j, int64_t line0, int64_t nf, const block_failure *fail)
+{
+    if (!nf)
+        return;
+    __atomic_fetch_add(&j->nfailed, nf, __ATOMIC_RELAXED);
+    while (__atomic_exchange_n(&j->lock, 1, __ATOMIC_ACQUIRE))
+        ;
+    if (line0 + fail->line_in_block < j->best_line) {
+        __atomic_store_n(&j->best_line, line0 + fail->line_in_block, __ATOMIC_RELAXED);
+        j->best = *fail;
+    }
+    __atomic_store_n(&j->lock, 0, __ATOMIC_RELEASE);
+}
+
+/* A y/z block under ON_ERROR_LINES whose forward sweep succeeded, its back substitution pending: it runs
+ * interleaved with the next block's forward sweep (decision 066), into the other W and G. */
+typedef struct pending_block {
+    int64_t b; /* -1: none */
+    double *W, *G;
+    int bounded;
+} pending_block;
+
+/* The pending block's back substitution done (back_bad its verdict): as solve_block goes on after its own. */
+static void finish_pending(solve_job *j, pending_block *pb, int back_bad, block_save sv)
+{
+    const int64_t b = pb->b, line0 = j->c->blocks[b].line0;
+    pb->b = -1;
+    if (!back_bad)
+        return;
+    block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
+    if (pb->bounded) { /* cannot happen (decision 059): nothing was saved, the call reports a bug */
+        fail = (block_failure){0, {0, TRIDI_FAIL_UNLOCATED}};
+        note_failure(j, line0, j->c->blocks[b].Lb, &fail);
+        return;
+    }
+    tridi_cpu_block_log(j->p, j->c, b, sv.at, 0, 0); /* the fast path's answers, put back */
+    note_failure(j, line0, careful_block(j->p, j->c, b, pb->W, pb->G, sv, j->written, &fail), &fail);
+}
+
+/* Block b of a y/z call under ON_ERROR_LINES (not FAST's float kernels): its forward sweep, with the
+ * pending block's back substitution interleaved if there is one; then b is pending, or (flagged) solved on
+ * the careful path. flush: no block b, only the pending one's back substitution. */
+TRIDI_CPU_FRAME void pipelined_step(solve_job *j, int64_t b, char *ws, block_save sv, double glim, pending_block *pb,
+                                    int flush)
+{
+    const tridi_problem *p = j->p;
+    const cpu_plan *c = j->c;
+    const tridi_arrays *a = &p->arrays;
+    const int64_t n = p->n, s = p->stride[p->axis], ls = p->stride[p->a1], lp = c->log_pitch * (int64_t)j->xes;
+    const int mode = tridi_cpu_kernel_arith(p);
+    char *px = pb->b >= 0 ? (char *)a->x + (size_t)tridi_line_offset(p, c->blocks[pb->b].line0) * j->xes : NULL;
+    char *plog = pb->bounded ? NULL : sv.at;
+    if (flush) {
+        if (pb->b < 0)
+            return;
+        const int64_t pLb = c->blocks[pb->b].Lb;
+        const int bad = j->xes == 8 ? tridi_cpu_backward_f64(pb->W, pb->G, (double *)(void *)px, n, pLb, s, plog, lp, 0, 1)
+                                    : tridi_cpu_backward_f32(pb->W, pb->G, (float *)(void *)px, n, pLb, s, plog, lp, 0, 1);
+        finish_pending(j, pb, bad, sv);
+        return;
+    }
+    double *W = (double *)(void *)ws;
+    if (pb->b >= 0 && pb->W == W)
+        W += 2 * c->npad * c->L;
+    double *G = W + c->npad * c->L;
+    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb, off = tridi_line_offset(p, line0);
+    const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
+    const char *D = (const char *)a->lower + (size_t)off * le, *E = (const char *)a->diag + (size_t)off * de;
+    const char *F = (const char *)a->upper + (size_t)off * le, *R = (const char *)a->rhs + (size_t)off * le;
+    int bounded = 0, bad;
+    if (pb->b >= 0) {
+        int back_bad;
+        bad = tridi_cpu_pipelined_block(p, mode, D, E, F, R, n, Lb, s, ls, glim, W, G, &bounded, pb->W, pb->G, px,
+                                        c->blocks[pb->b].Lb, s, plog, lp, &back_bad);
+        finish_pending(j, pb, back_bad, sv);
+    } else
+        bad = tridi_cpu_forward_block(p, mode, 0, D, E, F, R, n, Lb, s, ls, 1, glim, W, G, &bounded);
+    if (bad) {
+        block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
+        note_failure(j, line0, careful_block(p, c, b, W, G, sv, j->written, &fail), &fail);
+        return;
+    }
+    *pb = (pending_block){b, W, G, bounded};
+    j->written[b] = !bounded; /* LINES: no save where W and G prove every answer finite (decision 059) */
+}
+
 /* Thread id's part of a call: the blocks of share id, then those left in the other shares (it also covers
  * the shares of threads that never join). A thread that wakes late finds its share taken by those already
  * running, instead of the whole call waiting for its share to start. */
@@ -221,6 +308,10 @@ static void solve_shares(void *arg, int id)
     char *ws = j->workspaces + (size_t)id * j->ws_bytes;
     /* BOUNDED_WRITE's limit (LINES only), once per thread and call: a division, not one per block */
     const double glim = j->lines ? tridi_cpu_bound_glim(j->p->n, j->xes == 4) : 0.0;
+    const tridi_problem *p = j->p;
+    const int pipelined = j->lines && p->axis != TRIDI_AXIS_X &&
+                          !(p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32);
+    pending_block pb = {-1, NULL, NULL, 0};
     for (int k = 0; k < j->nthreads; ++k) {
         const int t = (id + k) % j->nthreads;
         for (;;) {
@@ -231,21 +322,17 @@ static void solve_shares(void *arg, int id)
             const int64_t line0 = c->blocks[b].line0;
             if (!j->lines && __atomic_load_n(&j->best_line, __ATOMIC_RELAXED) < line0)
                 continue; /* the call fails anyway; only lower lines could change the report */
-            block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
             block_save sv = {j->lines ? ws + j->own_save : tridi_cpu_block_log_at(c, b, j->log, j->xes), j->lines};
-            const int64_t nf = solve_block(j->p, c, b, ws, sv, glim, j->written, &fail);
-            if (nf) {
-                __atomic_fetch_add(&j->nfailed, nf, __ATOMIC_RELAXED);
-                while (__atomic_exchange_n(&j->lock, 1, __ATOMIC_ACQUIRE))
-                    ;
-                if (line0 + fail.line_in_block < j->best_line) {
-                    __atomic_store_n(&j->best_line, line0 + fail.line_in_block, __ATOMIC_RELAXED);
-                    j->best = fail;
-                }
-                __atomic_store_n(&j->lock, 0, __ATOMIC_RELEASE);
+            if (pipelined) {
+                pipelined_step(j, b, ws, sv, glim, &pb, 0);
+                continue;
             }
+            block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
+            note_failure(j, line0, solve_block(j->p, c, b, ws, sv, glim, j->written, &fail), &fail);
         }
     }
+    if (pipelined)
+        pipelined_step(j, -1, ws, (block_save){ws + j->own_save, 1}, glim, &pb, 1);
     stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
 }
 
