@@ -181,10 +181,12 @@ FP_UNROLL
             // Without coefficient arrays the explicit terms come from line_rhs, whose loads batch
             // (decision 034); the line's ends made again after.
             const line_rhs<T, AXIS> cr(s, l1, l2);
-            if (cr.has_x0)
-                interior_rhs<true>(cr, s0, len, dv);
+            if (cr.form == RHS_ONE)
+                interior_rhs<RHS_ONE>(cr, s0, len, dv);
+            else if (cr.form == RHS_X0)
+                interior_rhs<RHS_X0>(cr, s0, len, dv);
             else
-                interior_rhs<false>(cr, s0, len, dv);
+                interior_rhs<RHS_ALL>(cr, s0, len, dv);
 FP_UNROLL
             for (int k = 0; k < L; ++k)
                 if (k < len && (s0 + k == 0 || s0 + k == n - 1))
@@ -208,12 +210,20 @@ FP_UNROLL
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
         }
     }
-    template <bool X0>
+    template <int FORM>
     __device__ void interior_rhs(const line_rhs<T, AXIS> &cr, int s0, int len, T (&dv)[L]) const
     {
 FP_UNROLL
         for (int k = 0; k < L; ++k)
-            dv[k] = k < len ? (T)cr.template interior<X0>(s0 + k) : T(0);
+            dv[k] = k < len ? (T)cr.template interior<FORM>(s0 + k) : T(0);
+    }
+    // STAGED: line t's interior right-hand sides into row_t, neighbouring threads on neighbouring unknowns.
+    template <int FORM>
+    __device__ void stage_interior(const line_rhs<T, AXIS> &cr, T *row_t) const
+    {
+#pragma unroll 4
+        for (int m = threadIdx.x; m < n; m += blockDim.x)
+            row_t[fs_pos(m)] = (T)cr.template interior<FORM>(m);
     }
     // STAGED: the block's right-hand sides, a line at a time, neighbouring threads on neighbouring unknowns.
     __device__ void stage(T *buf, int nl) const
@@ -226,15 +236,12 @@ FP_UNROLL
             // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
             if constexpr (COEFS == 0) {
                 const line_rhs<T, AXIS> cr(s, p1, p2);
-                if (cr.has_x0) {
-#pragma unroll 4
-                    for (int m = threadIdx.x; m < n; m += blockDim.x)
-                        row_t[fs_pos(m)] = (T)cr.template interior<true>(m);
-                } else {
-#pragma unroll 4
-                    for (int m = threadIdx.x; m < n; m += blockDim.x)
-                        row_t[fs_pos(m)] = (T)cr.template interior<false>(m);
-                }
+                if (cr.form == RHS_ONE)
+                    stage_interior<RHS_ONE>(cr, row_t);
+                else if (cr.form == RHS_X0)
+                    stage_interior<RHS_X0>(cr, row_t);
+                else
+                    stage_interior<RHS_ALL>(cr, row_t);
                 // the line's ends made again by the threads that wrote them
                 if (threadIdx.x == 0)
                     row_t[fs_pos(0)] = (T)cr(0);
