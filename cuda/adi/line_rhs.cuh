@@ -25,6 +25,19 @@ namespace {
 
 enum { RHS_ALL = 0, RHS_X0 = 1, RHS_ONE = 2 };
 
+// line_rhs's form of a stage along axis: RHS_ALL without x0 (Douglas's first sweep), RHS_ONE where x0 is y
+// itself, nothing is explicit along the axis and at most one other axis is (Peaceman-Rachford's), else RHS_X0.
+__host__ __device__ inline int rhs_form(const adi_stage *s, int axis)
+{
+    if (!s->x0)
+        return RHS_ALL;
+    int others = 0;
+    for (int b = 0; b < s->naxes && b < 3; ++b)
+        others += b != axis && s->alpha[b] != 0.0;
+    const bool own = axis < s->naxes && s->alpha[axis] != 0.0;
+    return s->x0 == s->y && !own && others <= 1 ? RHS_ONE : RHS_X0;
+}
+
 template <typename T, int AXIS>
 struct line_rhs {
     const T *y, *x0;   // the line's first cell in the stage's y and x0 (x0: y's if the stage has none)
@@ -89,13 +102,11 @@ struct line_rhs {
         }
         o_nb[0] = o_nb[1] = y;
         o_alpha = o_c0 = o_cm = o_cp = 0.0;
-        int others = 0;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             fw[b][0] = (float)(b == AXIS ? alpha_ax * cm_in : alpha[b] * cm[b]);
             fw[b][1] = (float)(b == AXIS ? alpha_ax * cp_in : alpha[b] * cp[b]);
             if (b != AXIS && alpha[b] != 0.0) {
-                ++others;
                 o_nb[0] = nb[b][0];
                 o_nb[1] = nb[b][1];
                 o_alpha = alpha[b];
@@ -106,8 +117,7 @@ struct line_rhs {
         }
         o_fw[0] = (float)(o_alpha * o_cm);
         o_fw[1] = (float)(o_alpha * o_cp);
-        // Peaceman-Rachford's stages: x0 is y itself, nothing explicit along the line, one other axis.
-        form = !has_x0 ? RHS_ALL : s->x0 == s->y && alpha_ax == 0.0 && others <= 1 ? RHS_ONE : RHS_X0;
+        form = rhs_form(s, AXIS);
     }
 
     // One axis's explicit term, alpha (c0 y + cm vm + cp vp), added to acc as ADI_COEF adds it.
