@@ -179,16 +179,19 @@ FP_UNROLL
         const int64_t st = s->stride[AXIS];
         if constexpr (EXPL && COEFS == 0) {
             // Without coefficient arrays the explicit terms come from line_rhs, whose loads batch
-            // (decision 034); the line's ends made again after.
+            // (decision 034), in its one form launch_axis sends here (Peaceman-Rachford's y sweep); the
+            // line's ends made again after, outside the unrolled chunk: a copy of the code of operator() and
+            // of each form a cell doubled the kernel's code and made it three times slower (decision 067).
             const line_rhs<T, AXIS> cr(s, l1, l2);
-            if (cr.has_x0)
-                interior_rhs<true>(cr, s0, len, dv);
-            else
-                interior_rhs<false>(cr, s0, len, dv);
+            interior_rhs<RHS_ONE>(cr, s0, len, dv);
+            if (s0 == 0)
+                dv[0] = (T)cr(0);
+            if (s0 + len == n) {
+                const T v = (T)cr(n - 1);
 FP_UNROLL
-            for (int k = 0; k < L; ++k)
-                if (k < len && (s0 + k == 0 || s0 + k == n - 1))
-                    dv[k] = (T)cr(s0 + k);
+                for (int k = 0; k < L; ++k)
+                    dv[k] = k == len - 1 ? v : dv[k];
+            }
         } else {
 FP_UNROLL
             for (int k = 0; k < L; ++k) {
@@ -208,12 +211,20 @@ FP_UNROLL
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
         }
     }
-    template <bool X0>
+    template <int FORM>
     __device__ void interior_rhs(const line_rhs<T, AXIS> &cr, int s0, int len, T (&dv)[L]) const
     {
 FP_UNROLL
         for (int k = 0; k < L; ++k)
-            dv[k] = k < len ? (T)cr.template interior<X0>(s0 + k) : T(0);
+            dv[k] = k < len ? (T)cr.template interior<FORM>(s0 + k) : T(0);
+    }
+    // STAGED: line t's interior right-hand sides into row_t, neighbouring threads on neighbouring unknowns.
+    template <int FORM>
+    __device__ void stage_interior(const line_rhs<T, AXIS> &cr, T *row_t) const
+    {
+#pragma unroll 4
+        for (int m = threadIdx.x; m < n; m += blockDim.x)
+            row_t[fs_pos(m)] = (T)cr.template interior<FORM>(m);
     }
     // STAGED: the block's right-hand sides, a line at a time, neighbouring threads on neighbouring unknowns.
     __device__ void stage(T *buf, int nl) const
@@ -226,15 +237,12 @@ FP_UNROLL
             // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
             if constexpr (COEFS == 0) {
                 const line_rhs<T, AXIS> cr(s, p1, p2);
-                if (cr.has_x0) {
-#pragma unroll 4
-                    for (int m = threadIdx.x; m < n; m += blockDim.x)
-                        row_t[fs_pos(m)] = (T)cr.template interior<true>(m);
-                } else {
-#pragma unroll 4
-                    for (int m = threadIdx.x; m < n; m += blockDim.x)
-                        row_t[fs_pos(m)] = (T)cr.template interior<false>(m);
-                }
+                if (cr.form == RHS_ONE)
+                    stage_interior<RHS_ONE>(cr, row_t);
+                else if (cr.form == RHS_X0)
+                    stage_interior<RHS_X0>(cr, row_t);
+                else
+                    stage_interior<RHS_ALL>(cr, row_t);
                 // the line's ends made again by the threads that wrote them
                 if (threadIdx.x == 0)
                     row_t[fs_pos(0)] = (T)cr(0);
@@ -411,6 +419,13 @@ bool x0_only(const adi_stage *s)
     return s->increment && s->x0 && s->alpha[0] == 0.0 && s->alpha[1] == 0.0 && s->alpha[2] == 0.0;
 }
 
+// Whether a y/z sweep of shared rows takes fs_block: sweep_rows::rhs forms explicit terms without coefficient
+// arrays in line_rhs's RHS_ONE form alone; another stage's lines form their own rows (fp_block).
+bool shared_rhs(const adi_stage *s, int a)
+{
+    return a == 0 || s->kappa || s->vel[0] || s->vel[1] || s->vel[2] || x0_only(s) || rhs_form(s, a) == RHS_ONE;
+}
+
 template <typename T>
 bool shared_fits(int64_t n, int a, fp_geom *g)
 {
@@ -467,7 +482,7 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     constexpr int MODE = AXIS == 0 ? FP_CONTIG : FP_STRIDED;
     fp_geom g{};
     const int64_t n = s->n[AXIS];
-    if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g)) {
+    if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g) && shared_rhs(s, AXIS)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
         constexpr int SL = fs_chunk<T>(AXIS == 0);
         fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
@@ -515,7 +530,8 @@ bool fits(const adi_stage *s, int naxes)
 {
     for (int a = 0; a < naxes; ++a) {
         fp_geom g;
-        if (!(shared_rows(s, a) && shared_fits<T>(s->n[a], a, &g)) && !own_fits<T>(s->n[a], a, &g))
+        // own_fits for y/z lines too: a stage shared_rhs declines goes there
+        if (!(shared_rows(s, a) && shared_fits<T>(s->n[a], a, &g) && a == 0) && !own_fits<T>(s->n[a], a, &g))
             return false;
     }
     return true;

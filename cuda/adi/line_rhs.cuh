@@ -23,6 +23,21 @@
 
 namespace {
 
+enum { RHS_ALL = 0, RHS_X0 = 1, RHS_ONE = 2 };
+
+// line_rhs's form of a stage along axis: RHS_ALL without x0 (Douglas's first sweep), RHS_ONE where x0 is y
+// itself, nothing is explicit along the axis and at most one other axis is (Peaceman-Rachford's), else RHS_X0.
+__host__ __device__ inline int rhs_form(const adi_stage *s, int axis)
+{
+    if (!s->x0)
+        return RHS_ALL;
+    int others = 0;
+    for (int b = 0; b < s->naxes && b < 3; ++b)
+        others += b != axis && s->alpha[b] != 0.0;
+    const bool own = axis < s->naxes && s->alpha[axis] != 0.0;
+    return s->x0 == s->y && !own && others <= 1 ? RHS_ONE : RHS_X0;
+}
+
 template <typename T, int AXIS>
 struct line_rhs {
     const T *y, *x0;   // the line's first cell in the stage's y and x0 (x0: y's if the stage has none)
@@ -32,7 +47,11 @@ struct line_rhs {
     double d, alpha_ax, tdt;              // the line's own axis
     double c0_in, cm_in, cp_in;           // its coefficients inside the line (0 if alpha_ax is)
     float fw[3][2];                        // float lines: alpha cm, alpha cp per axis (own: the interior's)
+    const T *o_nb[2];                      // RHS_ONE: the one other axis's neighbour lines, its weights
+    double o_alpha, o_c0, o_cm, o_cp;
+    float o_fw[2];
     int64_t st, n;
+    int form; // interior()'s form for this stage: RHS_ALL, RHS_X0 or RHS_ONE
     bool has_x0, dlo, dhi, dirichlet_terms;
 
     // The line at coordinates (p1, p2) along the other axes, lower axis first (ADI_KEY's numbering).
@@ -81,11 +100,24 @@ struct line_rhs {
             }
             alpha[b] = s->alpha[b];
         }
+        o_nb[0] = o_nb[1] = y;
+        o_alpha = o_c0 = o_cm = o_cp = 0.0;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
             fw[b][0] = (float)(b == AXIS ? alpha_ax * cm_in : alpha[b] * cm[b]);
             fw[b][1] = (float)(b == AXIS ? alpha_ax * cp_in : alpha[b] * cp[b]);
+            if (b != AXIS && alpha[b] != 0.0) {
+                o_nb[0] = nb[b][0];
+                o_nb[1] = nb[b][1];
+                o_alpha = alpha[b];
+                o_c0 = c0[b];
+                o_cm = cm[b];
+                o_cp = cp[b];
+            }
         }
+        o_fw[0] = (float)(o_alpha * o_cm);
+        o_fw[1] = (float)(o_alpha * o_cp);
+        form = rhs_form(s, AXIS);
     }
 
     // One axis's explicit term, alpha (c0 y + cm vm + cp vp), added to acc as ADI_COEF adds it.
@@ -137,15 +169,29 @@ struct line_rhs {
 
     // operator()(m) for 0 < m < n - 1 with no test of the line's ends: their neighbours are read at the
     // nearest cell of the line, so that it may run on every m, the ends then made again by operator().
-    // X0: the stage has an x0 (has_x0), a constant so that a stage without one reads nothing for it.
+    // FORM (form, a constant): RHS_ALL no x0, so nothing is read for it; RHS_X0 an x0; RHS_ONE reads y and
+    // the one other axis's neighbours alone: the terms it drops add exact zeros (decision 067).
     // Float lines: in float, the same terms as weight * (neighbour - cell) (decision 052).
-    template <bool X0>
+    template <int FORM>
     __device__ __forceinline__ auto interior(int64_t m) const
     {
-        if constexpr (sizeof(T) == 4)
-            return interior_f<X0>(m);
+        if constexpr (FORM == RHS_ONE)
+            return interior_one(m);
+        else if constexpr (sizeof(T) == 4)
+            return interior_f<FORM == RHS_X0>(m);
         else
-            return interior_d<X0>(m);
+            return interior_d<FORM == RHS_X0>(m);
+    }
+    __device__ __forceinline__ T interior_one(int64_t m) const
+    {
+        const int64_t off = m * st;
+        const T yc = __ldg(y + off);
+        if constexpr (sizeof(T) == 4) {
+            float acc = __fmaf_rn(o_fw[0], __fsub_rn(__ldg(o_nb[0] + off), yc), yc);
+            return __fmaf_rn(o_fw[1], __fsub_rn(__ldg(o_nb[1] + off), yc), acc);
+        } else {
+            return term(o_alpha, o_c0, o_cm, o_cp, yc, __ldg(o_nb[0] + off), __ldg(o_nb[1] + off), yc);
+        }
     }
     template <bool X0>
     __device__ __forceinline__ float interior_f(int64_t m) const
