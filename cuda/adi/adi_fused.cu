@@ -180,8 +180,8 @@ FP_UNROLL
         if constexpr (EXPL && COEFS == 0) {
             // Without coefficient arrays the explicit terms come from line_rhs, whose loads batch
             // (decision 034), in its one form launch_axis sends here (Peaceman-Rachford's y sweep); the
-            // line's ends made again after, outside the unrolled chunk: a copy of the code of operator() and
-            // of each form a cell doubled the kernel's code and made it three times slower (decision 067).
+            // line's ends made again after, outside the unrolled chunk: a copy of operator() and of each form
+            // in every cell of the chunk bloated the kernel's code and slowed it (decision 067).
             const line_rhs<T, AXIS> cr(s, l1, l2);
             interior_rhs<RHS_ONE>(cr, s0, len, dv);
             if (s0 == 0)
