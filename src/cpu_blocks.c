@@ -275,27 +275,18 @@ int tridi_cpu_pipelined_block(const tridi_problem *p, int mode, const void *D, c
 }
 
 /* The clones stay static (their ifunc resolvers would be exported otherwise); other files call these. */
-TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int backward_float(const double *restrict W,
-                                                                    const double *restrict G, float *restrict x,
-                                                                    int64_t n, int64_t Lb, int64_t xs, char *log,
-                                                                    int64_t lp, int stream, int prefetch)
-{
-    uint32_t bad = 0;
-    for (int64_t m = n - 1; m >= 0; --m)
-        bad |= back_row_float(W, G, x, m, n, Lb, xs, log, lp, stream, prefetch);
-    return (bad & TRIDI_NF_float) != 0;
-}
-
-TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int backward_double(const double *restrict W,
-                                                                     const double *restrict G, double *restrict x,
-                                                                     int64_t n, int64_t Lb, int64_t xs, char *log,
-                                                                     int64_t lp, int stream, int prefetch)
-{
-    uint64_t bad = 0;
-    for (int64_t m = n - 1; m >= 0; --m)
-        bad |= back_row_double(W, G, x, m, n, Lb, xs, log, lp, stream, prefetch);
-    return (bad & TRIDI_NF_double) != 0;
-}
+#define DEFINE_BACKWARD(TX, TB)                                                                                \
+    TRIDI_VECTOR_CLONES TRIDI_NO_MEMCPY_SPLIT static int backward_##TX(                                        \
+        const double *restrict W, const double *restrict G, TX *restrict x, int64_t n, int64_t Lb, int64_t xs, \
+        char *log, int64_t lp, int stream, int prefetch)                                                       \
+    {                                                                                                          \
+        TB bad = 0;                                                                                            \
+        for (int64_t m = n - 1; m >= 0; --m)                                                                   \
+            bad |= back_row_##TX(W, G, x, m, n, Lb, xs, log, lp, stream, prefetch);                            \
+        return (bad & TRIDI_NF_##TX) != 0;                                                                     \
+    }
+DEFINE_BACKWARD(float, uint32_t)
+DEFINE_BACKWARD(double, uint64_t)
 
 int tridi_cpu_backward_f32(const double *W, const double *G, float *x, int64_t n, int64_t Lb, int64_t xs, char *log,
                            int64_t lp, int stream, int prefetch)
