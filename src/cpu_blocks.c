@@ -235,22 +235,21 @@ DEFINE_FORWARD(t_rcp, double, double, double, double, TRIDI_FORM_RCP)
 #define TRIDI_BY_TYPES(K, ARGS)                                                                                \
     do {                                                                                                       \
         if (p->combo == TRIDI_COMBO_F32)                                                                       \
-            return mode == TRIDI_FORM_RCP ? K(f32_rcp, float, float, float) ARGS                                \
-                   : mode == TRIDI_FORM_NEWTYPE ? K(f32_new, float, float, float) ARGS                          \
-                                                : K(f32_div, float, float, float) ARGS;                         \
+            return mode == TRIDI_FORM_RCP       ? K(f32_rcp) ARGS                                              \
+                   : mode == TRIDI_FORM_NEWTYPE ? K(f32_new) ARGS                                              \
+                                                : K(f32_div) ARGS;                                             \
         if (p->combo == TRIDI_COMBO_F64)                                                                       \
-            return mode == TRIDI_FORM_RCP ? K(f64_rcp, double, double, double) ARGS                             \
-                                          : K(f64_div, double, double, double) ARGS;                            \
-        return mode == TRIDI_FORM_RCP       ? K(mix_rcp, float, double, float) ARGS                             \
-               : mode == TRIDI_FORM_NEWTYPE ? K(mix_new, float, double, float) ARGS                             \
-                                            : K(mix_div, float, double, float) ARGS;                            \
+            return mode == TRIDI_FORM_RCP ? K(f64_rcp) ARGS : K(f64_div) ARGS;                                  \
+        return mode == TRIDI_FORM_RCP       ? K(mix_rcp) ARGS                                                  \
+               : mode == TRIDI_FORM_NEWTYPE ? K(mix_new) ARGS                                                  \
+                                            : K(mix_div) ARGS;                                                 \
     } while (0)
 
 int tridi_cpu_forward_block(const tridi_problem *p, int mode, int t, const void *D, const void *E, const void *F,
                             const void *R, int64_t n, int64_t Lb, int64_t s, int64_t ls, int prefetch, double glim,
                             double *W, double *G, int *bounded)
 {
-#define TRIDI_FWD(SUFFIX, TL, TD, TX) forward_##SUFFIX
+#define TRIDI_FWD(SUFFIX) forward_##SUFFIX
 #define TRIDI_FWD_ARGS                                                                                         \
     (D, E, F, R, n, Lb, s, ls, prefetch, glim, W, G, bounded)
     if (t) /* transposed copies, all double */
@@ -267,7 +266,7 @@ int tridi_cpu_pipelined_block(const tridi_problem *p, int mode, const void *D, c
                               double *G, int *bounded, const double *bW, const double *bG, void *x, int64_t bLb,
                               int64_t xs, char *log, int64_t lp, int *back_bad)
 {
-#define TRIDI_PIPE(SUFFIX, TL, TD, TX) pipelined_##SUFFIX
+#define TRIDI_PIPE(SUFFIX) pipelined_##SUFFIX
 #define TRIDI_PIPE_ARGS (D, E, F, R, n, Lb, s, ls, glim, W, G, bounded, bW, bG, x, bLb, xs, log, lp, back_bad)
     TRIDI_BY_TYPES(TRIDI_PIPE, TRIDI_PIPE_ARGS);
 #undef TRIDI_PIPE

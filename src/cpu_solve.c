@@ -65,12 +65,21 @@ static int64_t careful_block(const tridi_problem *p, const cpu_plan *c, int64_t 
     return nfailed;
 }
 
+/* A block's first rows of lower, diag, upper and rhs (element offset off into each array). */
+static void block_inputs(const tridi_arrays *a, int64_t off, const void *in[4])
+{
+    in[0] = (const char *)a->lower + (size_t)off * tridi_dtype_size(a->lower_type);
+    in[1] = (const char *)a->diag + (size_t)off * tridi_dtype_size(a->diag_type);
+    in[2] = (const char *)a->upper + (size_t)off * tridi_dtype_size(a->upper_type);
+    in[3] = (const char *)a->rhs + (size_t)off * tridi_dtype_size(a->rhs_type);
+}
+
 /* Solves block b: the fast path (vector forward sweep; if no value went non-finite, the old x saved and
  * the back substitution into x); a block it flags goes to the careful path, after the fast path's
  * answers, if any, are put back. Returns the number of failing lines (0: all answered), *fail naming the
- * lowest (line within the block). */
+ * lowest (line within the block). y/z blocks under ON_ERROR_LINES (but FAST's) take pipelined_step. */
 TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, int64_t b, char *ws,
-                                    block_save sv, double glim, unsigned char *written, block_failure *fail)
+                                    block_save sv, unsigned char *written, block_failure *fail)
 {
     const tridi_arrays *a = &p->arrays;
     const int64_t n = p->n;
@@ -138,11 +147,10 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
                                    (const float *)a->upper + off, (const float *)a->rhs + off, n, Lb, s,
                                    (float *)W, (float *)G);
             else {
-                const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
-                bad = tridi_cpu_forward_block(p, mode, 0, (const char *)a->lower + (size_t)off * le,
-                                    (const char *)a->diag + (size_t)off * de, (const char *)a->upper + (size_t)off * le,
-                                    (const char *)a->rhs + (size_t)off * le, n, Lb, s, ls, 1, glim, W, G,
-                                    &bounded);
+                const void *in[4];
+                block_inputs(a, off, in);
+                bad = tridi_cpu_forward_block(p, mode, 0, in[0], in[1], in[2], in[3], n, Lb, s, ls, 1, 0.0, W, G,
+                                              &bounded);
             }
             out = x + (size_t)off * xes; /* answers straight into x rows */
             xs = s;
@@ -155,12 +163,9 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
             const int x_axis = p->axis == TRIDI_AXIS_X;
             if (x_axis && !sv.lines)
                 tridi_cpu_block_log(p, c, b, sv.at, 1, 1);
-            /* LINES, y/z: no save where W and G prove every answer finite (BOUNDED_WRITE, decision 059):
-             * the save only ever puts back a line whose answer overflows, which such a block cannot have. */
-            bounded = bounded && sv.lines && !x_axis && !fast;
-            written[b] = !sv.lines || (!x_axis && !bounded);
+            written[b] = !sv.lines || !x_axis;
             const int64_t lp = c->log_pitch * (int64_t)xes;
-            char *lg = x_axis || bounded ? NULL : sv.at;
+            char *lg = x_axis ? NULL : sv.at;
             if (fast)
                 bad = tridi_cpu_backward_fast((const float *)W, (const float *)G, out, n, Lb, xs, lg, lp, stream);
             else
@@ -174,10 +179,6 @@ TRIDI_CPU_FRAME int64_t solve_block(const tridi_problem *p, const cpu_plan *c, i
                             memcpy(row + (size_t)m * xes, (const char *)out + (size_t)(m * Lb + l) * xes, xes);
                     }
                 return 0;
-            }
-            if (bounded) { /* cannot happen (decision 059); nothing was saved, so the call reports a bug */
-                *fail = (block_failure){0, {0, TRIDI_FAIL_UNLOCATED}};
-                return Lb;
             }
             if (!x_axis)
                 tridi_cpu_block_log(p, c, b, sv.at, 0, 0); /* the fast path's answers, put back */
@@ -251,51 +252,59 @@ static void finish_pending(solve_job *j, pending_block *pb, int back_bad, block_
     note_failure(j, line0, careful_block(j->p, j->c, b, pb->W, pb->G, sv, j->written, &fail), &fail);
 }
 
+/* Where the pending block's back substitution writes: its first x row, and its save (none if bounded). */
+static char *pending_x(const solve_job *j, const pending_block *pb, block_save sv, char **log)
+{
+    *log = pb->bounded ? NULL : sv.at;
+    return (char *)j->p->arrays.x + (size_t)tridi_line_offset(j->p, j->c->blocks[pb->b].line0) * j->xes;
+}
+
 /* Block b of a y/z call under ON_ERROR_LINES (not FAST's float kernels): its forward sweep, with the
  * pending block's back substitution interleaved if there is one; then b is pending, or (flagged) solved on
- * the careful path. flush: no block b, only the pending one's back substitution. */
-TRIDI_CPU_FRAME void pipelined_step(solve_job *j, int64_t b, char *ws, block_save sv, double glim, pending_block *pb,
-                                    int flush)
+ * the careful path. BOUNDED_WRITE (decision 059): no save where W and G prove every answer finite. */
+TRIDI_CPU_FRAME void pipelined_step(solve_job *j, int64_t b, char *ws, block_save sv, double glim, pending_block *pb)
 {
     const tridi_problem *p = j->p;
     const cpu_plan *c = j->c;
-    const tridi_arrays *a = &p->arrays;
-    const int64_t n = p->n, s = p->stride[p->axis], ls = p->stride[p->a1], lp = c->log_pitch * (int64_t)j->xes;
+    const int64_t n = p->n, s = p->stride[p->axis], ls = p->stride[p->a1];
     const int mode = tridi_cpu_kernel_arith(p);
-    char *px = pb->b >= 0 ? (char *)a->x + (size_t)tridi_line_offset(p, c->blocks[pb->b].line0) * j->xes : NULL;
-    char *plog = pb->bounded ? NULL : sv.at;
-    if (flush) {
-        if (pb->b < 0)
-            return;
-        const int64_t pLb = c->blocks[pb->b].Lb;
-        const int bad = j->xes == 8 ? tridi_cpu_backward_f64(pb->W, pb->G, (double *)(void *)px, n, pLb, s, plog, lp, 0, 1)
-                                    : tridi_cpu_backward_f32(pb->W, pb->G, (float *)(void *)px, n, pLb, s, plog, lp, 0, 1);
-        finish_pending(j, pb, bad, sv);
-        return;
-    }
     double *W = (double *)(void *)ws;
     if (pb->b >= 0 && pb->W == W)
         W += 2 * c->npad * c->L;
     double *G = W + c->npad * c->L;
-    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb, off = tridi_line_offset(p, line0);
-    const size_t le = tridi_dtype_size(a->lower_type), de = tridi_dtype_size(a->diag_type);
-    const char *D = (const char *)a->lower + (size_t)off * le, *E = (const char *)a->diag + (size_t)off * de;
-    const char *F = (const char *)a->upper + (size_t)off * le, *R = (const char *)a->rhs + (size_t)off * le;
+    const int64_t line0 = c->blocks[b].line0, Lb = c->blocks[b].Lb;
+    const void *in[4];
+    block_inputs(&p->arrays, tridi_line_offset(p, line0), in);
     int bounded = 0, bad;
     if (pb->b >= 0) {
+        char *log, *px = pending_x(j, pb, sv, &log);
         int back_bad;
-        bad = tridi_cpu_pipelined_block(p, mode, D, E, F, R, n, Lb, s, ls, glim, W, G, &bounded, pb->W, pb->G, px,
-                                        c->blocks[pb->b].Lb, s, plog, lp, &back_bad);
+        bad = tridi_cpu_pipelined_block(p, mode, in[0], in[1], in[2], in[3], n, Lb, s, ls, glim, W, G, &bounded,
+                                        pb->W, pb->G, px, c->blocks[pb->b].Lb, s, log,
+                                        c->log_pitch * (int64_t)j->xes, &back_bad);
         finish_pending(j, pb, back_bad, sv);
     } else
-        bad = tridi_cpu_forward_block(p, mode, 0, D, E, F, R, n, Lb, s, ls, 1, glim, W, G, &bounded);
+        bad = tridi_cpu_forward_block(p, mode, 0, in[0], in[1], in[2], in[3], n, Lb, s, ls, 1, glim, W, G, &bounded);
     if (bad) {
         block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
         note_failure(j, line0, careful_block(p, c, b, W, G, sv, j->written, &fail), &fail);
         return;
     }
     *pb = (pending_block){b, W, G, bounded};
-    j->written[b] = !bounded; /* LINES: no save where W and G prove every answer finite (decision 059) */
+    j->written[b] = !bounded;
+}
+
+/* The last pending block's back substitution, alone. */
+static void pipeline_flush(solve_job *j, block_save sv, pending_block *pb)
+{
+    if (pb->b < 0)
+        return;
+    char *log, *px = pending_x(j, pb, sv, &log);
+    const int64_t n = j->p->n, s = j->p->stride[j->p->axis], Lb = j->c->blocks[pb->b].Lb;
+    const int64_t lp = j->c->log_pitch * (int64_t)j->xes;
+    const int bad = j->xes == 8 ? tridi_cpu_backward_f64(pb->W, pb->G, (double *)(void *)px, n, Lb, s, log, lp, 0, 1)
+                                : tridi_cpu_backward_f32(pb->W, pb->G, (float *)(void *)px, n, Lb, s, log, lp, 0, 1);
+    finish_pending(j, pb, bad, sv);
 }
 
 /* Thread id's part of a call: the blocks of share id, then those left in the other shares (it also covers
@@ -306,11 +315,11 @@ static void solve_shares(void *arg, int id)
     solve_job *j = arg;
     const cpu_plan *c = j->c;
     char *ws = j->workspaces + (size_t)id * j->ws_bytes;
-    /* BOUNDED_WRITE's limit (LINES only), once per thread and call: a division, not one per block */
-    const double glim = j->lines ? tridi_cpu_bound_glim(j->p->n, j->xes == 4) : 0.0;
     const tridi_problem *p = j->p;
     const int pipelined = j->lines && p->axis != TRIDI_AXIS_X &&
                           !(p->arith == TRIDI_ARITH_FAST && p->combo == TRIDI_COMBO_F32);
+    /* BOUNDED_WRITE's limit (pipelined blocks only), once per thread and call: a division, not one a block */
+    const double glim = pipelined ? tridi_cpu_bound_glim(p->n, j->xes == 4) : 0.0;
     pending_block pb = {-1, NULL, NULL, 0};
     for (int k = 0; k < j->nthreads; ++k) {
         const int t = (id + k) % j->nthreads;
@@ -324,15 +333,15 @@ static void solve_shares(void *arg, int id)
                 continue; /* the call fails anyway; only lower lines could change the report */
             block_save sv = {j->lines ? ws + j->own_save : tridi_cpu_block_log_at(c, b, j->log, j->xes), j->lines};
             if (pipelined) {
-                pipelined_step(j, b, ws, sv, glim, &pb, 0);
+                pipelined_step(j, b, ws, sv, glim, &pb);
                 continue;
             }
             block_failure fail = {-1, {0, TRIDI_FAIL_NONE}};
-            note_failure(j, line0, solve_block(j->p, c, b, ws, sv, glim, j->written, &fail), &fail);
+            note_failure(j, line0, solve_block(j->p, c, b, ws, sv, j->written, &fail), &fail);
         }
     }
     if (pipelined)
-        pipelined_step(j, -1, ws, (block_save){ws + j->own_save, 1}, glim, &pb, 1);
+        pipeline_flush(j, (block_save){ws + j->own_save, 1}, &pb);
     stream_fence(); /* the log's streamed stores, visible before any thread restores from it */
 }
 
