@@ -8,6 +8,7 @@
 #include "adi_internal.h"
 #include "kernels/fast_lines.cuh"
 #include "kernels/fast_shared_rows.cuh"
+#include "line_neighbours.cuh"
 #include "line_rhs.cuh"
 #include "line_rows.cuh"
 #include "own_rows.cuh"
@@ -41,10 +42,13 @@ __device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j,
 // stores it (in T); the line's first lower and last upper coefficients fall outside the line and are set
 // to 0. COEFS: the coefficient arrays the operator has (ADI_COEFS_*, a constant, so that the heat
 // operator's rows compile to the constant-coefficient arithmetic alone).
-template <typename T, int L, int AXIS, int COEFS, bool EXPL = true>
+// LANES: RHS_ONE's neighbours across lines from the neighbouring lanes (rhs_one_from_lanes, decision 068).
+template <typename T, int L, int AXIS, int COEFS, bool EXPL = true, bool LANES = false>
 struct sweep_rows {
     // fs_block: x lines have their right-hand sides and answers staged by the whole block.
     static constexpr bool STAGED = AXIS == 0;
+    // fs_block: every thread of the block calls rhs (lanes exchange values; an inactive one's line is the block's)
+    static constexpr bool RHS_ALL_LANES = LANES;
     static constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2; // the other axes, lower first
     const adi_stage *s;
     const adi_fused *fz;
@@ -183,7 +187,13 @@ FP_UNROLL
             // line's ends made again after, outside the unrolled chunk: a copy of operator() and of each form
             // in every cell of the chunk bloated the kernel's code and slowed it (decision 067).
             const line_rhs<T, AXIS> cr(s, l1, l2);
-            interior_rhs<RHS_ONE>(cr, s0, len, dv);
+            if constexpr (LANES) {
+                rhs_one_from_lanes<T, AXIS, L>(cr, s0, len, dv);
+            } else {
+FP_UNROLL
+                for (int k = 0; k < L; ++k)
+                    dv[k] = k < len ? cr.template interior<RHS_ONE>(s0 + k) : T(0);
+            }
             if (s0 == 0)
                 dv[0] = (T)cr(0);
             if (s0 + len == n) {
@@ -210,13 +220,6 @@ FP_UNROLL
                 if (k < len)
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
         }
-    }
-    template <int FORM>
-    __device__ void interior_rhs(const line_rhs<T, AXIS> &cr, int s0, int len, T (&dv)[L]) const
-    {
-FP_UNROLL
-        for (int k = 0; k < L; ++k)
-            dv[k] = k < len ? (T)cr.template interior<FORM>(s0 + k) : T(0);
     }
     // STAGED: line t's interior right-hand sides into row_t, neighbouring threads on neighbouring unknowns.
     template <int FORM>
@@ -321,15 +324,16 @@ FP_UNROLL
 // neighbours on the line (the thread's own chunk and the next ones) before any answer is written: a sweep
 // may write its output over its own input.
 enum { FP = 0, FS = 1, FO = 2 };
-template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL>
+template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL, bool LANES = false>
 __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused &fz, int64_t nlines, const fp_geom &geo,
                                             unsigned char *smem)
 {
     // One read of the status word per block, so that all its threads take the same way past the barriers.
     if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
-    using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL>;
+    using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL, LANES>;
     static_assert(Rows::STAGED == (AXIS == 0), "fs_block stages x lines");
+    static_assert(!Rows::RHS_ALL_LANES || (FAMILY == FS && AXIS != 0), "rhs from lanes: y/z lines of shared rows");
     int t, q;
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
@@ -385,13 +389,13 @@ constexpr int fs_blocks_per_sm(int axis, bool expl)
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
-template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL>
+template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false>
 __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL)) fused_sweep_shared(const __grid_constant__ adi_stage s,
                                                                                    const __grid_constant__ adi_fused fz,
                                                                                    int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL, LANES>(s, fz, nlines, geo, fp_dyn);
 }
 
 // The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream.
@@ -401,6 +405,10 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
     const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS], 0};
     fs_build_table<T>((unsigned char *)fz.table, (int)s.n[AXIS], geo.P, src);
 }
+
+// rhs_one_from_lanes where a warp holds runs of this many neighbouring lines or more: with fewer, half the
+// lanes read their neighbours from memory anyway and the exchanges cost more than they save (decision 068).
+constexpr int LANES_MIN_LINES = 8;
 
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
 // the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
@@ -488,6 +496,10 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
+        // y/z lines whose warps hold runs of at least LANES_MIN_LINES lines: the neighbours from the lanes
+        if (AXIS != 0 && COEFS == 0 && g.lines >= LANES_MIN_LINES)
+            return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, AXIS != 0 && COEFS == 0>, g, smem, s,
+                                 fz, nlines, st);
         return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;

@@ -185,12 +185,16 @@ struct line_rhs {
     __device__ __forceinline__ T interior_one(int64_t m) const
     {
         const int64_t off = m * st;
-        const T yc = __ldg(y + off);
+        return interior_one(__ldg(y + off), __ldg(o_nb[0] + off), __ldg(o_nb[1] + off));
+    }
+    // RHS_ONE's arithmetic on the cell's value and its neighbours' along the one other axis.
+    __device__ __forceinline__ T interior_one(T yc, T vm, T vp) const
+    {
         if constexpr (sizeof(T) == 4) {
-            float acc = __fmaf_rn(o_fw[0], __fsub_rn(__ldg(o_nb[0] + off), yc), yc);
-            return __fmaf_rn(o_fw[1], __fsub_rn(__ldg(o_nb[1] + off), yc), acc);
+            float acc = __fmaf_rn(o_fw[0], __fsub_rn(vm, yc), yc);
+            return __fmaf_rn(o_fw[1], __fsub_rn(vp, yc), acc);
         } else {
-            return term(o_alpha, o_c0, o_cm, o_cp, yc, __ldg(o_nb[0] + off), __ldg(o_nb[1] + off), yc);
+            return term(o_alpha, o_c0, o_cm, o_cp, yc, vm, vp, yc);
         }
     }
     template <bool X0>
