@@ -1,7 +1,7 @@
-// The explicit terms' neighbours read once (docs/decisions/068): a fused sweep's block holds neighbouring
-// lines, so a cell's neighbour across lines is often a value another lane or the previous line already
-// read. line_rhs's arithmetic (interior_one, interior_of) on values taken from lanes and registers where the
-// pointers say they are the same cells, from memory where not: the same values, so the same bits.
+// Peaceman-Rachford's y/z right-hand sides with the neighbours across lines read once (docs/decisions/068):
+// a block's neighbouring lines sit on neighbouring lanes, so a cell's neighbour along the other axis is
+// often the value another lane has just read. line_rhs's arithmetic (interior_one) on values taken from the
+// lanes where the pointers say they are the same cells, from memory where not: the same values and bits.
 #ifndef TRIDI_ADI_LINE_NEIGHBOURS_CUH
 #define TRIDI_ADI_LINE_NEIGHBOURS_CUH
 
