@@ -13,7 +13,8 @@
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
  *     (default 300000; the device runs give 100000000);
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
- *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines.
+ *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines;
+ *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines.
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "mohid_reference.h"
@@ -485,6 +486,54 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     sys_free(&s);
 }
 
+/* One failing line among good ones (mixed, lines of n unknowns along axis, 37 x 2 of them): kind 0 a zero
+ * pivot at unknown m (any W before it), kind 1 a tiny diag under a huge rhs there (the answer past float's
+ * range, W and G finite). LINES answers the other lines bit for bit, CALL leaves x untouched. */
+static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, int64_t m, int kind)
+{
+    int64_t ext[3] = {37, 37, 2}, at[3] = {20, 20, 2};
+    ext[axis] = n, at[axis] = 1 + m;
+    sys s;
+    if (sys_alloc(&s, MIXED, ext[0], ext[1], ext[2])) {
+        ++failures;
+        return;
+    }
+    fill_mohid_like(&s, seed);
+    const int64_t fc = cell(&s, at[0], at[1], at[2]);
+    setv(s.d, 4, fc, 0.0);
+    setv(s.e, 8, fc, kind == 0 ? 0.0 : 1e-20);
+    setv(s.f, 4, fc, 0.0);
+    setv(s.r, 4, fc, kind == 0 ? 0.0 : 1e30);
+    dev v;
+    if (dev_upload(ctx, &s, &v)) {
+        ++failures;
+    } else {
+        for (int ar = 0; ar < 2; ++ar) {
+            if (reference(&s, axis, ar) != 1) {
+                printf("FAILED %c failing line: the reference should fail on exactly one line\n", "xyz"[axis]);
+                ++failures;
+                continue;
+            }
+            g_fail_cell = fc;
+            g_fail_axis = axis;
+            g_fail_status = kind == 0 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+            for (int device = 0; device < 2; ++device)
+                for (int oe = 0; oe < 2; ++oe) {
+                    g_fail_all = oe;
+                    failures += solve_check_fail(ctx, &s, &v, axis, ar, device,
+                                                 oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                                 kind == 0 ? "zero pivot" : "answer overflow",
+                                                 kind == 0 ? "zero pivot" : "overflows its storage type") != 0;
+                }
+        }
+    }
+    g_fail_cell = -1;
+    g_fail_all = 0;
+    g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
+    dev_free(ctx, &v);
+    sys_free(&s);
+}
+
 /* 5. x lines at the edges of tx_line's tiles (docs/decisions/063: 16 or 32 unknowns a tile, chunks of 16),
  * 1 and 2 unknowns included, halos around (rows not 16-byte aligned), a last warp of fewer than 32 lines;
  * then one failing line among good ones: a zero pivot mid-line, and answers past float's range (the
@@ -503,54 +552,37 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
             all_paths(ctx, &s, 0, "x tile edges");
             sys_free(&s);
         }
-    for (int kind = 0; kind < 2; ++kind) {
-        sys s;
-        if (sys_alloc(&s, MIXED, 300, 37, 2)) {
-            ++failures;
-            continue;
-        }
-        fill_mohid_like(&s, mix64(seed ^ (0xfa11ull + (uint64_t)kind)));
-        const int64_t fc = cell(&s, 150, 20, 2);
-        if (kind == 0) { /* a zero pivot at unknown 149 of the line (any W before it) */
-            setv(s.d, 4, fc, 0.0);
-            setv(s.e, 8, fc, 0.0);
-            setv(s.f, 4, fc, 0.0);
-            setv(s.r, 4, fc, 0.0);
-        } else { /* a tiny diag under a huge rhs: the answer past float's range, W and G finite */
-            setv(s.d, 4, fc, 0.0);
-            setv(s.e, 8, fc, 1e-20);
-            setv(s.f, 4, fc, 0.0);
-            setv(s.r, 4, fc, 1e30);
-        }
-        dev v;
-        if (dev_upload(ctx, &s, &v)) {
-            ++failures;
-        } else {
-            for (int ar = 0; ar < 2; ++ar) {
-                if (reference(&s, 0, ar) != 1) {
-                    printf("FAILED x failing line: the reference should fail on exactly one line\n");
+    for (int kind = 0; kind < 2; ++kind)
+        failing_line(ctx, mix64(seed ^ (0xfa11ull + (uint64_t)kind)), 0, 300, 149, kind);
+}
+
+/* 6. Grids whose lines all fit on the GPU at once, where MOHID's arithmetic takes two threads a line
+ * (tp_line, docs/decisions/069): short lines around a stage of 8 with a last warp of fewer than 16 lines, and
+ * a model's 140x140x56 grid, each type and axis; one failing line among good ones on every axis: a zero
+ * pivot at the line's first, a middle and its last unknown, an answer past float's range. */
+static void one_wave_grids(tridi_context ctx, uint64_t seed)
+{
+    static const int64_t lens[] = {1, 2, 7, 8, 9, 16, 17, 140};
+    for (int combo = 0; combo < 3; ++combo)
+        for (int axis = 0; axis < 3; ++axis)
+            for (size_t q = 0; q <= sizeof lens / sizeof *lens; ++q) {
+                const int big = q == sizeof lens / sizeof *lens;
+                int64_t n[3] = {big ? 140 : 5, big ? 140 : 7, big ? 56 : 3};
+                if (!big)
+                    n[axis] = lens[q];
+                sys s;
+                if (sys_alloc(&s, combo, n[0], n[1], n[2])) {
                     ++failures;
                     continue;
                 }
-                g_fail_cell = fc;
-                g_fail_axis = 0;
-                g_fail_status = kind == 0 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
-                for (int device = 0; device < 2; ++device)
-                    for (int oe = 0; oe < 2; ++oe) {
-                        g_fail_all = oe;
-                        failures += solve_check_fail(ctx, &s, &v, 0, ar, device,
-                                                     oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
-                                                     kind == 0 ? "x zero pivot" : "x answer overflow",
-                                                     kind == 0 ? "zero pivot" : "overflows its storage type") != 0;
-                    }
+                fill_mohid_like(&s, mix64(seed + 64 * (uint64_t)(combo * 3 + axis) + q));
+                all_paths(ctx, &s, axis, big ? "one wave 140x140x56" : "one wave short");
+                sys_free(&s);
             }
-        }
-        g_fail_cell = -1;
-        g_fail_all = 0;
-        g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
-        dev_free(ctx, &v);
-        sys_free(&s);
-    }
+    for (int axis = 0; axis < 3; ++axis)
+        for (int kind = 0; kind < 4; ++kind)
+            failing_line(ctx, mix64(seed ^ (0x0a1eull + (uint64_t)(axis * 4 + kind))), axis, 40,
+                         kind == 0 ? 0 : kind == 1 ? 39 : 20, kind >= 2 ? kind - 2 : 0);
 }
 
 int main(int argc, char **argv)
@@ -616,6 +648,9 @@ int main(int argc, char **argv)
 
     x_tile_edges(ctx, mix64(seed ^ 0x711eull));
     printf("part 5 (x tile edges, failing x lines): %" PRId64 " failures so far\n", failures);
+
+    one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
+    printf("part 6 (one-wave grids, failing lines on each axis): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
