@@ -1,0 +1,52 @@
+#!/bin/bash
+# On a GPU machine: MOHID's two-threads-a-line kernel (decision 069) checked and measured in one call, from
+# binaries built elsewhere: NEW=dir (tridi_bench_gpu, test_mohid_exact, test_fast_gpu of this branch) and
+# OLD=dir (tridi_bench_gpu of the base commit). STEPS (default: all below), in this order:
+#   exact     test_mohid_exact (part 6: one-wave grids through tp_line), CELLS sweep cells
+#   fast      test_fast_gpu (FAST unchanged: its bound, failures, graphs)
+#   graph     tridi_bench_gpu 0 --graph on GRAPH_GRIDS, OLD and NEW alternated (old new new old)
+#   big       tridi_bench_gpu 0 --fast --passes=2 on BIG_GRIDS, OLD then NEW (the planner leaves them alone)
+#   memcheck  compute-sanitizer memcheck over test_mohid_exact without its sweep
+# Logs and CSVs go to $OUT (default out-pair); a summary and the graph tables are printed last.
+set -u
+DEST=${OUT:-out-pair}
+mkdir -p "$DEST"
+STEPS=${STEPS:-exact fast graph big memcheck}
+NEW=${NEW:?NEW=dir}
+OLD=${OLD:?OLD=dir}
+CELLS=${CELLS:-1000000}
+GRAPH_GRIDS=${GRAPH_GRIDS:---grid=140x140x56 --grid=70x70x28 --grid=140x140x28}
+BIG_GRIDS=${BIG_GRIDS:---grid=1024x1024x128}
+NC=${NEW_COMMIT:--} OC=${OLD_COMMIT:--}
+SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+STEP_LOGS=$DEST
+# shellcheck source=device_steps.sh
+. "$(dirname "$0")/device_steps.sh"
+machine_txt "$DEST/machine.txt" "new $NC, old $OC"
+has exact && step exact ${EXACT_SECONDS:-120} "$NEW/test_mohid_exact" "$CELLS"
+has fast && step fast ${FAST_SECONDS:-90} "$NEW/test_fast_gpu"
+if has graph; then
+  for side in old new new old; do
+    d=$OLD c=$OC
+    [ $side = new ] && d=$NEW c=$NC
+    i=$(ls "$DEST" | grep -c "^graph-$side") || true
+    # shellcheck disable=SC2086 # GRAPH_GRIDS: several arguments
+    step "graph-$side-$i" ${GRAPH_SECONDS:-60} "$d/tridi_bench_gpu" 0 --graph $GRAPH_GRIDS \
+      "--csv=$DEST/graph-$side-$i.csv" "--commit=$c"
+  done
+fi
+if has big; then
+  for side in old new; do
+    d=$OLD c=$OC
+    [ $side = new ] && d=$NEW c=$NC
+    # shellcheck disable=SC2086
+    step "big-$side" ${BIG_SECONDS:-90} "$d/tridi_bench_gpu" 0 --fast --passes=2 $BIG_GRIDS "--csv=$DEST/big-$side.csv" \
+      "--commit=$c"
+  done
+fi
+has memcheck && step memcheck ${MEMCHECK_SECONDS:-150} "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
+  "$NEW/test_mohid_exact" 0
+printf '%s\n' "${summary[@]}"
+grep -h -E "ERROR SUMMARY|test_mohid_exact:|part [0-9]|tests passed|tests failed|FAILED|worst" "$DEST"/*.log | sort |
+  uniq -c | head -30
+grep -H -E "^\| [0-9]+x[0-9]+x[0-9]+ \|" "$DEST"/graph-*.log | sed "s|$DEST/||"
