@@ -11,7 +11,7 @@
  *     comparing the two forms; the test asserts some were found);
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
- *     (default 300000; the device runs give 100000000);
+ *     (default 300000; the device runs give 100000000); argv[2] "6": part 6 alone;
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
  *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines;
  *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines.
@@ -603,8 +603,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    const int only6 = argc > 2 && !strcmp(argv[2], "6"); /* part 6 alone (under compute-sanitizer) */
     /* 1. Random grids: short lines (W/G in shared memory) and long ones (past 220 unknowns: the scratch). */
-    for (int combo = 0; combo < 3; ++combo)
+    for (int combo = 0; combo < 3 && !only6; ++combo)
         for (int axis = 0; axis < 3; ++axis)
             for (int lng = 0; lng < 2; ++lng) {
                 int64_t n[3];
@@ -623,7 +624,7 @@ int main(int argc, char **argv)
     printf("part 1 (random grids): %" PRId64 " failures so far\n", failures);
 
     /* 2. Near ties. */
-    {
+    if (!only6) {
         const int64_t want = 2000;
         double *D = malloc(sizeof(double) * 12 * want), *E = D + 3 * want, *F = E + 3 * want, *R = F + 3 * want;
         const int64_t nf = find_near_ties(&rng, want, 200000, D, E, F, R);
@@ -643,10 +644,12 @@ int main(int argc, char **argv)
     }
     printf("part 2 (near ties): %" PRId64 " failures so far\n", failures);
 
-    newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
+    if (!only6)
+        newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
     printf("part 4 (NewType's float pivot): %" PRId64 " failures so far\n", failures);
 
-    x_tile_edges(ctx, mix64(seed ^ 0x711eull));
+    if (!only6)
+        x_tile_edges(ctx, mix64(seed ^ 0x711eull));
     printf("part 5 (x tile edges, failing x lines): %" PRId64 " failures so far\n", failures);
 
     one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
@@ -654,7 +657,7 @@ int main(int argc, char **argv)
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
-    for (int combo = 0; combo < 3 && sweep_cells > 0; ++combo) {
+    for (int combo = 0; combo < 3 && sweep_cells > 0 && !only6; ++combo) {
         const int64_t nz = tu_randint(&rng, 16, 160), nx = tu_randint(&rng, 100, 1100);
         int64_t ny = (sweep_cells + nx * nz - 1) / (nx * nz);
         if (ny < 1)
