@@ -4,11 +4,10 @@
  * reference, tests/common/mohid_reference.h, compiled without contraction): TRIDI_ARITH_MOHID (two
  * divisions per unknown in double, products rounded before their sums) and TRIDI_ARITH_MOHID_NEWTYPE (the
  * pivot rounded to float where upper is float, W divided in float), on f32, f64 and mixed arrays, x, y and
- * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Three parts:
+ * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Six parts:
  *  1. random grids, short and long lines, every combination above;
  *  2. near ties: 3-unknown mixed lines whose last answer sits on a float rounding boundary, where MOHID's
- *     divisions and a reciprocal with fused multiply-adds round to different floats (found by a search
- *     comparing the two forms; the test asserts some were found);
+ *     divisions and a reciprocal with fused multiply-adds round apart (the test asserts some were found);
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
  *     (default 300000; the device runs give 100000000); argv[2] "6": part 6 alone;
@@ -449,10 +448,8 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     }
     fill_mohid_like(&s, seed);
     const int64_t fc = cell(&s, 2, 4, 2);
-    setv(s.d, 4, fc, 0.0);
-    setv(s.e, 8, fc, 1e-50);
-    setv(s.f, 4, fc, 0.0);
-    setv(s.r, 4, fc, 0.0);
+    setv(s.d, 4, fc, 0.0), setv(s.e, 8, fc, 1e-50);
+    setv(s.f, 4, fc, 0.0), setv(s.r, 4, fc, 0.0);
     dev v;
     if (dev_upload(ctx, &s, &v)) {
         ++failures;
@@ -500,10 +497,8 @@ static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, 
     }
     fill_mohid_like(&s, seed);
     const int64_t fc = cell(&s, at[0], at[1], at[2]);
-    setv(s.d, 4, fc, 0.0);
-    setv(s.e, 8, fc, kind == 0 ? 0.0 : 1e-20);
-    setv(s.f, 4, fc, 0.0);
-    setv(s.r, 4, fc, kind == 0 ? 0.0 : 1e30);
+    setv(s.d, 4, fc, 0.0), setv(s.f, 4, fc, 0.0);
+    setv(s.e, 8, fc, kind == 0 ? 0.0 : 1e-20), setv(s.r, 4, fc, kind == 0 ? 0.0 : 1e30);
     dev v;
     if (dev_upload(ctx, &s, &v)) {
         ++failures;
@@ -514,9 +509,7 @@ static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, 
                 ++failures;
                 continue;
             }
-            g_fail_cell = fc;
-            g_fail_axis = axis;
-            g_fail_status = kind == 0 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
+            g_fail_cell = fc, g_fail_axis = axis, g_fail_status = kind ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT;
             for (int device = 0; device < 2; ++device)
                 for (int oe = 0; oe < 2; ++oe) {
                     g_fail_all = oe;
@@ -527,9 +520,7 @@ static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, 
                 }
         }
     }
-    g_fail_cell = -1;
-    g_fail_all = 0;
-    g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
+    g_fail_cell = -1, g_fail_all = 0, g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
     dev_free(ctx, &v);
     sys_free(&s);
 }
@@ -556,27 +547,37 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
         failing_line(ctx, mix64(seed ^ (0xfa11ull + (uint64_t)kind)), 0, 300, 149, kind);
 }
 
-/* 6. Grids whose lines all fit on the GPU at once, where MOHID's arithmetic takes two threads a line
- * (tp_line, docs/decisions/069): short lines around a stage of 8 with a last warp of fewer than 16 lines, and
- * a model's 140x140x56 grid, each type and axis; one failing line among good ones on every axis: a zero
- * pivot at the line's first, a middle and its last unknown, an answer past float's range. */
+/* 6. One-wave grids (tp_line, docs/decisions/069): short lines around a stage of 8, a last warp of fewer
+ * than 16 lines; 140x140x56, its diag scaled by 2^121 (pivots past tp_div's range: MOHID's division again),
+ * rows of small integers (exact, power-of-two quotients, zero numerators); each type and axis; a failing
+ * line on every axis (zero pivot at the first, a middle, the last unknown; an answer past float's range). */
 static void one_wave_grids(tridi_context ctx, uint64_t seed)
 {
-    static const int64_t lens[] = {1, 2, 7, 8, 9, 16, 17, 140};
+    static const int64_t lens[] = {1, 2, 7, 8, 9, 16, 17};
     for (int combo = 0; combo < 3; ++combo)
         for (int axis = 0; axis < 3; ++axis)
-            for (size_t q = 0; q <= sizeof lens / sizeof *lens; ++q) {
-                const int big = q == sizeof lens / sizeof *lens;
-                int64_t n[3] = {big ? 140 : 5, big ? 140 : 7, big ? 56 : 3};
-                if (!big)
+            for (int q = 0; q < 10; ++q) {
+                int64_t n[3] = {q < 7 ? 5 : 140, q < 7 ? 7 : 140, q < 7 ? 3 : 56};
+                if (q < 7)
                     n[axis] = lens[q];
                 sys s;
                 if (sys_alloc(&s, combo, n[0], n[1], n[2])) {
                     ++failures;
                     continue;
                 }
-                fill_mohid_like(&s, mix64(seed + 64 * (uint64_t)(combo * 3 + axis) + q));
-                all_paths(ctx, &s, axis, big ? "one wave 140x140x56" : "one wave short");
+                const uint64_t fs = mix64(seed + 64 * (uint64_t)(combo * 3 + axis) + (uint64_t)q);
+                fill_mohid_like(&s, fs);
+                for (int64_t c = 0; c < s.cells && q >= 8; ++c) {
+                    const uint64_t h = mix64(fs + (uint64_t)c); /* q 9: d, f in 0..-2, diag 4..8, rhs 0..4 */
+                    if (q == 9) {
+                        setv(s.d, s.sl, c, -(double)(h % 3)), setv(s.f, s.sl, c, -(double)(h / 3 % 3));
+                        setv(s.e, s.sd, c, 4.0 + 2.0 * (double)(h / 9 % 3)), setv(s.r, s.sl, c, (double)(h / 27 % 5));
+                    } else {
+                        setv(s.e, s.sd, c, ldexp(getv(s.e, s.sd, c), 121));
+                    }
+                }
+                all_paths(ctx, &s, axis, q < 7 ? "one wave short" : q == 7 ? "one wave 140x140x56"
+                                                 : q == 8 ? "one wave scaled" : "one wave integers");
                 sys_free(&s);
             }
     for (int axis = 0; axis < 3; ++axis)
