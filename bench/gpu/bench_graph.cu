@@ -3,15 +3,15 @@
 #include "bench_gpu.cuh"
 
 // MOHID's kernels on this box, bare (into x): tk_line (TRIDI_CUDA_KERNEL=line, main's choice on one-wave
-// grids) and tp_line's two variants (decision 069), each one's answers against the planner's (in want) bit for
-// bit; CSV rows kernel_us_<name> and <name>_differ_bytes; returns the table's words.
+// grids) and tp_line's variants (decision 069; pair<N>, N its stage count), each one's answers against the
+// planner's (in want) bit for bit; CSV rows kernel_us_<name> and <name>_differ_bytes; returns the table's words.
 static std::string mohid_variants(const device_system &s, int axis, const grid3 &G, void *want, size_t xbytes)
 {
     std::string out;
     std::vector<char> h1(xbytes), h2(xbytes);
     CUDA_OK(cudaMemcpy(h1.data(), want, xbytes, cudaMemcpyDeviceToHost));
-    const char *names[3] = {"line", "pair0", "pair1"};
-    for (int v = 0; v < 3; ++v) {
+    const char *names[4] = {"line", "pair1", "pair2", "pair3"};
+    for (int v = 0; v < 4; ++v) {
         const tk_choice keep = bare_choice;
         if (v == 0)
             bare_choice = tk_choice{1, 0};
@@ -21,7 +21,7 @@ static std::string mohid_variants(const device_system &s, int axis, const grid3 
             if (v > 0 && !p.pair)
                 p.blocks = 0; // not a tp_line plan: no variant
             else if (v > 0)
-                p.stages = v - 1;
+                p.stages = v;
         }) * 1e6;
         bare_choice = keep;
         if (us == 0.0)
@@ -76,6 +76,7 @@ void graph_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
         if (only_axis >= 0 && axis != only_axis)
             continue;
         const char *kern = "-";
+        CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes)); // the halo as the variants find it
         const double kern_us = time_kernel(g, axis, s.a, arith == TRIDI_ARITH_FAST, s.scratch, 50, &kern) * 1e6;
         std::string alts;
         if (arith == TRIDI_ARITH_MOHID) {
