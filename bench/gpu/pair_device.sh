@@ -7,15 +7,15 @@
 #   big       tridi_bench_gpu 0 --fast --passes=2 on BIG_GRIDS, OLD then NEW (the planner leaves them alone)
 #   fast      test_fast_gpu (FAST unchanged: its bound, failures, graphs)
 #   memcheck  compute-sanitizer memcheck over test_mohid_exact part 6 (the one-wave grids)
-#   racecheck the same under racecheck (the lanes' shared W/G)
 #   ncu       bench/gpu/ncu_rows.sh over NCU_ARGS (the planner's kernels of NEW)
+#   racecheck compute-sanitizer racecheck over test_mohid_exact part 6 (the lanes' shared W/G)
 # Logs and CSVs are packed into $OUT/pair.tgz after every step (default OUT: out-pair); a summary and the
 # graph tables are printed last.
 set -u
 DEST=${OUT:-out-pair}
 W=$(mktemp -d)
 mkdir -p "$DEST"
-STEPS=${STEPS:-graph exact big fast memcheck racecheck ncu}
+STEPS=${STEPS:-graph exact big fast memcheck ncu racecheck}
 NCU_ARGS=${NCU_ARGS:---grid=140x140x56}
 NEW=${NEW:?NEW=dir}
 OLD=${OLD:?OLD=dir}
@@ -54,11 +54,11 @@ fi
 has fast && step fast ${FAST_SECONDS:-60} "$NEW/test_fast_gpu"
 has memcheck && step memcheck ${MEMCHECK_SECONDS:-120} "$SAN" --tool memcheck --error-exitcode 9 --report-api-errors no \
   "$NEW/test_mohid_exact" 0 6
-has racecheck && step racecheck ${RACECHECK_SECONDS:-120} "$SAN" --tool racecheck --error-exitcode 9 \
-  --report-api-errors no "$NEW/test_mohid_exact" 0 6
 # shellcheck disable=SC2086 # NCU_ARGS: several arguments
 has ncu && step ncu ${NCU_SECONDS:-120} bash "$(dirname "$0")/ncu_rows.sh" "$NEW/tridi_bench_gpu" "$W/ncu" $NCU_ARGS
 [ -f "$W/ncu/ncu-rows.csv" ] && cp "$W/ncu/ncu-rows.csv" "$W/ncu-rows.csv" && tar -C "$W" -czf "$DEST/pair.tgz" .
+has racecheck && step racecheck ${RACECHECK_SECONDS:-120} "$SAN" --tool racecheck --error-exitcode 9 \
+  --report-api-errors no "$NEW/test_mohid_exact" 0 6
 printf '%s\n' "${summary[@]}"
 grep -h -E "ERROR SUMMARY|test_mohid_exact:|part [0-9]|tests passed|tests failed|FAILED|worst|checks" "$W"/*.log |
   sort | uniq -c | head -30
