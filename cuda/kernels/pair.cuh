@@ -1,16 +1,15 @@
 // tp_line: MOHID's arithmetic where every line of the call is on the GPU at once (a model's small grids),
 // two threads a line. A warp holds 16 lines; lane j runs line j's W chain (pivot e + d*W, W = -f/pivot),
-// lane j + 16 its G chain (G = (r - d*G)/pivot, the pivot passed by a shuffle), so each lane's chain holds
-// one correctly rounded division an unknown where tk_line's holds two in a row. The operations and their
-// order are tk_line's, so are the bits: r - d*G is formed as r + (-d)*G (IEEE: the same value and sign),
-// and the first unknown is the same step with W, G and lower 0. W/G stay in shared memory; both lanes of a
-// line run its back substitution (the same bits), the answers kept there until the line is known good.
-// Decision 069; instantiated and launched by cuda/planner.cu.
+// lane j + 16 its G chain (G = (r - d*G)/pivot, the pivot passed by a shuffle): one division a lane an
+// unknown, twice tk_line's warps on SMs it leaves one or two. The operations and their order are tk_line's,
+// so are the bits: r - d*G is formed as r + (-d)*G (IEEE: the same value and sign), and the first unknown is
+// the same step with W, G and lower 0. W/G stay in shared memory; both lanes of a line run its back
+// substitution (the same bits), the answers kept there until the line is known good. Decision 069;
+// instantiated and launched by cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_PAIR_CUH
 #define TRIDI_CUDA_KERNELS_PAIR_CUH
 
 #include <cstdint>
-#include <type_traits>
 
 #include "common.cuh"
 
@@ -21,33 +20,9 @@ constexpr int TP_L = TK_T / 2; // lines a block (one warp, two lanes a line)
 // Shared memory of a block: W and G of each of its lines per unknown (32 doubles an unknown).
 __host__ __device__ inline size_t tp_smem_bytes(int64_t n) { return (size_t)n * TK_T * sizeof(double); }
 
-// num/den rounded as __ddiv_rn rounds it, without its branch to the slow path (which the chain of divisions
-// waits on): the reciprocal's estimate, Newton steps and a corrected quotient, then a proof that it is the
-// rounded quotient: r2 = num - den*q rounded once; |r2| < |den| * ulp(q)/2 (a power of two times |den|, exact
-// where den and q lie within 2^+-120) bounds |num/den - q| below half an ulp, and a quotient has no ties; a
-// power of two q must be exact. Where the proof fails (or den, q are out of that range) *slow is set and the
-// caller divides again with __ddiv_rn. A zero num gives q0, 0 with the quotient's sign. Decision 069.
-__device__ __forceinline__ double tp_div(double num, double den, bool &slow)
-{
-    double y;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(y) : "d"(den));
-    y = __fma_rn(y, __fma_rn(-den, y, 1.0), y);
-    // the second Newton step beside the first quotient and its remainder, not after them
-    const double y2 = __fma_rn(y, __fma_rn(-den, y, 1.0), y);
-    const double q0 = __dmul_rn(num, y), q = __fma_rn(__fma_rn(-den, q0, num), y2, q0);
-    const double r2 = __fma_rn(-den, q, num);
-    const int hq = __double2hiint(q), eq = (hq >> 20) & 0x7ff, ed = (__double2hiint(den) >> 20) & 0x7ff;
-    const double h = __dmul_rn(fabs(den), __hiloint2double(((eq - 53) & 0x7ff) << 20, 0)); // |den| * ulp(q) / 2
-    const bool pow2 = (hq & 0xfffff) == 0 && __double2loint(q) == 0;
-    const bool proved = (unsigned)(eq - 903) <= 240u && fabs(r2) < h && !(pow2 && r2 != 0.0);
-    slow |= (unsigned)(ed - 903) > 240u || (num != 0.0 && !proved);
-    return num == 0.0 ? q0 : q;
-}
-
-// LAG: G's chain one unknown behind W's (the pivot's shuffle off the chain of divisions); PD: tp_div's proved
-// quotients, the warp's forward sweep run again with __ddiv_rn where one is not proved. The second parameter
-// (the stage count of the other kernels) is unused.
-template <class TL, class TD, class TX, class I, bool CONTIG, bool LAG, bool PD>
+// LAG: G's chain one unknown behind W's (the pivot's shuffle off the chain of divisions). The second
+// parameter (the stage count of the other kernels) is unused.
+template <class TL, class TD, class TX, class I, bool CONTIG, bool LAG>
 __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
 {
     constexpr int K = TK_K, T = TK_T;
@@ -93,20 +68,13 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
             }
         }
     };
-    bool bad = false, slow = false;
+    bool bad = false;
     // this lane's W or G of the unknown before; LAG: G's lane runs one unknown behind W's, so that the pivot
     // it divides by arrives (dl) while W's lane divides, not before: its r and d (cv, cd) kept for that
     double prev = 0.0, dl = 1.0, cv = 0.0, cd = 0.0;
-    // EX (a constant): MOHID's division (__ddiv_rn), else tp_div's proved quotient
-    auto div = [&](auto ex, double num, double den) {
-        if constexpr (decltype(ex)::value)
-            return __ddiv_rn(num, den);
-        else
-            return tp_div(num, den, slow);
-    };
     // One stage: widened first (which waits on its loads), then the next stage asked for, then the chain:
     // s = A + B*prev is the pivot e + d*W (W's lane) or r + (-d)*G (G's lane); each lane divides once.
-    auto sweep = [&](auto ex, const stage &b, int64_t c0, auto &&after_widen) {
+    auto sweep = [&](const stage &b, int64_t c0, auto &&after_widen) {
         double dd[K], vv[K], ee[K];
 #pragma unroll
         for (int k = 0; k < K; ++k) {
@@ -120,7 +88,7 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
             const double A = role ? (LAG ? cv : vv[k]) : ee[k], B = role ? -(LAG ? cd : dd[k]) : dd[k];
             const double s = __dadd_rn(A, __dmul_rn(B, prev));
             if (LAG) {
-                const double q = div(ex, role ? s : -vv[k], role ? dl : s);
+                const double q = __ddiv_rn(role ? s : -vv[k], role ? dl : s);
                 if (!role || m > 0) {
                     bad |= !(tk_finite(role ? dl : s) && tk_finite(q));
                     wg[(m - role) * T + t] = q;
@@ -131,7 +99,7 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
             } else {
                 const double o = __shfl_xor_sync(FULL, s, TP_L);
                 const double den = role ? o : s;
-                const double q = div(ex, role ? s : -vv[k], den);
+                const double q = __ddiv_rn(role ? s : -vv[k], den);
                 bad |= !(tk_finite(den) && tk_finite(q));
                 wg[m * T + t] = q;
                 prev = q;
@@ -148,36 +116,30 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
             if (c0 + k < n)
                 unknown(k);
     };
-    auto forward = [&](auto ex) {
-        bad = false, prev = 0.0, dl = 1.0, cv = 0.0, cd = 0.0;
+    {
         const int64_t nch = (n + K - 1) / K;
         stage SA, SB; // two buffers taking turns
         load(SA, 0);
         for (int64_t c = 0; c < nch; c += 2) {
-            sweep(ex, SA, c * K, [&] {
+            sweep(SA, c * K, [&] {
                 if (c + 1 < nch)
                     load(SB, (c + 1) * K);
             });
             if (c + 1 >= nch)
                 break;
-            sweep(ex, SB, (c + 1) * K, [&] {
+            sweep(SB, (c + 1) * K, [&] {
                 if (c + 2 < nch)
                     load(SA, (c + 2) * K);
             });
         }
-        if (LAG) { // G's lane: the line's last G (W's lane divides 0 by 1)
-            const double s = __dadd_rn(role ? cv : 0.0, __dmul_rn(role ? -cd : 0.0, prev));
-            const double q = div(ex, role ? s : 0.0, role ? dl : 1.0);
-            if (role) {
-                bad |= !(tk_finite(dl) && tk_finite(q));
-                wg[(n - 1) * T + t] = q;
-            }
+    }
+    if (LAG) { // G's lane: the line's last G (W's lane divides 0 by 1)
+        const double s = __dadd_rn(role ? cv : 0.0, __dmul_rn(role ? -cd : 0.0, prev));
+        const double q = __ddiv_rn(role ? s : 0.0, role ? dl : 1.0);
+        if (role) {
+            bad |= !(tk_finite(dl) && tk_finite(q));
+            wg[(n - 1) * T + t] = q;
         }
-    };
-    forward(std::integral_constant<bool, !PD>{});
-    if (PD && __any_sync(FULL, slow)) { // a quotient not proved: the warp's lines again, dividing as MOHID
-        __syncwarp();
-        forward(std::true_type{});
     }
     __syncwarp(); // every W and G of the line is visible to both lanes
 
