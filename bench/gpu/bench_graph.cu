@@ -3,15 +3,16 @@
 #include "bench_gpu.cuh"
 
 // MOHID's kernels on this box, bare (into x): tk_line (TRIDI_CUDA_KERNEL=line, main's choice on one-wave
-// grids) and tp_line's variants (decision 069; pair<N>, N its stage count), each one's answers against the
-// planner's (in want) bit for bit; CSV rows kernel_us_<name> and <name>_differ_bytes; returns the table's words.
+// grids) and, where the planner takes tp_line, its variants (decision 069; pair<N>, N its stage count), each
+// one's answers against the planner's (in want) bit for bit; CSV rows kernel_us_<name> and <name>_differ_bytes;
+// returns the table's words.
 static std::string mohid_variants(const device_system &s, int axis, const grid3 &G, void *want, size_t xbytes)
 {
     std::string out;
     std::vector<char> h1(xbytes), h2(xbytes);
     CUDA_OK(cudaMemcpy(h1.data(), want, xbytes, cudaMemcpyDeviceToHost));
-    const char *names[4] = {"line", "pair1", "pair2", "pair3"};
-    for (int v = 0; v < 4; ++v) {
+    const char *names[3] = {"line", "pair0", "pair1"};
+    for (int v = 0; v < 3; ++v) {
         const tk_choice keep = bare_choice;
         if (v == 0)
             bare_choice = tk_choice{1, 0};
@@ -21,7 +22,7 @@ static std::string mohid_variants(const device_system &s, int axis, const grid3 
             if (v > 0 && !p.pair)
                 p.blocks = 0; // not a tp_line plan: no variant
             else if (v > 0)
-                p.stages = v;
+                p.stages = v - 1;
         }) * 1e6;
         bare_choice = keep;
         if (us == 0.0)

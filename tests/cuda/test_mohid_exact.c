@@ -547,10 +547,10 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
         failing_line(ctx, mix64(seed ^ (0xfa11ull + (uint64_t)kind)), 0, 300, 149, kind);
 }
 
-/* 6. One-wave grids (tp_line, docs/decisions/069): short lines around a stage of 8, a last warp of fewer
- * than 16 lines; 140x140x56, its diag scaled by 2^121 (pivots past tp_div's range: MOHID's division again),
- * rows of small integers (exact, power-of-two quotients, zero numerators); each type and axis; a failing
- * line on every axis (zero pivot at the first, a middle, the last unknown; an answer past float's range). */
+/* 6. One-wave grids (tp_line on strided lines, docs/decisions/069): short lines around a stage of 8, a last
+ * warp of fewer than 16 lines; 140x140x56, its diag scaled by 2^121 (quotients far from 1), rows of small
+ * integers (exact, power-of-two quotients, zero numerators); each type and axis; a failing line on every
+ * axis (zero pivot at the first, a middle, the last unknown; an answer past float's range). */
 static void one_wave_grids(tridi_context ctx, uint64_t seed)
 {
     static const int64_t lens[] = {1, 2, 7, 8, 9, 16, 17};
