@@ -7,6 +7,7 @@
 #include "cuda_status.h"
 #include "kernels/ckpt.cuh"
 #include "kernels/line.cuh"
+#include "kernels/pair.cuh"
 #include "kernels/split.cuh"
 #include "kernels/xtile.cuh"
 #include "planner_internal.cuh"
@@ -100,9 +101,20 @@ void *tk_kernel_of_c(const tk_plan &p)
     return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_MOHID>(p);
 }
 
+// tp_line's variants (decision 069); the plan's stage count names the chains' timing (1: G one unknown behind).
+template <class TL, class TD, class TX, bool LAG>
+void *tp_kernel_of(const tk_plan &p)
+{
+    if (p.offsets32)
+        return p.x_lines ? (void *)tp_line<TL, TD, TX, int32_t, true, LAG> : (void *)tp_line<TL, TD, TX, int32_t, false, LAG>;
+    return p.x_lines ? (void *)tp_line<TL, TD, TX, int64_t, true, LAG> : (void *)tp_line<TL, TD, TX, int64_t, false, LAG>;
+}
+
 template <class TL, class TD, class TX>
 void *tk_kernel_of(const tk_plan &p)
 {
+    if (p.pair)
+        return p.stages ? tp_kernel_of<TL, TD, TX, true>(p) : tp_kernel_of<TL, TD, TX, false>(p);
     if (p.split)
         return ts_kernel_of<TL, TD, TX>(p);
     if (p.offsets32)
@@ -146,6 +158,11 @@ constexpr int TC_GAIN = 3;
 // tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
 // allow keep fewer lines' 256-byte L2 fetches alive at once.
 constexpr int TC_X_BLOCKS = 8;
+// tp_line's variant (decision 069): 1, G's chain one unknown behind W's; 0, the pivot shuffled before both
+// divisions.
+constexpr int TP_LAG = 1;
+// tk_line's warps an SM up to which tp_line takes strided lines (decision 069).
+constexpr int TP_WARPS = 2;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
     if (!p.wg_on_chip)
@@ -311,6 +328,27 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         if (pn > 0 && (family == 3 || q.xtile || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
             p = q;
     }
+    // MOHID's arithmetic on strided lines whose tk_line launch holds at most TP_WARPS warps an SM: two threads
+    // a line (tp_line, decision 069) where every line fits on the GPU at once; x lines keep their cooperative
+    // ring, fuller SMs and the guarded one-wave variant keep tk_line (measured no faster there).
+    if (e == cudaSuccess && arith == TK_AR_MOHID && family == 0 && a.n > 0 && !p.one_wave && !p.x_lines &&
+        (int64_t)p.blocks <= (int64_t)TP_WARPS * sms) {
+        tk_plan q{};
+        q.pair = true;
+        q.arith = arith;
+        q.x_lines = p.x_lines;
+        q.offsets32 = p.offsets32;
+        q.wg_on_chip = true;
+        q.stages = TP_LAG;
+        q.threads = TK_T;
+        q.blocks = (unsigned)((a.l_count + TP_L - 1) / TP_L);
+        q.smem = tp_smem_bytes(a.n);
+        int pq = 0;
+        if ((e = fits(q, &pq)) != cudaSuccess)
+            return e;
+        if (pq > 0 && (int64_t)pq * sms >= (int64_t)q.blocks)
+            p = q;
+    }
     *plan = p;
     return e;
 }
@@ -437,7 +475,7 @@ bool tk_needs_scratch(int64_t n) { return tk_wg_bytes(n) > (size_t)TK_WG_SHARED_
 
 bool plan_needs_scratch(const tk_plan &plan, int64_t n)
 {
-    return plan.ckpt || (!plan.split && !plan.fast && tk_needs_scratch(n));
+    return plan.ckpt || (!plan.split && !plan.fast && !plan.pair && tk_needs_scratch(n));
 }
 
 kernel_types types_of(const tridi_problem *p, bool f32_transfer)

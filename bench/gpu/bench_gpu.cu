@@ -196,7 +196,7 @@ int main(int argc, char **argv)
                         "traffic at the device copy bandwidth; medians of the passes; answers of both paths equal bit "
                         "for bit)\n");
             std::printf("| grid | type | arithmetic | axis | us floor | us launched | launched / floor | us graph "
-                        "| graph / floor | graph / launched |\n|---|---|---|---|---|---|---|---|---|---|\n");
+                        "| graph / floor | graph / launched | kernel, us bare |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
         }
         for_each_case(small, only_type, [&](const grid3 &G, int combo) { graph_rows(gpu, G, B, combo); });
         if (g_csv)

@@ -4,16 +4,16 @@
  * reference, tests/common/mohid_reference.h, compiled without contraction): TRIDI_ARITH_MOHID (two
  * divisions per unknown in double, products rounded before their sums) and TRIDI_ARITH_MOHID_NEWTYPE (the
  * pivot rounded to float where upper is float, W divided in float), on f32, f64 and mixed arrays, x, y and
- * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Three parts:
+ * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Six parts:
  *  1. random grids, short and long lines, every combination above;
  *  2. near ties: 3-unknown mixed lines whose last answer sits on a float rounding boundary, where MOHID's
- *     divisions and a reciprocal with fused multiply-adds round to different floats (found by a search
- *     comparing the two forms; the test asserts some were found);
+ *     divisions and a reciprocal with fused multiply-adds round apart (the test asserts some were found);
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
- *     (default 300000; the device runs give 100000000);
+ *     (default 300000; the device runs give 100000000); argv[2] "6": part 6 alone;
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
- *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines.
+ *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines;
+ *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines.
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "mohid_reference.h"
@@ -448,10 +448,8 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     }
     fill_mohid_like(&s, seed);
     const int64_t fc = cell(&s, 2, 4, 2);
-    setv(s.d, 4, fc, 0.0);
-    setv(s.e, 8, fc, 1e-50);
-    setv(s.f, 4, fc, 0.0);
-    setv(s.r, 4, fc, 0.0);
+    setv(s.d, 4, fc, 0.0), setv(s.e, 8, fc, 1e-50);
+    setv(s.f, 4, fc, 0.0), setv(s.r, 4, fc, 0.0);
     dev v;
     if (dev_upload(ctx, &s, &v)) {
         ++failures;
@@ -485,6 +483,48 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     sys_free(&s);
 }
 
+/* One failing line among good ones (mixed, lines of n unknowns along axis, 37 x 2 of them): kind 0 a zero
+ * pivot at unknown m (any W before it), kind 1 a tiny diag under a huge rhs there (the answer past float's
+ * range, W and G finite). LINES answers the other lines bit for bit, CALL leaves x untouched. */
+static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, int64_t m, int kind)
+{
+    int64_t ext[3] = {37, 37, 2}, at[3] = {20, 20, 2};
+    ext[axis] = n, at[axis] = 1 + m;
+    sys s;
+    if (sys_alloc(&s, MIXED, ext[0], ext[1], ext[2])) {
+        ++failures;
+        return;
+    }
+    fill_mohid_like(&s, seed);
+    const int64_t fc = cell(&s, at[0], at[1], at[2]);
+    setv(s.d, 4, fc, 0.0), setv(s.f, 4, fc, 0.0);
+    setv(s.e, 8, fc, kind == 0 ? 0.0 : 1e-20), setv(s.r, 4, fc, kind == 0 ? 0.0 : 1e30);
+    dev v;
+    if (dev_upload(ctx, &s, &v)) {
+        ++failures;
+    } else {
+        for (int ar = 0; ar < 2; ++ar) {
+            if (reference(&s, axis, ar) != 1) {
+                printf("FAILED %c failing line: the reference should fail on exactly one line\n", "xyz"[axis]);
+                ++failures;
+                continue;
+            }
+            g_fail_cell = fc, g_fail_axis = axis, g_fail_status = kind ? TRIDI_ERROR_NONFINITE : TRIDI_ERROR_ZERO_PIVOT;
+            for (int device = 0; device < 2; ++device)
+                for (int oe = 0; oe < 2; ++oe) {
+                    g_fail_all = oe;
+                    failures += solve_check_fail(ctx, &s, &v, axis, ar, device,
+                                                 oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
+                                                 kind == 0 ? "zero pivot" : "answer overflow",
+                                                 kind == 0 ? "zero pivot" : "overflows its storage type") != 0;
+                }
+        }
+    }
+    g_fail_cell = -1, g_fail_all = 0, g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
+    dev_free(ctx, &v);
+    sys_free(&s);
+}
+
 /* 5. x lines at the edges of tx_line's tiles (docs/decisions/063: 16 or 32 unknowns a tile, chunks of 16),
  * 1 and 2 unknowns included, halos around (rows not 16-byte aligned), a last warp of fewer than 32 lines;
  * then one failing line among good ones: a zero pivot mid-line, and answers past float's range (the
@@ -503,54 +543,47 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
             all_paths(ctx, &s, 0, "x tile edges");
             sys_free(&s);
         }
-    for (int kind = 0; kind < 2; ++kind) {
-        sys s;
-        if (sys_alloc(&s, MIXED, 300, 37, 2)) {
-            ++failures;
-            continue;
-        }
-        fill_mohid_like(&s, mix64(seed ^ (0xfa11ull + (uint64_t)kind)));
-        const int64_t fc = cell(&s, 150, 20, 2);
-        if (kind == 0) { /* a zero pivot at unknown 149 of the line (any W before it) */
-            setv(s.d, 4, fc, 0.0);
-            setv(s.e, 8, fc, 0.0);
-            setv(s.f, 4, fc, 0.0);
-            setv(s.r, 4, fc, 0.0);
-        } else { /* a tiny diag under a huge rhs: the answer past float's range, W and G finite */
-            setv(s.d, 4, fc, 0.0);
-            setv(s.e, 8, fc, 1e-20);
-            setv(s.f, 4, fc, 0.0);
-            setv(s.r, 4, fc, 1e30);
-        }
-        dev v;
-        if (dev_upload(ctx, &s, &v)) {
-            ++failures;
-        } else {
-            for (int ar = 0; ar < 2; ++ar) {
-                if (reference(&s, 0, ar) != 1) {
-                    printf("FAILED x failing line: the reference should fail on exactly one line\n");
+    for (int kind = 0; kind < 2; ++kind)
+        failing_line(ctx, mix64(seed ^ (0xfa11ull + (uint64_t)kind)), 0, 300, 149, kind);
+}
+
+/* 6. One-wave grids (tp_line on strided lines, docs/decisions/069): short lines around a stage of 8, a last
+ * warp of fewer than 16 lines; 140x140x56, its diag scaled by 2^121 (quotients far from 1), rows of small
+ * integers (exact, power-of-two quotients, zero numerators); each type and axis; a failing line on every
+ * axis (zero pivot at the first, a middle, the last unknown; an answer past float's range). */
+static void one_wave_grids(tridi_context ctx, uint64_t seed)
+{
+    static const int64_t lens[] = {1, 2, 7, 8, 9, 16, 17};
+    for (int combo = 0; combo < 3; ++combo)
+        for (int axis = 0; axis < 3; ++axis)
+            for (int q = 0; q < 10; ++q) {
+                int64_t n[3] = {q < 7 ? 5 : 140, q < 7 ? 7 : 140, q < 7 ? 3 : 56};
+                if (q < 7)
+                    n[axis] = lens[q];
+                sys s;
+                if (sys_alloc(&s, combo, n[0], n[1], n[2])) {
                     ++failures;
                     continue;
                 }
-                g_fail_cell = fc;
-                g_fail_axis = 0;
-                g_fail_status = kind == 0 ? TRIDI_ERROR_ZERO_PIVOT : TRIDI_ERROR_NONFINITE;
-                for (int device = 0; device < 2; ++device)
-                    for (int oe = 0; oe < 2; ++oe) {
-                        g_fail_all = oe;
-                        failures += solve_check_fail(ctx, &s, &v, 0, ar, device,
-                                                     oe ? TRIDI_ON_ERROR_CALL : TRIDI_ON_ERROR_LINES,
-                                                     kind == 0 ? "x zero pivot" : "x answer overflow",
-                                                     kind == 0 ? "zero pivot" : "overflows its storage type") != 0;
+                const uint64_t fs = mix64(seed + 64 * (uint64_t)(combo * 3 + axis) + (uint64_t)q);
+                fill_mohid_like(&s, fs);
+                for (int64_t c = 0; c < s.cells && q >= 8; ++c) {
+                    const uint64_t h = mix64(fs + (uint64_t)c); /* q 9: d, f in 0..-2, diag 4..8, rhs 0..4 */
+                    if (q == 9) {
+                        setv(s.d, s.sl, c, -(double)(h % 3)), setv(s.f, s.sl, c, -(double)(h / 3 % 3));
+                        setv(s.e, s.sd, c, 4.0 + 2.0 * (double)(h / 9 % 3)), setv(s.r, s.sl, c, (double)(h / 27 % 5));
+                    } else {
+                        setv(s.e, s.sd, c, ldexp(getv(s.e, s.sd, c), 121));
                     }
+                }
+                all_paths(ctx, &s, axis, q < 7 ? "one wave short" : q == 7 ? "one wave 140x140x56"
+                                                 : q == 8 ? "one wave scaled" : "one wave integers");
+                sys_free(&s);
             }
-        }
-        g_fail_cell = -1;
-        g_fail_all = 0;
-        g_fail_status = TRIDI_ERROR_ZERO_PIVOT;
-        dev_free(ctx, &v);
-        sys_free(&s);
-    }
+    for (int axis = 0; axis < 3; ++axis)
+        for (int kind = 0; kind < 4; ++kind)
+            failing_line(ctx, mix64(seed ^ (0x0a1eull + (uint64_t)(axis * 4 + kind))), axis, 40,
+                         kind == 0 ? 0 : kind == 1 ? 39 : 20, kind >= 2 ? kind - 2 : 0);
 }
 
 int main(int argc, char **argv)
@@ -571,8 +604,9 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    const int only6 = argc > 2 && !strcmp(argv[2], "6"); /* part 6 alone (under compute-sanitizer) */
     /* 1. Random grids: short lines (W/G in shared memory) and long ones (past 220 unknowns: the scratch). */
-    for (int combo = 0; combo < 3; ++combo)
+    for (int combo = 0; combo < 3 && !only6; ++combo)
         for (int axis = 0; axis < 3; ++axis)
             for (int lng = 0; lng < 2; ++lng) {
                 int64_t n[3];
@@ -591,7 +625,7 @@ int main(int argc, char **argv)
     printf("part 1 (random grids): %" PRId64 " failures so far\n", failures);
 
     /* 2. Near ties. */
-    {
+    if (!only6) {
         const int64_t want = 2000;
         double *D = malloc(sizeof(double) * 12 * want), *E = D + 3 * want, *F = E + 3 * want, *R = F + 3 * want;
         const int64_t nf = find_near_ties(&rng, want, 200000, D, E, F, R);
@@ -611,15 +645,20 @@ int main(int argc, char **argv)
     }
     printf("part 2 (near ties): %" PRId64 " failures so far\n", failures);
 
-    newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
+    if (!only6)
+        newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
     printf("part 4 (NewType's float pivot): %" PRId64 " failures so far\n", failures);
 
-    x_tile_edges(ctx, mix64(seed ^ 0x711eull));
+    if (!only6)
+        x_tile_edges(ctx, mix64(seed ^ 0x711eull));
     printf("part 5 (x tile edges, failing x lines): %" PRId64 " failures so far\n", failures);
+
+    one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
+    printf("part 6 (one-wave grids, failing lines on each axis): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
-    for (int combo = 0; combo < 3 && sweep_cells > 0; ++combo) {
+    for (int combo = 0; combo < 3 && sweep_cells > 0 && !only6; ++combo) {
         const int64_t nz = tu_randint(&rng, 16, 160), nx = tu_randint(&rng, 100, 1100);
         int64_t ny = (sweep_cells + nx * nz - 1) / (nx * nz);
         if (ny < 1)
