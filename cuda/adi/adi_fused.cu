@@ -565,8 +565,8 @@ extern "C" size_t tridi_adi_cuda_table_bytes(const adi_stage *s, int naxes, int 
         fp_geom g;
         if (!shared_rows(s, a))
             continue;
-        const size_t b = f64 ? (shared_fits<double>(s->n[a], a, &g) ? fs_table_bytes<double>(s->n[a], g.P) : 0)
-                             : (shared_fits<float>(s->n[a], a, &g) ? fs_table_bytes<float>(s->n[a], g.P) : 0);
+        const size_t b = f64 ? (shared_fits<double>(s->n[a], a, &g) ? fs_table_bytes<double>(g.P) : 0)
+                             : (shared_fits<float>(s->n[a], a, &g) ? fs_table_bytes<float>(g.P) : 0);
         bytes = b > bytes ? b : bytes;
     }
     return bytes;

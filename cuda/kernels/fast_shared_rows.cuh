@@ -27,9 +27,15 @@ __host__ __device__ constexpr int fs_chunk(bool contig)
     return !contig && sizeof(T) == 4 ? 32 : 16;
 }
 
-// The table's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a warp
-// (x lines, 16 unknowns apart) fall on different banks.
+// A staged line's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a
+// warp (x lines, 16 unknowns apart) fall on different banks.
 __device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
+
+// The table's per-unknown arrays hold unknown k of every chunk together (chunk q's at k * FS_TSTRIDE + q): a
+// warp's lanes, on neighbouring chunks of x lines or on one chunk of y/z lines, read neighbouring or equal
+// words (decision 070). FS_TSTRIDE: the most chunks a line has (FP_N_MAX in chunks of at least 16); each
+// array FS_TCELLS long (a chunk has at most 32 unknowns), so that all lie at fixed offsets from one pointer.
+constexpr int FS_TSTRIDE = (int)(FP_N_MAX / 16), FS_TCELLS = 32 * FS_TSTRIDE;
 
 // The table of a sweep's shared rows (fs_table): a word saying whether every pivot was a normal number,
 // then the arrays.
@@ -43,10 +49,10 @@ __host__ __device__ inline int fs_levels(int P)
     return lv;
 }
 template <class T>
-__host__ __device__ inline size_t fs_table_bytes(int64_t n, int P)
+__host__ __device__ inline size_t fs_table_bytes(int P)
 {
-    const size_t npad = (size_t)(n + n / 16 + 1), join = (size_t)3 * fs_levels(P) * 2 * P;
-    return FS_TABLE_HEAD + ((5 * npad + 4 * (size_t)P + join) * sizeof(T) + 15) / 16 * 16;
+    const size_t join = (size_t)3 * fs_levels(P) * 2 * P;
+    return FS_TABLE_HEAD + ((5 * (size_t)FS_TCELLS + 4 * (size_t)P + join) * sizeof(T) + 15) / 16 * 16;
 }
 
 // A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
@@ -81,10 +87,10 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
         lines = run < most ? run : most;
     }
     *g = {P, lines};
-    return lines * P <= (contig ? FS_X_THREADS : FS_MAX_THREADS);
+    return P <= FS_TSTRIDE && lines * P <= (contig ? FS_X_THREADS : FS_MAX_THREADS);
 }
 
-// The sweep's table, in global memory: per unknown (fs_pos) the lower coefficient the forward step
+// The sweep's table, in global memory: per unknown (at(q, k): chunk q's unknown k) the lower coefficient the forward step
 // subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that of its row 0
 // after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
 // 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c; per level of
@@ -93,17 +99,12 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 // (fs_join).
 template <class T>
 struct fs_table {
-    T *alpha, *inv, *gamma, *a2, *c2, *ua, *uc, *va, *vc, *ja, *jc, *jinv;
+    T *cell, *ua, *uc, *va, *vc, *ja, *jc, *jinv;
     int R2;
-    __device__ fs_table(unsigned char *table, int n, int P)
+    __device__ fs_table(unsigned char *table, int P)
     {
-        const int npad = n + n / 16 + 1;
-        alpha = (T *)(table + FS_TABLE_HEAD);
-        inv = alpha + npad;
-        gamma = inv + npad;
-        a2 = gamma + npad;
-        c2 = a2 + npad;
-        ua = c2 + npad;
+        cell = (T *)(table + FS_TABLE_HEAD);
+        ua = cell + 5 * FS_TCELLS;
         uc = ua + P;
         va = uc + P;
         vc = va + P;
@@ -112,6 +113,13 @@ struct fs_table {
         jc = ja + fs_levels(P) * R2;
         jinv = jc + fs_levels(P) * R2;
     }
+    __device__ T *alpha() const { return cell; }
+    __device__ T *inv() const { return cell + FS_TCELLS; }
+    __device__ T *gamma() const { return cell + 2 * FS_TCELLS; }
+    __device__ T *a2() const { return cell + 3 * FS_TCELLS; }
+    __device__ T *c2() const { return cell + 4 * FS_TCELLS; }
+    // Chunk q's unknown k in the per-unknown arrays.
+    __device__ int at(int q, int k) const { return k * FS_TSTRIDE + q; }
     // Reduced row i (2q: chunk q's first, 2q + 1: its last) at level lv: the chunks' first rows, then their
     // last, so that neighbouring chunks read neighbouring words.
     __device__ int jpos(int lv, int i) const { return lv * R2 + (i & 1) * (R2 >> 1) + (i >> 1); }
@@ -126,7 +134,7 @@ __device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Sr
     if (len == 1) {
         src.shared_row(s0, &a, &b, &c);
         const T inv = fp_rcp(b);
-        tb.inv[fs_pos(s0)] = inv;
+        tb.inv()[tb.at(q, 0)] = inv;
         tb.ua[q] = a * inv;
         tb.uc[q] = c * inv;
         tb.va[q] = tb.vc[q] = T(0);
@@ -136,42 +144,42 @@ __device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Sr
     src.shared_row(s0 + 1, &a, &b, &c);
     ok &= fp_pivot_ok(b);
     T inv = fp_rcp(b), A = a * inv, C = c * inv;
-    tb.inv[fs_pos(s0 + 1)] = inv;
-    tb.a2[fs_pos(s0 + 1)] = A;
-    tb.c2[fs_pos(s0 + 1)] = C;
+    tb.inv()[tb.at(q, 1)] = inv;
+    tb.a2()[tb.at(q, 1)] = A;
+    tb.c2()[tb.at(q, 1)] = C;
     for (int k = 2; k < len; ++k) {
-        const int p = fs_pos(s0 + k);
+        const int p = tb.at(q, k);
         src.shared_row(s0 + k, &a, &b, &c);
         const T den = b - a * C;
         ok &= fp_pivot_ok(den);
         inv = fp_rcp(den);
         A = -a * A * inv;
         C = c * inv;
-        tb.alpha[p] = a;
-        tb.inv[p] = inv;
-        tb.a2[p] = A;
-        tb.c2[p] = C;
+        tb.alpha()[p] = a;
+        tb.inv()[p] = inv;
+        tb.a2()[p] = A;
+        tb.c2()[p] = C;
     }
     tb.va[q] = A;
     tb.vc[q] = C;
     for (int k = len - 3; k >= 1; --k) {
-        const int p = fs_pos(s0 + k), p1 = fs_pos(s0 + k + 1);
-        const T ck = tb.c2[p];
-        tb.gamma[p] = ck;
-        tb.a2[p] -= ck * tb.a2[p1];
-        tb.c2[p] = -ck * tb.c2[p1];
+        const int p = tb.at(q, k), p1 = tb.at(q, k + 1);
+        const T ck = tb.c2()[p];
+        tb.gamma()[p] = ck;
+        tb.a2()[p] -= ck * tb.a2()[p1];
+        tb.c2()[p] = -ck * tb.c2()[p1];
     }
     src.shared_row(s0, &a, &b, &c);
     T B = b, C0 = c, g0 = T(0);
     if (len > 2) {
-        B = b - c * tb.a2[fs_pos(s0 + 1)];
-        C0 = -c * tb.c2[fs_pos(s0 + 1)];
+        B = b - c * tb.a2()[tb.at(q, 1)];
+        C0 = -c * tb.c2()[tb.at(q, 1)];
         g0 = c;
     }
     ok &= fp_pivot_ok(B);
     inv = fp_rcp(B);
-    tb.inv[fs_pos(s0)] = inv;
-    tb.gamma[fs_pos(s0)] = g0;
+    tb.inv()[tb.at(q, 0)] = inv;
+    tb.gamma()[tb.at(q, 0)] = g0;
     tb.ua[q] = a * inv;
     tb.uc[q] = C0 * inv;
     return ok && fp_finite(tb.ua[q]) && fp_finite(tb.uc[q]) && fp_finite(tb.va[q]) && fp_finite(tb.vc[q]);
@@ -182,7 +190,7 @@ __device__ bool fs_build(const fs_table<T> &tb, int q, int s0, int len, const Sr
 template <class T, class Src>
 __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &src)
 {
-    const fs_table<T> tb(table, n, P);
+    const fs_table<T> tb(table, P);
     const int q = threadIdx.x;
     bool ok = true;
     if (q < P) {
@@ -258,38 +266,36 @@ __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &t
 
 // fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
 // area for the reduction; returns false if the chunk's values stop being finite. FULL: every chunk of the
-// line has L unknowns, a multiple of 16 (n a multiple of L), so the chunk's table and staged entries lie at
-// fixed offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + fs_pos(k)) and no step tests the chunk's
-// length: half the instructions of the general form, which the sweeps of 256, 512 or 1024 cells take
-// (decision 034).
+// line has L unknowns, a multiple of 16 (n a multiple of L), so the chunk's staged entries lie at fixed
+// offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + fs_pos(k)) and no step tests the chunk's length:
+// half the instructions of the general form, which the sweeps of 256, 512 or 1024 cells take (decision 034).
 template <class T, int L, int MODE, bool FULL>
 __device__ __forceinline__ bool fs_chunk_solve(const fp_geom &geo, const fs_table<T> &tb, bool rows_ok, int t, int q,
                                                int s0, int len_, T (&dv)[L], unsigned char *area)
 {
     static_assert(!FULL || L % 16 == 0, "fs_pos pads every 16 unknowns");
     const int len = FULL ? L : len_;
-    const int base = fs_pos(s0);
-    auto at = [&](int k) { return FULL ? base + fs_pos(k) : fs_pos(s0 + k); };
+    auto at = [&](int k) { return tb.at(q, k); };
     // fp_chunk on the right-hand sides, the rows' part from the table
     fp_row<T> ru, rv;
     if (len == 1) {
-        ru = {tb.ua[q], tb.uc[q], dv[0] * tb.inv[base]};
+        ru = {tb.ua[q], tb.uc[q], dv[0] * tb.inv()[at(0)]};
         rv = {T(0), T(0), T(0)};
     } else {
-        dv[1] *= tb.inv[at(1)];
+        dv[1] *= tb.inv()[at(1)];
         rv = {tb.va[q], tb.vc[q], dv[1]};
 FP_UNROLL
         for (int k = 2; k < L; ++k)
             if (k < len) {
                 const int p = at(k);
-                dv[k] = (dv[k] - tb.alpha[p] * dv[k - 1]) * tb.inv[p];
+                dv[k] = (dv[k] - tb.alpha()[p] * dv[k - 1]) * tb.inv()[p];
                 rv.d = dv[k];
             }
 FP_UNROLL
         for (int k = L - 3; k >= 1; --k)
             if (k <= len - 3)
-                dv[k] -= tb.gamma[at(k)] * dv[k + 1];
-        ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma[base] * dv[1]) * tb.inv[base]};
+                dv[k] -= tb.gamma()[at(k)] * dv[k + 1];
+        ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma()[at(0)] * dv[1]) * tb.inv()[at(0)]};
     }
     const bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
     fs_join<T, MODE>(geo, tb, t, q, area, ru.d, rv.d);
@@ -300,7 +306,7 @@ FP_UNROLL
     for (int k = 1; k < L; ++k) {
         if (k < len - 1) {
             const int p = at(k);
-            dv[k] = dv[k] - tb.a2[p] * u - tb.c2[p] * v;
+            dv[k] = dv[k] - tb.a2()[p] * u - tb.c2()[p] * v;
         } else {
             dv[k] = v;
         }
@@ -327,7 +333,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     const int t = th.t, q = th.q, s0 = th.s0, len = th.len;
     const bool active = th.active;
     int *lflag = (int *)smem;
-    const fs_table<T> tb(table, n, geo.P);
+    const fs_table<T> tb(table, geo.P);
     unsigned char *area = smem + fp_flag_bytes(geo);
     if (q == 0)
         lflag[t] = 0;
