@@ -497,9 +497,9 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         // y/z lines whose warps hold runs of at least LANES_MIN_LINES lines: the neighbours from the lanes
-        if (AXIS != 0 && COEFS == 0 && g.lines >= LANES_MIN_LINES)
-            return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, AXIS != 0 && COEFS == 0>, g, smem, s,
-                                 fz, nlines, st);
+        constexpr bool LANES = AXIS != 0 && COEFS == 0;
+        if (LANES && g.lines >= LANES_MIN_LINES)
+            return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, LANES>, g, smem, s, fz, nlines, st);
         return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;

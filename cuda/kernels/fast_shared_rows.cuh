@@ -90,9 +90,9 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
     return P <= FS_TSTRIDE && lines * P <= (contig ? FS_X_THREADS : FS_MAX_THREADS);
 }
 
-// The sweep's table, in global memory: per unknown (at(q, k): chunk q's unknown k) the lower coefficient the forward step
-// subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that of its row 0
-// after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
+// The sweep's table, in global memory: per unknown (at(q, k): chunk q's unknown k) the lower coefficient
+// the forward step subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that
+// of its row 0 after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
 // 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c; per level of
 // the join and reduced row (jpos) the row's a and c before the level and the reciprocal of its pivot there
 // (ja, jc, jinv): the rows are the same on every line, so a line's join carries its right-hand sides alone
