@@ -101,20 +101,18 @@ void *tk_kernel_of_c(const tk_plan &p)
     return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_MOHID>(p);
 }
 
-// tp_line's variants (decision 069); the plan's stage count names the chains' timing (1: G one unknown behind).
-template <class TL, class TD, class TX, bool LAG>
+// tp_line (decision 069): strided lines alone.
+template <class TL, class TD, class TX>
 void *tp_kernel_of(const tk_plan &p)
 {
-    if (p.offsets32)
-        return p.x_lines ? (void *)tp_line<TL, TD, TX, int32_t, true, LAG> : (void *)tp_line<TL, TD, TX, int32_t, false, LAG>;
-    return p.x_lines ? (void *)tp_line<TL, TD, TX, int64_t, true, LAG> : (void *)tp_line<TL, TD, TX, int64_t, false, LAG>;
+    return p.offsets32 ? (void *)tp_line<TL, TD, TX, int32_t> : (void *)tp_line<TL, TD, TX, int64_t>;
 }
 
 template <class TL, class TD, class TX>
 void *tk_kernel_of(const tk_plan &p)
 {
     if (p.pair)
-        return p.stages ? tp_kernel_of<TL, TD, TX, true>(p) : tp_kernel_of<TL, TD, TX, false>(p);
+        return tp_kernel_of<TL, TD, TX>(p);
     if (p.split)
         return ts_kernel_of<TL, TD, TX>(p);
     if (p.offsets32)
@@ -158,9 +156,6 @@ constexpr int TC_GAIN = 3;
 // tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
 // allow keep fewer lines' 256-byte L2 fetches alive at once.
 constexpr int TC_X_BLOCKS = 8;
-// tp_line's variant (decision 069): 1, G's chain one unknown behind W's; 0, the pivot shuffled before both
-// divisions.
-constexpr int TP_LAG = 1;
 // tk_line's warps an SM up to which tp_line takes strided lines (decision 069).
 constexpr int TP_WARPS = 2;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
@@ -339,7 +334,6 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.x_lines = p.x_lines;
         q.offsets32 = p.offsets32;
         q.wg_on_chip = true;
-        q.stages = TP_LAG;
         q.threads = TK_T;
         q.blocks = (unsigned)((a.l_count + TP_L - 1) / TP_L);
         q.smem = tp_smem_bytes(a.n);

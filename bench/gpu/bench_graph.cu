@@ -3,16 +3,16 @@
 #include "bench_gpu.cuh"
 
 // MOHID's kernels on this box, bare (into x): tk_line (TRIDI_CUDA_KERNEL=line, main's choice on one-wave
-// grids) and, where the planner takes tp_line, its variants (decision 069; pair<N>, N its stage count), each
-// one's answers against the planner's (in want) bit for bit; CSV rows kernel_us_<name> and <name>_differ_bytes;
+// grids) and, where the planner takes it, tp_line (decision 069), each one's answers against the planner's
+// (in want) bit for bit; CSV rows kernel_us_<name> and <name>_differ_bytes;
 // returns the table's words.
 static std::string mohid_variants(const device_system &s, int axis, const grid3 &G, void *want, size_t xbytes)
 {
     std::string out;
     std::vector<char> h1(xbytes), h2(xbytes);
     CUDA_OK(cudaMemcpy(h1.data(), want, xbytes, cudaMemcpyDeviceToHost));
-    const char *names[3] = {"line", "pair0", "pair1"};
-    for (int v = 0; v < 3; ++v) {
+    const char *names[2] = {"line", "pair"};
+    for (int v = 0; v < 2; ++v) {
         const tk_choice keep = bare_choice;
         if (v == 0)
             bare_choice = tk_choice{1, 0};
@@ -20,9 +20,7 @@ static std::string mohid_variants(const device_system &s, int axis, const grid3 
         const char *kern = "-";
         const double us = time_kernel(s.g, axis, s.a, false, s.scratch, 50, &kern, [&](tk_plan &p, const tk_args &) {
             if (v > 0 && !p.pair)
-                p.blocks = 0; // not a tp_line plan: no variant
-            else if (v > 0)
-                p.stages = v - 1;
+                p.blocks = 0; // not a tp_line plan
         }) * 1e6;
         bare_choice = keep;
         if (us == 0.0)

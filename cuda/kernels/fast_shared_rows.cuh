@@ -356,16 +356,13 @@ FP_UNROLL
                 dv[k] = active && k < len ? mine[fs_pos(s0 + k)] : T(0);
         }
         __syncthreads(); // the area is the reduction's next
-    } else if (active || Src::RHS_ALL_LANES) { // the latter: src's lanes exchange values
-        src.rhs(s0, len, dv);
+    } else {
+        if (active || Src::RHS_ALL_LANES) // the latter: src's lanes exchange values
+            src.rhs(s0, len, dv);
         if (!active)
 FP_UNROLL
             for (int k = 0; k < L; ++k)
                 dv[k] = T(0);
-    } else {
-FP_UNROLL
-        for (int k = 0; k < L; ++k)
-            dv[k] = T(0);
     }
     bool ok;
     if constexpr (L % 16 == 0)

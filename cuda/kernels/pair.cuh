@@ -1,7 +1,7 @@
 // tp_line: MOHID's arithmetic where every line of the call is on the GPU at once (a model's small grids),
-// two threads a line. A warp holds 16 lines; lane j runs line j's W chain (pivot e + d*W, W = -f/pivot),
-// lane j + 16 its G chain (G = (r - d*G)/pivot, the pivot passed by a shuffle): one division a lane an
-// unknown, twice tk_line's warps on SMs it leaves one or two. The operations and their order are tk_line's,
+// two threads a line, strided (y/z) lines. A warp holds 16 lines; lane j runs line j's W chain (pivot e + d*W,
+// W = -f/pivot), lane j + 16 its G chain (G = (r - d*G)/pivot, the pivot passed by a shuffle, one unknown
+// behind): one division a lane an unknown, twice tk_line's warps on SMs it leaves one or two. The operations and their order are tk_line's,
 // so are the bits: r - d*G is formed as r + (-d)*G (IEEE: the same value and sign), and the first unknown is
 // the same step with W, G and lower 0. W/G stay in shared memory; both lanes of a line run its back
 // substitution (the same bits), the answers kept there until the line is known good. Decision 069;
@@ -20,9 +20,8 @@ constexpr int TP_L = TK_T / 2; // lines a block (one warp, two lanes a line)
 // Shared memory of a block: W and G of each of its lines per unknown (32 doubles an unknown).
 __host__ __device__ inline size_t tp_smem_bytes(int64_t n) { return (size_t)n * TK_T * sizeof(double); }
 
-// LAG: G's chain one unknown behind W's (the pivot's shuffle off the chain of divisions). The second
-// parameter (the stage count of the other kernels) is unused.
-template <class TL, class TD, class TX, class I, bool CONTIG, bool LAG>
+// The second parameter (the stage count of the other kernels) is unused.
+template <class TL, class TD, class TX, class I>
 __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
 {
     constexpr int K = TK_K, T = TK_T;
@@ -69,8 +68,8 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
         }
     };
     bool bad = false;
-    // this lane's W or G of the unknown before; LAG: G's lane runs one unknown behind W's, so that the pivot
-    // it divides by arrives (dl) while W's lane divides, not before: its r and d (cv, cd) kept for that
+    // this lane's W or G of the unknown before; G's lane runs one unknown behind W's, so that the pivot it
+    // divides by arrives (dl) while W's lane divides, not before: its r and d (cv, cd) kept for that
     double prev = 0.0, dl = 1.0, cv = 0.0, cd = 0.0;
     // One stage: widened first (which waits on its loads), then the next stage asked for, then the chain:
     // s = A + B*prev is the pivot e + d*W (W's lane) or r + (-d)*G (G's lane); each lane divides once.
@@ -85,25 +84,16 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
         after_widen();
         auto unknown = [&](int k) {
             const int64_t m = c0 + k;
-            const double A = role ? (LAG ? cv : vv[k]) : ee[k], B = role ? -(LAG ? cd : dd[k]) : dd[k];
+            const double A = role ? cv : ee[k], B = role ? -cd : dd[k];
             const double s = __dadd_rn(A, __dmul_rn(B, prev));
-            if (LAG) {
-                const double q = __ddiv_rn(role ? s : -vv[k], role ? dl : s);
-                if (!role || m > 0) {
-                    bad |= !(tk_finite(role ? dl : s) && tk_finite(q));
-                    wg[(m - role) * T + t] = q;
-                }
-                dl = __shfl_xor_sync(FULL, s, TP_L);
-                cv = vv[k], cd = dd[k];
-                prev = q;
-            } else {
-                const double o = __shfl_xor_sync(FULL, s, TP_L);
-                const double den = role ? o : s;
-                const double q = __ddiv_rn(role ? s : -vv[k], den);
-                bad |= !(tk_finite(den) && tk_finite(q));
-                wg[m * T + t] = q;
-                prev = q;
+            const double q = __ddiv_rn(role ? s : -vv[k], role ? dl : s);
+            if (!role || m > 0) {
+                bad |= !(tk_finite(role ? dl : s) && tk_finite(q));
+                wg[(m - role) * T + t] = q;
             }
+            dl = __shfl_xor_sync(FULL, s, TP_L);
+            cv = vv[k], cd = dd[k];
+            prev = q;
         };
         if (c0 + K <= n) { // a whole stage: no tests
 #pragma unroll
@@ -133,7 +123,7 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
             });
         }
     }
-    if (LAG) { // G's lane: the line's last G (W's lane divides 0 by 1)
+    { // G's lane: the line's last G (W's lane divides 0 by 1)
         const double s = __dadd_rn(role ? cv : 0.0, __dmul_rn(role ? -cd : 0.0, prev));
         const double q = __ddiv_rn(role ? s : 0.0, role ? dl : 1.0);
         if (role) {
@@ -182,19 +172,10 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
     }
     const unsigned ok = __ballot_sync(FULL, active && !bad && role == 0);
     __syncwarp(); // the kept answers are visible
-    auto kept = [&](int line, int64_t m) { return *reinterpret_cast<const TX *>(&wg[m * T + line]); };
-    if (CONTIG) {
-        // x lines: a line at a time, 32 consecutive unknowns a store
-        for (int q = 0; q < nl; ++q) {
-            const I oq = __shfl_sync(FULL, oo, q);
-            if ((ok >> q) & 1u)
-                for (int64_t m = t; m < n; m += T)
-                    X[oq + (I)m * so] = kept(q, m);
-        }
-    } else if ((ok >> j) & 1u) {
-        // y/z lines: 16 neighbouring lines' cells a store, the two lanes of a line taking turns
+    if ((ok >> j) & 1u) {
+        // 16 neighbouring lines' cells a store, the two lanes of a line taking turns
         for (int64_t m = role; m < n; m += 2)
-            X[oo + (I)m * so] = kept(j, m);
+            X[oo + (I)m * so] = *reinterpret_cast<const TX *>(&wg[m * T + j]);
     }
     tk_finish(a);
 }
