@@ -22,7 +22,7 @@ extern "C" {
  * so no Dirichlet term moves to out. */
 typedef struct adi_stage {
     int64_t n[3];          /* box extent per axis (1 on axes a 2D grid lacks) */
-    int64_t stride[3];     /* element stride per axis */
+    int64_t stride[3];     /* element stride per axis; stride[0] is 1 (the GPU sweeps rely on it) */
     int64_t origin;        /* offset of the box's first cell */
     int naxes;             /* operator axes 0..naxes-1 */
     int axis;              /* axis whose diagonals are assembled, -1 for none */

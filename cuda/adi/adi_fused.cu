@@ -38,6 +38,12 @@ __device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j,
     return adi_coef_f32(s, i, j, k, lo, di, up, COEFS);
 }
 
+// Staged x lines (decision 071): float lines are staged by their own P threads, thread q unknowns q, q + P,
+// ..., each making its line's line_rhs once; double lines by the whole block, a line at a time: the per-line
+// form keeps more values across the double solve, which then spills.
+template <typename T>
+constexpr bool stage_by_line = sizeof(T) == 4;
+
 // The rows of one thread's line of a sweep along AXIS, for fp_block and fs_block: row m as the staged path
 // stores it (in T); the line's first lower and last upper coefficients fall outside the line and are set
 // to 0. COEFS: the coefficient arrays the operator has (ADI_COEFS_*, a constant, so that the heat
@@ -221,59 +227,86 @@ FP_UNROLL
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
         }
     }
-    // STAGED: line t's interior right-hand sides into row_t, neighbouring threads on neighbouring unknowns.
-    template <int FORM>
-    __device__ void stage_interior(const line_rhs<T, AXIS> &cr, T *row_t) const
+    // Cells first, first + step, ... of a line into row (the line's, fs_pos-indexed). BATCHED: a thread has
+    // at most L of them (step >= P: P chunks of at most L); it forms L, those past the line's end at its last
+    // cell and not stored, so that no test separates a batch's cells and their loads are in flight together.
+    template <int FORM, bool BATCHED>
+    __device__ void stage_cells(const line_rhs<T, AXIS> &cr, T *row, int first, int step) const
     {
+        if constexpr (BATCHED) {
 #pragma unroll 4
-        for (int m = threadIdx.x; m < n; m += blockDim.x)
-            row_t[fs_pos(m)] = (T)cr.template interior<FORM>(m);
+            for (int j = 0; j < L; ++j) {
+                const int m0 = first + j * step, m = m0 < n ? m0 : (int)n - 1;
+                const T v = (T)cr.template interior<FORM>(m);
+                if (m0 < n)
+                    row[fs_pos(m)] = v;
+            }
+        } else {
+#pragma unroll 4
+            for (int m = first; m < n; m += step)
+                row[fs_pos(m)] = (T)cr.template interior<FORM>(m);
+        }
     }
-    // STAGED: the block's right-hand sides, a line at a time, neighbouring threads on neighbouring unknowns.
-    __device__ void stage(T *buf, int nl) const
+    // Line (p1, p2)'s right-hand sides, cells first, first + step, ..., into row.
+    template <bool BATCHED>
+    __device__ void stage_line(int64_t p1, int64_t p2, T *row, int first, int step) const
     {
-        int64_t p1, p2;
-        line_at(s, li0, &p1, &p2);
-        for (int t = 0; t < nl; ++t, next_line(s, &p1, &p2)) {
-            T *row_t = buf + t * fs_pitch(n);
-            // Several cells' loads in flight per thread: the stencil's loads wait on L2. Without coefficient
-            // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
-            if constexpr (COEFS == 0) {
-                const line_rhs<T, AXIS> cr(s, p1, p2);
-                if (cr.form == RHS_ONE)
-                    stage_interior<RHS_ONE>(cr, row_t);
-                else if (cr.form == RHS_X0)
-                    stage_interior<RHS_X0>(cr, row_t);
-                else
-                    stage_interior<RHS_ALL>(cr, row_t);
-                // the line's ends made again by the threads that wrote them
-                if (threadIdx.x == 0)
-                    row_t[fs_pos(0)] = (T)cr(0);
-                if (threadIdx.x == (n - 1) % blockDim.x)
-                    row_t[fs_pos(n - 1)] = (T)cr(n - 1);
-            } else {
+        // Several cells' loads in flight per thread: the stencil's loads wait on L2. Without coefficient
+        // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
+        if constexpr (COEFS == 0) {
+            const line_rhs<T, AXIS> cr(s, p1, p2);
+            if (cr.form == RHS_ONE)
+                stage_cells<RHS_ONE, BATCHED>(cr, row, first, step);
+            else if (cr.form == RHS_X0)
+                stage_cells<RHS_X0, BATCHED>(cr, row, first, step);
+            else
+                stage_cells<RHS_ALL, BATCHED>(cr, row, first, step);
+            // the line's ends made again by the threads that wrote them
+            if (first == 0)
+                row[fs_pos(0)] = (T)cr(0);
+            if (first == (n - 1) % step)
+                row[fs_pos(n - 1)] = (T)cr(n - 1);
+        } else {
 #pragma unroll 4
-                for (int m = threadIdx.x; m < n; m += blockDim.x) {
-                    double d, e, f;
-                    row_t[fs_pos(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
-                }
+            for (int m = first; m < n; m += step) {
+                double d, e, f;
+                row[fs_pos(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
             }
         }
     }
-    // STAGED: the block's answers from buf (as stage wrote the right-hand sides), the lines flagged in lflag
-    // left to careful.
-    __device__ void unstage(const T *buf, int nl, const int *lflag) const
+    // STAGED: the block's right-hand sides into buf (line u's at u * fs_pitch(n)); thread (t, q) of fs_block.
+    __device__ void stage(T *buf, int nl, int t, int q, int P, bool active) const
     {
-        int64_t p1, p2;
-        line_at(s, li0, &p1, &p2);
-        for (int t = 0; t < nl; ++t, next_line(s, &p1, &p2)) {
-            if (lflag[t])
-                continue;
-            T *o = (T *)s->out + offset_of(s, p1, p2);
-            const T *row_t = buf + t * fs_pitch(n);
+        if constexpr (stage_by_line<T>) {
+            if (active)
+                stage_line<true>(l1, l2, buf + t * fs_pitch(n), q, P);
+        } else {
+            int64_t p1, p2;
+            line_at(s, li0, &p1, &p2);
+            for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
+                stage_line<false>(p1, p2, buf + u * fs_pitch(n), threadIdx.x, blockDim.x);
+        }
+    }
+    // Cells first, first + step, ... of the line at offset c from row (as stage wrote the right-hand sides).
+    __device__ void unstage_line(const T *row, int64_t c, int first, int step) const
+    {
+        T *o = (T *)s->out + c; // x lines: stride[0] is 1
 #pragma unroll 4
-            for (int m = threadIdx.x; m < n; m += blockDim.x)
-                put(o + m * s->stride[AXIS], row_t[fs_pos(m)]);
+        for (int m = first; m < n; m += step)
+            put(o + m, row[fs_pos(m)]);
+    }
+    // STAGED: the block's answers from buf, the lines flagged in lflag left to careful.
+    __device__ void unstage(const T *buf, int nl, const int *lflag, int t, int q, int P, bool active) const
+    {
+        if constexpr (stage_by_line<T>) {
+            if (active && !lflag[t])
+                unstage_line(buf + t * fs_pitch(n), c0, q, P);
+        } else {
+            int64_t p1, p2;
+            line_at(s, li0, &p1, &p2);
+            for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
+                if (!lflag[u])
+                    unstage_line(buf + u * fs_pitch(n), offset_of(s, p1, p2), threadIdx.x, blockDim.x);
         }
     }
     // An answer into out, or added to it (fz->accumulate: out holds the field, the answer its increment).

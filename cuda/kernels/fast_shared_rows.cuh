@@ -320,10 +320,10 @@ FP_UNROLL
 // fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero
 // at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
 // The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
-// the whole block calls stage(buf, nl), which writes every line's into buf (line t at t * fs_pitch(n),
-// unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that right-hand sides
-// read from a stencil of the field are read in whole runs (x lines, decision 032), and the answers come
-// back the same way: unstage(buf, nl, lflag) stores the lines without a flag. smem: fs_smem_bytes; table:
+// every thread calls stage(buf, nl, t, q, P, active), which writes the block's lines into buf (line t at
+// t * fs_pitch(n), unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that
+// right-hand sides read from a stencil of the field are read in whole runs (x lines, decision 032), and the
+// answers go back the same way: unstage(buf, nl, lflag, t, q, P, active), the lines without a flag. smem: fs_smem_bytes; table:
 // the sweep's table (fs_build_table, run before on the same stream).
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
@@ -342,10 +342,9 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
 
     T dv[L];
     if constexpr (Src::STAGED) {
-        T *buf = (T *)area;
-        src.stage(buf, nl);
+        src.stage((T *)area, nl, t, q, geo.P, active);
         __syncthreads();
-        const T *mine = buf + t * fs_pitch(n);
+        const T *mine = (T *)area + t * fs_pitch(n);
         if (full && active) {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
@@ -387,7 +386,7 @@ FP_UNROLL
                     mine[fs_pos(s0 + k)] = dv[k];
         }
         __syncthreads();
-        src.unstage((const T *)area, nl, lflag);
+        src.unstage((const T *)area, nl, lflag, t, q, geo.P, active);
         fp_fallback(t, q, nl, lflag, area, src);
     } else {
         fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
