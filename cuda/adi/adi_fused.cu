@@ -239,12 +239,12 @@ FP_UNROLL
                 const int m0 = first + j * step, m = m0 < n ? m0 : (int)n - 1;
                 const T v = (T)cr.template interior<FORM>(m);
                 if (m0 < n)
-                    row[fs_pos(m)] = v;
+                    row[fs_pos<L>(m)] = v;
             }
         } else {
 #pragma unroll 4
             for (int m = first; m < n; m += step)
-                row[fs_pos(m)] = (T)cr.template interior<FORM>(m);
+                row[fs_pos<L>(m)] = (T)cr.template interior<FORM>(m);
         }
     }
     // Line (p1, p2)'s right-hand sides, cells first, first + step, ..., into row.
@@ -263,28 +263,28 @@ FP_UNROLL
                 stage_cells<RHS_ALL, BATCHED>(cr, row, first, step);
             // the line's ends made again by the threads that wrote them
             if (first == 0)
-                row[fs_pos(0)] = (T)cr(0);
+                row[fs_pos<L>(0)] = (T)cr(0);
             if (first == (n - 1) % step)
-                row[fs_pos(n - 1)] = (T)cr(n - 1);
+                row[fs_pos<L>(n - 1)] = (T)cr(n - 1);
         } else {
 #pragma unroll 4
             for (int m = first; m < n; m += step) {
                 double d, e, f;
-                row[fs_pos(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
+                row[fs_pos<L>(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
             }
         }
     }
-    // STAGED: the block's right-hand sides into buf (line u's at u * fs_pitch(n)); thread (t, q) of fs_block.
+    // STAGED: the block's right-hand sides into buf (line u's at u * fs_pitch<T>(n)); thread (t, q) of fs_block.
     __device__ void stage(T *buf, int nl, int t, int q, int P, bool active) const
     {
         if constexpr (stage_by_line<T>) {
             if (active)
-                stage_line<true>(l1, l2, buf + t * fs_pitch(n), q, P);
+                stage_line<true>(l1, l2, buf + t * fs_pitch<T>(n), q, P);
         } else {
             int64_t p1, p2;
             line_at(s, li0, &p1, &p2);
             for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
-                stage_line<false>(p1, p2, buf + u * fs_pitch(n), threadIdx.x, blockDim.x);
+                stage_line<false>(p1, p2, buf + u * fs_pitch<T>(n), threadIdx.x, blockDim.x);
         }
     }
     // Cells first, first + step, ... of the line at offset c from row (as stage wrote the right-hand sides).
@@ -293,20 +293,20 @@ FP_UNROLL
         T *o = (T *)s->out + c; // x lines: stride[0] is 1
 #pragma unroll 4
         for (int m = first; m < n; m += step)
-            put(o + m, row[fs_pos(m)]);
+            put(o + m, row[fs_pos<L>(m)]);
     }
     // STAGED: the block's answers from buf, the lines flagged in lflag left to careful.
     __device__ void unstage(const T *buf, int nl, const int *lflag, int t, int q, int P, bool active) const
     {
         if constexpr (stage_by_line<T>) {
             if (active && !lflag[t])
-                unstage_line(buf + t * fs_pitch(n), c0, q, P);
+                unstage_line(buf + t * fs_pitch<T>(n), c0, q, P);
         } else {
             int64_t p1, p2;
             line_at(s, li0, &p1, &p2);
             for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
                 if (!lflag[u])
-                    unstage_line(buf + u * fs_pitch(n), offset_of(s, p1, p2), threadIdx.x, blockDim.x);
+                    unstage_line(buf + u * fs_pitch<T>(n), offset_of(s, p1, p2), threadIdx.x, blockDim.x);
         }
     }
     // An answer into out, or added to it (fz->accumulate: out holds the field, the answer its increment).
@@ -410,15 +410,15 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
-// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065): x blocks (at
-// most 128 threads) six an SM for double (80 registers), eight for float (64): the join holds right-hand
-// sides alone, and a few spilled values cost less than the occupancy they buy; y/z blocks (256 threads) three (80), except where a thread holds more than 16 float right-hand
-// sides (its explicit terms' loads, EXPL, double values, or float chunks of 32), which three would spill:
-// two (128).
+// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072): x
+// blocks (at most 128 threads) six an SM for double (80 registers), five for float (96: a chunk of 32 right-hand
+// sides without spilling); y/z blocks (256 threads) three (80), except where a thread holds more than 16
+// right-hand sides or loads (its explicit terms' loads, EXPL, double values, or float chunks of 32), which
+// three would spill: two (128).
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
-    return axis == 0 ? (sizeof(T) == 8 ? 6 : 8) : (expl || sizeof(T) == 8 || fs_chunk<T>(false) > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 ? 6 : 5) : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
@@ -525,7 +525,7 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     const int64_t n = s->n[AXIS];
     if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g) && shared_rhs(s, AXIS)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
-        constexpr int SL = fs_chunk<T>(AXIS == 0);
+        constexpr int SL = fs_chunk<T>();
         fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);

@@ -19,17 +19,18 @@ namespace {
 constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose load and reduction phases overlap
 constexpr int FS_X_THREADS = 128;   // per block of x lines (FP_CONTIG), which stage their lines
 
-// Unknowns a chunk: 16, or 32 for float y/z lines (FP_STRIDED), whose warps then read 64-byte runs of
-// 16 neighbouring lines in a block of 256 threads, and whose join has half the rows a cell (decision 034).
+// Unknowns a chunk: 16 for double, 32 for float, whose y/z warps then read 64-byte runs of 16 neighbouring
+// lines in a block of 256 threads, and whose join has half the rows a cell on every axis (decisions 034, 072).
 template <class T>
-__host__ __device__ constexpr int fs_chunk(bool contig)
+__host__ __device__ constexpr int fs_chunk()
 {
-    return !contig && sizeof(T) == 4 ? 32 : 16;
+    return sizeof(T) == 4 ? 32 : 16;
 }
 
-// A staged line's index of unknown m: one word of padding every 16, so that the neighbouring chunks of a
-// warp (x lines, 16 unknowns apart) fall on different banks.
-__device__ __forceinline__ int fs_pos(int m) { return m + (m >> 4); }
+// A staged line's index of unknown m in chunks of L: one word of padding every L, so that the neighbouring
+// chunks of a warp (x lines, L unknowns apart) fall on different banks.
+template <int L>
+__device__ __forceinline__ int fs_pos(int m) { return m + m / L; }
 
 // The table's per-unknown arrays hold unknown k of every chunk together (chunk q's at k * FS_TSTRIDE + q): a
 // warp's lanes, on neighbouring chunks of x lines or on one chunk of y/z lines, read neighbouring or equal
@@ -57,7 +58,8 @@ __host__ __device__ inline size_t fs_table_bytes(int P)
 
 // A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
 // fs_pos-indexed.
-__host__ __device__ inline int fs_pitch(int64_t n) { return (int)(n + n / 16 + 1); }
+template <class T>
+__host__ __device__ inline int fs_pitch(int64_t n) { return (int)(n + n / fs_chunk<T>() + 1); }
 
 // Shared memory of a block: the line flags, the table, then the area of the staged right-hand sides
 // (staged: Src::STAGED), then of the reduction, then of the fallback.
@@ -65,7 +67,7 @@ template <class T>
 inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
 {
     const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
-    const size_t rhs = staged ? (size_t)g.lines * fs_pitch(n) * sizeof(T) : 0;
+    const size_t rhs = staged ? (size_t)g.lines * fs_pitch<T>(n) * sizeof(T) : 0;
     size_t area = red > wg ? red : wg;
     area = area > rhs ? area : rhs;
     return fp_flag_bytes(g) + area;
@@ -78,7 +80,7 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 {
     if (n < 1 || n > FP_N_MAX)
         return false;
-    const int P = fp_chunks(n, fs_chunk<T>(contig));
+    const int P = fp_chunks(n, fs_chunk<T>());
     int lines;
     if (contig) {
         lines = FS_X_THREADS / P > 1 ? FS_X_THREADS / P : 1;
@@ -266,14 +268,13 @@ __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &t
 
 // fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
 // area for the reduction; returns false if the chunk's values stop being finite. FULL: every chunk of the
-// line has L unknowns, a multiple of 16 (n a multiple of L), so the chunk's staged entries lie at fixed
-// offsets from its first (fs_pos(s0 + k) = fs_pos(s0) + fs_pos(k)) and no step tests the chunk's length:
+// line has L unknowns (n a multiple of L), so the chunk's staged entries lie at fixed offsets from its
+// first (fs_pos(s0 + k) = fs_pos(s0) + k) and no step tests the chunk's length:
 // half the instructions of the general form, which the sweeps of 256, 512 or 1024 cells take (decision 034).
 template <class T, int L, int MODE, bool FULL>
 __device__ __forceinline__ bool fs_chunk_solve(const fp_geom &geo, const fs_table<T> &tb, bool rows_ok, int t, int q,
                                                int s0, int len_, T (&dv)[L], unsigned char *area)
 {
-    static_assert(!FULL || L % 16 == 0, "fs_pos pads every 16 unknowns");
     const int len = FULL ? L : len_;
     auto at = [&](int k) { return tb.at(q, k); };
     // fp_chunk on the right-hand sides, the rows' part from the table
@@ -321,7 +322,7 @@ FP_UNROLL
 // at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
 // The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
 // every thread calls stage(buf, nl, t, q, P, active), which writes the block's lines into buf (line t at
-// t * fs_pitch(n), unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that
+// t * fs_pitch<T>(n), unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that
 // right-hand sides read from a stencil of the field are read in whole runs (x lines, decision 032), and the
 // answers go back the same way: unstage(buf, nl, lflag, t, q, P, active), the lines without a flag. smem: fs_smem_bytes; table:
 // the sweep's table (fs_build_table, run before on the same stream).
@@ -329,6 +330,7 @@ template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
                                          unsigned char *table)
 {
+    static_assert(L == fs_chunk<T>(), "fs_pitch and fs_shape count chunks of fs_chunk");
     const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
     const int t = th.t, q = th.q, s0 = th.s0, len = th.len;
     const bool active = th.active;
@@ -344,15 +346,15 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     if constexpr (Src::STAGED) {
         src.stage((T *)area, nl, t, q, geo.P, active);
         __syncthreads();
-        const T *mine = (T *)area + t * fs_pitch(n);
+        const T *mine = (T *)area + t * fs_pitch<T>(n);
         if (full && active) {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
-                dv[k] = mine[fs_pos(s0) + fs_pos(k)];
+                dv[k] = mine[fs_pos<L>(s0) + k];
         } else {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
-                dv[k] = active && k < len ? mine[fs_pos(s0 + k)] : T(0);
+                dv[k] = active && k < len ? mine[fs_pos<L>(s0 + k)] : T(0);
         }
         __syncthreads(); // the area is the reduction's next
     } else {
@@ -374,16 +376,16 @@ FP_UNROLL
         // runs of each line that succeeded.
         if (!ok && active)
             lflag[t] = 1;
-        T *mine = (T *)area + t * fs_pitch(n);
+        T *mine = (T *)area + t * fs_pitch<T>(n);
         if (full && active) {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
-                mine[fs_pos(s0) + fs_pos(k)] = dv[k];
+                mine[fs_pos<L>(s0) + k] = dv[k];
         } else {
 FP_UNROLL
             for (int k = 0; k < L; ++k)
                 if (active && k < len)
-                    mine[fs_pos(s0 + k)] = dv[k];
+                    mine[fs_pos<L>(s0 + k)] = dv[k];
         }
         __syncthreads();
         src.unstage((const T *)area, nl, lflag, t, q, geo.P, active);
