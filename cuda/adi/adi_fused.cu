@@ -38,12 +38,6 @@ __device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j,
     return adi_coef_f32(s, i, j, k, lo, di, up, COEFS);
 }
 
-// Staged x lines (decision 071): float lines are staged by their own P threads, thread q unknowns q, q + P,
-// ..., each making its line's line_rhs once; double lines by the whole block, a line at a time: the per-line
-// form keeps more values across the double solve, which then spills.
-template <typename T>
-constexpr bool stage_by_line = sizeof(T) == 4;
-
 // The rows of one thread's line of a sweep along AXIS, for fp_block and fs_block: row m as the staged path
 // stores it (in T); the line's first lower and last upper coefficients fall outside the line and are set
 // to 0. COEFS: the coefficient arrays the operator has (ADI_COEFS_*, a constant, so that the heat
@@ -58,7 +52,7 @@ struct sweep_rows {
     static constexpr int A1 = AXIS == 0 ? 1 : 0, A2 = AXIS == 2 ? 1 : 2; // the other axes, lower first
     const adi_stage *s;
     const adi_fused *fz;
-    int64_t line, l1, l2, c0, n, li0; // li0: the block's first line
+    int64_t line, l1, l2, c0, n;
 
     // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
     // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034).
@@ -78,14 +72,6 @@ struct sweep_rows {
     __device__ static int64_t offset_of(const adi_stage *s, int64_t p1, int64_t p2)
     {
         return s->origin + p1 * s->stride[A1] + p2 * s->stride[A2];
-    }
-    // The line after (p1, p2).
-    __device__ static void next_line(const adi_stage *s, int64_t *p1, int64_t *p2)
-    {
-        if (++*p1 == s->n[A1]) {
-            *p1 = 0;
-            ++*p2;
-        }
     }
     // Row m of line (p1, p2) in double, each value rounded to T first; returns the right-hand side.
     __device__ double row_of(int64_t p1, int64_t p2, int64_t m, double *d, double *e, double *f) const
@@ -227,28 +213,21 @@ FP_UNROLL
                     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(out + (s0 + k) * st)));
         }
     }
-    // Cells first, first + step, ... of a line into row (the line's, fs_pos-indexed). BATCHED: a thread has
-    // at most L of them (step >= P: P chunks of at most L); it forms L, those past the line's end at its last
-    // cell and not stored, so that no test separates a batch's cells and their loads are in flight together.
-    template <int FORM, bool BATCHED>
+    // Cells first, first + step, ... of a line into row (the line's, fs_pos-indexed). A thread has at most L
+    // of them (step >= P: P chunks of at most L); it forms L, those past the line's end at its last cell and
+    // not stored, so that no test separates a batch's cells and their loads are in flight together.
+    template <int FORM>
     __device__ void stage_cells(const line_rhs<T, AXIS> &cr, T *row, int first, int step) const
     {
-        if constexpr (BATCHED) {
 #pragma unroll 4
-            for (int j = 0; j < L; ++j) {
-                const int m0 = first + j * step, m = m0 < n ? m0 : (int)n - 1;
-                const T v = (T)cr.template interior<FORM>(m);
-                if (m0 < n)
-                    row[fs_pos<L>(m)] = v;
-            }
-        } else {
-#pragma unroll 4
-            for (int m = first; m < n; m += step)
-                row[fs_pos<L>(m)] = (T)cr.template interior<FORM>(m);
+        for (int j = 0; j < L; ++j) {
+            const int m0 = first + j * step, m = m0 < n ? m0 : (int)n - 1;
+            const T v = (T)cr.template interior<FORM>(m);
+            if (m0 < n)
+                row[fs_pos<L>(m)] = v;
         }
     }
     // Line (p1, p2)'s right-hand sides, cells first, first + step, ..., into row.
-    template <bool BATCHED>
     __device__ void stage_line(int64_t p1, int64_t p2, T *row, int first, int step) const
     {
         // Several cells' loads in flight per thread: the stencil's loads wait on L2. Without coefficient
@@ -256,11 +235,11 @@ FP_UNROLL
         if constexpr (COEFS == 0) {
             const line_rhs<T, AXIS> cr(s, p1, p2);
             if (cr.form == RHS_ONE)
-                stage_cells<RHS_ONE, BATCHED>(cr, row, first, step);
+                stage_cells<RHS_ONE>(cr, row, first, step);
             else if (cr.form == RHS_X0)
-                stage_cells<RHS_X0, BATCHED>(cr, row, first, step);
+                stage_cells<RHS_X0>(cr, row, first, step);
             else
-                stage_cells<RHS_ALL, BATCHED>(cr, row, first, step);
+                stage_cells<RHS_ALL>(cr, row, first, step);
             // the line's ends made again by the threads that wrote them
             if (first == 0)
                 row[fs_pos<L>(0)] = (T)cr(0);
@@ -275,39 +254,24 @@ FP_UNROLL
         }
     }
     // STAGED: the block's right-hand sides into buf (line u's at u * fs_pitch<T>(n)); thread (t, q) of fs_block.
-    __device__ void stage(T *buf, int nl, int t, int q, int P, bool active) const
+    // Each line by its own P threads, thread q unknowns q, q + P, ..., with one line_rhs a thread (decisions
+    // 071, 073).
+    __device__ void stage(T *buf, int t, int q, int P, bool active) const
     {
-        if constexpr (stage_by_line<T>) {
-            if (active)
-                stage_line<true>(l1, l2, buf + t * fs_pitch<T>(n), q, P);
-        } else {
-            int64_t p1, p2;
-            line_at(s, li0, &p1, &p2);
-            for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
-                stage_line<false>(p1, p2, buf + u * fs_pitch<T>(n), threadIdx.x, blockDim.x);
-        }
+        if (active)
+            stage_line(l1, l2, buf + t * fs_pitch<T>(n), q, P);
     }
-    // Cells first, first + step, ... of the line at offset c from row (as stage wrote the right-hand sides).
-    __device__ void unstage_line(const T *row, int64_t c, int first, int step) const
+    // STAGED: the block's answers from buf, the lines flagged in lflag left to careful; thread q stores
+    // unknowns q, q + P, ... of its line, as stage wrote them.
+    __device__ void unstage(const T *buf, const int *lflag, int t, int q, int P, bool active) const
     {
-        T *o = (T *)s->out + c; // x lines: stride[0] is 1
+        if (!active || lflag[t])
+            return;
+        const T *row = buf + t * fs_pitch<T>(n);
+        T *o = (T *)s->out + c0; // x lines: stride[0] is 1
 #pragma unroll 4
-        for (int m = first; m < n; m += step)
+        for (int m = q; m < n; m += P)
             put(o + m, row[fs_pos<L>(m)]);
-    }
-    // STAGED: the block's answers from buf, the lines flagged in lflag left to careful.
-    __device__ void unstage(const T *buf, int nl, const int *lflag, int t, int q, int P, bool active) const
-    {
-        if constexpr (stage_by_line<T>) {
-            if (active && !lflag[t])
-                unstage_line(buf + t * fs_pitch<T>(n), c0, q, P);
-        } else {
-            int64_t p1, p2;
-            line_at(s, li0, &p1, &p2);
-            for (int u = 0; u < nl; ++u, next_line(s, &p1, &p2))
-                if (!lflag[u])
-                    unstage_line(buf + u * fs_pitch<T>(n), offset_of(s, p1, p2), threadIdx.x, blockDim.x);
-        }
     }
     // An answer into out, or added to it (fz->accumulate: out holds the field, the answer its increment).
     // A float sum of two floats is the double sum rounded to float (53 >= 2 * 24 + 2 bits), without the
@@ -374,7 +338,7 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     const int64_t line = li0 + (t < nl ? t : 0);
     int64_t l1, l2;
     const int64_t c0 = Rows::line_at(&s, line, &l1, &l2);
-    Rows src{&s, &fz, line, l1, l2, c0, s.n[AXIS], li0};
+    Rows src{&s, &fz, line, l1, l2, c0, s.n[AXIS]};
     if constexpr (FAMILY == FS)
         fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
     else if constexpr (FAMILY == FO)
@@ -411,14 +375,14 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
 // several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072): x
-// blocks (at most 128 threads) six an SM for double (80 registers), five for float (96: a chunk of 32 right-hand
-// sides without spilling); y/z blocks (256 threads) three (80), except where a thread holds more than 16
+// blocks (at most 128 threads) four an SM for double (128 registers), five for float (96): a chunk's
+// right-hand sides and its line's line_rhs without spilling (decision 073); y/z blocks (256 threads) three (80), except where a thread holds more than 16
 // right-hand sides or loads (its explicit terms' loads, EXPL, double values, or float chunks of 32), which
 // three would spill: two (128).
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl)
 {
-    return axis == 0 ? (sizeof(T) == 8 ? 6 : 5) : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 ? 4 : 5) : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
@@ -435,7 +399,7 @@ __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EX
 template <typename T, int L, int AXIS, int COEFS>
 __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_constant__ adi_fused fz, const fp_geom geo)
 {
-    const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS], 0};
+    const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS]};
     fs_build_table<T>((unsigned char *)fz.table, (int)s.n[AXIS], geo.P, src);
 }
 

@@ -63,8 +63,8 @@ struct line_rhs {
         y = (const T *)s->y + c;
         has_x0 = s->x0 != nullptr;
         x0 = has_x0 ? (const T *)s->x0 + c : y;
-        // float x lines: stride[0] is 1, a constant to the compiler (double x blocks then spill: decision 071)
-        st = AXIS == 0 && sizeof(T) == 4 ? 1 : s->stride[AXIS];
+        // x lines: stride[0] is 1, a constant to the compiler (decisions 071, 073)
+        st = AXIS == 0 ? 1 : s->stride[AXIS];
         n = s->n[AXIS];
         dlo = s->dirichlet_lo[AXIS];
         dhi = s->dirichlet_hi[AXIS];

@@ -56,7 +56,7 @@ __host__ __device__ inline size_t fs_table_bytes(int P)
     return FS_TABLE_HEAD + ((5 * (size_t)FS_TCELLS + 4 * (size_t)P + join) * sizeof(T) + 15) / 16 * 16;
 }
 
-// A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line at a time,
+// A block's right-hand sides staged in shared memory (fs_block with Src::STAGED): a line after another,
 // fs_pos-indexed.
 template <class T>
 __host__ __device__ inline int fs_pitch(int64_t n) { return (int)(n + n / fs_chunk<T>() + 1); }
@@ -321,11 +321,11 @@ FP_UNROLL
 // fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero
 // at the first unknown and c at the last), the right-hand sides, and store and careful as for fp_block.
 // The right-hand sides: with Src::STAGED false, rhs(s0, len, d) gives the thread's chunk's; with it true
-// every thread calls stage(buf, nl, t, q, P, active), which writes the block's lines into buf (line t at
-// t * fs_pitch<T>(n), unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so that
-// right-hand sides read from a stencil of the field are read in whole runs (x lines, decision 032), and the
-// answers go back the same way: unstage(buf, nl, lflag, t, q, P, active), the lines without a flag. smem: fs_smem_bytes; table:
-// the sweep's table (fs_build_table, run before on the same stream).
+// every thread calls stage(buf, t, q, P, active), which writes its line's right-hand sides into buf (line t
+// at t * fs_pitch<T>(n), unknown m at fs_pos(m)) with neighbouring threads on neighbouring unknowns, so
+// that right-hand sides read from a stencil of the field are read in whole runs (x lines, decision 032),
+// and the answers go back the same way: unstage(buf, lflag, t, q, P, active), the lines without a flag.
+// smem: fs_smem_bytes; table: the sweep's table (fs_build_table, run before on the same stream).
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
                                          unsigned char *table)
@@ -344,7 +344,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
 
     T dv[L];
     if constexpr (Src::STAGED) {
-        src.stage((T *)area, nl, t, q, geo.P, active);
+        src.stage((T *)area, t, q, geo.P, active);
         __syncthreads();
         const T *mine = (T *)area + t * fs_pitch<T>(n);
         if (full && active) {
@@ -388,7 +388,7 @@ FP_UNROLL
                     mine[fs_pos<L>(s0 + k)] = dv[k];
         }
         __syncthreads();
-        src.unstage((const T *)area, nl, lflag, t, q, geo.P, active);
+        src.unstage((const T *)area, lflag, t, q, geo.P, active);
         fp_fallback(t, q, nl, lflag, area, src);
     } else {
         fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
