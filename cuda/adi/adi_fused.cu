@@ -374,20 +374,22 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
-// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072): x
-// blocks (at most 128 threads) four an SM for double (128 registers), five for float (96): a chunk's
-// right-hand sides and its line's line_rhs without spilling (decision 073); y/z blocks (256 threads) three (80), except where a thread holds more than 16
-// right-hand sides or loads (its explicit terms' loads, EXPL, double values, or float chunks of 32), which
-// three would spill: two (128).
+// several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072-074):
+// x blocks (at most 128 threads) four an SM (128 registers), a chunk's right-hand sides and its line's
+// line_rhs without spilling, but float x lines whose cells read few loads (RHS_ONE, or x0 alone: !EXPL)
+// five (96), which the occupancy pays for; y/z blocks (256 threads) three (80), except where a thread holds
+// more than 16 right-hand sides or loads (its explicit terms' loads, EXPL, double values, or float chunks of
+// 32), which three would spill: two (128). ONE: the sweep's right-hand sides are RHS_ONE's.
 template <typename T>
-constexpr int fs_blocks_per_sm(int axis, bool expl)
+constexpr int fs_blocks_per_sm(int axis, bool expl, bool one)
 {
-    return axis == 0 ? (sizeof(T) == 8 ? 4 : 5) : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 || (expl && !one) ? 4 : 5)
+                     : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
 
-template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false>
-__global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL)) fused_sweep_shared(const __grid_constant__ adi_stage s,
+template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false>
+__global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL, ONE)) fused_sweep_shared(const __grid_constant__ adi_stage s,
                                                                                    const __grid_constant__ adi_fused fz,
                                                                                    int64_t nlines, const fp_geom geo)
 {
@@ -497,6 +499,10 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         constexpr bool LANES = AXIS != 0 && COEFS == 0;
         if (LANES && g.lines >= LANES_MIN_LINES)
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, LANES>, g, smem, s, fz, nlines, st);
+        if constexpr (AXIS == 0 && sizeof(T) == 4)
+            if (rhs_form(s, AXIS) == RHS_ONE)
+                return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, false, true>, g, smem, s, fz,
+                                     nlines, st);
         return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;
