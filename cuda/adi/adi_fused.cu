@@ -410,8 +410,11 @@ __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_co
 constexpr int LANES_MIN_LINES = 8;
 
 // Chunks of 8 for lines of their own rows: those rows take registers of their own, and chunks of 16 spill at
-// the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032).
-constexpr int CHUNK = 8;
+// the 128 registers a thread of a 512-thread block may have; 16 for shared rows (decision 032). Float y/z
+// sweeps of coefficient arrays without explicit terms (x0_only: the Douglas step's corrections of the
+// advection-diffusion operator) in chunks of 16: their rows fit those registers, and their join has half
+// the rows (decision 075).
+constexpr int CHUNK = 8, CHUNK_X0_F32 = 16;
 // The shared memory every device gives a block without opting in: enough for every shape of lines up to
 // FP_N_MAX but the staged rows of long x lines of their own (smem_optin); a guard.
 constexpr size_t SMEM_MAX = 48 * 1024;
@@ -452,13 +455,17 @@ size_t smem_optin()
     return (size_t)v;
 }
 
-// Lines of their own rows: x lines staged (fo_block), y/z lines in registers (fp_block). *smem: the bytes.
+// Lines of their own rows: x lines staged (fo_block), y/z lines in registers (fp_block). *smem: the bytes;
+// *L: the chunk, for a sweep with (x0only) or without (the default) x0_only. Chunks of 16 take no more shared
+// memory than chunks of 8 (the join's rows a block, 6 per thread; the fallback's W and G the same).
 template <typename T>
-bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr)
+bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr, bool x0only = false, int *L = nullptr)
 {
-    int L;
-    if (!fp_shape<T>(n, a == 0, CHUNK, &L, g))
+    int chunk;
+    if (!fp_shape<T>(n, a == 0, x0only ? CHUNK_X0_F32 : CHUNK, &chunk, g))
         return false;
+    if (L)
+        *L = chunk;
     // y/z lines: a warp's rows 32 bytes of neighbouring lines (a whole sector) rather than fp_shape's 128
     // where that halves the block, so that two blocks share an SM and overlap their loads with each
     // other's reduction (decision 048).
@@ -506,7 +513,8 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;
-    own_fits<T>(n, AXIS, &g, &smem); // tridi_adi_cuda_fused_fits has said it fits
+    int L = CHUNK;
+    own_fits<T>(n, AXIS, &g, &smem, COEFS != 0 && x0_only(s), &L); // tridi_adi_cuda_fused_fits has said it fits
     if constexpr (AXIS == 0) {
         auto *k = fused_sweep_xown<T, CHUNK, COEFS>;
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
@@ -516,6 +524,10 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         }
         return launch_kernel(k, g, smem, s, fz, nlines, st);
     } else {
+        if constexpr (sizeof(T) == 4 && COEFS != 0)
+            if (L == CHUNK_X0_F32) // x0_only, lines of 64 or more (fp_shape)
+                return launch_kernel(fused_sweep<T, CHUNK_X0_F32, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines,
+                                     st);
         if (x0_only(s))
             return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         return launch_kernel(fused_sweep<T, CHUNK, MODE, AXIS, COEFS, true>, g, smem, s, fz, nlines, st);
