@@ -147,27 +147,36 @@ struct line_rows {
     }
 };
 
-// The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for double x rows (decision
-// 065): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
-// the divisions by hm and hp from one reciprocal of hm hp where both lie in 2^-500..2^500 (the product and
-// the reciprocals then normal), else one division each. Within the bound of docs/adi.md ("Double x rows").
-__device__ __forceinline__ void adi_face_means_d(double k_m, double kc, double k_p, bool harmonic, double *mm,
-                                                 double *mp)
+// Rounded-to-nearest operations of either type, for adi_face_means.
+__device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+__device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double rcp_rn(double a) { return __drcp_rn(a); }
+__device__ __forceinline__ float rcp_rn(float a) { return __frcp_rn(a); }
+
+// The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for the x rows (decisions 065,
+// 076): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
+// the divisions by hm and hp from one reciprocal of hm hp where both lie in 2^-500..2^500 (double) or
+// 2^-60..2^60 (float), where the product and the reciprocal are normal, else one division each. Within the
+// bounds of docs/adi.md ("Double x rows' face means", "Float rows").
+template <typename R>
+__device__ __forceinline__ void adi_face_means(R k_m, R kc, R k_p, bool harmonic, R *mm, R *mp)
 {
-    const double hm = 0.5 * k_m + 0.5 * kc, hp = 0.5 * kc + 0.5 * k_p;
+    const R hm = R(0.5) * k_m + R(0.5) * kc, hp = R(0.5) * kc + R(0.5) * k_p;
     if (!harmonic) {
         *mm = hm;
         *mp = hp;
         return;
     }
-    constexpr double lo = 0x1p-500, hi = 0x1p500;
+    constexpr R lo = sizeof(R) == 8 ? R(0x1p-500) : R(0x1p-60), hi = sizeof(R) == 8 ? R(0x1p500) : R(0x1p60);
     if (hm >= lo && hm <= hi && hp >= lo && hp <= hi) {
-        const double r = __drcp_rn(__dmul_rn(hm, hp));
-        *mm = __dmul_rn(k_m, __dmul_rn(kc, __dmul_rn(hp, r)));
-        *mp = __dmul_rn(k_p, __dmul_rn(kc, __dmul_rn(hm, r)));
+        const R r = rcp_rn(mul_rn(hm, hp));
+        *mm = mul_rn(k_m, mul_rn(kc, mul_rn(hp, r)));
+        *mp = mul_rn(k_p, mul_rn(kc, mul_rn(hm, r)));
     } else {
-        *mm = hm > 0.0 ? __dmul_rn(k_m, __ddiv_rn(kc, hm)) : 0.0;
-        *mp = hp > 0.0 ? __dmul_rn(k_p, __ddiv_rn(kc, hp)) : 0.0;
+        *mm = hm > R(0) ? mul_rn(k_m, div_rn(kc, hm)) : R(0);
+        *mp = hp > R(0) ? mul_rn(k_p, div_rn(kc, hp)) : R(0);
     }
 }
 
@@ -199,7 +208,7 @@ struct x_line {
 };
 
 // line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
-// order but the face means (adi_face_means_d, decision 065), from a line state of one offset and a word of
+// order but the face means (adi_face_means, decision 065), from a line state of one offset and a word of
 // face bits; every other value is read from the stage, a kernel parameter, where it is used, so that forming
 // a row holds no per-line copies in registers.
 template <typename T>
@@ -213,14 +222,14 @@ struct x_rows : x_line<T> {
     {
         return has_v(b) ? 0.5 * (v1 + v2) * (b < s->naxes ? s->inv_h[b] : 0.0) : 0.0;
     }
-    // line_rows::coefs, the two face means from adi_face_means_d (decision 065).
+    // line_rows::coefs, the two face means from adi_face_means (decision 065).
     __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
                                           double vcell, double v_m, double v_p, double *cm, double *cp,
                                           double *c0) const
     {
         double mm = s->kappa_const, mp = s->kappa_const;
         if (s->kappa)
-            adi_face_means_d(k_m, kcell, k_p, s->harmonic, &mm, &mp);
+            adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
         const double ih2 = b < s->naxes ? s->inv_h2[b] : 0.0;
         adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v(v_m, vcell, b), adi_face_diffusion(mp, ih2),
                        face_v(vcell, v_p, b), cm, cp, c0);
@@ -296,10 +305,15 @@ struct x_rows_f : x_line<float> {
 
     __device__ x_rows_f(const adi_stage *st, int64_t p1, int64_t p2) : x_line<float>(st, p1, p2) {}
     __device__ __forceinline__ static float ld(const float *p) { return __ldg(p); }
-    __device__ __forceinline__ float face_d(float k1, float k2, int b) const
+    // The diffusions of a cell's two faces along b, below (k_m, kcell) and above (kcell, k_p).
+    __device__ __forceinline__ void face_ds(float k_m, float kcell, float k_p, int b, float *dm, float *dp) const
     {
-        return adi_face_diffusion_f(s->kappa ? adi_face_mean_f(k1, k2, s->harmonic) : (float)s->kappa_const,
-                                    b < s->naxes ? (float)s->inv_h2[b] : 0.0f);
+        float mm = (float)s->kappa_const, mp = mm;
+        if (s->kappa)
+            adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
+        const float ih2 = b < s->naxes ? (float)s->inv_h2[b] : 0.0f;
+        *dm = adi_face_diffusion_f(mm, ih2);
+        *dp = adi_face_diffusion_f(mp, ih2);
     }
     __device__ __forceinline__ float face_v(float v1, float v2, int b) const
     {
@@ -309,8 +323,9 @@ struct x_rows_f : x_line<float> {
     __device__ __forceinline__ void coefs(int b, bool om, bool op, float kcell, float k_m, float k_p, float vcell,
                                           float v_m, float v_p, float *cm, float *cp, float *c0, float *g) const
     {
-        const float dm = face_d(k_m, kcell, b), vm = face_v(v_m, vcell, b);
-        const float dp = face_d(kcell, k_p, b), vp = face_v(vcell, v_p, b);
+        float dm, dp;
+        face_ds(k_m, kcell, k_p, b, &dm, &dp);
+        const float vm = face_v(v_m, vcell, b), vp = face_v(vcell, v_p, b);
         adi_axis_coefs(om, op, dm, vm, dp, vp, cm, cp, c0);
         *g = __fsub_rn(om ? vm : 0.0f, op ? vp : 0.0f);
     }
