@@ -103,24 +103,27 @@ FP_UNROLL
         xv[k] = __ldg(x0 + (int64_t)(s0 + (k < len ? k : 0)) * st);
     T fd[L + 1], fv[L + 1]; // face j: between cells s0 + j - 1 and s0 + j
 FP_UNROLL
-    for (int j = 0; j < L + 1; ++j) {
-        if constexpr (sizeof(T) == 8)
-            fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
+    for (int j = 0; j < L + 1; ++j)
         fv[j] = has_v ? T(0.5) * (vv[j] + vv[j + 1]) * ih : T(0);
-    }
-    if constexpr (sizeof(T) == 4) {
-        // float faces two a reciprocal, j and j + 1 about cell s0 + j (decision 076); the last alone
+    // faces two a reciprocal, j and j + 1 about cell s0 + j (decisions 076, 077); the last alone
+    auto diffusion = [&](T mean) -> T {
+        if constexpr (sizeof(T) == 8)
+            return adi_face_diffusion(mean, ih2);
+        else
+            return adi_face_diffusion_f(mean, ih2);
+    };
 FP_UNROLL
-        for (int j = 0; j < L + 1; j += 2) {
-            if (j + 1 < L + 1) {
-                float mm = kc, mp = kc;
-                if (has_k)
-                    adi_face_means(kk[j], kk[j + 1], kk[j + 2], harmonic, &mm, &mp);
-                fd[j] = adi_face_diffusion_f(mm, ih2);
-                fd[j + 1] = adi_face_diffusion_f(mp, ih2);
-            } else {
-                fd[j] = adi_face_diffusion_f(has_k ? adi_face_mean_f(kk[j], kk[j + 1], harmonic) : kc, ih2);
-            }
+    for (int j = 0; j < L + 1; j += 2) {
+        if (j + 1 < L + 1) {
+            T mm = kc, mp = kc;
+            if (has_k)
+                adi_face_means(kk[j], kk[j + 1], kk[j + 2], harmonic, &mm, &mp);
+            fd[j] = diffusion(mm);
+            fd[j + 1] = diffusion(mp);
+        } else if constexpr (sizeof(T) == 8) {
+            fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
+        } else {
+            fd[j] = adi_face_diffusion_f(has_k ? adi_face_mean_f(kk[j], kk[j + 1], harmonic) : kc, ih2);
         }
     }
 FP_UNROLL
