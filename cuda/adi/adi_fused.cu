@@ -253,7 +253,7 @@ FP_UNROLL
             }
         }
     }
-    // STAGED: the block's right-hand sides into buf (line u's at u * fs_pitch<T>(n)); thread (t, q) of fs_block.
+    // STAGED: the block's right-hand sides into buf (line t's at t * fs_pitch<T>(n)); thread (t, q) of fs_block.
     // Each line by its own P threads, thread q unknowns q, q + P, ..., with one line_rhs a thread (decisions
     // 071, 073).
     __device__ void stage(T *buf, int t, int q, int P, bool active) const

@@ -155,8 +155,8 @@ __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, 
 __device__ __forceinline__ double rcp_rn(double a) { return __drcp_rn(a); }
 __device__ __forceinline__ float rcp_rn(float a) { return __frcp_rn(a); }
 
-// The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for the x rows (decisions 065,
-// 076): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
+// The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for the x rows and the y/z
+// corrections (decisions 065, 076, 077): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
 // the divisions by hm and hp from one reciprocal of hm hp where both lie in 2^-500..2^500 (double) or
 // 2^-60..2^60 (float), where the product and the reciprocal are normal, else one division each. Within the
 // bounds of docs/adi.md ("Double x rows' face means", "Float rows").
