@@ -227,13 +227,13 @@ FP_UNROLL
                 row[fs_pos<L>(m)] = v;
         }
     }
-    // Line (p1, p2)'s right-hand sides, cells first, first + step, ..., into row.
-    __device__ void stage_line(int64_t p1, int64_t p2, T *row, int first, int step) const
+    // The line's right-hand sides, cells first, first + step, ..., into row.
+    __device__ void stage_line(T *row, int first, int step) const
     {
         // Several cells' loads in flight per thread: the stencil's loads wait on L2. Without coefficient
         // arrays line_rhs gives ADI_COEF's values with each cell's loads in one block (decision 034).
         if constexpr (COEFS == 0) {
-            const line_rhs<T, AXIS> cr(s, p1, p2);
+            const line_rhs<T, AXIS> cr(s, l1, l2);
             if (cr.form == RHS_ONE)
                 stage_cells<RHS_ONE>(cr, row, first, step);
             else if (cr.form == RHS_X0)
@@ -249,7 +249,7 @@ FP_UNROLL
 #pragma unroll 4
             for (int m = first; m < n; m += step) {
                 double d, e, f;
-                row[fs_pos<L>(m)] = (T)row_of(p1, p2, m, &d, &e, &f);
+                row[fs_pos<L>(m)] = (T)row_of(l1, l2, m, &d, &e, &f);
             }
         }
     }
@@ -259,7 +259,7 @@ FP_UNROLL
     __device__ void stage(T *buf, int t, int q, int P, bool active) const
     {
         if (active)
-            stage_line(l1, l2, buf + t * fs_pitch<T>(n), q, P);
+            stage_line(buf + t * fs_pitch<T>(n), q, P);
     }
     // STAGED: the block's answers from buf, the lines flagged in lflag left to careful; thread q stores
     // unknowns q, q + P, ... of its line, as stage wrote them.

@@ -112,19 +112,23 @@ FP_UNROLL
         else
             return adi_face_diffusion_f(mean, ih2);
     };
+    auto mean_of = [&](T k1, T k2) -> T {
+        if constexpr (sizeof(T) == 8)
+            return adi_face_mean(k1, k2, harmonic);
+        else
+            return adi_face_mean_f(k1, k2, harmonic);
+    };
 FP_UNROLL
     for (int j = 0; j < L + 1; j += 2) {
-        if (j + 1 < L + 1) {
-            T mm = kc, mp = kc;
-            if (has_k)
-                adi_face_means(kk[j], kk[j + 1], kk[j + 2], harmonic, &mm, &mp);
-            fd[j] = diffusion(mm);
+        const bool pair = j + 1 < L + 1;
+        T mm = kc, mp = kc;
+        if (has_k && pair)
+            adi_face_means(kk[j], kk[j + 1], kk[j + 2], harmonic, &mm, &mp);
+        else if (has_k)
+            mm = mean_of(kk[j], kk[j + 1]);
+        fd[j] = diffusion(mm);
+        if (pair)
             fd[j + 1] = diffusion(mp);
-        } else if constexpr (sizeof(T) == 8) {
-            fd[j] = adi_face_diffusion(has_k ? adi_face_mean(kk[j], kk[j + 1], harmonic) : kc, ih2);
-        } else {
-            fd[j] = adi_face_diffusion_f(has_k ? adi_face_mean_f(kk[j], kk[j + 1], harmonic) : kc, ih2);
-        }
     }
 FP_UNROLL
     for (int k = 0; k < L; ++k) {
