@@ -134,13 +134,14 @@ struct adi_gpu {
     void *rows_table = nullptr;
     void *done = nullptr;
     adi_timer *timer = nullptr;
+    bool offsets64 = false; // TRIDI_ADI_PATH=fused64
 };
 
 int device_of(const tridi_adi_s *plan) { return plan->ctx->config.device; }
 
 bool f64_of(const tridi_adi_s *plan) { return plan->dtype == TRIDI_FLOAT64; }
 
-// The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused) or 2 (staged) when set;
+// The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused, 3 fused64) or 2 (staged) when set;
 // otherwise fused. Staged wherever the fused sweeps cannot take the box: a line too long for a block of the
 // partitioned solve, or past what the failure record holds (adi_internal.h, ADI_KEY).
 bool choose_fused(const tridi_adi_s *plan, int path)
@@ -151,7 +152,7 @@ bool choose_fused(const tridi_adi_s *plan, int path)
     for (int a = 0; a < plan->op.naxes; ++a)
         fits = fits && b->n[a] < ADI_KEY_N_LIMIT && cells / b->n[a] < ADI_KEY_LINE_LIMIT;
     fits = fits && tridi_adi_cuda_fused_fits(b, plan->op.naxes, f64_of(plan));
-    return fits && (!path || path == 1);
+    return fits && path != 2;
 }
 
 // The fused sweeps' status word, their table of shared rows and the event a step ends with.
@@ -198,6 +199,7 @@ extern "C" tridi_status tridi_adi_cuda_create(const char *f, tridi_adi_s *plan, 
         return tridi_fail(TRIDI_ERROR_OUT_OF_MEMORY, "%s: could not allocate the plan's GPU state", f);
     plan->backend_state = g;
     plan->fused = choose_fused(plan, path);
+    g->offsets64 = path == 3;
     tridi_status s = TRIDI_SUCCESS;
     for (int w = 0; w < plan->nwork && !s; ++w) {
         if (plan->fused && w != ADI_W_1)
@@ -253,7 +255,7 @@ extern "C" tridi_status tridi_adi_cuda_plan_sweep(const tridi_adi_s *plan, const
                                                   void *stream)
 {
     const adi_gpu *g = (const adi_gpu *)plan->backend_state;
-    const adi_fused fz = {g->status, accumulate, g->rows_table};
+    const adi_fused fz = {g->status, accumulate, g->rows_table, g->offsets64};
     return tridi_adi_cuda_fused_sweep(device_of(plan), s, f64_of(plan), &fz, stream);
 }
 

@@ -87,6 +87,13 @@ typedef struct adi_fused {
                                    increments, decision 032) instead of written over it */
     void *table;                /* device memory for the elimination of a sweep's shared rows
                                    (tridi_adi_cuda_table_bytes), remade by each sweep that has them */
+    int offsets64;              /* the x rows' offsets in 64 bits where an int would hold them too
+                                   (TRIDI_ADI_PATH=fused64: the tests of the wide offsets; decision 078) */
+    /* The x rows' constants (cuda/adi/line_rows.cuh, decision 078), made by the launch from the stage: per
+     * axis the explicit weight, 1 / h and 1 / h^2, each 0 on the axes past naxes, in double and in float;
+     * kappa_const and tdt in float. A row reads them where it uses them: no test or conversion a cell. */
+    double xr_alpha[3], xr_ih[3], xr_ih2[3];
+    float xr_alpha_f[3], xr_ih_f[3], xr_ih2_f[3], xr_kappa_f, xr_tdt_f;
 } adi_fused;
 
 /* A failure as the fused kernels record it (atomicMin: the earliest sweep, then the lowest line, wins):

@@ -101,8 +101,10 @@ tridi_status tridi_tuning_adi_path(const char *func, int *path)
         *path = 1;
     else if (!strcmp(v, "staged"))
         *path = 2;
+    else if (!strcmp(v, "fused64"))
+        *path = 3;
     else
-        return refuse(func, "TRIDI_ADI_PATH", v, "fused or staged");
+        return refuse(func, "TRIDI_ADI_PATH", v, "fused, fused64 or staged");
     return TRIDI_SUCCESS;
 }
 

@@ -43,7 +43,8 @@ __device__ __forceinline__ double coef(const adi_stage *s, int64_t i, int64_t j,
 // to 0. COEFS: the coefficient arrays the operator has (ADI_COEFS_*, a constant, so that the heat
 // operator's rows compile to the constant-coefficient arithmetic alone).
 // LANES: RHS_ONE's neighbours across lines from the neighbouring lanes (rhs_one_from_lanes, decision 068).
-template <typename T, int L, int AXIS, int COEFS, bool EXPL = true, bool LANES = false>
+// XI: the offsets' type of the staged x rows (stage_rows; int where they fit, decision 078).
+template <typename T, int L, int AXIS, int COEFS, bool EXPL = true, bool LANES = false, typename XI = int64_t>
 struct sweep_rows {
     // fs_block: x lines have their right-hand sides and answers staged by the whole block.
     static constexpr bool STAGED = AXIS == 0;
@@ -126,13 +127,15 @@ FP_UNROLL
     // fo_block (x lines of rows of their own, decision 048): rows q, q + P, ... of the thread's line into
     // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
     // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
-    // copies of the stage, so that forming a row does not spill (decision 058). Float rows in float (064).
+    // copies of the stage, so that forming a row does not spill (decision 058). Float rows in float (064);
+    // two cells an iteration for float, one for double, whose registers two cells' loads outrun (078).
     __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
-        using XR = typename x_rows_of<T>::type;
+        using XR = typename x_rows_of<T, XI>::type;
         using R = typename XR::real;
-        const XR lr(s, l1, l2);
-#pragma unroll 2
+        constexpr int CELLS = sizeof(T) == 8 ? 1 : 2;
+        const XR lr(s, fz, l1, l2);
+#pragma unroll CELLS
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
             R d, e, f;
@@ -321,14 +324,15 @@ FP_UNROLL
 // neighbours on the line (the thread's own chunk and the next ones) before any answer is written: a sweep
 // may write its output over its own input.
 enum { FP = 0, FS = 1, FO = 2 };
-template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL, bool LANES = false>
+template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL, bool LANES = false,
+          typename XI = int64_t>
 __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused &fz, int64_t nlines, const fp_geom &geo,
                                             unsigned char *smem)
 {
     // One read of the status word per block, so that all its threads take the same way past the barriers.
     if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
         return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
-    using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL, LANES>;
+    using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL, LANES, XI>;
     static_assert(Rows::STAGED == (AXIS == 0), "fs_block stages x lines");
     static_assert(!Rows::RHS_ALL_LANES || (FAMILY == FS && AXIS != 0), "rhs from lanes: y/z lines of shared rows");
     int t, q;
@@ -364,13 +368,13 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 constexpr int FO_THREADS = 256;
 template <typename T>
 constexpr int fo_blocks_per_sm() { return sizeof(T) == 8 ? 3 : 4; }
-template <typename T, int L, int COEFS>
+template <typename T, int L, int COEFS, typename XI>
 __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
                                                                                const __grid_constant__ adi_fused fz,
                                                                                int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true, false, XI>(s, fz, nlines, geo, fp_dyn);
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
@@ -480,6 +484,16 @@ bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr, bool x0only 
     return b <= (a == 0 ? smem_optin() : SMEM_MAX);
 }
 
+// Whether every cell the stage's sweeps read, halos included, lies at an offset that fits an int: the last
+// one is the box's far corner plus one cell of halo on every axis.
+bool offsets_fit_int(const adi_stage *s)
+{
+    int64_t last = s->origin;
+    for (int b = 0; b < 3; ++b)
+        last += s->n[b] * s->stride[b];
+    return last <= INT32_MAX;
+}
+
 // A kernel of one of the families above on its own shape (g).
 template <typename K>
 cudaError_t launch_kernel(K *k, const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz,
@@ -516,7 +530,8 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     int L = CHUNK;
     own_fits<T>(n, AXIS, &g, &smem, COEFS != 0 && x0_only(s), &L); // tridi_adi_cuda_fused_fits has said it fits
     if constexpr (AXIS == 0) {
-        auto *k = fused_sweep_xown<T, CHUNK, COEFS>;
+        auto *k = !fz->offsets64 && offsets_fit_int(s) ? fused_sweep_xown<T, CHUNK, COEFS, int>
+                                                        : fused_sweep_xown<T, CHUNK, COEFS, int64_t>;
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
             const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)
@@ -564,6 +579,22 @@ bool fits(const adi_stage *s, int naxes)
     return true;
 }
 
+// The x rows' constants of stage s into z (adi_fused's xr_*).
+void row_constants(const adi_stage *s, adi_fused *z)
+{
+    for (int b = 0; b < 3; ++b) {
+        const bool on = b < s->naxes;
+        z->xr_alpha[b] = on ? s->alpha[b] : 0.0;
+        z->xr_ih[b] = on ? s->inv_h[b] : 0.0;
+        z->xr_ih2[b] = on ? s->inv_h2[b] : 0.0;
+        z->xr_alpha_f[b] = (float)z->xr_alpha[b];
+        z->xr_ih_f[b] = (float)z->xr_ih[b];
+        z->xr_ih2_f[b] = (float)z->xr_ih2[b];
+    }
+    z->xr_kappa_f = (float)s->kappa_const;
+    z->xr_tdt_f = (float)s->tdt;
+}
+
 tridi_status cuda_fail(const char *what, cudaError_t e) { return tridi_cuda_fail("tridi_adi (GPU)", what, e); }
 
 } // namespace
@@ -594,7 +625,9 @@ extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *
     if (e != cudaSuccess)
         return cuda_fail("cudaSetDevice", e);
     const int64_t nlines = s->n[0] * s->n[1] * s->n[2] / s->n[s->axis];
-    e = f64 ? launch<double>(s, fz, nlines, (cudaStream_t)stream) : launch<float>(s, fz, nlines, (cudaStream_t)stream);
+    adi_fused z = *fz;
+    row_constants(s, &z);
+    e = f64 ? launch<double>(s, &z, nlines, (cudaStream_t)stream) : launch<float>(s, &z, nlines, (cudaStream_t)stream);
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("fused sweep launch", e);
 }
 

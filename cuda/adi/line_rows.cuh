@@ -182,14 +182,16 @@ __device__ __forceinline__ void adi_face_means(R k_m, R kc, R k_p, bool harmonic
 
 // A staged x line (x_rows, x_rows_f): the stage, the line's first cell and a word of face bits, per other
 // axis b (bit 4 (b - 1)): open below, open above, below from the field, above too; the stage's arrays as T.
-template <typename T>
+// I: the type of the cells' offsets, int where every offset of the stage's arrays fits (decision 078).
+template <typename T, typename I>
 struct x_line {
     const adi_stage *s;
-    int64_t c;
+    const adi_fused *z; // the constants of the stage's rows (xr_*)
+    I c;
     unsigned fl;
 
-    __device__ x_line(const adi_stage *st, int64_t p1, int64_t p2)
-        : s(st), c(st->origin + p1 * st->stride[1] + p2 * st->stride[2]), fl(0)
+    __device__ x_line(const adi_stage *st, const adi_fused *fz, int64_t p1, int64_t p2)
+        : s(st), z(fz), c((I)(st->origin + p1 * st->stride[1] + p2 * st->stride[2])), fl(0)
     {
 #pragma unroll
         for (int b = 1; b < 3; ++b) {
@@ -211,16 +213,17 @@ struct x_line {
 // order but the face means (adi_face_means, decision 065), from a line state of one offset and a word of
 // face bits; every other value is read from the stage, a kernel parameter, where it is used, so that forming
 // a row holds no per-line copies in registers.
-template <typename T>
-struct x_rows : x_line<T> {
+template <typename T, typename I>
+struct x_rows : x_line<T, I> {
     using real = double;
-    using x_line<T>::s, x_line<T>::c, x_line<T>::fl, x_line<T>::yb, x_line<T>::kb, x_line<T>::has_v, x_line<T>::vb;
+    using L = x_line<T, I>;
+    using L::s, L::z, L::c, L::fl, L::yb, L::kb, L::has_v, L::vb;
 
-    __device__ x_rows(const adi_stage *st, int64_t p1, int64_t p2) : x_line<T>(st, p1, p2) {}
+    __device__ x_rows(const adi_stage *st, const adi_fused *fz, int64_t p1, int64_t p2) : L(st, fz, p1, p2) {}
     __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
     __device__ __forceinline__ double face_v(double v1, double v2, int b) const
     {
-        return has_v(b) ? 0.5 * (v1 + v2) * (b < s->naxes ? s->inv_h[b] : 0.0) : 0.0;
+        return has_v(b) ? 0.5 * (v1 + v2) * z->xr_ih[b] : 0.0;
     }
     // line_rows::coefs, the two face means from adi_face_means (decision 065).
     __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
@@ -230,16 +233,16 @@ struct x_rows : x_line<T> {
         double mm = s->kappa_const, mp = s->kappa_const;
         if (s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
-        const double ih2 = b < s->naxes ? s->inv_h2[b] : 0.0;
+        const double ih2 = z->xr_ih2[b];
         adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v(v_m, vcell, b), adi_face_diffusion(mp, ih2),
                        face_v(vcell, v_p, b), cm, cp, c0);
     }
     // One other axis's explicit term of cell off, added to acc as line_rows adds it.
     template <int B>
-    __device__ __forceinline__ double other(int64_t off, double yc, double kcell, double acc) const
+    __device__ __forceinline__ double other(I off, double yc, double kcell, double acc) const
     {
         const unsigned f = fl >> 4 * (B - 1);
-        const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
+        const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
         const T *K = kb() + off, *V = vb(B) + off;
         const double ym = ld((f & 4 ? (const T *)s->field : yb()) + off + km);
         const double yp = ld((f & 8 ? (const T *)s->field : yb()) + off + kp);
@@ -248,17 +251,18 @@ struct x_rows : x_line<T> {
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, ym, lu);
         lu = __fma_rn(cp, yp, lu);
-        return __fma_rn(B < s->naxes ? s->alpha[B] : 0.0, lu, acc);
+        return __fma_rn(z->xr_alpha[B], lu, acc);
     }
     // line_rows::operator() along x, row m (0 <= m < n).
-    __device__ __forceinline__ double operator()(int64_t m, double *lo, double *di, double *up) const
+    __device__ __forceinline__ double operator()(int m, double *lo, double *di, double *up) const
     {
-        const int64_t st = s->stride[0], n = s->n[0], off = c + m * st;
+        const I st = 1, off = c + m; // stride[0] is 1
+        const int n = (int)s->n[0];
         const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
         double acc = s->x0 ? ld((const T *)s->x0 + off) : 0.0;
         const double yc = ld(yb() + off), kcell = ld(kb() + off);
         const bool om = !first || dlo, op = !last || dhi;
-        const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+        const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
         const T *K = kb() + off, *V = vb(0) + off;
         double cm, cp, c0;
         coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
@@ -267,7 +271,7 @@ struct x_rows : x_line<T> {
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, vm, lu);
         lu = __fma_rn(cp, vp, lu);
-        acc = __fma_rn(s->naxes > 0 ? s->alpha[0] : 0.0, lu, acc);
+        acc = __fma_rn(z->xr_alpha[0], lu, acc);
         const double tdt = s->tdt;
         *lo = -tdt * cm;
         *di = 1.0 - tdt * c0;
@@ -300,24 +304,27 @@ __device__ __forceinline__ float adi_face_mean_f(float k1, float k2, bool harmon
 // adi_face_diffusion in float: a zero diffusion stays zero over any spacing.
 __device__ __forceinline__ float adi_face_diffusion_f(float mean, float ih2) { return mean == 0.0f ? 0.0f : mean * ih2; }
 
-struct x_rows_f : x_line<float> {
+template <typename I>
+struct x_rows_f : x_line<float, I> {
     using real = float;
+    using L = x_line<float, I>;
+    using L::s, L::z, L::c, L::fl, L::yb, L::kb, L::has_v, L::vb;
 
-    __device__ x_rows_f(const adi_stage *st, int64_t p1, int64_t p2) : x_line<float>(st, p1, p2) {}
+    __device__ x_rows_f(const adi_stage *st, const adi_fused *fz, int64_t p1, int64_t p2) : L(st, fz, p1, p2) {}
     __device__ __forceinline__ static float ld(const float *p) { return __ldg(p); }
     // The diffusions of a cell's two faces along b, below (k_m, kcell) and above (kcell, k_p).
     __device__ __forceinline__ void face_ds(float k_m, float kcell, float k_p, int b, float *dm, float *dp) const
     {
-        float mm = (float)s->kappa_const, mp = mm;
+        float mm = z->xr_kappa_f, mp = mm;
         if (s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
-        const float ih2 = b < s->naxes ? (float)s->inv_h2[b] : 0.0f;
+        const float ih2 = z->xr_ih2_f[b];
         *dm = adi_face_diffusion_f(mm, ih2);
         *dp = adi_face_diffusion_f(mp, ih2);
     }
     __device__ __forceinline__ float face_v(float v1, float v2, int b) const
     {
-        return has_v(b) ? __fmul_rn(0.5f * __fadd_rn(v1, v2), b < s->naxes ? (float)s->inv_h[b] : 0.0f) : 0.0f;
+        return has_v(b) ? __fmul_rn(0.5f * __fadd_rn(v1, v2), z->xr_ih_f[b]) : 0.0f;
     }
     // adi_axis_coefs in float, and g = c0 + cm + cp: the open faces' velocities, below minus above.
     __device__ __forceinline__ void coefs(int b, bool om, bool op, float kcell, float k_m, float k_p, float vcell,
@@ -339,33 +346,34 @@ struct x_rows_f : x_line<float> {
         return __fmaf_rn(alpha, lu, acc);
     }
     template <int B>
-    __device__ __forceinline__ float other(int64_t off, float yc, float kcell, float acc) const
+    __device__ __forceinline__ float other(I off, float yc, float kcell, float acc) const
     {
         const unsigned f = fl >> 4 * (B - 1);
-        const int64_t sb = s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
+        const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
         const float *K = kb() + off, *V = vb(B) + off;
         const float ym = ld((f & 4 ? (const float *)s->field : yb()) + off + km);
         const float yp = ld((f & 8 ? (const float *)s->field : yb()) + off + kp);
         float cm, cp, c0, g;
         coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0, &g);
-        return term(B < s->naxes ? (float)s->alpha[B] : 0.0f, cm, cp, g, ym, yc, yp, acc);
+        return term(z->xr_alpha_f[B], cm, cp, g, ym, yc, yp, acc);
     }
     // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned.
-    __device__ __forceinline__ float operator()(int64_t m, float *lo, float *di, float *up) const
+    __device__ __forceinline__ float operator()(int m, float *lo, float *di, float *up) const
     {
-        const int64_t st = s->stride[0], n = s->n[0], off = c + m * st;
+        const I st = 1, off = c + m; // stride[0] is 1
+        const int n = (int)s->n[0];
         const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
         float acc = s->x0 ? ld((const float *)s->x0 + off) : 0.0f;
         const float yc = ld(yb() + off), kcell = ld(kb() + off);
         const bool om = !first || dlo, op = !last || dhi;
-        const int64_t sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
+        const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
         const float *K = kb() + off, *V = vb(0) + off;
         float cm, cp, c0, g;
         coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0, &g);
         const float vm = ld((first ? (const float *)s->field : yb()) + off + sm);
         const float vp = ld((last ? (const float *)s->field : yb()) + off + sp);
-        acc = term(s->naxes > 0 ? (float)s->alpha[0] : 0.0f, cm, cp, g, vm, yc, vp, acc);
-        const float tdt = (float)s->tdt;
+        acc = term(z->xr_alpha_f[0], cm, cp, g, vm, yc, vp, acc);
+        const float tdt = z->xr_tdt_f;
         *lo = -tdt * cm;
         *di = 1.0f - tdt * c0;
         *up = -tdt * cp;
@@ -378,13 +386,13 @@ struct x_rows_f : x_line<float> {
 };
 
 // The x rows of storage type T: double arithmetic for double, float for float (decision 064).
-template <typename T>
+template <typename T, typename I>
 struct x_rows_of {
-    using type = x_rows<T>;
+    using type = x_rows<T, I>;
 };
-template <>
-struct x_rows_of<float> {
-    using type = x_rows_f;
+template <typename I>
+struct x_rows_of<float, I> {
+    using type = x_rows_f<I>;
 };
 
 } // namespace

@@ -117,7 +117,7 @@ static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, 
         int64_t out1 = 0, out2 = 0;
         double e_cpu = adi_box_error(&c, gpu_result, cpu_d, before, &out1);
         double e_ref = c.dtype == TRIDI_FLOAT64 ? adi_box_error(&c, gpu_result, ref, before, &out2) : 0.0;
-        const int fused = strcmp(path, "fused") == 0;
+        const int fused = strncmp(path, "fused", 5) == 0; /* fused or fused64 */
         double tol_cpu = c.dtype == TRIDI_FLOAT64 ? 1e-12 : float_tolerance(&c, steps, fused), tol_ref = 1e-11;
         if (c.dtype == TRIDI_FLOAT32 && fused && e_cpu / tol_cpu > worst_float_ratio)
             worst_float_ratio = e_cpu / tol_cpu;
@@ -240,7 +240,7 @@ static int nan_case(uint64_t *rng, const char *path, int64_t nlong)
            (long long)cell[1], (long long)cell[2], c.label, tridi_status_name(s), tridi_error_message());
     int64_t named[3] = {0, 0, 0};
     const int has_cell = tridi_error_cell(named) == 3;
-    if (!strcmp(path, "fused") && (!strstr(tridi_error_message(), "(sweep x, deferred)") || !has_cell)) {
+    if (!strncmp(path, "fused", 5) && (!strstr(tridi_error_message(), "(sweep x, deferred)") || !has_cell)) {
         printf("  the message does not name the sweep and a cell  <-- FAIL\n");
         s = TRIDI_ERROR_INTERNAL;
     }
@@ -385,7 +385,7 @@ int main(void)
     }
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
-        long_x_cases = 10, staged_cases = 60;
+        long_x_cases = 10, wide_cases = 30, staged_cases = 60;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
@@ -399,6 +399,11 @@ int main(void)
      * the 48 KiB a block has without opting in (decision 048). */
     for (int i = 0; i < long_x_cases; ++i)
         steps_bad += step_case(&rng, cases + long_cases + full_cases + i, "fused", 2048, 1);
+    /* The x rows' 64-bit offsets, which only fields past 2^31 cells need (decision 078), forced on small ones:
+     * random cases and long x lines. */
+    for (int i = 0; i < wide_cases; ++i)
+        steps_bad += step_case(&rng, cases + long_cases + full_cases + long_x_cases + i, "fused64", i % 3 ? 0 : 2048,
+                               i % 3 == 0);
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
@@ -412,7 +417,8 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad, cases + long_cases + full_cases + long_x_cases, staged_bad,
+           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad,
+           cases + long_cases + full_cases + long_x_cases + wide_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     printf("test_adi_cuda: largest fused float error over its tolerance %.3g, double %.3g\n", worst_float_ratio,
