@@ -156,10 +156,10 @@ __device__ __forceinline__ double rcp_rn(double a) { return __drcp_rn(a); }
 __device__ __forceinline__ float rcp_rn(float a) { return __frcp_rn(a); }
 
 // The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for the x rows and the y/z
-// corrections (decisions 065, 076, 077): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2) / 2 (064's form, no overflow),
-// the divisions by hm and hp from one reciprocal of hm hp where both lie in 2^-500..2^500 (double) or
-// 2^-60..2^60 (float), where the product and the reciprocal are normal, else one division each. Within the
-// bounds of docs/adi.md ("Double x rows' face means", "Float rows").
+// corrections (decisions 065, 076, 077): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2)
+// / 2 (064's form, no overflow), the divisions by hm and hp from one reciprocal of hm hp where both lie in
+// 2^-500..2^500 (double) or 2^-60..2^60 (float), where the product and the reciprocal are normal, else one
+// division each. Within the bounds of docs/adi.md ("Double x rows' face means", "Float rows").
 template <typename R>
 __device__ __forceinline__ void adi_face_means(R k_m, R kc, R k_p, bool harmonic, R *mm, R *mp)
 {
