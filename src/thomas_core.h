@@ -29,12 +29,52 @@ TRIDI_HD double tridi_exact_add(double a, double b) { return __dadd_rn(a, b); }
 TRIDI_HD double tridi_exact_sub(double a, double b) { return __dsub_rn(a, b); }
 TRIDI_HD double tridi_exact_div(double a, double b) { return __ddiv_rn(a, b); }
 TRIDI_HD float tridi_exact_fdiv(float a, float b) { return __fdiv_rn(a, b); }
+/* 1/b refined as __ddiv_rn's own fast path refines it: its estimate's high word (low word 1), two Newton
+ * steps (decision 079). */
+TRIDI_HD double tridi_exact_div_y(double b)
+{
+    double r;
+    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(b));
+    r = __hiloint2double(__double2hiint(r), 1);
+    double t = __fma_rn(-b, r, 1.0);
+    t = __fma_rn(t, t, t);
+    r = __fma_rn(r, t, r);
+    return __fma_rn(r, __fma_rn(-b, r, 1.0), r);
+}
+/* a/b from y = tridi_exact_div_y(b) as __ddiv_rn's fast path forms it; *fast: __ddiv_rn's own range test
+ * (a not tiny, the quotient not tiny, b finite) takes it, so that it is __ddiv_rn's result. */
+TRIDI_HD double tridi_exact_div_by(double a, double b, double y, int *fast)
+{
+    const double q0 = __dmul_rn(a, y), q = __fma_rn(y, __fma_rn(-b, q0, a), q0);
+    const float t = __fmaf_rn(0.0f, __int_as_float(__double2hiint(b)), __int_as_float(__double2hiint(q)));
+    *fast = fabsf(__int_as_float(__double2hiint(a))) >= 6.5827683646048100446e-37f && fabsf(t) > 1.469367938527859385e-39f;
+    return q;
+}
+/* Two quotients over one divisor, each __ddiv_rn's bits: the reciprocal made once, both quotients formed
+ * before one test of both, so that the second does not wait on the first; __ddiv_rn where the fast path
+ * does not hold (decision 079). */
+TRIDI_HD void tridi_exact_div2(double a1, double a2, double b, double *q1, double *q2)
+{
+    const double y = tridi_exact_div_y(b);
+    int f1, f2;
+    *q1 = tridi_exact_div_by(a1, b, y, &f1);
+    *q2 = tridi_exact_div_by(a2, b, y, &f2);
+    if (__builtin_expect(!(f1 & f2), 0)) {
+        *q1 = __ddiv_rn(a1, b);
+        *q2 = __ddiv_rn(a2, b);
+    }
+}
 #else
 TRIDI_HD double tridi_exact_mul(double a, double b) { return a * b; }
 TRIDI_HD double tridi_exact_add(double a, double b) { return a + b; }
 TRIDI_HD double tridi_exact_sub(double a, double b) { return a - b; }
 TRIDI_HD double tridi_exact_div(double a, double b) { return a / b; }
 TRIDI_HD float tridi_exact_fdiv(float a, float b) { return a / b; }
+TRIDI_HD void tridi_exact_div2(double a1, double a2, double b, double *q1, double *q2)
+{
+    *q1 = a1 / b;
+    *q2 = a2 / b;
+}
 #endif
 
 /* Why an unknown (or a line) fails. The numbers are stable: device code writes them into failure records
@@ -135,9 +175,11 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
  * are N##_add, _sub, _mul, _div, _neg, _zero(), _one(), _round32 (to float and back) and _div32 (both
  * operands rounded to float, divided in float, widened), with N##_flag3(A acc, T a, T b, T c) and
  * N##_flag4(acc, a, b, c, d): acc, marked when a value is not finite. Q: the functions' qualifiers.
- * TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A) takes three more: N##_madd(a, b, c) = a*b + c, N##_nmadd(a, b, c)
- * = c - a*b and N##_rcp(a) = 1/a, which a fused type rounds once (the GPU's FAST arithmetic, decision 056);
- * TRIDI_THOMAS_STEPS defines them from the others, a rounding per operation. Instances: tridi_exact
+ * TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A) takes four more: N##_madd(a, b, c) = a*b + c, N##_nmadd(a, b, c)
+ * = c - a*b and N##_rcp(a) = 1/a, which a fused type rounds once (the GPU's FAST arithmetic, decision 056),
+ * and N##_div2(a1, a2, b, &q1, &q2), two quotients over one divisor rounded as _div rounds each;
+ * TRIDI_THOMAS_STEPS defines them from the others (TRIDI_THOMAS_ROUNDED: a rounding per operation,
+ * TRIDI_THOMAS_DIV2: two divisions; tridi_exact shares the reciprocal on the device). Instances: tridi_exact
  * (double, host and device, below), the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c),
  * the GPU's fused FAST type (cuda/kernels/common.cuh). The forms of an unknown after the first: MOHID's
  * two divisions, MOHID's NewType pivot rounded to float with W divided in float, and FAST's one
@@ -145,10 +187,19 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
 enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
 
 #define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
+    TRIDI_THOMAS_ROUNDED(Q, N, T)                                                                              \
+    TRIDI_THOMAS_DIV2(Q, N, T)                                                                                 \
+    TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)
+#define TRIDI_THOMAS_ROUNDED(Q, N, T)                                                                          \
     Q T N##_madd(T a, T b, T c) { return N##_add(c, N##_mul(a, b)); }                                          \
     Q T N##_nmadd(T a, T b, T c) { return N##_sub(c, N##_mul(a, b)); }                                         \
-    Q T N##_rcp(T a) { return N##_div(N##_one(), a); }                                                         \
-    TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)
+    Q T N##_rcp(T a) { return N##_div(N##_one(), a); }
+#define TRIDI_THOMAS_DIV2(Q, N, T)                                                                             \
+    Q void N##_div2(T a1, T a2, T b, T *q1, T *q2)                                                             \
+    {                                                                                                          \
+        *q1 = N##_div(a1, b);                                                                                  \
+        *q2 = N##_div(a2, b);                                                                                  \
+    }
 
 #define TRIDI_THOMAS_STEPS_FUSED(Q, N, T, A)                                                                   \
     /* The pivot of an unknown after the first: e + d*W(m-1). */                                               \
@@ -183,9 +234,12 @@ enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
             *w = N##_mul(N##_neg(f), inv);                                                                     \
             *g = N##_mul(q, inv);                                                                              \
             *s = N##_mul(t, inv);                                                                              \
-        } else {                                                                                               \
-            *w = form == TRIDI_FORM_NEWTYPE ? N##_neg(N##_div32(f, p)) : N##_wdiv(f, p);                       \
+        } else if (form == TRIDI_FORM_NEWTYPE) {                                                               \
+            *w = N##_neg(N##_div32(f, p));                                                                     \
             *g = N##_div(q, p);                                                                                \
+            *s = N##_div(t, p);                                                                                \
+        } else {                                                                                               \
+            N##_div2(N##_neg(f), q, p, w, g);                                                                  \
             *s = N##_div(t, p);                                                                                \
         }                                                                                                      \
     }                                                                                                          \
@@ -234,7 +288,8 @@ TRIDI_HD int tridi_exact_flag4(int acc, double a, double b, double c, double d)
 {
     return acc | (!tridi_thomas_finite(a) | !tridi_thomas_finite(b) | !tridi_thomas_finite(c) | !tridi_thomas_finite(d));
 }
-TRIDI_THOMAS_STEPS(TRIDI_HD, tridi_exact, double, int)
+TRIDI_THOMAS_ROUNDED(TRIDI_HD, tridi_exact, double)
+TRIDI_THOMAS_STEPS_FUSED(TRIDI_HD, tridi_exact, double, int)
 
 /* One unknown of MOHID's forward sweep, its two divisions: den = e + d*w, W = -f/den, G = (r - d*g)/den,
  * from *w, *g (0 before the first unknown; d = 0 there, f = 0 at the last, where W is 0). On success *w

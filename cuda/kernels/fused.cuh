@@ -28,6 +28,7 @@ static __device__ __forceinline__ int tk_fused_flag4(int acc, double a, double b
 {
     return tridi_exact_flag4(acc, a, b, c, d);
 }
+TRIDI_THOMAS_DIV2(static __device__ __forceinline__, tk_fused, double)
 TRIDI_THOMAS_STEPS_FUSED(static __device__ __forceinline__, tk_fused, double, int)
 #endif
 
