@@ -69,39 +69,27 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
     const int kq = t % S, jq = t / S, ek = jq * P + kq;
     const unsigned s0 = (unsigned)__cvta_generic_to_shared(tk_dyn);
     int slot_in = 0;
-    // Lines whose offsets step evenly across the warp (rows of one slab, decision 080): a copy's line offset
-    // is then formed in the lane, not fetched by a shuffle.
-    const I io0 = __shfl_sync(0xffffffffu, ln.io, 0), oo0 = __shfl_sync(0xffffffffu, ln.oo, 0);
-    const I ios = __shfl_sync(0xffffffffu, ln.io, 1) - io0, oos = __shfl_sync(0xffffffffu, ln.oo, 1) - oo0;
-    const bool affine = __all_sync(0xffffffffu, !active || ((int64_t)ln.io == (int64_t)io0 + (int64_t)t * ios &&
-                                                            (int64_t)ln.oo == (int64_t)oo0 + (int64_t)t * oos));
-    auto copy_at = [&](int j0, unsigned base, I o, bool okE, bool okD, bool okF) {
-        const unsigned idx = (unsigned)(j0 * P + ek);
-        if (okE)
-            tk_cp_at(base + idx * (unsigned)sizeof(TD), E + o);
-        if (okD)
-            tk_cp_at(base + (unsigned)AE + idx * (unsigned)sizeof(TL), D + o);
-        if (okF)
-            tk_cp_at(base + (unsigned)(AE + AL) + idx * (unsigned)sizeof(TL), F + o);
-        if (okE)
-            tk_cp_at(base + (unsigned)(AE + 2 * AL) + idx * (unsigned)sizeof(TL), R + o);
-    };
     auto copy_line = [&](int j0, unsigned base, int64_t m, bool okE, bool okD, bool okF) {
         const I lo = __shfl_sync(0xffffffffu, ln.io, (j0 + jq) & (T - 1));
-        if (j0 + jq < nl)
-            copy_at(j0, base, lo + (I)m, okE, okD, okF);
+        if (j0 + jq < nl) {
+            const I o = lo + (I)m;
+            const unsigned idx = (unsigned)(j0 * P + ek);
+            if (okE)
+                tk_cp_at(base + idx * (unsigned)sizeof(TD), E + o);
+            if (okD)
+                tk_cp_at(base + (unsigned)AE + idx * (unsigned)sizeof(TL), D + o);
+            if (okF)
+                tk_cp_at(base + (unsigned)(AE + AL) + idx * (unsigned)sizeof(TL), F + o);
+            if (okE)
+                tk_cp_at(base + (unsigned)(AE + 2 * AL) + idx * (unsigned)sizeof(TL), R + o);
+        }
     };
     auto issue = [&](int64_t c) {
         if (c >= 0) {
             const int64_t m = c * S + kq;
             const bool okE = m < n, okD = m > 0 && m < n, okF = m < n - 1;
             const unsigned base = s0 + (unsigned)(slot_in * SLOT);
-            if (nl == T && affine) { // a whole warp of evenly spaced lines: unrolled, no shuffles
-                const I o = io0 + (I)jq * ios + (I)m;
-#pragma unroll
-                for (int j0 = 0; j0 < T; j0 += LPI)
-                    copy_at(j0, base, o + (I)j0 * ios, okE, okD, okF);
-            } else if (nl == T) { // a whole warp of lines: unrolled, the shuffles' source lanes constants
+            if (nl == T) { // a whole warp of lines: unrolled, the shuffles' source lanes constants
 #pragma unroll
                 for (int j0 = 0; j0 < T; j0 += LPI)
                     copy_line(j0, base, m, okE, okD, okF);
@@ -236,7 +224,7 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
                      const int64_t m = c * S + kq;
                      for (int j0 = 0; j0 < nl; j0 += LPI) {
                          const int j = j0 + jq;
-                         const I oo = affine ? oo0 + (I)j * oos : __shfl_sync(0xffffffffu, ln.oo, j & (T - 1));
+                         const I oo = __shfl_sync(0xffffffffu, ln.oo, j & (T - 1));
                          if (m < n && j < nl && ((okmask >> j) & 1u))
                              X[oo + (I)m * ln.so] = sX[j * P + kq];
                      }
