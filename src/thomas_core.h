@@ -47,7 +47,8 @@ TRIDI_HD double tridi_exact_div_by(double a, double b, double y, int *fast)
 {
     const double q0 = __dmul_rn(a, y), q = __fma_rn(y, __fma_rn(-b, q0, a), q0);
     const float t = __fmaf_rn(0.0f, __int_as_float(__double2hiint(b)), __int_as_float(__double2hiint(q)));
-    *fast = fabsf(__int_as_float(__double2hiint(a))) >= 6.5827683646048100446e-37f && fabsf(t) > 1.469367938527859385e-39f;
+    *fast = fabsf(__int_as_float(__double2hiint(a))) >= 6.5827683646048100446e-37f &&
+            fabsf(t) > 1.469367938527859385e-39f;
     return q;
 }
 /* Two quotients over one divisor, each __ddiv_rn's bits: the reciprocal made once, both quotients formed
@@ -183,8 +184,9 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
  * (double, host and device, below), the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c),
  * the GPU's fused FAST type (cuda/kernels/common.cuh). The forms of an unknown after the first: MOHID's
  * two divisions, MOHID's NewType pivot rounded to float with W divided in float, and FAST's one
- * reciprocal (divisions at both ends of the line). */
-enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
+ * reciprocal (divisions at both ends of the line); DIV_APART is DIV's arithmetic with each quotient divided on
+ * its own, not through _div2 (the same bits: a kernel's choice of code, decision 079). */
+enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2, TRIDI_FORM_DIV_APART = 3 };
 
 #define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
     TRIDI_THOMAS_ROUNDED(Q, N, T)                                                                              \
@@ -234,12 +236,12 @@ enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
             *w = N##_mul(N##_neg(f), inv);                                                                     \
             *g = N##_mul(q, inv);                                                                              \
             *s = N##_mul(t, inv);                                                                              \
-        } else if (form == TRIDI_FORM_NEWTYPE) {                                                               \
-            *w = N##_neg(N##_div32(f, p));                                                                     \
-            *g = N##_div(q, p);                                                                                \
+        } else if (form == TRIDI_FORM_DIV) {                                                                   \
+            N##_div2(N##_neg(f), q, p, w, g);                                                                  \
             *s = N##_div(t, p);                                                                                \
         } else {                                                                                               \
-            N##_div2(N##_neg(f), q, p, w, g);                                                                  \
+            *w = form == TRIDI_FORM_NEWTYPE ? N##_neg(N##_div32(f, p)) : N##_wdiv(f, p);                       \
+            *g = N##_div(q, p);                                                                                \
             *s = N##_div(t, p);                                                                                \
         }                                                                                                      \
     }                                                                                                          \

@@ -137,7 +137,9 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
             if (!IN && m >= n)
                 break;
             const double d = IN || m > 0 ? (double)tD[k] : 0.0, f = IN || m < n - 1 ? (double)tF[k] : 0.0;
-            tk_unknown<AR, PF32>(!IN && m == 0, !IN && m == n - 1, d, (double)tE[k], f, (double)tR[k], ww, gg, bb);
+            // each quotient on its own: one reciprocal for both was slower here (decision 079)
+            tk_unknown<AR, PF32, true>(!IN && m == 0, !IN && m == n - 1, d, (double)tE[k], f, (double)tR[k], ww, gg,
+                                       bb);
             each(k);
         }
     };
