@@ -129,17 +129,25 @@ FP_UNROLL
     // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
     // copies of the stage, so that forming a row does not spill (decision 058). Float rows in float (064);
     // two cells an iteration for float, one for double, whose registers two cells' loads outrun (078).
+    // The operator's interior lines take rows without the choices of the box's faces (080).
     __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
-        using XR = typename x_rows_of<T, XI>::type;
+        const typename x_rows_of<T, XI>::type lr(s, fz, l1, l2);
+        if (lr.full())
+            stage_rows_of<true>(lr, ra, rb, rc, rd, q, P);
+        else
+            stage_rows_of<false>(lr, ra, rb, rc, rd, q, P);
+    }
+    template <bool FULL, typename XR>
+    __device__ __forceinline__ void stage_rows_of(const XR &lr, T *ra, T *rb, T *rc, T *rd, int q, int P) const
+    {
         using R = typename XR::real;
         constexpr int CELLS = sizeof(T) == 8 ? 1 : 2;
-        const XR lr(s, fz, l1, l2);
 #pragma unroll CELLS
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
             R d, e, f;
-            const R r = lr(m, &d, &e, &f);
+            const R r = lr.template operator()<FULL>(m, &d, &e, &f);
             if (m0 < n) {
                 const int p = fo_pos(m);
                 ra[p] = m > 0 ? (T)d : T(0);

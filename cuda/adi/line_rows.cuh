@@ -203,10 +203,32 @@ struct x_line {
             fl |= (om | op << 1 | (om & first) << 2 | (op & last) << 3) << 4 * (b - 1);
         }
     }
+    // Whether the line is one of the operator's interior lines: a kappa field, a velocity on every axis of
+    // three, and both faces of every other axis open and inside y. Its rows (FULL) take the same operations
+    // in the same order with none of the choices a line at the box's faces needs (decision 080).
+    __device__ __forceinline__ bool full() const
+    {
+        return s->kappa && s->naxes == 3 && s->vel[0] && s->vel[1] && s->vel[2] && fl == 0x33u;
+    }
     __device__ __forceinline__ const T *yb() const { return (const T *)s->y; }
-    __device__ __forceinline__ const T *kb() const { return s->kappa ? (const T *)s->kappa : yb(); }
-    __device__ __forceinline__ bool has_v(int b) const { return b < s->naxes && s->vel[b] != nullptr; }
-    __device__ __forceinline__ const T *vb(int b) const { return has_v(b) ? (const T *)s->vel[b] : yb(); }
+    template <bool FULL = false>
+    __device__ __forceinline__ const T *kb() const
+    {
+        return FULL || s->kappa ? (const T *)s->kappa : yb();
+    }
+    template <bool FULL = false>
+    __device__ __forceinline__ bool has_v(int b) const
+    {
+        return FULL || (b < s->naxes && s->vel[b] != nullptr);
+    }
+    template <bool FULL = false>
+    __device__ __forceinline__ const T *vb(int b) const
+    {
+        return has_v<FULL>(b) ? (const T *)s->vel[b] : yb();
+    }
+    // The face bits of other axis b (FULL: open both ways, inside y).
+    template <bool FULL>
+    __device__ __forceinline__ unsigned faces(int b) const { return FULL ? 3u : fl >> 4 * (b - 1); }
 };
 
 // line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
@@ -217,55 +239,58 @@ template <typename T, typename I>
 struct x_rows : x_line<T, I> {
     using real = double;
     using L = x_line<T, I>;
-    using L::s, L::z, L::c, L::fl, L::yb, L::kb, L::has_v, L::vb;
+    using L::s, L::z, L::c, L::yb;
 
     __device__ x_rows(const adi_stage *st, const adi_fused *fz, int64_t p1, int64_t p2) : L(st, fz, p1, p2) {}
     __device__ __forceinline__ static double ld(const T *p) { return (double)__ldg(p); }
+    template <bool FULL>
     __device__ __forceinline__ double face_v(double v1, double v2, int b) const
     {
-        return has_v(b) ? 0.5 * (v1 + v2) * z->xr_ih[b] : 0.0;
+        return L::template has_v<FULL>(b) ? 0.5 * (v1 + v2) * z->xr_ih[b] : 0.0;
     }
     // line_rows::coefs, the two face means from adi_face_means (decision 065).
+    template <bool FULL>
     __device__ __forceinline__ void coefs(int b, bool om, bool op, double kcell, double k_m, double k_p,
                                           double vcell, double v_m, double v_p, double *cm, double *cp,
                                           double *c0) const
     {
         double mm = s->kappa_const, mp = s->kappa_const;
-        if (s->kappa)
+        if (FULL || s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
         const double ih2 = z->xr_ih2[b];
-        adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v(v_m, vcell, b), adi_face_diffusion(mp, ih2),
-                       face_v(vcell, v_p, b), cm, cp, c0);
+        adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v<FULL>(v_m, vcell, b),
+                       adi_face_diffusion(mp, ih2), face_v<FULL>(vcell, v_p, b), cm, cp, c0);
     }
     // One other axis's explicit term of cell off, added to acc as line_rows adds it.
-    template <int B>
+    template <int B, bool FULL>
     __device__ __forceinline__ double other(I off, double yc, double kcell, double acc) const
     {
-        const unsigned f = fl >> 4 * (B - 1);
+        const unsigned f = L::template faces<FULL>(B);
         const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const T *K = kb() + off, *V = vb(B) + off;
+        const T *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(B) + off;
         const double ym = ld((f & 4 ? (const T *)s->field : yb()) + off + km);
         const double yp = ld((f & 8 ? (const T *)s->field : yb()) + off + kp);
         double cm, cp, c0;
-        coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0);
+        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0);
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, ym, lu);
         lu = __fma_rn(cp, yp, lu);
         return __fma_rn(z->xr_alpha[B], lu, acc);
     }
-    // line_rows::operator() along x, row m (0 <= m < n).
+    // line_rows::operator() along x, row m (0 <= m < n); FULL: the line is full() (the same values).
+    template <bool FULL = false>
     __device__ __forceinline__ double operator()(int m, double *lo, double *di, double *up) const
     {
         const I st = 1, off = c + m; // stride[0] is 1
         const int n = (int)s->n[0];
         const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
         double acc = s->x0 ? ld((const T *)s->x0 + off) : 0.0;
-        const double yc = ld(yb() + off), kcell = ld(kb() + off);
+        const double yc = ld(yb() + off), kcell = ld(L::template kb<FULL>() + off);
         const bool om = !first || dlo, op = !last || dhi;
         const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
-        const T *K = kb() + off, *V = vb(0) + off;
+        const T *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(0) + off;
         double cm, cp, c0;
-        coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
+        coefs<FULL>(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
         const double vm = ld((first ? (const T *)s->field : yb()) + off + sm);
         const double vp = ld((last ? (const T *)s->field : yb()) + off + sp);
         double lu = __dmul_rn(c0, yc);
@@ -280,8 +305,8 @@ struct x_rows : x_line<T, I> {
         const bool terms = !s->increment;
         acc = __fma_rn(first && dlo && terms ? tdt * cm : 0.0, vm, acc);
         acc = __fma_rn(last && dhi && terms ? tdt * cp : 0.0, vp, acc);
-        acc = other<1>(off, yc, kcell, acc);
-        return other<2>(off, yc, kcell, acc);
+        acc = other<1, FULL>(off, yc, kcell, acc);
+        return other<2, FULL>(off, yc, kcell, acc);
     }
 };
 
@@ -308,31 +333,34 @@ template <typename I>
 struct x_rows_f : x_line<float, I> {
     using real = float;
     using L = x_line<float, I>;
-    using L::s, L::z, L::c, L::fl, L::yb, L::kb, L::has_v, L::vb;
+    using L::s, L::z, L::c, L::yb;
 
     __device__ x_rows_f(const adi_stage *st, const adi_fused *fz, int64_t p1, int64_t p2) : L(st, fz, p1, p2) {}
     __device__ __forceinline__ static float ld(const float *p) { return __ldg(p); }
     // The diffusions of a cell's two faces along b, below (k_m, kcell) and above (kcell, k_p).
+    template <bool FULL>
     __device__ __forceinline__ void face_ds(float k_m, float kcell, float k_p, int b, float *dm, float *dp) const
     {
         float mm = z->xr_kappa_f, mp = mm;
-        if (s->kappa)
+        if (FULL || s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
         const float ih2 = z->xr_ih2_f[b];
         *dm = adi_face_diffusion_f(mm, ih2);
         *dp = adi_face_diffusion_f(mp, ih2);
     }
+    template <bool FULL>
     __device__ __forceinline__ float face_v(float v1, float v2, int b) const
     {
-        return has_v(b) ? __fmul_rn(0.5f * __fadd_rn(v1, v2), z->xr_ih_f[b]) : 0.0f;
+        return L::template has_v<FULL>(b) ? __fmul_rn(0.5f * __fadd_rn(v1, v2), z->xr_ih_f[b]) : 0.0f;
     }
     // adi_axis_coefs in float, and g = c0 + cm + cp: the open faces' velocities, below minus above.
+    template <bool FULL>
     __device__ __forceinline__ void coefs(int b, bool om, bool op, float kcell, float k_m, float k_p, float vcell,
                                           float v_m, float v_p, float *cm, float *cp, float *c0, float *g) const
     {
         float dm, dp;
-        face_ds(k_m, kcell, k_p, b, &dm, &dp);
-        const float vm = face_v(v_m, vcell, b), vp = face_v(vcell, v_p, b);
+        face_ds<FULL>(k_m, kcell, k_p, b, &dm, &dp);
+        const float vm = face_v<FULL>(v_m, vcell, b), vp = face_v<FULL>(vcell, v_p, b);
         adi_axis_coefs(om, op, dm, vm, dp, vp, cm, cp, c0);
         *g = __fsub_rn(om ? vm : 0.0f, op ? vp : 0.0f);
     }
@@ -345,31 +373,33 @@ struct x_rows_f : x_line<float, I> {
         lu = __fmaf_rn(cp, __fsub_rn(yp, yc), lu);
         return __fmaf_rn(alpha, lu, acc);
     }
-    template <int B>
+    template <int B, bool FULL>
     __device__ __forceinline__ float other(I off, float yc, float kcell, float acc) const
     {
-        const unsigned f = fl >> 4 * (B - 1);
+        const unsigned f = L::template faces<FULL>(B);
         const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const float *K = kb() + off, *V = vb(B) + off;
+        const float *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(B) + off;
         const float ym = ld((f & 4 ? (const float *)s->field : yb()) + off + km);
         const float yp = ld((f & 8 ? (const float *)s->field : yb()) + off + kp);
         float cm, cp, c0, g;
-        coefs(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0, &g);
+        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0,
+                    &g);
         return term(z->xr_alpha_f[B], cm, cp, g, ym, yc, yp, acc);
     }
-    // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned.
+    // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned; FULL as there.
+    template <bool FULL = false>
     __device__ __forceinline__ float operator()(int m, float *lo, float *di, float *up) const
     {
         const I st = 1, off = c + m; // stride[0] is 1
         const int n = (int)s->n[0];
         const bool first = m == 0, last = m == n - 1, dlo = s->dirichlet_lo[0], dhi = s->dirichlet_hi[0];
         float acc = s->x0 ? ld((const float *)s->x0 + off) : 0.0f;
-        const float yc = ld(yb() + off), kcell = ld(kb() + off);
+        const float yc = ld(yb() + off), kcell = ld(L::template kb<FULL>() + off);
         const bool om = !first || dlo, op = !last || dhi;
         const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
-        const float *K = kb() + off, *V = vb(0) + off;
+        const float *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(0) + off;
         float cm, cp, c0, g;
-        coefs(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0, &g);
+        coefs<FULL>(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0, &g);
         const float vm = ld((first ? (const float *)s->field : yb()) + off + sm);
         const float vp = ld((last ? (const float *)s->field : yb()) + off + sp);
         acc = term(z->xr_alpha_f[0], cm, cp, g, vm, yc, vp, acc);
@@ -380,8 +410,8 @@ struct x_rows_f : x_line<float, I> {
         const bool terms = !s->increment;
         acc = __fmaf_rn(first && dlo && terms ? tdt * cm : 0.0f, vm, acc);
         acc = __fmaf_rn(last && dhi && terms ? tdt * cp : 0.0f, vp, acc);
-        acc = other<1>(off, yc, kcell, acc);
-        return other<2>(off, yc, kcell, acc);
+        acc = other<1, FULL>(off, yc, kcell, acc);
+        return other<2, FULL>(off, yc, kcell, acc);
     }
 };
 
