@@ -56,8 +56,10 @@ struct sweep_rows {
     int64_t line, l1, l2, c0, n;
 
     // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
-    // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034).
-    __device__ static int64_t line_at(const adi_stage *s, int64_t p, int64_t *p1, int64_t *p2)
+    // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034). g > 1: slot p
+    // of a row of lines along A1 (neighbouring cells) takes the line fp_row_shift's rotation of the row
+    // puts there (x0's alignment, y's without x0), so that a warp's runs of g lines read whole sectors (081).
+    __device__ static int64_t line_at(const adi_stage *s, int64_t p, int64_t *p1, int64_t *p2, int g = 1)
     {
         const int64_t n1 = s->n[A1];
         if (p <= UINT32_MAX && n1 <= UINT32_MAX) {
@@ -68,6 +70,8 @@ struct sweep_rows {
             *p1 = p % n1;
             *p2 = p / n1;
         }
+        if (g > 1 && s->stride[A1] == 1)
+            *p1 = fp_rotate(*p1, fp_row_shift((const T *)(s->x0 ? s->x0 : s->y) + offset_of(s, 0, *p2), g, n1), n1);
         return offset_of(s, *p1, *p2);
     }
     __device__ static int64_t offset_of(const adi_stage *s, int64_t p1, int64_t p2)
@@ -347,10 +351,10 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, nlines - li0);
-    const int64_t line = li0 + (t < nl ? t : 0);
     int64_t l1, l2;
-    const int64_t c0 = Rows::line_at(&s, line, &l1, &l2);
-    Rows src{&s, &fz, line, l1, l2, c0, s.n[AXIS]};
+    const int g = MODE == FP_STRIDED ? fp_run_lines<T>(geo) : 1;
+    const int64_t c0 = Rows::line_at(&s, li0 + (t < nl ? t : 0), &l1, &l2, g);
+    Rows src{&s, &fz, l1 + l2 * s.n[Rows::A1], l1, l2, c0, s.n[AXIS]};
     if constexpr (FAMILY == FS)
         fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
     else if constexpr (FAMILY == FO)
