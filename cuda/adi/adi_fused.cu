@@ -22,7 +22,8 @@
 
 // Failures are deferred (docs/decisions/026): a line the partitioned solve flags is solved again by MOHID's
 // recurrence (decision 022); if that fails too, its first failure is kept in the plan's status word
-// (ADI_KEY) and every later sweep of the plan does nothing until tridi_adi_synchronize has reported it.
+// (ADI_KEY) and every later sweep of the plan does nothing until tridi_adi_synchronize has reported it
+// (the word cleared and read: adi_status.cu).
 #undef ADI_QUAL
 #undef ADI_UNROLL
 #undef ADI_LOAD
@@ -57,7 +58,7 @@ struct sweep_rows {
 
     // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
     // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034). g > 1: slot p
-    // of a row of lines along A1 (neighbouring cells) takes the line fp_row_shift's rotation of the row
+    // of a row of lines along A1 (neighbouring cells) takes the line row_shift's rotation of the row
     // puts there (x0's alignment, y's without x0), so that a warp's runs of g lines read whole sectors (081).
     __device__ static int64_t line_at(const adi_stage *s, int64_t p, int64_t *p1, int64_t *p2, int g = 1)
     {
@@ -70,8 +71,10 @@ struct sweep_rows {
             *p1 = p % n1;
             *p2 = p / n1;
         }
-        if (g > 1 && s->stride[A1] == 1)
-            *p1 = fp_rotate(*p1, fp_row_shift((const T *)(s->x0 ? s->x0 : s->y) + offset_of(s, 0, *p2), g, n1), n1);
+        if (g > 1 && s->stride[A1] == 1) {
+            const T *row = (const T *)(s->x0 ? s->x0 : s->y) + offset_of(s, 0, *p2);
+            *p1 = row_rotate(*p1, row_shift(row, sizeof(T), g, n1), n1);
+        }
         return offset_of(s, *p1, *p2);
     }
     __device__ static int64_t offset_of(const adi_stage *s, int64_t p1, int64_t p2)
@@ -641,62 +644,4 @@ extern "C" tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *
     row_constants(s, &z);
     e = f64 ? launch<double>(s, &z, nlines, (cudaStream_t)stream) : launch<float>(s, &z, nlines, (cudaStream_t)stream);
     return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("fused sweep launch", e);
-}
-
-extern "C" tridi_status tridi_adi_cuda_status_reset(int device, unsigned long long *status)
-{
-    cudaError_t e = cudaSetDevice(device);
-    if (e == cudaSuccess)
-        e = cudaMemset(status, 0xff, sizeof *status); // ADI_STATUS_CLEAR
-    if (e == cudaSuccess)
-        e = cudaDeviceSynchronize();
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("clearing the plan's status", e);
-}
-
-extern "C" tridi_status tridi_adi_cuda_status_take(int device, unsigned long long *status, unsigned long long *key)
-{
-    cudaError_t e = cudaSetDevice(device);
-    if (e == cudaSuccess)
-        e = cudaMemcpy(key, status, sizeof *key, cudaMemcpyDeviceToHost);
-    if (e == cudaSuccess && *key != ADI_STATUS_CLEAR) { // rare: the clear must land before any later step
-        e = cudaMemset(status, 0xff, sizeof *key);
-        if (e == cudaSuccess)
-            e = cudaDeviceSynchronize();
-    }
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("reading the plan's status", e);
-}
-
-extern "C" tridi_status tridi_adi_cuda_event_create(int device, void **event)
-{
-    *event = nullptr;
-    cudaError_t e = cudaSetDevice(device);
-    cudaEvent_t ev;
-    if (e == cudaSuccess)
-        e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
-    if (e != cudaSuccess)
-        return cuda_fail("cudaEventCreate", e);
-    *event = ev;
-    return TRIDI_SUCCESS;
-}
-
-extern "C" void tridi_adi_cuda_event_destroy(int device, void *event)
-{
-    if (cudaSetDevice(device) == cudaSuccess)
-        cudaEventDestroy((cudaEvent_t)event);
-}
-
-extern "C" tridi_status tridi_adi_cuda_event_record(void *event, void *stream)
-{
-    // A stream being captured into a graph gets no record: the graph's replays are the caller's to wait for.
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
-    if (e == cudaSuccess && cs == cudaStreamCaptureStatusNone)
-        e = cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventRecord", e);
-}
-
-extern "C" tridi_status tridi_adi_cuda_event_sync(void *event)
-{
-    cudaError_t e = cudaEventSynchronize((cudaEvent_t)event);
-    return e == cudaSuccess ? TRIDI_SUCCESS : cuda_fail("cudaEventSynchronize", e);
 }

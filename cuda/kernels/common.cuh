@@ -83,6 +83,37 @@ __device__ __forceinline__ double tk_back(double w, double xnext, double g)
         return tridi_exact_back(w, xnext, g);
 }
 
+// The rotation of a row of n1 y/z lines (neighbouring cells, the first at `row`, esize bytes each) that puts
+// its lines sh, sh + 1, ... on its slots 0, 1, ...: every run of g slots from a multiple of g then starts on a
+// multiple of g elements, and a warp's run reads no sector it does not use all of (decision 081). Slot u
+// takes line row_rotate(u, sh, n1) = (u + sh) mod n1.
+__device__ __forceinline__ int64_t row_shift(const void *row, int esize, int g, int64_t n1)
+{
+    const int64_t a = (int64_t)(((uintptr_t)row / (uintptr_t)esize) & (uintptr_t)(g - 1));
+    return ((g - a) & (g - 1)) % n1;
+}
+__device__ __forceinline__ int64_t row_rotate(int64_t u, int64_t sh, int64_t n1)
+{
+    return u + sh < n1 ? u + sh : u + sh - n1;
+}
+
+// The line of slot p of a launch (its coordinates l1, l2): p itself, but for y/z lines (g > 1) whose first
+// line axis has neighbouring cells, in a row of n1 lines the launch holds whole: the row's rotation to R's
+// alignment (esize: R's element size; the inputs share one view).
+__device__ __forceinline__ int64_t tk_line_of(const tk_args &a, int esize, int64_t p, int g, int64_t *l1,
+                                              int64_t *l2)
+{
+    *l1 = p % a.n1;
+    *l2 = p / a.n1;
+    const int64_t r0 = *l2 * a.n1;
+    if (g > 1 && a.in.s1 == 1 && r0 >= a.l_begin && r0 + a.n1 <= a.l_begin + a.l_count) {
+        *l1 = row_rotate(*l1, row_shift((const char *)a.R + (a.in.off + *l2 * a.in.s2) * esize, esize, g, a.n1),
+                         a.n1);
+        return r0 + *l1;
+    }
+    return p;
+}
+
 // A lane of a block of one line per thread (tk_line, tc_line): its line of the launch and where the
 // line's unknowns sit. Lanes past the launch's last line take the block's first line (valid offsets,
 // cooperative copies) and are not active.

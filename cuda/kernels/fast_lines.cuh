@@ -68,7 +68,7 @@ __host__ inline bool fp_shape(int64_t n, bool contig, int float_L, int *L, fp_ge
     return lines * P <= FP_MAX_THREADS;
 }
 
-// The runs of neighbouring y/z lines (FP_STRIDED) whose starts fp_row_shift aligns (decision 081): the lines a
+// The runs of neighbouring y/z lines (FP_STRIDED) whose starts row_shift aligns (decision 081): the lines a
 // warp reads as one run at each unknown, a block's lines up to 32 and up to 128 bytes, a power of two.
 template <class T>
 __device__ __forceinline__ int fp_run_lines(const fp_geom &g)
@@ -78,21 +78,6 @@ __device__ __forceinline__ int fp_run_lines(const fp_geom &g)
     while (r & (r - 1))
         r &= r - 1;
     return r;
-}
-
-// The rotation of a row of n1 y/z lines (neighbouring cells, first at `row`) that puts its lines p1 = sh,
-// sh + 1, ... on its slots 0, 1, ...: every run of g slots from a multiple of g then starts on a multiple of
-// g elements, and a warp's run reads no sector it does not use all of (decision 081). Slot u takes line
-// (u + sh) mod n1.
-template <class T>
-__device__ __forceinline__ int64_t fp_row_shift(const T *row, int g, int64_t n1)
-{
-    const int64_t a = (int64_t)(((uintptr_t)row / sizeof(T)) & (uintptr_t)(g - 1));
-    return ((g - a) & (g - 1)) % n1;
-}
-__device__ __forceinline__ int64_t fp_rotate(int64_t u, int64_t sh, int64_t n1)
-{
-    return u + sh < n1 ? u + sh : u + sh - n1;
 }
 
 // A thread's line in its block's tile (t) and its chunk of that line (q).
@@ -355,22 +340,6 @@ FP_UNROLL
     }
 };
 
-// The line of slot p of a launch (its coordinates l1, l2): p itself, but for y/z lines (g > 1) whose first line
-// axis has neighbouring cells, in a row of n1 lines the launch holds whole: fp_row_shift's rotation of that
-// row (R's alignment: the four inputs share one view).
-template <class T>
-__device__ __forceinline__ int64_t fp_line_of(const tk_args &a, int64_t p, int g, int64_t *l1, int64_t *l2)
-{
-    *l1 = p % a.n1;
-    *l2 = p / a.n1;
-    const int64_t r0 = *l2 * a.n1;
-    if (g > 1 && a.in.s1 == 1 && r0 >= a.l_begin && r0 + a.n1 <= a.l_begin + a.l_count) {
-        *l1 = fp_rotate(*l1, fp_row_shift((const T *)a.R + a.in.off + *l2 * a.in.s2, g, a.n1), a.n1);
-        return r0 + *l1;
-    }
-    return p;
-}
-
 // Offsets are int: the plan takes a call only when every offset it touches fits.
 template <class T, int L, int MODE>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
@@ -382,7 +351,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     const int g = MODE == FP_STRIDED ? fp_run_lines<T>(geo) : 1;
     int64_t l1, l2;
-    const int64_t l = fp_line_of<T>(a, a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
+    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
     fp_array_rows<T, L> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
@@ -489,7 +458,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, co
     const int64_t li0 = (int64_t)(blockIdx.x / C) * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     int64_t l1, l2;
-    const int64_t l = fp_line_of<T>(a, a.l_begin + li0 + (t < nl ? t : 0), fp_run_lines<T>(geo), &l1, &l2);
+    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), fp_run_lines<T>(geo), &l1, &l2);
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
     fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                                   (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
