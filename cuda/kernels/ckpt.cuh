@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(TK_T, TC_MIN_BLOCKS) tc_line(const tk_args a, 
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     // Lanes past the last line compute the block's first line (valid addresses, cooperative copies) and
     // write nothing: no checkpoint, no answer.
-    const tk_lane<I> ln(a);
+    const tk_lane<I> ln(a, sizeof(TL));
     const int t = ln.t;
     const bool active = ln.active;
     const int64_t n = a.n, nch = ln.nch;

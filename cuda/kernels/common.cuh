@@ -114,22 +114,24 @@ __device__ __forceinline__ int64_t tk_line_of(const tk_args &a, int esize, int64
     return p;
 }
 
-// A lane of a block of one line per thread (tk_line, tc_line): its line of the launch and where the
-// line's unknowns sit. Lanes past the launch's last line take the block's first line (valid offsets,
-// cooperative copies) and are not active.
+// A lane of a block of one line per thread (tk_line, tc_line, tx_line): its line of the launch and where
+// the line's unknowns sit. Lanes past the launch's last line take the block's first line (valid offsets,
+// cooperative copies) and are not active. y/z lines: the block's 32 lines start on 128 bytes of R (rows
+// rotated, decision 081; esize: R's element size).
 template <class I>
 struct tk_lane {
     int t, nl;           // the lane, the block's lines
     bool active;         // t < nl
     int64_t li0, nch, l; // the block's first launch line, stages of TK_K unknowns, this lane's line
     I io, oo, si, so;    // offsets of the line's unknown 0 in the inputs and x, unknowns' spacing
-    __device__ __forceinline__ explicit tk_lane(const tk_args &a)
+    __device__ __forceinline__ tk_lane(const tk_args &a, int esize)
         : t((int)threadIdx.x), li0((int64_t)blockIdx.x * TK_T), nch((a.n + TK_K - 1) / TK_K)
     {
         nl = (int)min((int64_t)TK_T, a.l_count - li0);
         active = t < nl;
-        l = a.l_begin + li0 + (active ? t : 0);
-        const int64_t l1 = l % a.n1, l2 = l / a.n1;
+        const int g = 128 / esize < TK_T ? 128 / esize : TK_T;
+        int64_t l1, l2;
+        l = tk_line_of(a, esize, a.l_begin + li0 + (active ? t : 0), g, &l1, &l2);
         io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2);
         oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
         si = (I)a.in.sm;

@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
     constexpr int T = TK_T, K = TK_K, SE = TK_TILE;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     // This lane's line; lanes past the last line stay (inactive) to the end: tk_finish meets the whole block.
-    const tk_lane<I> ln(a);
+    const tk_lane<I> ln(a, sizeof(TL));
     const int t = ln.t, nl = ln.nl;
     const bool active = ln.active;
     const int64_t n = a.n, li0 = ln.li0, nch = ln.nch;

@@ -49,7 +49,7 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
     static_assert(S % C == 0 && T % S == 0, "tile shape");
     const int NS = ns_hint & 15;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
-    const tk_lane<I> ln(a);
+    const tk_lane<I> ln(a, sizeof(TL));
     const int t = ln.t, nl = ln.nl;
     const bool active = ln.active;
     const int row = active ? t : 0; // lanes past the last line read line 0's tiles and write nothing
