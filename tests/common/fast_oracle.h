@@ -2,9 +2,11 @@
  * solve's math (tests/c/test_fast_partition.cpp) and the GPU test of the FAST kernels
  * (tests/cuda/test_fast_gpu.c). A line's exact answer x* comes from the Thomas recurrence in long double;
  * the bound is |x - x*| <= 32 u cond(A, x*) |x*| in the max norm, cond(A, x) = || |A^-1| |A| |x| || / ||x||.
- * |A^-1| v is computed column by column up to FO_EXACT_MAX unknowns; longer lines use <A>^-1 v, with <A>
- * the comparison matrix (|diag| on the diagonal, -|lower|, -|upper| off it): for a diagonally dominant A,
- * <A>^-1 >= |A^-1| entry by entry, so the bound checked there is the stated one or looser by that ratio.
+ * |A^-1| v is computed column by column up to FO_EXACT_MAX unknowns and on every line that is not row
+ * diagonally dominant; longer dominant lines use <A>^-1 v, with <A> the comparison matrix (|diag| on the
+ * diagonal, -|lower|, -|upper| off it): for a diagonally dominant A, <A>^-1 >= |A^-1| entry by entry, so the
+ * bound checked there is the stated one or looser by that ratio (for another A it can be smaller than
+ * |A^-1| v, the bound then too tight).
  * A line that is not row diagonally dominant is outside the stated bound (docs/api.md: it gets MOHID's
  * recurrence's guarantee); for it |A| |x| becomes max(|A| |x|, |L| |U| |x|) with L, U the recurrence's
  * own factors, the backward error of an LU without pivoting, so that the bound allows the recurrence's
@@ -58,7 +60,7 @@ static int fo_line(int64_t n, const long double *d, const long double *e, const 
             v[m] = fmaxl(v[m], lu);
         }
     long double cn = 0.0L;
-    if (n <= FO_EXACT_MAX) {
+    if (n <= FO_EXACT_MAX || !dominant) {
         for (int64_t m = 0; m < n; ++m)
             c[m] = 0.0L;
         for (int64_t j = 0; j < n; ++j) { /* column j of A^-1, then c += |A^-1(:, j)| v(j) */
