@@ -355,7 +355,7 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, nlines - li0);
     int64_t l1, l2;
-    const int g = MODE == FP_STRIDED ? fp_run_lines<T>(geo) : 1;
+    const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
     const int64_t c0 = Rows::line_at(&s, li0 + (t < nl ? t : 0), &l1, &l2, g);
     Rows src{&s, &fz, l1 + l2 * s.n[Rows::A1], l1, l2, c0, s.n[AXIS]};
     if constexpr (FAMILY == FS)

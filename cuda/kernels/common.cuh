@@ -97,6 +97,17 @@ __device__ __forceinline__ int64_t row_rotate(int64_t u, int64_t sh, int64_t n1)
     return u + sh < n1 ? u + sh : u + sh - n1;
 }
 
+// The run of neighbouring y/z lines a warp reads as one at each unknown, whose start tk_line_of aligns: a
+// block's `lines` up to 32 and up to 128 bytes (esize bytes a cell), a power of two (decision 081).
+__device__ __forceinline__ int warp_run(int lines, int esize)
+{
+    int r = lines < 32 ? lines : 32;
+    r = r < 128 / esize ? r : 128 / esize;
+    while (r & (r - 1))
+        r &= r - 1;
+    return r;
+}
+
 // The line of slot p of a launch (its coordinates l1, l2): p itself, but for y/z lines (g > 1) whose first
 // line axis has neighbouring cells, in a row of n1 lines the launch holds whole: the row's rotation to R's
 // alignment (esize: R's element size; the inputs share one view).
@@ -129,9 +140,8 @@ struct tk_lane {
     {
         nl = (int)min((int64_t)TK_T, a.l_count - li0);
         active = t < nl;
-        const int g = 128 / esize < TK_T ? 128 / esize : TK_T;
         int64_t l1, l2;
-        l = tk_line_of(a, esize, a.l_begin + li0 + (active ? t : 0), g, &l1, &l2);
+        l = tk_line_of(a, esize, a.l_begin + li0 + (active ? t : 0), warp_run(TK_T, esize), &l1, &l2);
         io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2);
         oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
         si = (I)a.in.sm;

@@ -68,18 +68,6 @@ __host__ inline bool fp_shape(int64_t n, bool contig, int float_L, int *L, fp_ge
     return lines * P <= FP_MAX_THREADS;
 }
 
-// The runs of neighbouring y/z lines (FP_STRIDED) whose starts row_shift aligns (decision 081): the lines a
-// warp reads as one run at each unknown, a block's lines up to 32 and up to 128 bytes, a power of two.
-template <class T>
-__device__ __forceinline__ int fp_run_lines(const fp_geom &g)
-{
-    int r = g.lines < 32 ? g.lines : 32;
-    r = r < 128 / (int)sizeof(T) ? r : 128 / (int)sizeof(T);
-    while (r & (r - 1))
-        r &= r - 1;
-    return r;
-}
-
 // A thread's line in its block's tile (t) and its chunk of that line (q).
 template <int MODE>
 __device__ __forceinline__ void fp_place(const fp_geom &g, int *t, int *q)
@@ -349,7 +337,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     fp_place<MODE>(geo, &t, &q);
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
-    const int g = MODE == FP_STRIDED ? fp_run_lines<T>(geo) : 1;
+    const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
     int64_t l1, l2;
     const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
@@ -458,7 +446,8 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, co
     const int64_t li0 = (int64_t)(blockIdx.x / C) * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     int64_t l1, l2;
-    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), fp_run_lines<T>(geo), &l1, &l2);
+    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), warp_run(geo.lines, sizeof(T)), &l1,
+                                 &l2);
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
     fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                                   (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
