@@ -173,15 +173,16 @@ struct line_rhs {
     // FORM (form, a constant): RHS_ALL no x0, so nothing is read for it; RHS_X0 an x0; RHS_ONE reads y and
     // the one other axis's neighbours alone: the terms it drops add exact zeros (decision 067).
     // Float lines: in float, the same terms as weight * (neighbour - cell) (decision 052).
-    template <int FORM>
+    // ENDS false: the caller knows 0 < m < n - 1, and the neighbours along the line need no test (082).
+    template <int FORM, bool ENDS = true>
     __device__ __forceinline__ auto interior(int64_t m) const
     {
         if constexpr (FORM == RHS_ONE)
             return interior_one(m);
         else if constexpr (sizeof(T) == 4)
-            return interior_f<FORM == RHS_X0>(m);
+            return interior_f<FORM == RHS_X0, ENDS>(m);
         else
-            return interior_d<FORM == RHS_X0>(m);
+            return interior_d<FORM == RHS_X0, ENDS>(m);
     }
     __device__ __forceinline__ T interior_one(int64_t m) const
     {
@@ -198,7 +199,7 @@ struct line_rhs {
             return term(o_alpha, o_c0, o_cm, o_cp, yc, vm, vp, yc);
         }
     }
-    template <bool X0>
+    template <bool X0, bool ENDS>
     __device__ __forceinline__ float interior_f(int64_t m) const
     {
         const int64_t off = m * st;
@@ -206,14 +207,14 @@ struct line_rhs {
         float acc = X0 ? __ldg(x0 + off) : 0.0f;
 #pragma unroll
         for (int b = 0; b < 3; ++b) {
-            const T *lo = b == AXIS ? y + off - (m > 0 ? st : 0) : nb[b][0] + off;
-            const T *hi = b == AXIS ? y + off + (m < n - 1 ? st : 0) : nb[b][1] + off;
+            const T *lo = b == AXIS ? y + off - (!ENDS || m > 0 ? st : 0) : nb[b][0] + off;
+            const T *hi = b == AXIS ? y + off + (!ENDS || m < n - 1 ? st : 0) : nb[b][1] + off;
             acc = __fmaf_rn(fw[b][0], __fsub_rn(__ldg(lo), yc), acc);
             acc = __fmaf_rn(fw[b][1], __fsub_rn(__ldg(hi), yc), acc);
         }
         return acc;
     }
-    template <bool X0>
+    template <bool X0, bool ENDS>
     __device__ __forceinline__ double interior_d(int64_t m) const
     {
         const int64_t off = m * st;
@@ -225,8 +226,8 @@ struct line_rhs {
                 acc = other_axis(b, off, yc, acc);
                 continue;
             }
-            const double vm = (double)__ldg(y + off - (m > 0 ? st : 0));
-            const double vp = (double)__ldg(y + off + (m < n - 1 ? st : 0));
+            const double vm = (double)__ldg(y + off - (!ENDS || m > 0 ? st : 0));
+            const double vp = (double)__ldg(y + off + (!ENDS || m < n - 1 ? st : 0));
             acc = term(alpha_ax, c0_in, cm_in, cp_in, yc, vm, vp, acc);
         }
         return acc;

@@ -239,15 +239,36 @@ __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &sr
         *(int *)table = ok;
 }
 
+// The barrier of fs_block's phases: the block's, or where each line has the area of its own (G, a line's
+// threads, a power of two, 0 for none; one, two or more lines a warp, or a line of two warps, whose named
+// barrier is 1 + t) its line's alone, so that a block's lines do not wait on each other (decision 082).
+template <int G>
+__device__ __forceinline__ void fs_sync(bool per_line, int t)
+{
+    if constexpr (G > 32) {
+        if (per_line) {
+            asm volatile("bar.sync %0, %1;" ::"r"(1 + t), "n"(G) : "memory");
+            return;
+        }
+    } else if constexpr (G > 0) {
+        if (per_line) {
+            __syncwarp();
+            return;
+        }
+    }
+    __syncthreads();
+}
+
 // fp_join for lines of shared rows: the rows' part of every level from the table (fs_build_table), each
 // line's right-hand sides alone through `area` (two buffers in turn: one barrier a level, not two). On
 // return u and v are the chunk's first and last unknowns; the pivots were checked with the table. Ends with
-// a barrier: the area is free again.
-template <class T, int MODE>
-__device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &tb, int t, int q, unsigned char *area,
-                                        T &u, T &v)
+// a barrier: the area is free again. per_line: area is line t's own, as it is the only line (fs_sync).
+template <class T, int MODE, int G = 0>
+__device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &tb, int t_, int q, unsigned char *area,
+                                        T &u, T &v, bool per_line = false)
 {
-    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL, levels = fs_levels(P);
+    const int P = geo.P, TL = per_line ? 1 : geo.lines, R2 = 2 * P, NT = P * TL, levels = fs_levels(P);
+    const int t = per_line ? 0 : t_;
     auto rpos = [&](int i) {
         return (i & 1) * NT + (MODE == FP_STRIDED ? (i >> 1) * TL + t : t * P + (i >> 1));
     };
@@ -256,14 +277,14 @@ __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &t
         T *d = (T *)area + (lv & 1) * R2 * TL;
         d[rpos(i0)] = u;
         d[rpos(i1)] = v;
-        __syncthreads();
+        fs_sync<G>(per_line, t_);
         const T lo0 = i0 - s >= 0 ? d[rpos(i0 - s)] : T(0), hi0 = i0 + s < R2 ? d[rpos(i0 + s)] : T(0);
         const T lo1 = i1 - s >= 0 ? d[rpos(i1 - s)] : T(0), hi1 = i1 + s < R2 ? d[rpos(i1 + s)] : T(0);
         const int p0 = tb.jpos(lv, i0), p1 = tb.jpos(lv, i1);
         u = (u - __ldg(tb.ja + p0) * lo0 - __ldg(tb.jc + p0) * hi0) * __ldg(tb.jinv + p0); // fp_reduce's d
         v = (v - __ldg(tb.ja + p1) * lo1 - __ldg(tb.jc + p1) * hi1) * __ldg(tb.jinv + p1);
     }
-    __syncthreads();
+    fs_sync<G>(per_line, t_);
 }
 
 // fs_block's solve of one thread's chunk, from its right-hand sides dv to its answers, given the block's
@@ -271,9 +292,9 @@ __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &t
 // line has L unknowns (n a multiple of L), so the chunk's staged entries lie at fixed offsets from its
 // first (fs_pos(s0 + k) = fs_pos(s0) + k) and no step tests the chunk's length:
 // half the instructions of the general form, which the sweeps of 256, 512 or 1024 cells take (decision 034).
-template <class T, int L, int MODE, bool FULL>
+template <class T, int L, int MODE, bool FULL, int G = 0>
 __device__ __forceinline__ bool fs_chunk_solve(const fp_geom &geo, const fs_table<T> &tb, bool rows_ok, int t, int q,
-                                               int s0, int len_, T (&dv)[L], unsigned char *area)
+                                               int s0, int len_, T (&dv)[L], unsigned char *area, bool per_line)
 {
     const int len = FULL ? L : len_;
     auto at = [&](int k) { return tb.at(q, k); };
@@ -299,7 +320,7 @@ FP_UNROLL
         ru = {tb.ua[q], tb.uc[q], (dv[0] - tb.gamma()[at(0)] * dv[1]) * tb.inv()[at(0)]};
     }
     const bool ok = rows_ok && fp_finite(ru.d) && fp_finite(rv.d);
-    fs_join<T, MODE>(geo, tb, t, q, area, ru.d, rv.d);
+    fs_join<T, MODE, G>(geo, tb, t, q, area, ru.d, rv.d, per_line);
     // fp_finish, a'' and c'' from the table
     const T u = ru.d, v = rv.d;
     T mx = fp_abs(u);
@@ -326,6 +347,8 @@ FP_UNROLL
 // that right-hand sides read from a stencil of the field are read in whole runs (x lines, decision 032),
 // and the answers go back the same way: unstage(buf, lflag, t, q, P, active), the lines without a flag.
 // smem: fs_smem_bytes; table: the sweep's table (fs_build_table, run before on the same stream).
+// Src::LINE_THREADS (staged lines, 0 for none): lines of that many threads, a power of two, each of whose
+// join runs in its own line's staged area behind its own barriers (fs_sync).
 template <class T, int L, int MODE, class Src>
 __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
                                          unsigned char *table)
@@ -341,11 +364,14 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
         lflag[t] = 0;
     const bool rows_ok = *(const int *)table != 0; // written by fs_build_table, the kernel before
     const bool full = L % 16 == 0 && n % L == 0;    // the same for every thread of the block
+    constexpr int G = Src::LINE_THREADS;
+    const bool per_line = G > 0 && geo.P == G; // a 4P-long join area fits a line's pitch
+    unsigned char *join = per_line ? (unsigned char *)((T *)area + t * fs_pitch<T>(n)) : area;
 
     T dv[L];
     if constexpr (Src::STAGED) {
         src.stage((T *)area, t, q, geo.P, active);
-        __syncthreads();
+        fs_sync<G>(per_line, t);
         const T *mine = (T *)area + t * fs_pitch<T>(n);
         if (full && active) {
 FP_UNROLL
@@ -356,7 +382,7 @@ FP_UNROLL
             for (int k = 0; k < L; ++k)
                 dv[k] = active && k < len ? mine[fs_pos<L>(s0 + k)] : T(0);
         }
-        __syncthreads(); // the area is the reduction's next
+        fs_sync<G>(per_line, t); // the area is the reduction's next
     } else {
         if (active || Src::RHS_ALL_LANES) // the latter: src's lanes exchange values
             src.rhs(s0, len, dv);
@@ -367,10 +393,10 @@ FP_UNROLL
     }
     bool ok;
     if constexpr (L % 16 == 0)
-        ok = full ? fs_chunk_solve<T, L, MODE, true>(geo, tb, rows_ok, t, q, s0, len, dv, area)
-                  : fs_chunk_solve<T, L, MODE, false>(geo, tb, rows_ok, t, q, s0, len, dv, area);
+        ok = full ? fs_chunk_solve<T, L, MODE, true, G>(geo, tb, rows_ok, t, q, s0, len, dv, join, per_line)
+                  : fs_chunk_solve<T, L, MODE, false, G>(geo, tb, rows_ok, t, q, s0, len, dv, join, per_line);
     else
-        ok = fs_chunk_solve<T, L, MODE, false>(geo, tb, rows_ok, t, q, s0, len, dv, area);
+        ok = fs_chunk_solve<T, L, MODE, false, G>(geo, tb, rows_ok, t, q, s0, len, dv, join, per_line);
     if constexpr (Src::STAGED) {
         // The answers leave as the right-hand sides came: through the area, src.unstage storing whole
         // runs of each line that succeeded.
@@ -387,7 +413,7 @@ FP_UNROLL
                 if (active && k < len)
                     mine[fs_pos<L>(s0 + k)] = dv[k];
         }
-        __syncthreads();
+        fs_sync<G>(per_line, t);
         src.unstage((const T *)area, lflag, t, q, geo.P, active);
         fp_fallback(t, q, nl, lflag, area, src);
     } else {

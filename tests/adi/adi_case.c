@@ -22,12 +22,21 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
 }
 
 static int long_x; /* adi_case_random_long_x: the long axis is x */
+static int heat_x; /* adi_case_random_heat_x: x has exactly nlong cells, the operator is heat's */
 
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
     long_x = 1;
     const int r = adi_case_random(c, rng, dtype, ndim, nlong);
     long_x = 0;
+    return r;
+}
+
+int adi_case_random_heat_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nx)
+{
+    long_x = heat_x = 1;
+    const int r = adi_case_random(c, rng, dtype, ndim, nx);
+    long_x = heat_x = 0;
     return r;
 }
 
@@ -58,7 +67,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
         if (a == long_axis)
-            n = full * tu_randint(rng, nlong / 2 / full, nlong / full);
+            n = heat_x ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;
@@ -71,7 +80,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     c->u0 = malloc(sizeof(double) * n);
     for (int64_t i = 0; i < n; ++i)
         c->u0[i] = 2.0 * tu_uniform(rng) - 1.0;
-    if (tu_uniform(rng) < 0.7) {
+    if (!heat_x && tu_uniform(rng) < 0.7) {
         c->kappa = malloc(sizeof(double) * n);
         for (int64_t i = 0; i < n; ++i)
             c->kappa[i] = tu_uniform(rng) < 0.05 ? 0.0 : 0.05 + 2.0 * tu_uniform(rng);
@@ -81,7 +90,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     /* |v| <= 0.1 with h >= 0.5 and dt <= 2.05 keeps dt |V_{m+1/2} - V_{m-1/2}| / h below 1, so every
      * sweep's system stays diagonally dominant and float rounding is not amplified. */
     for (int a = 0; a < op->naxes; ++a)
-        if (tu_uniform(rng) < 0.5) {
+        if (!heat_x && tu_uniform(rng) < 0.5) {
             c->vel[a] = malloc(sizeof(double) * n);
             for (int64_t i = 0; i < n; ++i)
                 c->vel[a][i] = 0.2 * tu_uniform(rng) - 0.1;

@@ -71,10 +71,13 @@ static double float_tolerance(const adi_case *c, int steps, int fused)
  * bounds' margins; double x rows' face means, decision 065). */
 static double worst_float_ratio = 0.0, worst_double_ratio = 0.0;
 
+/* long_x: 1 the long axis is x, 2 x has exactly nlong cells and the operator is heat's. */
 static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, int long_x)
 {
     adi_case c;
-    if (long_x)
+    if (long_x == 2)
+        adi_case_random_heat_x(&c, rng, -1, 0, nlong);
+    else if (long_x)
         adi_case_random_long_x(&c, rng, -1, 0, nlong);
     else
         adi_case_random(&c, rng, -1, 0, nlong);
@@ -213,10 +216,14 @@ static int sweep_case(uint64_t *rng, int index)
  * step queued before the verdict does nothing, and the field comes back exactly as it was; on the fused
  * path the message names the sweep, and once the verdict is taken the plan steps again. nlong as for
  * adi_case_random. */
-static int nan_case(uint64_t *rng, const char *path, int64_t nlong)
+/* heat_x: x lines of exactly nlong cells and the heat operator (adi_case_random_heat_x). */
+static int nan_case(uint64_t *rng, const char *path, int64_t nlong, int heat_x)
 {
     adi_case c;
-    adi_case_random(&c, rng, TRIDI_FLOAT64, 3, nlong);
+    if (heat_x)
+        adi_case_random_heat_x(&c, rng, TRIDI_FLOAT64, 3, nlong);
+    else
+        adi_case_random(&c, rng, TRIDI_FLOAT64, 3, nlong);
     const ref_problem *p = &c.ref;
     int64_t cell[3];
     for (int a = 0; a < 3; ++a)
@@ -385,7 +392,7 @@ int main(void)
     }
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
-        long_x_cases = 10, wide_cases = 30, staged_cases = 60;
+        long_x_cases = 10, wide_cases = 30, staged_cases = 60, heat_x_cases = 16;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
@@ -404,21 +411,28 @@ int main(void)
     for (int i = 0; i < wide_cases; ++i)
         steps_bad += step_case(&rng, cases + long_cases + full_cases + long_x_cases + i, "fused64", i % 3 ? 0 : 2048,
                                i % 3 == 0);
+    /* Heat x lines of 256-2048 cells: 16, 32 or 64 whole chunks in double or float, solved at fixed offsets
+     * and joined behind each line's own barriers (decision 082), or 128 chunks (double 2048) without. */
+    const int first_heat = cases + long_cases + full_cases + long_x_cases + wide_cases;
+    for (int i = 0; i < heat_x_cases; ++i)
+        steps_bad += step_case(&rng, first_heat + i, "fused", (int64_t)256 << (i % 4), 2);
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
         sweeps_bad += sweep_case(&rng, i);
     int nan_bad = bad_path_case(&rng), graph_bad = 0, graph_cases = 0;
     for (int i = 0; i < 6; ++i)
-        nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused", i < 4 ? 0 : 700); /* the last two: a long axis */
+        nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused", i < 4 ? 0 : 700, 0); /* the last two: a long axis */
+    for (int i = 0; i < 3; ++i) /* heat x lines of 16, 32, 64 chunks (decision 082) */
+        nan_bad += nan_case(&rng, "fused", (int64_t)256 << i, 1);
 #ifdef ADI_TEST_CUDART
     graph_cases = 6;
     for (int i = 0; i < graph_cases; ++i)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 7, graph replays %d of %d\n", steps_bad,
-           cases + long_cases + full_cases + long_x_cases + wide_cases, staged_bad,
+           "%d, NaN and bad-path cases %d of 10, graph replays %d of %d\n", steps_bad,
+           first_heat + heat_x_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     printf("test_adi_cuda: largest fused float error over its tolerance %.3g, double %.3g\n", worst_float_ratio,
