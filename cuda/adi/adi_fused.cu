@@ -212,20 +212,14 @@ cudaError_t launch_shared(const fp_geom &g, size_t smem, const adi_stage *s, con
                           cudaStream_t st)
 {
     if constexpr (AXIS == 0 && COEFS == 0 && EXPL) {
-        if (s->n[0] == (int64_t)g.P * SL) {
-            if (g.P == 8)
-                return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 8>, g, smem, s, fz,
-                                     nlines, st);
-            if (g.P == 16)
-                return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 16>, g, smem, s, fz,
-                                     nlines, st);
-            if (g.P == 32)
-                return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 32>, g, smem, s, fz,
-                                     nlines, st);
-            if (g.P == 64)
-                return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 64>, g, smem, s, fz,
-                                     nlines, st);
-        }
+        using K = decltype(&fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE>);
+        const K fixed[] = {fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 8>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 16>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 32>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 64>};
+        for (int i = 0; i < 4; ++i)
+            if (g.P == 8 << i && s->n[0] == (int64_t)g.P * SL)
+                return launch_kernel(fixed[i], g, smem, s, fz, nlines, st);
     }
     return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE>, g, smem, s, fz, nlines, st);
 }
