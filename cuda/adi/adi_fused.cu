@@ -82,16 +82,16 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 // several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072-074):
 // x blocks (at most 128 threads) four an SM (128 registers), a chunk's right-hand sides and its line's
 // line_rhs without spilling, but float x lines whose cells read few loads (RHS_ONE, or x0 alone: !EXPL)
-// five (96), which the occupancy pays for; y/z blocks (256 threads) three (80), except where a thread holds
-// more than 16 right-hand sides or loads (its explicit terms' loads, EXPL, double values, or float chunks of
-// 32), which three would spill: two (128). ONE: the sweep's right-hand sides are RHS_ONE's.
+// five (96), which the occupancy pays for; y/z blocks (256 threads; 512 for lines of 64 chunks or more,
+// decision 083) 128 registers a thread: each holds more than 16 right-hand sides or loads (its explicit
+// terms' loads, EXPL, double values, or float chunks of 32), which 80 would spill. ONE: the sweep's
+// right-hand sides are RHS_ONE's.
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl, bool one)
 {
-    return axis == 0 ? (sizeof(T) == 8 || (expl && !one) ? 4 : 5)
-                     : (expl || sizeof(T) == 8 || fs_chunk<T>() > 16) ? 2 : 3;
+    return axis == 0 ? (sizeof(T) == 8 || (expl && !one) ? 4 : 5) : 1;
 }
-constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_MAX_THREADS; }
+constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_LONG_THREADS; }
 
 template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false, int PX = 0>
 __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL, ONE)) fused_sweep_shared(const __grid_constant__ adi_stage s,

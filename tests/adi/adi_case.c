@@ -22,7 +22,8 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
 }
 
 static int long_x; /* adi_case_random_long_x: the long axis is x */
-static int heat_x; /* adi_case_random_heat_x: x has exactly nlong cells, the operator is heat's */
+static int heat_only; /* adi_case_random_heat: the long axis has exactly nlong cells, the operator is heat's */
+static int long_axis_set = -1; /* adi_case_random_heat: the long axis */
 
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
@@ -32,11 +33,13 @@ int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int6
     return r;
 }
 
-int adi_case_random_heat_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nx)
+int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n)
 {
-    long_x = heat_x = 1;
-    const int r = adi_case_random(c, rng, dtype, ndim, nx);
-    long_x = heat_x = 0;
+    heat_only = 1;
+    long_axis_set = axis;
+    const int r = adi_case_random(c, rng, dtype, ndim, n);
+    heat_only = 0;
+    long_axis_set = -1;
     return r;
 }
 
@@ -50,11 +53,15 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         ndim = (int)tu_randint(rng, 2, 3);
     c->dtype = dtype < 0 ? (tridi_dtype)tu_randint(rng, 0, 1) : (tridi_dtype)dtype;
     op->naxes = ndim == 3 ? (int)tu_randint(rng, 2, 3) : 2;
+    if (long_axis_set == 2)
+        op->naxes = 3; /* z lines swept */
     op->scheme = op->naxes == 2 && tu_uniform(rng) < 0.5 ? TRIDI_ADI_PEACEMAN_RACHFORD : TRIDI_ADI_DOUGLAS;
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
     op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
     p->grid.ndim = ndim;
-    const int long_axis = nlong != 0 ? (long_x ? 0 : (int)tu_randint(rng, 0, ndim - 1)) : -1;
+    const int long_axis = long_axis_set >= 0 ? long_axis_set
+                          : nlong != 0      ? (long_x ? 0 : (int)tu_randint(rng, 0, ndim - 1))
+                                            : -1;
     const int64_t full = nlong < 0 ? 32 : 1; /* the long axis a multiple of this */
     nlong = nlong < 0 ? -nlong : nlong;
     for (int a = 0; a < 3; ++a) {
@@ -67,7 +74,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
         if (a == long_axis)
-            n = heat_x ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
+            n = heat_only ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;
@@ -80,7 +87,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     c->u0 = malloc(sizeof(double) * n);
     for (int64_t i = 0; i < n; ++i)
         c->u0[i] = 2.0 * tu_uniform(rng) - 1.0;
-    if (!heat_x && tu_uniform(rng) < 0.7) {
+    if (!heat_only && tu_uniform(rng) < 0.7) {
         c->kappa = malloc(sizeof(double) * n);
         for (int64_t i = 0; i < n; ++i)
             c->kappa[i] = tu_uniform(rng) < 0.05 ? 0.0 : 0.05 + 2.0 * tu_uniform(rng);
@@ -90,7 +97,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     /* |v| <= 0.1 with h >= 0.5 and dt <= 2.05 keeps dt |V_{m+1/2} - V_{m-1/2}| / h below 1, so every
      * sweep's system stays diagonally dominant and float rounding is not amplified. */
     for (int a = 0; a < op->naxes; ++a)
-        if (!heat_x && tu_uniform(rng) < 0.5) {
+        if (!heat_only && tu_uniform(rng) < 0.5) {
             c->vel[a] = malloc(sizeof(double) * n);
             for (int64_t i = 0; i < n; ++i)
                 c->vel[a][i] = 0.2 * tu_uniform(rng) - 0.1;

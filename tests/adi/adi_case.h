@@ -32,9 +32,10 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
 /* adi_case_random with the long axis x (nlong > 0): the x lines of rows of their own that the GPU stages
  * through shared memory, up to the fused sweeps' longest (decision 048). */
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong);
-/* adi_case_random with x lines of exactly nx cells and the heat operator (a constant diffusivity, no
- * velocity): the x lines of shared rows whose chunks the GPU solves at fixed offsets (decision 082). */
-int adi_case_random_heat_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nx);
+/* adi_case_random with lines of exactly n cells along axis (0-2; a 3D box for axis 2) and the heat operator
+ * (a constant diffusivity, no velocity): lines of shared rows, x lines of whole chunks solved at fixed
+ * offsets (decision 082), long y/z lines eight a block (decision 083). */
+int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n);
 void adi_case_free(adi_case *c);
 /* A caller-diagonal sweep's problem: a random case, on its grid a random system of its type (rhs and x
  * in sys; *bytes the size of each of its arrays) and a random axis. Returns 0 on success. */
