@@ -236,6 +236,12 @@ FP_UNROLL
     template <int FORM>
     __device__ void stage_cells(const line_rhs<T, AXIS> &cr, T *row, int first, int step) const
     {
+        if constexpr (PX > 0) {
+            if (fixed(step)) {
+                stage_fixed<FORM>(cr, row, first);
+                return;
+            }
+        }
 #pragma unroll 4
         for (int j = 0; j < L; ++j) {
             const int m0 = first + j * step, m = m0 < n ? m0 : (int)n - 1;
@@ -260,7 +266,7 @@ FP_UNROLL
             // the line's ends made again by the threads that wrote them
             if (first == 0)
                 row[fs_pos<L>(0)] = (T)cr(0);
-            if (first == (n - 1) % step)
+            if (first == ((int)n - 1) % step) // n <= FP_N_MAX
                 row[fs_pos<L>(n - 1)] = (T)cr(n - 1);
         } else {
 #pragma unroll 4
@@ -274,7 +280,7 @@ FP_UNROLL
     // fs_pos(q) + fixed_pos(j), as q < PX and one of PX, L divides the other.
     __device__ bool fixed(int P) const { return PX > 0 && P == PX && n == (int64_t)PX * L; }
     __device__ static constexpr int fixed_pos(int j) { return j * PX + j * PX / L; }
-    // stage_line for fixed() lines: every cell's loads at constant offsets from the thread's first cell's,
+    // stage_cells for fixed() lines: every cell's loads at constant offsets from the thread's first cell's,
     // the tests of the line's ends in its first and last cell alone (082).
     template <int FORM>
     __device__ __forceinline__ void stage_fixed(const line_rhs<T, AXIS> &cr, T *row, int q) const
@@ -286,32 +292,14 @@ FP_UNROLL
             mine[fixed_pos(j)] = j == 0 || j == L - 1 ? (T)cr.template interior<FORM>(m)
                                                       : (T)cr.template interior<FORM, false>(m);
         }
-        if (q == 0)
-            row[fs_pos<L>(0)] = (T)cr(0);
-        if (q == PX - 1)
-            row[fs_pos<L>(n - 1)] = (T)cr(n - 1);
     }
     // STAGED: the block's right-hand sides into buf (line t's at t * fs_pitch<T>(n)); thread (t, q) of fs_block.
     // Each line by its own P threads, thread q unknowns q, q + P, ..., with one line_rhs a thread (decisions
     // 071, 073).
     __device__ void stage(T *buf, int t, int q, int P, bool active) const
     {
-        if (!active)
-            return;
-        T *row = buf + t * fs_pitch<T>(n);
-        if constexpr (PX > 0) {
-            if (fixed(P)) {
-                const line_rhs<T, AXIS> cr(s, l1, l2);
-                if (cr.form == RHS_ONE)
-                    stage_fixed<RHS_ONE>(cr, row, q);
-                else if (cr.form == RHS_X0)
-                    stage_fixed<RHS_X0>(cr, row, q);
-                else
-                    stage_fixed<RHS_ALL>(cr, row, q);
-                return;
-            }
-        }
-        stage_line(row, q, P);
+        if (active)
+            stage_line(buf + t * fs_pitch<T>(n), q, P);
     }
     // STAGED: the block's answers from buf, the lines flagged in lflag left to careful; thread q stores
     // unknowns q, q + P, ... of its line, as stage wrote them.
