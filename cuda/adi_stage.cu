@@ -6,6 +6,7 @@
 #include "adi_internal.h"
 
 #include <cuda_runtime.h>
+#include <cstring>
 #include <new>
 
 #define ADI_QUAL static __device__ __forceinline__
@@ -127,11 +128,16 @@ tridi_status timer_read(adi_timer *t, double *ms)
 }
 
 // What a plan on the GPU keeps beyond its work arrays and stream: the fused sweeps' status word (device
-// memory, adi_internal.h) and table of shared rows (adi_fused.table), the event of the latest fused step's
-// end (waited for by tridi_adi_synchronize), the timer of the sweep boundaries (profile).
+// memory, adi_internal.h) and tables of shared rows (adi_fused.table, one an axis, with the stage each was
+// made for: decision 085), the event of the latest fused step's end (waited for by tridi_adi_synchronize),
+// the timer of the sweep boundaries (profile).
 struct adi_gpu {
     unsigned long long *status = nullptr;
     void *rows_table = nullptr;
+    size_t table_bytes = 0;   // each axis's
+    adi_stage made_for[3];    // the stage whose rows the axis's table holds, where made[axis]
+    bool made[3] = {false, false, false};
+    bool keep_tables = true;  // false once a step was captured in a graph: its replays remake tables
     void *done = nullptr;
     adi_timer *timer = nullptr;
     bool offsets64 = false; // TRIDI_ADI_PATH=fused64
@@ -155,14 +161,48 @@ bool choose_fused(const tridi_adi_s *plan, int path)
     return fits && path != 2;
 }
 
-// The fused sweeps' status word, their table of shared rows and the event a step ends with.
+// Whether stages a and b have the same values: every number of the stage bit for bit and each array present
+// in both or in neither, only the arrays' addresses free. The rows of a sweep of shared rows depend on fewer
+// (decision 085).
+bool same_stage_values(const adi_stage &a, const adi_stage &b)
+{
+    // A new member of adi_stage joins the comparison below.
+    static_assert(sizeof(adi_stage) == 280, "same_stage_values compares every member of adi_stage");
+    auto same = [](const void *p, const void *q, size_t bytes) { return memcmp(p, q, bytes) == 0; };
+    auto both = [](const void *p, const void *q) { return (p == nullptr) == (q == nullptr); };
+    bool eq = same(a.n, b.n, sizeof a.n) && same(a.stride, b.stride, sizeof a.stride) && a.origin == b.origin &&
+              a.naxes == b.naxes && a.axis == b.axis && same(a.alpha, b.alpha, sizeof a.alpha) &&
+              same(&a.tdt, &b.tdt, sizeof a.tdt) && same(&a.kappa_const, &b.kappa_const, sizeof a.kappa_const) &&
+              a.harmonic == b.harmonic && a.careful == b.careful && same(a.inv_h, b.inv_h, sizeof a.inv_h) &&
+              same(a.inv_h2, b.inv_h2, sizeof a.inv_h2) && a.increment == b.increment &&
+              same(a.dirichlet_lo, b.dirichlet_lo, sizeof a.dirichlet_lo) &&
+              same(a.dirichlet_hi, b.dirichlet_hi, sizeof a.dirichlet_hi);
+    eq = eq && both(a.field, b.field) && both(a.x0, b.x0) && both(a.y, b.y) && both(a.out, b.out) &&
+         both(a.lower, b.lower) && both(a.diag, b.diag) && both(a.upper, b.upper) && both(a.kappa, b.kappa);
+    for (int i = 0; i < 3; ++i)
+        eq = eq && both(a.vel[i], b.vel[i]);
+    return eq;
+}
+
+// Whether stream is not being captured into a graph (false if that cannot be told).
+bool stream_idle_of_capture(int device, void *stream)
+{
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    if (cudaSetDevice(device) != cudaSuccess || cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return cs == cudaStreamCaptureStatusNone;
+}
+
+// The fused sweeps' status word, their tables of shared rows and the event a step ends with.
 tridi_status fused_alloc(const char *f, const tridi_adi_s *plan, adi_gpu *g)
 {
     tridi_context ctx = plan->ctx;
     tridi_status s = tridi_adi_as_called(f, tridi_device_alloc(ctx, sizeof *g->status, (void **)&g->status));
-    const size_t table = tridi_adi_cuda_table_bytes(&plan->base, plan->op.naxes, f64_of(plan));
-    if (!s && table)
-        s = tridi_adi_as_called(f, tridi_device_alloc(ctx, table, &g->rows_table));
+    g->table_bytes = (tridi_adi_cuda_table_bytes(&plan->base, plan->op.naxes, f64_of(plan)) + 255) / 256 * 256;
+    if (!s && g->table_bytes)
+        s = tridi_adi_as_called(f, tridi_device_alloc(ctx, g->table_bytes * plan->op.naxes, &g->rows_table));
     if (!s)
         s = tridi_adi_cuda_status_reset(device_of(plan), g->status);
     if (!s)
@@ -254,9 +294,21 @@ extern "C" tridi_status tridi_adi_cuda_plan_stage(const tridi_adi_s *plan, const
 extern "C" tridi_status tridi_adi_cuda_plan_sweep(const tridi_adi_s *plan, const adi_stage *s, int accumulate,
                                                   void *stream)
 {
-    const adi_gpu *g = (const adi_gpu *)plan->backend_state;
-    const adi_fused fz = {g->status, accumulate, g->rows_table, g->offsets64};
-    return tridi_adi_cuda_fused_sweep(device_of(plan), s, f64_of(plan), &fz, stream);
+    adi_gpu *g = (adi_gpu *)plan->backend_state;
+    const int a = s->axis;
+    // A captured sweep remakes its table at each replay, whatever eager steps made in between (decision 085).
+    if (g->keep_tables && !stream_idle_of_capture(device_of(plan), stream))
+        g->keep_tables = false;
+    const bool ready = g->keep_tables && g->made[a] && same_stage_values(g->made_for[a], *s);
+    void *table = g->rows_table ? (char *)g->rows_table + (size_t)a * g->table_bytes : nullptr;
+    const adi_fused fz = {g->status, accumulate, table, ready, g->offsets64};
+    g->made[a] = false; // until this sweep's launch has made the table
+    const tridi_status st = tridi_adi_cuda_fused_sweep(device_of(plan), s, f64_of(plan), &fz, stream);
+    if (!st && g->keep_tables) {
+        g->made_for[a] = *s;
+        g->made[a] = true;
+    }
+    return st;
 }
 
 extern "C" tridi_status tridi_adi_cuda_mark(tridi_adi_s *plan, int m, void *stream)

@@ -85,8 +85,10 @@ typedef struct adi_fused {
     unsigned long long *status; /* the plan's deferred verdict: ADI_STATUS_CLEAR or the first failure */
     int accumulate;             /* the answers are added to out (the last sweep of a Douglas step in
                                    increments, decision 032) instead of written over it */
-    void *table;                /* device memory for the elimination of a sweep's shared rows
-                                   (tridi_adi_cuda_table_bytes), remade by each sweep that has them */
+    void *table;                /* device memory for the elimination of the sweep's shared rows
+                                   (tridi_adi_cuda_table_bytes), the plan's own for the sweep's axis */
+    int table_ready;            /* table holds this sweep's rows already: made by an earlier sweep of a
+                                   stage of the same values, not made again (decision 085) */
     int offsets64;              /* the x rows' offsets in 64 bits where an int would hold them too
                                    (TRIDI_ADI_PATH=fused64: the tests of the wide offsets; decision 078) */
     /* The x rows' constants (cuda/adi/line_rows.cuh, decision 078), made by the launch from the stage: per

@@ -82,10 +82,10 @@ __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep
 // several share an SM (decision 032). The registers a thread may have (decisions 034, 052, 065, 072-074):
 // x blocks (at most 128 threads) four an SM (128 registers), a chunk's right-hand sides and its line's
 // line_rhs without spilling, but float x lines whose cells read few loads (RHS_ONE, or x0 alone: !EXPL)
-// five (96), which the occupancy pays for; y/z blocks (256 threads; 512 for lines of 64 chunks or more,
-// decision 083) 128 registers a thread: each holds more than 16 right-hand sides or loads (its explicit
-// terms' loads, EXPL, double values, or float chunks of 32), which 80 would spill. ONE: the sweep's
-// right-hand sides are RHS_ONE's.
+// five (96), which the occupancy pays for; y/z blocks (256 threads; 512 for lines of 64 chunks or more and
+// double lines of 32, decisions 083, 084) 128 registers a thread: each holds more than 16 right-hand sides
+// or loads (its explicit terms' loads, EXPL, double values, or float chunks of 32), which 80 would spill.
+// ONE: the sweep's right-hand sides are RHS_ONE's.
 template <typename T>
 constexpr int fs_blocks_per_sm(int axis, bool expl, bool one)
 {
@@ -102,7 +102,8 @@ __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EX
     sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL, LANES, int64_t, PX>(s, fz, nlines, geo, fp_dyn);
 }
 
-// The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream.
+// The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream, unless
+// the plan's table for the axis holds them already (adi_fused.table_ready, decision 085).
 template <typename T, int L, int AXIS, int COEFS>
 __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_constant__ adi_fused fz, const fp_geom geo)
 {
@@ -233,7 +234,8 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g) && shared_rhs(s, AXIS)) {
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
         constexpr int SL = fs_chunk<T>();
-        fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
+        if (!fz->table_ready)
+            fused_table<T, SL, AXIS, COEFS><<<1, (g.P + 31) / 32 * 32, 0, st>>>(*s, *fz, g);
         if (x0_only(s))
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, false>, g, smem, s, fz, nlines, st);
         // y/z lines whose warps hold runs of at least LANES_MIN_LINES lines: the neighbours from the lanes

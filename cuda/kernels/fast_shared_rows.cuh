@@ -17,7 +17,8 @@
 namespace {
 
 constexpr int FS_MAX_THREADS = 256; // per block: several blocks an SM, whose load and reduction phases overlap
-// y/z lines of 64 chunks or more: eight lines a block, runs of 64 bytes of double, not four of 32 (decision 083)
+// y/z lines of 64 chunks or more, and double lines of 32: blocks of 512 threads, runs of twice the bytes a warp
+// (decisions 083, 084)
 constexpr int FS_LONG_THREADS = 512;
 constexpr int FS_X_THREADS = 128;   // per block of x lines (FP_CONTIG), which stage their lines
 
@@ -76,7 +77,8 @@ inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
 }
 
 // The shape: chunks of fs_chunk; y/z lines (FP_STRIDED) with up to 128 bytes of neighbouring lines in a warp's
-// rows within FS_MAX_THREADS (FS_LONG_THREADS for 64 chunks or more), x lines (FP_CONTIG) within FS_X_THREADS.
+// rows within FS_MAX_THREADS (FS_LONG_THREADS for 64 chunks or more, or double lines of 32), x lines (FP_CONTIG)
+// within FS_X_THREADS.
 // False past FP_N_MAX.
 template <class T>
 __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
@@ -88,7 +90,7 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
     if (contig) {
         lines = FS_X_THREADS / P > 1 ? FS_X_THREADS / P : 1;
     } else {
-        const int cap = P >= 64 ? FS_LONG_THREADS : FS_MAX_THREADS;
+        const int cap = P >= 64 || (sizeof(T) == 8 && P >= 32) ? FS_LONG_THREADS : FS_MAX_THREADS;
         const int run = 128 / (int)sizeof(T), most = cap / P > 1 ? cap / P : 1;
         lines = run < most ? run : most;
     }
