@@ -174,9 +174,11 @@ bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr, bool x0only 
         *L = chunk;
     // y/z lines: a warp's rows 32 bytes of neighbouring lines (a whole sector) rather than fp_shape's 128
     // where that halves the block, so that two blocks share an SM and overlap their loads with each
-    // other's reduction (decision 048).
+    // other's reduction (decision 048); but z lines of 512 cells or more, whose sweep reads and writes
+    // more arrays a cell, keep fp_shape's block (decision 086).
     const int run = 32 / (int)sizeof(T);
-    if (a != 0 && g->lines > run && g->lines * g->P > FS_MAX_THREADS) {
+    const bool halve = a == 1 || (a == 2 && n < 512);
+    if (halve && g->lines > run && g->lines * g->P > FS_MAX_THREADS) {
         const int lines = FS_MAX_THREADS / g->P > run ? FS_MAX_THREADS / g->P : run;
         g->lines = lines < g->lines ? lines : g->lines;
     }

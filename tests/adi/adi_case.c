@@ -23,7 +23,8 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
 
 static int long_x; /* adi_case_random_long_x: the long axis is x */
 static int heat_only; /* adi_case_random_heat: the long axis has exactly nlong cells, the operator is heat's */
-static int long_axis_set = -1; /* adi_case_random_heat: the long axis */
+static int long_axis_set = -1; /* adi_case_random_heat, adi_case_random_axis: the long axis */
+static int exact_long; /* adi_case_random_axis: the long axis has exactly nlong cells */
 
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
@@ -39,6 +40,16 @@ int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int ax
     long_axis_set = axis;
     const int r = adi_case_random(c, rng, dtype, ndim, n);
     heat_only = 0;
+    long_axis_set = -1;
+    return r;
+}
+
+int adi_case_random_axis(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n)
+{
+    exact_long = 1;
+    long_axis_set = axis;
+    const int r = adi_case_random(c, rng, dtype, ndim, n);
+    exact_long = 0;
     long_axis_set = -1;
     return r;
 }
@@ -74,7 +85,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
         if (a == long_axis)
-            n = heat_only ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
+            n = heat_only || exact_long ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;

@@ -36,6 +36,9 @@ int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int6
  * (a constant diffusivity, no velocity): lines of shared rows, x lines of whole chunks solved at fixed
  * offsets (decision 082), long y/z lines eight a block (decision 083). */
 int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n);
+/* adi_case_random with lines of exactly n cells along axis (0-2; a 3D box for axis 2), the operator drawn as
+ * adi_case_random draws it (a kappa field, velocities, or neither). */
+int adi_case_random_axis(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n);
 void adi_case_free(adi_case *c);
 /* A caller-diagonal sweep's problem: a random case, on its grid a random system of its type (rhs and x
  * in sys; *bytes the size of each of its arrays) and a random axis. Returns 0 on success. */

@@ -71,11 +71,14 @@ static double float_tolerance(const adi_case *c, int steps, int fused)
  * bounds' margins; double x rows' face means, decision 065). */
 static double worst_float_ratio = 0.0, worst_double_ratio = 0.0;
 
-/* long_x: 1 the long axis is x; 2, 3, 4: x, y or z has exactly nlong cells and the operator is heat's. */
+/* long_x: 1 the long axis is x; 2, 3, 4: x, y or z has exactly nlong cells and the operator is heat's; 5:
+ * z has exactly nlong cells, any operator. */
 static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, int long_x)
 {
     adi_case c;
-    if (long_x >= 2)
+    if (long_x == 5)
+        adi_case_random_axis(&c, rng, -1, 3, 2, nlong);
+    else if (long_x >= 2)
         adi_case_random_heat(&c, rng, -1, long_x == 4 ? 3 : 0, long_x - 2, nlong);
     else if (long_x)
         adi_case_random_long_x(&c, rng, -1, 0, nlong);
@@ -406,7 +409,8 @@ int main(void)
     }
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
-        long_x_cases = 10, wide_cases = 30, staged_cases = 60, heat_x_cases = 16, long_yz_cases = 12;
+        long_x_cases = 10, wide_cases = 30, staged_cases = 60, heat_x_cases = 16, long_yz_cases = 12,
+        z512_cases = 6;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
@@ -435,6 +439,10 @@ int main(void)
     const int first_long_yz = first_heat + heat_x_cases;
     for (int i = 0; i < long_yz_cases; ++i)
         steps_bad += step_case(&rng, first_long_yz + i, "fused", (int64_t)512 << (i % 3), 3 + (i / 3) % 2);
+    /* z lines of 512 cells, any operator: lines of their own rows in fp_shape's blocks (decision 086). */
+    const int first_z512 = first_long_yz + long_yz_cases;
+    for (int i = 0; i < z512_cases; ++i)
+        steps_bad += step_case(&rng, first_z512 + i, "fused", 512, 5);
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
@@ -451,7 +459,7 @@ int main(void)
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
            "%d, NaN and bad-path cases %d of 10, graph replays %d of %d\n", steps_bad,
-           first_long_yz + long_yz_cases, staged_bad,
+           first_z512 + z512_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     printf("test_adi_cuda: largest fused float error over its tolerance %.3g, double %.3g\n", worst_float_ratio,
