@@ -22,9 +22,9 @@ static double *rounded(double *v, int64_t n, tridi_dtype t)
 }
 
 static int long_x; /* adi_case_random_long_x: the long axis is x */
-static int heat_only; /* adi_case_random_heat: the long axis has exactly nlong cells, the operator is heat's */
-static int long_axis_set = -1; /* adi_case_random_heat, adi_case_random_axis: the long axis */
-static int exact_long; /* adi_case_random_axis: the long axis has exactly nlong cells */
+static int heat_only; /* random_exact: the operator is heat's */
+static int long_axis_set = -1; /* random_exact: the long axis */
+static int exact_long; /* random_exact: the long axis has exactly nlong cells */
 
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
@@ -34,24 +34,26 @@ int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int6
     return r;
 }
 
-int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n)
+/* adi_case_random with the long axis exactly n cells long; heat: the heat operator's coefficients alone. */
+static int random_exact(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n, int heat)
 {
-    heat_only = 1;
+    exact_long = 1;
+    heat_only = heat;
     long_axis_set = axis;
     const int r = adi_case_random(c, rng, dtype, ndim, n);
-    heat_only = 0;
+    exact_long = heat_only = 0;
     long_axis_set = -1;
     return r;
 }
 
+int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n)
+{
+    return random_exact(c, rng, dtype, ndim, axis, n, 1);
+}
+
 int adi_case_random_axis(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n)
 {
-    exact_long = 1;
-    long_axis_set = axis;
-    const int r = adi_case_random(c, rng, dtype, ndim, n);
-    exact_long = 0;
-    long_axis_set = -1;
-    return r;
+    return random_exact(c, rng, dtype, ndim, axis, n, 0);
 }
 
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
@@ -85,7 +87,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
         if (a == long_axis)
-            n = heat_only || exact_long ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
+            n = exact_long ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         int64_t hhi = tu_randint(rng, op->bc_hi[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
         p->lo[a] = lb;
