@@ -64,13 +64,15 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 
 // x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
 // chunks of CHUNK), fo_blocks_per_sm an SM; double spills its chunk's a, c, d over the join, which costs
-// less than two blocks an SM without a spill (decision 058); float rows formed in float fit 64 registers
-// with a few bytes of stack, and four blocks an SM beat three (decision 064).
+// less than two blocks an SM without a spill (decision 058) but for lines of FO_LONG_X cells or more, a
+// block's one or two lines, which gain from registers more than from blocks (decision 087); float rows
+// formed in float fit 64 registers with a few bytes of stack, and four blocks an SM beat three (064).
 constexpr int FO_THREADS = 256;
-template <typename T>
-constexpr int fo_blocks_per_sm() { return sizeof(T) == 8 ? 3 : 4; }
-template <typename T, int L, int COEFS, typename XI>
-__global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
+constexpr int64_t FO_LONG_X = 512;
+template <typename T, bool LONG = false>
+constexpr int fo_blocks_per_sm() { return sizeof(T) == 4 ? 4 : LONG ? 2 : 3; }
+template <typename T, int L, int COEFS, typename XI, bool LONG = false>
+__global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T, LONG>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
                                                                                const __grid_constant__ adi_fused fz,
                                                                                int64_t nlines, const fp_geom geo)
 {
@@ -253,8 +255,12 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     int L = CHUNK;
     own_fits<T>(n, AXIS, &g, &smem, COEFS != 0 && x0_only(s), &L); // tridi_adi_cuda_fused_fits has said it fits
     if constexpr (AXIS == 0) {
-        auto *k = !fz->offsets64 && offsets_fit_int(s) ? fused_sweep_xown<T, CHUNK, COEFS, int>
-                                                        : fused_sweep_xown<T, CHUNK, COEFS, int64_t>;
+        const bool narrow = !fz->offsets64 && offsets_fit_int(s);
+        auto *k = narrow ? fused_sweep_xown<T, CHUNK, COEFS, int> : fused_sweep_xown<T, CHUNK, COEFS, int64_t>;
+        if constexpr (sizeof(T) == 8)
+            if (n >= FO_LONG_X) // decision 087
+                k = narrow ? fused_sweep_xown<T, CHUNK, COEFS, int, true>
+                           : fused_sweep_xown<T, CHUNK, COEFS, int64_t, true>;
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
             const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)
