@@ -163,6 +163,9 @@ size_t smem_optin()
     return (size_t)v;
 }
 
+// z lines of their own rows this long or longer keep fp_shape's block (decision 086).
+constexpr int64_t OWN_LONG_Z = 512;
+
 // Lines of their own rows: x lines staged (fo_block), y/z lines in registers (fp_block). *smem: the bytes;
 // *L: the chunk, for a sweep with (x0only) or without (the default) x0_only. Chunks of 16 take no more shared
 // memory than chunks of 8 (the join's rows a block, 6 per thread; the fallback's W and G the same).
@@ -176,10 +179,10 @@ bool own_fits(int64_t n, int a, fp_geom *g, size_t *smem = nullptr, bool x0only 
         *L = chunk;
     // y/z lines: a warp's rows 32 bytes of neighbouring lines (a whole sector) rather than fp_shape's 128
     // where that halves the block, so that two blocks share an SM and overlap their loads with each
-    // other's reduction (decision 048); but z lines of 512 cells or more, whose sweep reads and writes
-    // more arrays a cell, keep fp_shape's block (decision 086).
+    // other's reduction (decision 048); but z lines of OWN_LONG_Z cells or more, whose sweep reads and
+    // writes more arrays a cell, keep fp_shape's block (decision 086).
     const int run = 32 / (int)sizeof(T);
-    const bool halve = a == 1 || (a == 2 && n < 512);
+    const bool halve = a == 1 || (a == 2 && n < OWN_LONG_Z);
     if (halve && g->lines > run && g->lines * g->P > FS_MAX_THREADS) {
         const int lines = FS_MAX_THREADS / g->P > run ? FS_MAX_THREADS / g->P : run;
         g->lines = lines < g->lines ? lines : g->lines;
