@@ -55,8 +55,9 @@ struct ts_geom {
 
 // The layout of FAST lines (cuda/kernels/fast_lines.cuh): a block is `lines` lines of P chunk threads.
 struct fp_geom {
-    int P;     // chunks (threads) per line
-    int lines; // lines per block
+    int P;          // chunks (threads) per line
+    int lines;      // lines per block
+    int warp_join;  // 1: the chunks joined by a warp a line (P >= FP_WJ_MIN_P), 0: over the block (decision 088)
 };
 
 // How a call is launched. fast: fp_line (FAST arithmetic), chunks of at most fast_chunk unknowns in mode fast_mode

@@ -33,9 +33,10 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
 // A FAST plan of a given shape, for the GPU benchmark's sweep (bench/gpu, --fsweep): chunks of at most L
 // unknowns, `lines` lines a block of P * lines threads, or (cluster: strided lines) a cluster of blocks of
 // `threads` threads whose loads ask L2 for 128-byte fetches where `wide` (decision 057). plan->fast false
-// where the shape does not fit.
+// where the shape does not fit. warp_join: 1 or 0 joins each line's chunks by a warp or over the block, -1
+// as the planner's rule (decision 088); lines of fewer than 32 chunks are always joined over the block.
 tridi_status fast_variant_plan(const kernel_types &k, const tk_args &a, bool contiguous, int L, int lines, int threads,
-                               bool cluster, bool wide, tk_plan *plan);
+                               bool cluster, bool wide, int warp_join, tk_plan *plan);
 
 // Launches a plan on stream s.
 tridi_status run_solve(const kernel_types &k, const tk_args &a, const tk_plan &plan, cudaStream_t s);

@@ -10,10 +10,15 @@ namespace {
 
 // ---- FAST lines (TRIDI_ARITH_FAST on all-float or all-double arrays, docs/decisions/021) ----------------
 
-template <class T, int L>
-void *fp_kernel_of(int mode)
+template <class T, int L, int MODE>
+void *fp_kernel_of(bool warp_join)
 {
-    return mode == FP_STRIDED ? (void *)fp_line<T, L, FP_STRIDED> : (void *)fp_line<T, L, FP_CONTIG>;
+    return warp_join ? (void *)fp_line<T, L, MODE, 1> : (void *)fp_line<T, L, MODE, 0>;
+}
+template <class T, int L>
+void *fp_kernel_of(int mode, bool warp_join)
+{
+    return mode == FP_STRIDED ? fp_kernel_of<T, L, FP_STRIDED>(warp_join) : fp_kernel_of<T, L, FP_CONTIG>(warp_join);
 }
 
 template <class T>
@@ -29,8 +34,8 @@ void *fp_kernel(const tk_plan &p)
     }
     if constexpr (sizeof(T) == 4) // chunks of 16 doubles spill
         if (p.fast_chunk == 16)
-            return fp_kernel_of<T, 16>(p.fast_mode);
-    return fp_kernel_of<T, 8>(p.fast_mode);
+            return fp_kernel_of<T, 16>(p.fast_mode, p.fgeom.warp_join);
+    return fp_kernel_of<T, 8>(p.fast_mode, p.fgeom.warp_join);
 }
 
 // p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, and *optin the shared memory a block
@@ -45,16 +50,23 @@ cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
     return tk_prepare(*k, &sms, optin);
 }
 
+// The join of lines of P chunks: wj 0 or 1 as asked (the benchmark's sweep), -1 the rule (decision 088: y/z
+// lines only); a warp a line needs a chunk a lane.
+inline int fp_warp_join(int P, bool contig, int wj) { return wj < 0 ? !contig && fp_wj_rule(P) : wj && P >= FP_WJ_MIN_P; }
+
 constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
-constexpr int64_t FP_CL_MIN_N = 1024; // float y/z lines of at least this many unknowns take fp_line_cl
-constexpr int FP_CL_LINES = 16;       // lines a cluster (128-byte L2 fetches fill the rest of the runs)
+constexpr int64_t FP_CL_MIN_N = 1024; // y/z lines of at least this many unknowns take fp_line_cl
+constexpr int FP_CL_THREADS = 512;    // threads a block of fp_line_cl (decision 088)
+// lines a cluster (128-byte L2 fetches fill the rest of the runs): 16 float lines, 8 double ones (decision 088)
+template <class T>
+constexpr int fp_cl_lines() { return sizeof(T) == 4 ? 16 : 8; }
 
 // The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
 // or 16 floats), `lines` lines a cluster, `threads` threads a block, each line's chunks cut over as many
 // blocks as it needs (at most FP_CLUSTER_MAX; one block a line where the line's chunks fit in one);
 // wide: 128-byte L2 fetches. plan->fast false where the shape does not fit.
 template <class T>
-cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, bool wide, tk_plan *plan)
+cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, bool wide, tk_plan *plan, int wj = -1)
 {
     tk_plan p{};
     *plan = p;
@@ -74,7 +86,7 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
         return cudaSuccess;
     p.fast_mode = FP_STRIDED;
     p.fast_chunk = L;
-    p.fgeom = {P, lines};
+    p.fgeom = {P, lines, fp_warp_join(P, false, wj)};
     p.fast_cluster = C;
     p.fast_wide_fetch = wide;
     p.threads = (unsigned)(Pb * lines);
@@ -106,9 +118,9 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
 // Completes p (fast_mode and fast_chunk set) for lines of P chunks, `lines` lines a block, and prepares its
 // kernel; *plan = p with p.fast where its shared memory fits.
 template <class T>
-cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_plan p, tk_plan *plan)
+cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_plan p, tk_plan *plan, int wj = -1)
 {
-    p.fgeom = {P, lines};
+    p.fgeom = {P, lines, fp_warp_join(P, contig, wj)};
     p.threads = (unsigned)(P * lines);
     p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
     p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
@@ -137,6 +149,7 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 {
     if (!fp_shape<T>(n, contig, 16, L, g))
         return false;
+    g->warp_join = fp_warp_join(g->P, contig, -1); // x lines keep the block's join (decision 088)
     if (contig && sizeof(T) == 8 && g->P >= 64) {
         g->lines = 1;
     } else if (!contig && sizeof(T) == 4 && n >= 32 && fp_chunks(n, 16) <= 4) {
@@ -149,18 +162,19 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 
 // The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
-// y/z lines past 1024 unknowns or short enough for W/G on chip): one thread per line in MOHID's arithmetic
-// then does (plan_solve), which meets the FAST bound too.
-// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021 and 057:
+// y/z lines under 1024 unknowns of fewer than 4 lines a block or short enough for W/G on chip): one thread
+// per line in MOHID's arithmetic then does (plan_solve), which meets the FAST bound too.
+// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021, 057 and 088:
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
 //    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
 //    overlap; staging through shared memory was slower);
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
 //    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
-//    bytes of neighbouring lines; float lines of 1024 unknowns or more split over a cluster of blocks
-//    (fp_line_cl), 16 lines a cluster (decision 057: the join's steps, more than the runs, bound them).
-//    Double lines past 1024 unknowns would get 16-byte runs, and double lines whose W/G stay on chip gain
-//    nothing from float-free arithmetic: `tk_line` was faster on both (decisions 021, 057).
+//    bytes of neighbouring lines; lines of 1024 unknowns or more split over a cluster of 512-thread blocks
+//    (fp_line_cl), 16 float or 8 double lines a cluster (decisions 057, 088: the join and the phases a block
+//    cannot overlap, more than the runs, bound them). Double lines whose W/G stay on chip gain nothing from
+//    float-free arithmetic: `tk_line` was faster (decision 021).
+// y/z lines of 32 chunks or more are joined by a warp a line (fp_shape, decision 088); x lines over the block.
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
 {
@@ -176,22 +190,20 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
     if (!fp_solve_shape<T>(a.n, contig, &p.fast_chunk, &g))
         return cudaSuccess;
     const int P = g.P, lines = g.lines;
-    if (!contig && sizeof(T) == 4 && a.n >= FP_CL_MIN_N) {
-        for (int threads = 128; threads <= FP_MAX_THREADS; threads *= 2) {
-            cudaError_t e = fp_cluster_plan<T>(a, 16, FP_CL_LINES, threads, true, plan);
-            if (e != cudaSuccess || plan->fast)
-                return e;
-        }
+    if (!contig && a.n >= FP_CL_MIN_N) {
+        cudaError_t e = fp_cluster_plan<T>(a, sizeof(T) == 4 ? 16 : 8, fp_cl_lines<T>(), FP_CL_THREADS, true, plan);
+        if (e != cudaSuccess || plan->fast)
+            return e;
     }
     if (!contig && sizeof(T) == 8 && (lines < 4 || !tk_needs_scratch(a.n)))
         return cudaSuccess;
-    return fp_finish_plan<T>(a, contig, P, lines, p, plan);
+    return fp_finish_plan<T>(a, contig, P, lines, p, plan, g.warp_join);
 }
 
 // A FAST plan of the given shape (the GPU benchmark's sweep): chunks of at most L unknowns (8, or 16 for
 // float), `lines` lines a block of P * lines threads.
 template <class T>
-cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, tk_plan *plan)
+cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, int wj, tk_plan *plan)
 {
     tk_plan p{};
     *plan = p;
@@ -203,7 +215,7 @@ cudaError_t fp_shaped_plan(const tk_args &a, bool contig, int L, int lines, tk_p
         return cudaSuccess;
     p.fast_mode = contig ? FP_CONTIG : FP_STRIDED;
     p.fast_chunk = L;
-    return fp_finish_plan<T>(a, contig, P, lines, p, plan);
+    return fp_finish_plan<T>(a, contig, P, lines, p, plan, wj);
 }
 
 template <class T>
@@ -238,7 +250,7 @@ cudaError_t fast_run(tridi_dtype t, const tk_args &a, const tk_plan &p, cudaStre
 }
 
 tridi_status fast_variant_plan(const kernel_types &k, const tk_args &a, bool contiguous, int L, int lines, int threads,
-                               bool cluster, bool wide, tk_plan *plan)
+                               bool cluster, bool wide, int warp_join, tk_plan *plan)
 {
     plan->fast = false;
     if (!k.fast || (k.l != TRIDI_FLOAT32 && k.l != TRIDI_FLOAT64))
@@ -246,9 +258,11 @@ tridi_status fast_variant_plan(const kernel_types &k, const tk_args &a, bool con
     const bool contig = contiguous && a.in.sm == 1 && a.out.sm == 1;
     cudaError_t e;
     if (k.l == TRIDI_FLOAT32)
-        e = cluster ? fp_cluster_plan<float>(a, L, lines, threads, wide, plan) : fp_shaped_plan<float>(a, contig, L, lines, plan);
+        e = cluster ? fp_cluster_plan<float>(a, L, lines, threads, wide, plan, warp_join)
+                    : fp_shaped_plan<float>(a, contig, L, lines, warp_join, plan);
     else
-        e = cluster ? fp_cluster_plan<double>(a, L, lines, threads, wide, plan) : fp_shaped_plan<double>(a, contig, L, lines, plan);
+        e = cluster ? fp_cluster_plan<double>(a, L, lines, threads, wide, plan, warp_join)
+                    : fp_shaped_plan<double>(a, contig, L, lines, warp_join, plan);
     if (cluster && contig)
         plan->fast = false;
     CK(e, "planning a FAST variant");

@@ -3,6 +3,8 @@
 // the planner's own plan on the same data, to find what bounds each axis.
 #include "bench_gpu.cuh"
 
+#include <string>
+
 // Cells where x is off ref by more than tol relative (or is NaN where ref is not, or the reverse), into *bad.
 template <class T>
 __global__ void fsweep_off(const T *x, const T *ref, size_t n, double tol, unsigned long long *bad)
@@ -49,19 +51,20 @@ void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
             csv_row(G, tname(combo), "xyz"[axis], m, t * 1e6, t * 1e6, "us");
         };
         row(k0, 0, 0, 0, 0, 0, t0, 0);
-        // one variant: the plan fast_variant_plan makes, timed if it fits, its answers against the planner's
-        auto variant = [&](bool cluster, int L, int lines, int threads, bool wide) {
+        // one variant: the plan fast_variant_plan makes, timed if it fits, its answers against the planner's;
+        // lines of 32 chunks or more twice: joined by a warp a line, and over the block (kernel name +wj, +bj)
+        auto variant1 = [&](bool cluster, int L, int lines, int threads, bool wide, int wj) {
             tk_plan vp{};
             CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));
             const char *kern = "";
             const double t = time_kernel(s.g, axis, s.a, true, s.scratch, reps, &kern, [&](tk_plan &p, const tk_args &a) {
-                TRIDI_OK(fast_variant_plan(kt, a, axis == 0, L, lines, threads, cluster, wide, &vp));
+                TRIDI_OK(fast_variant_plan(kt, a, axis == 0, L, lines, threads, cluster, wide, wj, &vp));
                 p = vp;
                 if (!vp.fast)
                     p.blocks = 0;
             });
             if (t <= 0.0)
-                return;
+                return false;
             unsigned long long bad = 0;
             CUDA_OK(cudaMemset(nbad, 0, 8));
             if (es == 8)
@@ -69,7 +72,15 @@ void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
             else
                 fsweep_off<<<1024, 256>>>((const float *)s.p[4], (const float *)ref, s.cells, 1e-3, nbad);
             CUDA_OK(cudaMemcpy(&bad, nbad, 8, cudaMemcpyDeviceToHost));
-            row(kern, L, lines, (int)vp.threads, vp.fast_cluster, wide, t, bad);
+            std::string name = kern;
+            if (vp.fgeom.P >= 32)
+                name += wj ? "+wj" : "+bj";
+            row(name.c_str(), L, lines, (int)vp.threads, vp.fast_cluster, wide, t, bad);
+            return vp.fgeom.P >= 32;
+        };
+        auto variant = [&](bool cluster, int L, int lines, int threads, bool wide) {
+            if (variant1(cluster, L, lines, threads, wide, 1))
+                variant1(cluster, L, lines, threads, wide, 0);
         };
         const int Ls[2] = {8, 16}, nL = combo == 0 ? 2 : 1;
         for (int li = 0; li < nL; ++li)

@@ -26,7 +26,7 @@ template <class T>
 inline size_t fo_smem_bytes(int64_t n, const fp_geom &g)
 {
     const size_t rows = (size_t)4 * g.lines * fo_pitch(n) * sizeof(T);
-    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    const size_t red = fp_join_bytes<T>(g), wg = (size_t)n * 2 * sizeof(double);
     size_t area = red > wg ? red : wg;
     area = area > rows ? area : rows;
     return fp_flag_bytes(g) + area;

@@ -1,6 +1,7 @@
 // FAST kernels (TRIDI_ARITH_FAST on all-float or all-double arrays): every line partitioned over P threads
 // (fast_core.cuh), each loading its chunk into registers at once and eliminating it there, the chunks joined
-// by cyclic reduction in shared memory; traffic is the floor whatever the length (decision 021). y/z lines
+// by cyclic reduction in shared memory, over the block or by a warp a line (fast_warp_join.cuh, decision
+// 088); traffic is the floor whatever the length (decision 021). y/z lines
 // (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
 // threads, read through L1; long float y/z lines split over a cluster of blocks (fp_line_cl, decision 057).
 // The planner (cuda/planner.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
@@ -11,6 +12,7 @@
 
 #include "common.cuh"
 #include "fast_core.cuh"
+#include "fast_warp_join.cuh"
 
 #include <cooperative_groups.h>
 #include "thomas_core.h" // MOHID's recurrence and its checks, for the fallback
@@ -31,10 +33,17 @@ enum fp_mode {
 // Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of 2P
 // rows per line) and the fallback's (W, G) of one line.
 __host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((size_t)g.lines * sizeof(int) + 15) / 16 * 16; }
+// The join's area (fp_join): the block's reduced rows, laid out for a warp a line where lines are that long.
+template <class T>
+inline size_t fp_join_bytes(const fp_geom &g)
+{
+    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T);
+    return g.warp_join && fp_wj_bytes<T>(g) > red ? fp_wj_bytes<T>(g) : red;
+}
 template <class T>
 inline size_t fp_smem_bytes(int64_t n, const fp_geom &g)
 {
-    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    const size_t red = fp_join_bytes<T>(g), wg = (size_t)n * 2 * sizeof(double);
     return fp_flag_bytes(g) + (red > wg ? red : wg);
 }
 
@@ -64,7 +73,7 @@ __host__ inline bool fp_shape(int64_t n, bool contig, int float_L, int *L, fp_ge
         }
     }
     lines = lines < FP_MAX_LINES ? lines : FP_MAX_LINES;
-    *g = {P, lines};
+    *g = {P, lines, fp_wj_rule(P)};
     return lines * P <= FP_MAX_THREADS;
 }
 
@@ -115,13 +124,17 @@ __device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, in
 }
 
 // Step 4 of fast_core.cuh for a block: the reduced rows ru, rv of thread (t, q) joined with those of the
-// other chunks of line t by cyclic reduction in `area` (3 * 2P * lines values of T); on return ru.d and
-// rv.d are the chunk's first and last unknowns. False on a pivot that is not a normal number. Every thread
-// of the block calls it.
-template <class T, int MODE>
+// other chunks of line t, by a warp a line where geo.warp_join (fast_warp_join.cuh), else by cyclic
+// reduction over the block, in `area` (fp_join_bytes); on return ru.d and rv.d are the chunk's
+// first and last unknowns. False on a pivot that is not a normal number. Every thread of the block calls
+// it; it ends with a barrier. WJ 1 or 0: the kernel was built for one of the two joins (geo.warp_join says
+// the same; a kernel holding both code paths takes the registers of both), -1: geo.warp_join chooses.
+template <class T, int MODE, int WJ = -1>
 __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsigned char *area, fp_row<T> &ru,
                                         fp_row<T> &rv)
 {
+    if (WJ == 1 || (WJ < 0 && geo.warp_join))
+        return fp_join_warp<T>(geo, t, q, area, ru, rv);
     const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL;
     // The reduced rows: even rows (the chunks' first) and odd rows (their last) apart, each in the order of
     // the block's threads (chunk-major for y/z lines, line-major for x lines), so that the threads of a warp
@@ -213,7 +226,7 @@ FP_UNROLL
 //                                  its answers written only if every step succeeds, its failure reported.
 // smem: fp_smem_bytes of shared memory. A line flagged by the partitioned solve goes to src.careful (decision
 // 022), one line of the block at a time.
-template <class T, int L, int MODE, class Src>
+template <class T, int L, int MODE, int WJ = -1, class Src>
 __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
     const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
@@ -222,7 +235,7 @@ __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsi
     fp_load_rows<T, L>(active, src, s0, len, av, bv, cv, dv);
     fp_row<T> ru, rv;
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
-    ok &= fp_join<T, MODE>(geo, t, q, area, ru, rv);
+    ok &= fp_join<T, MODE, WJ>(geo, t, q, area, ru, rv);
     ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
     fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
 }
@@ -328,8 +341,8 @@ FP_UNROLL
     }
 };
 
-// Offsets are int: the plan takes a call only when every offset it touches fits.
-template <class T, int L, int MODE>
+// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join.
+template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
@@ -343,7 +356,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
     fp_array_rows<T, L> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
-    fp_block<T, L, MODE>(geo, (int)a.n, nl, fp_dyn, src);
+    fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src);
     tk_finish(a);
 }
 
@@ -358,18 +371,25 @@ __host__ __device__ inline size_t fp_cl_flag_bytes(const fp_geom &g) { return ((
 template <class T>
 inline size_t fp_cl_smem_bytes(int64_t n, const fp_geom &g, int C)
 {
-    const size_t red = (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    size_t red = (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T);
+    const size_t wg = (size_t)n * 2 * sizeof(double);
+    if (g.warp_join)
+        red = fp_wj_cl_bytes<T>(g, C);
     return fp_cl_flag_bytes(g) + (red > wg ? red : wg);
 }
 
-// fp_join over the cluster: line t's reduced rows 2q, 2q + 1 (q its chunk over the whole line); row i lives
-// in block (i / 2) / Pb at (i & 1) * NTb + ((i / 2) % Pb) * lines + t. Each step writes its rows to one of
-// two buffers in turn, so one cluster barrier a step suffices (a buffer is written again only after every
+// fp_join over the cluster, after the wait that matches fp_block_cl's first arrive: a warp a line where
+// geo.warp_join (fp_join_cl_warp), else line t's reduced rows 2q, 2q + 1 (q its chunk over the whole line),
+// row i in block (i / 2) / Pb at (i & 1) * NTb + ((i / 2) % Pb) * lines + t. Each step writes its rows to one
+// of two buffers in turn, so one cluster barrier a step suffices (a buffer is written again only after every
 // block has passed the barrier that follows its last reads).
 template <class T>
 __device__ __forceinline__ bool fp_join_cl(cooperative_groups::cluster_group &cl, const fp_geom &geo, int Pb, int t,
                                            int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
 {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // fp_block_cl's arrive: every block runs
+    if (geo.warp_join)
+        return fp_join_cl_warp<T>(cl, geo, t, q, area, ru, rv);
     const int TL = geo.lines, R2 = 2 * geo.P, NTb = Pb * TL, NB = 6 * NTb;
     const int own = (q % Pb) * TL + t;
     auto get = [&](T *buf, int i) {
@@ -401,6 +421,9 @@ template <class T, int L, class Src>
 __device__ __forceinline__ void fp_block_cl(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
+    // Another block's shared memory may be written only once that block runs: every block says it does here
+    // and waits for the others only before its first write there (fp_join_cl), after its loads.
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
     const int C = (int)cl.num_blocks(), r = (int)cl.block_rank(), TL = geo.lines, Pb = geo.P / C;
     const int t = threadIdx.x % TL, ql = threadIdx.x / TL, q = r * Pb + ql;
     long long s0l;

@@ -1,0 +1,202 @@
+// Step 4 of fast_core.cuh for lines of at least 32 chunks: one warp a line (docs/decisions/088). The block's
+// cyclic reduction over all 2P reduced rows takes log2(2P) steps, each two barriers and a reduction of every
+// row; here each thread leaves its chunk's two rows in shared memory, the line's warp gives each lane a run
+// of neighbouring chunks (fp_chunk_range over 32 lanes), reduces the run's rows to two with fp_chunk's steps
+// (the rows have unit diagonals), joins the warp's 64 rows by cyclic reduction through shuffles (six steps),
+// solves the run's rows from its two unknowns and leaves each row's unknown where its chunk's thread reads
+// it: three barriers whatever the line's length.
+#ifndef TRIDI_FAST_WARP_JOIN_CUH
+#define TRIDI_FAST_WARP_JOIN_CUH
+
+#include "fast_core.cuh"
+
+#include <cooperative_groups.h>
+
+namespace {
+
+constexpr int FP_WJ_MIN_P = 32; // lines of fewer chunks keep the block's cyclic reduction
+constexpr int FP_WJ_PITCH = 33; // a slot's 32 lanes and a word of padding: a lane's rows on its own banks
+
+// The rule: every line of at least FP_WJ_MIN_P chunks (each lane then has a chunk at least).
+__host__ __device__ inline int fp_wj_rule(int P) { return P >= FP_WJ_MIN_P; }
+
+// Rows a lane holds at most (two a chunk), and the area a block's lines need: three values a row.
+__host__ __device__ inline int fp_wj_slots(int P) { return 2 * ((P + 31) / 32); }
+template <class T>
+__host__ __device__ inline size_t fp_wj_bytes(const fp_geom &g)
+{
+    return (size_t)3 * fp_wj_slots(g.P) * FP_WJ_PITCH * g.lines * sizeof(T);
+}
+
+// Chunk q's lane and the slot of its first row (its last at slot + 1): the inverse of fp_chunk_range(P, 32).
+__device__ __forceinline__ void fp_wj_place(int P, int q, int *lane, int *slot)
+{
+    const int lb = P / 32, rem = P % 32, big = rem * (lb + 1);
+    const int l = q < big ? q / (lb + 1) : rem + (q - big) / lb;
+    *lane = l;
+    *slot = 2 * (q - (l * lb + (l < rem ? l : rem)));
+}
+
+template <class T>
+__device__ __forceinline__ fp_row<T> fp_wj_from(const fp_row<T> &r, int src)
+{
+    return {__shfl_sync(0xffffffffu, r.a, src), __shfl_sync(0xffffffffu, r.c, src),
+            __shfl_sync(0xffffffffu, r.d, src)};
+}
+
+// One line's join by one warp: A, C, D hold the line's 2P rows (lower, upper, right-hand side; unit
+// diagonal), row `slot` of lane l at slot * FP_WJ_PITCH + l. On return D holds every row's unknown, or NaN
+// in every row when a pivot was not a normal number or a value not finite (the chunks' fp_finish flag it).
+template <class T>
+__device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, T *C, T *D)
+{
+    long long q0;
+    int m;
+    fp_chunk_range(P, 32, lane, &q0, &m);
+    const int len = 2 * m;
+    auto at = [&](int k) { return k * FP_WJ_PITCH + lane; };
+    bool ok = true;
+    // fp_chunk's step 1 over rows 2 .. len-1 (row 1's diagonal is 1 already)
+    T ap = A[at(1)], cp = C[at(1)], dp = D[at(1)];
+#pragma unroll 1
+    for (int k = 2; k < len; ++k) {
+        const int o = at(k);
+        const T a = A[o];
+        const T den = T(1) - a * cp;
+        ok &= fp_pivot_ok(den);
+        const T inv = fp_rcp(den);
+        dp = (D[o] - a * dp) * inv;
+        ap = -a * ap * inv;
+        cp = C[o] * inv;
+        A[o] = ap, C[o] = cp, D[o] = dp;
+    }
+    fp_row<T> rv = {ap, cp, dp};
+    // step 2 over rows len-3 .. 1
+    T an = A[at(len - 2)], cn = C[at(len - 2)], dn = D[at(len - 2)];
+#pragma unroll 1
+    for (int k = len - 3; k >= 1; --k) {
+        const int o = at(k);
+        const T c = C[o];
+        dn = D[o] - c * dn;
+        an = A[o] - c * an;
+        cn = -c * cn;
+        A[o] = an, C[o] = cn, D[o] = dn;
+    }
+    // step 3: row 0 with x_1 substituted (for two rows, row 1 is the run's last: row 0 as it is)
+    fp_row<T> ru = {A[at(0)], C[at(0)], D[at(0)]};
+    if (len > 2) {
+        const T c0 = ru.c;
+        const T B = T(1) - c0 * an;
+        ok &= fp_pivot_ok(B);
+        const T inv = fp_rcp(B);
+        ru = {ru.a * inv, -c0 * cn * inv, (ru.d - c0 * dn) * inv};
+    }
+    ok &= fp_finite(ru.a) & fp_finite(ru.c) & fp_finite(ru.d) & fp_finite(rv.a) & fp_finite(rv.c) & fp_finite(rv.d);
+    // the warp's rows u_0, v_0, u_1, v_1, ... by cyclic reduction; rows past either end are zero rows
+    const fp_row<T> zero = {T(0), T(0), T(0)};
+    {
+        fp_row<T> vlo = fp_wj_from(rv, lane - 1), uhi = fp_wj_from(ru, lane + 1);
+        if (lane == 0)
+            vlo = zero;
+        if (lane == 31)
+            uhi = zero;
+        const fp_row<T> u = ru, v = rv;
+        ok &= fp_reduce(ru, vlo, v);
+        ok &= fp_reduce(rv, u, uhi);
+    }
+    // later steps couple u rows with u rows and v rows with v rows: one chain after the other
+    auto chain = [&](fp_row<T> &r) {
+#pragma unroll 1
+        for (int s = 1; s < 32; s <<= 1) {
+            fp_row<T> lo = fp_wj_from(r, lane - s), hi = fp_wj_from(r, lane + s);
+            if (lane < s)
+                lo = zero;
+            if (lane + s > 31)
+                hi = zero;
+            ok &= fp_reduce(r, lo, hi);
+        }
+    };
+    chain(ru);
+    chain(rv);
+    T u = ru.d, v = rv.d;
+    if (!__all_sync(0xffffffffu, ok))
+        u = v = T(NAN); // spreads to every row below
+    // step 5 for the run's rows
+    D[at(0)] = u;
+#pragma unroll 1
+    for (int k = 1; k < len - 1; ++k) {
+        const int o = at(k);
+        D[o] = D[o] - A[o] * u - C[o] * v;
+    }
+    D[at(len - 1)] = v;
+}
+
+// fp_join for lines of at least FP_WJ_MIN_P chunks: thread (t, q)'s rows ru, rv in, the chunk's first and
+// last unknowns out in ru.d, rv.d; false when they are not finite (the line's warp met a bad pivot). `area`:
+// fp_wj_bytes. Every thread of the block calls it; it ends with a barrier (the area is free again).
+template <class T>
+__device__ __forceinline__ bool fp_join_warp(const fp_geom &geo, int t, int q, unsigned char *area, fp_row<T> &ru,
+                                             fp_row<T> &rv)
+{
+    const int S = fp_wj_slots(geo.P), plane = S * FP_WJ_PITCH;
+    T *base = (T *)area;
+    int lane, slot;
+    fp_wj_place(geo.P, q, &lane, &slot);
+    {
+        T *A = base + 3 * plane * t, *C = A + plane, *D = C + plane;
+        const int o = slot * FP_WJ_PITCH + lane;
+        A[o] = ru.a, C[o] = ru.c, D[o] = ru.d;
+        A[o + FP_WJ_PITCH] = rv.a, C[o + FP_WJ_PITCH] = rv.c, D[o + FP_WJ_PITCH] = rv.d;
+    }
+    __syncthreads();
+    const int w = threadIdx.x / 32, nw = blockDim.x / 32;
+    for (int l = w; l < geo.lines; l += nw) {
+        T *A = base + 3 * plane * l;
+        fp_wj_line<T>(geo.P, threadIdx.x % 32, A, A + plane, A + 2 * plane);
+    }
+    __syncthreads();
+    const T *D = base + 3 * plane * t + 2 * plane;
+    const int o = slot * FP_WJ_PITCH + lane;
+    ru.d = D[o];
+    rv.d = D[o + FP_WJ_PITCH];
+    __syncthreads();
+    return fp_finite(ru.d) & fp_finite(rv.d);
+}
+
+// The same for a line split over a cluster of C blocks (fp_line_cl): line t's rows go to the block of rank
+// t % C, whose warps join its lines t / C; two cluster barriers whatever the line's length. `area` (in every
+// block): fp_wj_cl_bytes. The caller has seen every block of the cluster run (its first rows are written into
+// another block); its next cluster barrier frees the area.
+__host__ __device__ inline int fp_wj_cl_lines(const fp_geom &g, int C) { return (g.lines + C - 1) / C; }
+template <class T>
+__host__ __device__ inline size_t fp_wj_cl_bytes(const fp_geom &g, int C)
+{
+    return (size_t)3 * fp_wj_slots(g.P) * FP_WJ_PITCH * fp_wj_cl_lines(g, C) * sizeof(T);
+}
+template <class T>
+__device__ __forceinline__ bool fp_join_cl_warp(cooperative_groups::cluster_group &cl, const fp_geom &geo, int t,
+                                                int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
+{
+    const int C = (int)cl.num_blocks(), S = fp_wj_slots(geo.P), plane = S * FP_WJ_PITCH;
+    int lane, slot;
+    fp_wj_place(geo.P, q, &lane, &slot);
+    T *D = cl.map_shared_rank((T *)area, (unsigned)(t % C)) + 3 * plane * (t / C) + 2 * plane;
+    T *A = D - 2 * plane, *C_ = D - plane;
+    const int o = slot * FP_WJ_PITCH + lane;
+    A[o] = ru.a, C_[o] = ru.c, D[o] = ru.d;
+    A[o + FP_WJ_PITCH] = rv.a, C_[o + FP_WJ_PITCH] = rv.c, D[o + FP_WJ_PITCH] = rv.d;
+    cl.sync();
+    const int r = (int)cl.block_rank(), w = threadIdx.x / 32, nw = blockDim.x / 32;
+    for (int l = w; l * C + r < geo.lines; l += nw) {
+        T *Al = (T *)area + 3 * plane * l;
+        fp_wj_line<T>(geo.P, threadIdx.x % 32, Al, Al + plane, Al + 2 * plane);
+    }
+    cl.sync();
+    ru.d = D[o];
+    rv.d = D[o + FP_WJ_PITCH];
+    return fp_finite(ru.d) & fp_finite(rv.d);
+}
+
+} // namespace
+
+#endif
