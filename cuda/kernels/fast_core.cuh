@@ -31,8 +31,10 @@
 #endif
 #if defined(__CUDA_ARCH__) // the device pass (the host compiler does not know the pragma)
 #define FP_UNROLL _Pragma("unroll")
+#define FP_NO_UNROLL _Pragma("unroll 1")
 #else
 #define FP_UNROLL
+#define FP_NO_UNROLL
 #endif
 
 template <class T>
@@ -179,6 +181,60 @@ FP_UNROLL
     }
     d[0] = u;
     return fp_finite(mx);
+}
+
+// A run of len >= 2 reduced rows (unit diagonal; a, c, d of row k at A[k * st], C[k * st], D[k * st]) reduced
+// to two rows as fp_chunk reduces a chunk (the join by a warp a line, fast_warp_join.cuh: a lane's run of
+// chunks): steps 1-3 in place, ru (the run's first unknown) and rv (its last) out. False as fp_chunk.
+template <class T>
+FP_HD bool fp_run_reduce(int len, T *A, T *C, T *D, int st, fp_row<T> &ru, fp_row<T> &rv)
+{
+    bool ok = true;
+    T ap = A[st], cp = C[st], dp = D[st]; // step 1 from row 2 (row 1's diagonal is 1 already)
+FP_NO_UNROLL
+    for (int k = 2; k < len; ++k) {
+        const int o = k * st;
+        const T a = A[o];
+        const T den = T(1) - a * cp;
+        ok &= fp_pivot_ok(den);
+        const T inv = fp_rcp(den);
+        dp = (D[o] - a * dp) * inv;
+        ap = -a * ap * inv;
+        cp = C[o] * inv;
+        A[o] = ap, C[o] = cp, D[o] = dp;
+    }
+    rv = {ap, cp, dp};
+    T an = A[(len - 2) * st], cn = C[(len - 2) * st], dn = D[(len - 2) * st]; // step 2
+FP_NO_UNROLL
+    for (int k = len - 3; k >= 1; --k) {
+        const int o = k * st;
+        const T c = C[o];
+        dn = D[o] - c * dn;
+        an = A[o] - c * an;
+        cn = -c * cn;
+        A[o] = an, C[o] = cn, D[o] = dn;
+    }
+    ru = {A[0], C[0], D[0]}; // step 3: row 0 with x_1 substituted (two rows: row 0 as it is)
+    if (len > 2) {
+        const T c0 = ru.c;
+        const T B = T(1) - c0 * an;
+        ok &= fp_pivot_ok(B);
+        const T inv = fp_rcp(B);
+        ru = {ru.a * inv, -c0 * cn * inv, (ru.d - c0 * dn) * inv};
+    }
+    return ok & fp_finite(ru.a) & fp_finite(ru.c) & fp_finite(ru.d) & fp_finite(rv.a) & fp_finite(rv.c) &
+           fp_finite(rv.d);
+}
+
+// Step 5 for such a run: D[k * st] = its unknown k from u and v (the run's first and last).
+template <class T>
+FP_HD void fp_run_finish(int len, const T *A, const T *C, T *D, int st, T u, T v)
+{
+    D[0] = u;
+FP_NO_UNROLL
+    for (int k = 1; k < len - 1; ++k)
+        D[k * st] = D[k * st] - A[k * st] * u - C[k * st] * v;
+    D[(len - 1) * st] = v;
 }
 
 // Chunk q of P: first unknown and length (the first n % P chunks take one unknown more).

@@ -1,10 +1,10 @@
 // Step 4 of fast_core.cuh for lines of at least 32 chunks: one warp a line (docs/decisions/088). The block's
 // cyclic reduction over all 2P reduced rows takes log2(2P) steps, each two barriers and a reduction of every
 // row; here each thread leaves its chunk's two rows in shared memory, the line's warp gives each lane a run
-// of neighbouring chunks (fp_chunk_range over 32 lanes), reduces the run's rows to two with fp_chunk's steps
-// (the rows have unit diagonals), joins the warp's 64 rows by cyclic reduction through shuffles (six steps),
-// solves the run's rows from its two unknowns and leaves each row's unknown where its chunk's thread reads
-// it: three barriers whatever the line's length.
+// of neighbouring chunks (fp_chunk_range over 32 lanes), reduces the run's rows to two (fp_run_reduce,
+// fast_core.cuh: fp_chunk's steps on rows of unit diagonal), joins the warp's 64 rows by cyclic reduction
+// through shuffles (six steps), solves the run's rows from its two unknowns (fp_run_finish) and leaves each
+// row's unknown where its chunk's thread reads it: three barriers whatever the line's length.
 #ifndef TRIDI_FAST_WARP_JOIN_CUH
 #define TRIDI_FAST_WARP_JOIN_CUH
 
@@ -54,44 +54,8 @@ __device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, T *C, T *D)
     int m;
     fp_chunk_range(P, 32, lane, &q0, &m);
     const int len = 2 * m;
-    auto at = [&](int k) { return k * FP_WJ_PITCH + lane; };
-    bool ok = true;
-    // fp_chunk's step 1 over rows 2 .. len-1 (row 1's diagonal is 1 already)
-    T ap = A[at(1)], cp = C[at(1)], dp = D[at(1)];
-#pragma unroll 1
-    for (int k = 2; k < len; ++k) {
-        const int o = at(k);
-        const T a = A[o];
-        const T den = T(1) - a * cp;
-        ok &= fp_pivot_ok(den);
-        const T inv = fp_rcp(den);
-        dp = (D[o] - a * dp) * inv;
-        ap = -a * ap * inv;
-        cp = C[o] * inv;
-        A[o] = ap, C[o] = cp, D[o] = dp;
-    }
-    fp_row<T> rv = {ap, cp, dp};
-    // step 2 over rows len-3 .. 1
-    T an = A[at(len - 2)], cn = C[at(len - 2)], dn = D[at(len - 2)];
-#pragma unroll 1
-    for (int k = len - 3; k >= 1; --k) {
-        const int o = at(k);
-        const T c = C[o];
-        dn = D[o] - c * dn;
-        an = A[o] - c * an;
-        cn = -c * cn;
-        A[o] = an, C[o] = cn, D[o] = dn;
-    }
-    // step 3: row 0 with x_1 substituted (for two rows, row 1 is the run's last: row 0 as it is)
-    fp_row<T> ru = {A[at(0)], C[at(0)], D[at(0)]};
-    if (len > 2) {
-        const T c0 = ru.c;
-        const T B = T(1) - c0 * an;
-        ok &= fp_pivot_ok(B);
-        const T inv = fp_rcp(B);
-        ru = {ru.a * inv, -c0 * cn * inv, (ru.d - c0 * dn) * inv};
-    }
-    ok &= fp_finite(ru.a) & fp_finite(ru.c) & fp_finite(ru.d) & fp_finite(rv.a) & fp_finite(rv.c) & fp_finite(rv.d);
+    fp_row<T> ru, rv;
+    bool ok = fp_run_reduce<T>(len, A + lane, C + lane, D + lane, FP_WJ_PITCH, ru, rv);
     // the warp's rows u_0, v_0, u_1, v_1, ... by cyclic reduction; rows past either end are zero rows
     const fp_row<T> zero = {T(0), T(0), T(0)};
     {
@@ -121,14 +85,7 @@ __device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, T *C, T *D)
     T u = ru.d, v = rv.d;
     if (!__all_sync(0xffffffffu, ok))
         u = v = T(NAN); // spreads to every row below
-    // step 5 for the run's rows
-    D[at(0)] = u;
-#pragma unroll 1
-    for (int k = 1; k < len - 1; ++k) {
-        const int o = at(k);
-        D[o] = D[o] - A[o] * u - C[o] * v;
-    }
-    D[at(len - 1)] = v;
+    fp_run_finish<T>(len, A + lane, C + lane, D + lane, FP_WJ_PITCH, u, v);
 }
 
 // fp_join for lines of at least FP_WJ_MIN_P chunks: thread (t, q)'s rows ru, rv in, the chunk's first and

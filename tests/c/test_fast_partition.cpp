@@ -1,7 +1,9 @@
 // The FAST kernels' math (cuda/kernels/fast_core.cuh) on the host, so that CI checks it without a GPU: lines
 // partitioned into chunks as the GPU kernel cuts them, each chunk eliminated by fp_chunk, the reduced system
 // solved by fp_reduce steps in the kernel's order (every row of a step from the rows of the step before),
-// the answers by fp_finish. Against the long double oracle of tests/common/fast_oracle.h: every line within
+// the answers by fp_finish; and for lines of 32 chunks or more the join as one warp does it
+// (cuda/kernels/fast_warp_join.cuh: 32 runs of chunks reduced by fp_run_reduce, their 64 rows by fp_reduce
+// steps, each run solved by fp_run_finish). Against the long double oracle of tests/common/fast_oracle.h: every line within
 // the stated bound |x - x*| <= 32 u cond(A, x*) |x*| (docs/api.md), for float and double, chunks of 4, 8 and
 // 16 unknowns, lines of 1 to 2048 unknowns, random dominant, weakly dominant and widely scaled rows. A zero
 // chunk pivot and a non-finite input must flag the line. The GPU test (tests/cuda/test_fast_gpu.c) checks
@@ -15,12 +17,60 @@
 
 namespace {
 
-// The kernel's partitioned solve of one line, one chunk after another. Returns false when flagged.
+// Cyclic reduction of a system of reduced rows, every row of a step from the rows of the step before.
+template <class T>
+bool reduce_all(std::vector<fp_row<T>> &rows)
+{
+    const int R2 = (int)rows.size();
+    std::vector<fp_row<T>> next(R2);
+    const fp_row<T> zero = {T(0), T(0), T(0)};
+    bool ok = true;
+    for (int s = 1; s < R2; s <<= 1) {
+        for (int i = 0; i < R2; ++i) {
+            next[i] = rows[i];
+            ok &= fp_reduce(next[i], i - s >= 0 ? rows[i - s] : zero, i + s < R2 ? rows[i + s] : zero);
+        }
+        rows.swap(next);
+    }
+    return ok;
+}
+
+// The join by a warp a line (P >= FP_WJ_MIN_P = 32 chunks): lane j's run of chunks fp_chunk_range(P, 32, j)
+// reduced to two rows, the 64 rows joined, each run's rows solved; rows[i].d is then unknown i.
+template <class T>
+bool warp_join(std::vector<fp_row<T>> &rows)
+{
+    const int P = (int)rows.size() / 2;
+    std::vector<T> A(2 * P), C(2 * P), D(2 * P);
+    for (int i = 0; i < 2 * P; ++i)
+        A[i] = rows[i].a, C[i] = rows[i].c, D[i] = rows[i].d;
+    std::vector<fp_row<T>> red(64);
+    bool ok = true;
+    for (int lane = 0; lane < 32; ++lane) {
+        long long q0;
+        int m;
+        fp_chunk_range(P, 32, lane, &q0, &m);
+        ok &= fp_run_reduce<T>(2 * m, &A[2 * q0], &C[2 * q0], &D[2 * q0], 1, red[2 * lane], red[2 * lane + 1]);
+    }
+    ok &= reduce_all(red);
+    for (int lane = 0; lane < 32; ++lane) {
+        long long q0;
+        int m;
+        fp_chunk_range(P, 32, lane, &q0, &m);
+        fp_run_finish<T>(2 * m, &A[2 * q0], &C[2 * q0], &D[2 * q0], 1, red[2 * lane].d, red[2 * lane + 1].d);
+    }
+    for (int i = 0; i < 2 * P; ++i)
+        rows[i].d = D[i];
+    return ok;
+}
+
+// The kernel's partitioned solve of one line, one chunk after another, joined over the block or (warp, lines
+// of 32 chunks or more) by a warp. Returns false when flagged.
 template <class T, int L>
-bool partition_solve(int64_t n, const T *d, const T *e, const T *f, const T *r, T *x)
+bool partition_solve(int64_t n, const T *d, const T *e, const T *f, const T *r, T *x, bool warp = false)
 {
     const int P = fp_chunks(n, L);
-    std::vector<fp_row<T>> rows(2 * P), next(2 * P);
+    std::vector<fp_row<T>> rows(2 * P);
     std::vector<T> A((size_t)P * L), C((size_t)P * L), Dv((size_t)P * L);
     bool ok = true;
     for (int q = 0; q < P; ++q) {
@@ -40,15 +90,7 @@ bool partition_solve(int64_t n, const T *d, const T *e, const T *f, const T *r, 
         for (int k = 0; k < L; ++k)
             A[(size_t)q * L + k] = a[k], C[(size_t)q * L + k] = c[k], Dv[(size_t)q * L + k] = dd[k];
     }
-    const int R2 = 2 * P;
-    const fp_row<T> zero = {T(0), T(0), T(0)};
-    for (int s = 1; s < R2; s <<= 1) {
-        for (int i = 0; i < R2; ++i) {
-            next[i] = rows[i];
-            ok &= fp_reduce(next[i], i - s >= 0 ? rows[i - s] : zero, i + s < R2 ? rows[i + s] : zero);
-        }
-        rows.swap(next);
-    }
+    ok &= warp && P >= 32 ? warp_join(rows) : reduce_all(rows);
     for (int q = 0; q < P; ++q) {
         long long s0;
         int len;
@@ -84,22 +126,23 @@ void make_line(int64_t n, int kind, uint64_t *rng, std::vector<T> &d, std::vecto
     }
 }
 
-// Every line within the bound; returns the worst error over its bound.
+// Every line within the bound (warp: the lines of 32 chunks or more, joined by a warp); returns the worst
+// error over its bound.
 template <class T, int L>
-double check_lines(const char *tname, uint64_t *rng)
+double check_lines(const char *tname, uint64_t *rng, bool warp = false)
 {
     static const int64_t lens[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 64, 100, 255, 256, 257, 1000, 2048};
     static const char *kinds[] = {"dominant", "weakly dominant", "rows scaled 1e-30..1e30"};
     const long double u = sizeof(T) == 4 ? ldexpl(1.0L, -24) : ldexpl(1.0L, -53);
     double worst = 0.0;
     for (int64_t n : lens)
-        for (int kind = 0; kind < 3; ++kind)
+        for (int kind = 0; kind < 3 && (!warp || fp_chunks(n, L) >= 32); ++kind)
             for (int rep = 0; rep < 3; ++rep) {
                 std::vector<T> d, e, f, r, x(n);
                 make_line<T>(n, kind, rng, d, e, f, r);
                 for (int64_t m = 0; m < n; ++m)
                     x[m] = T(NAN); // poison
-                const bool ok = partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data());
+                const bool ok = partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data(), warp);
                 std::vector<long double> ld(n), le(n), lf(n), lr(n), xs(n);
                 for (int64_t m = 0; m < n; ++m)
                     ld[m] = d[m], le[m] = e[m], lf[m] = f[m], lr[m] = r[m];
@@ -114,23 +157,24 @@ double check_lines(const char *tname, uint64_t *rng)
                 const double ratio = (double)(err / bound);
                 worst = std::max(worst, ratio);
                 char what[160];
-                std::snprintf(what, sizeof what, "%s, chunks of %d, %s line of %lld: flagged %d, error %.3g of the bound",
-                              tname, L, kinds[kind], (long long)n, !ok, ratio);
+                std::snprintf(what, sizeof what, "%s, chunks of %d%s, %s line of %lld: flagged %d, error %.3g of the bound",
+                              tname, L, warp ? " joined by a warp" : "", kinds[kind], (long long)n, !ok, ratio);
                 if (!ok || !(ratio <= 1.0))
                     tu_expect_true(what, 0);
                 else
                     ++tu_checks;
             }
-    std::printf("ok %s, chunks of %d: worst error %.3g of the bound\n", tname, L, worst);
+    std::printf("ok %s, chunks of %d%s: worst error %.3g of the bound\n", tname, L, warp ? " joined by a warp" : "",
+                worst);
     return worst;
 }
 
 // A line whose partition meets a zero pivot (a chunk's second diagonal 0: the Thomas recurrence of the whole
 // line does not) and a line with a NaN must be flagged.
 template <class T, int L>
-void check_flags(const char *tname, uint64_t *rng)
+void check_flags(const char *tname, uint64_t *rng, bool warp = false)
 {
-    const int64_t n = 40;
+    const int64_t n = warp ? 40 * L : 40; // 40 chunks: joined by a warp
     std::vector<T> d, e, f, r, x(n);
     make_line<T>(n, 0, rng, d, e, f, r);
     long long s0;
@@ -138,17 +182,18 @@ void check_flags(const char *tname, uint64_t *rng)
     fp_chunk_range(n, fp_chunks(n, L), 1, &s0, &len);
     e[s0 + 1] = T(0);
     char what[128];
-    std::snprintf(what, sizeof what, "%s, chunks of %d: a chunk's zero pivot flags the line", tname, L);
-    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data()));
+    const char *j = warp ? ", joined by a warp" : "";
+    std::snprintf(what, sizeof what, "%s, chunks of %d%s: a chunk's zero pivot flags the line", tname, L, j);
+    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data(), warp));
     make_line<T>(n, 0, rng, d, e, f, r);
     r[n / 2] = T(NAN);
-    std::snprintf(what, sizeof what, "%s, chunks of %d: a NaN flags the line", tname, L);
-    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data()));
+    std::snprintf(what, sizeof what, "%s, chunks of %d%s: a NaN flags the line", tname, L, j);
+    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data(), warp));
     make_line<T>(n, 0, rng, d, e, f, r);
     e[0] = std::numeric_limits<T>::denorm_min();
     d[1] = f[0] = T(0);
-    std::snprintf(what, sizeof what, "%s, chunks of %d: a subnormal pivot flags the line", tname, L);
-    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data()));
+    std::snprintf(what, sizeof what, "%s, chunks of %d%s: a subnormal pivot flags the line", tname, L, j);
+    tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data(), warp));
 }
 
 } // namespace
@@ -164,6 +209,13 @@ int main()
     check_flags<float, 8>("float", &rng);
     check_flags<double, 8>("double", &rng);
     check_flags<float, 16>("float", &rng);
+    check_lines<float, 4>("float", &rng, true);
+    check_lines<float, 8>("float", &rng, true);
+    check_lines<float, 16>("float", &rng, true);
+    check_lines<double, 4>("double", &rng, true);
+    check_lines<double, 8>("double", &rng, true);
+    check_flags<float, 8>("float", &rng, true);
+    check_flags<double, 8>("double", &rng, true);
     std::printf("test_fast_partition: %d checks, %d failures\n", tu_checks, tu_failures);
     return tu_failures ? 1 : 0;
 }
