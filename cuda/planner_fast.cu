@@ -52,7 +52,10 @@ cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
 
 // The join of lines of P chunks: wj 0 or 1 as asked (the benchmark's sweep), -1 the rule (decision 088: y/z
 // lines only); a warp a line needs a chunk a lane.
-inline int fp_warp_join(int P, bool contig, int wj) { return wj < 0 ? !contig && fp_wj_rule(P) : wj && P >= FP_WJ_MIN_P; }
+inline int fp_warp_join(int P, bool contig, int wj)
+{
+    return wj < 0 ? !contig && fp_wj_rule(P) : wj && P >= FP_WJ_MIN_P;
+}
 
 constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
 constexpr int64_t FP_CL_MIN_N = 1024; // y/z lines of at least this many unknowns take fp_line_cl

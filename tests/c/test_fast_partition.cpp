@@ -1,13 +1,12 @@
 // The FAST kernels' math (cuda/kernels/fast_core.cuh) on the host, so that CI checks it without a GPU: lines
 // partitioned into chunks as the GPU kernel cuts them, each chunk eliminated by fp_chunk, the reduced system
-// solved by fp_reduce steps in the kernel's order (every row of a step from the rows of the step before),
-// the answers by fp_finish; and for lines of 32 chunks or more the join as one warp does it
-// (cuda/kernels/fast_warp_join.cuh: 32 runs of chunks reduced by fp_run_reduce, their 64 rows by fp_reduce
-// steps, each run solved by fp_run_finish). Against the long double oracle of tests/common/fast_oracle.h: every line within
-// the stated bound |x - x*| <= 32 u cond(A, x*) |x*| (docs/api.md), for float and double, chunks of 4, 8 and
-// 16 unknowns, lines of 1 to 2048 unknowns, random dominant, weakly dominant and widely scaled rows. A zero
-// chunk pivot and a non-finite input must flag the line. The GPU test (tests/cuda/test_fast_gpu.c) checks
-// the kernels themselves.
+// solved by fp_reduce steps in the kernel's order (every row of a step from the rows of the step before), the
+// answers by fp_finish; lines of 32 chunks or more also joined as one warp does it (fast_warp_join.cuh: 32 runs
+// of chunks reduced by fp_run_reduce, their 64 rows by fp_reduce steps, each run solved by fp_run_finish).
+// Against the long double oracle of tests/common/fast_oracle.h: every line within the stated bound |x - x*| <=
+// 32 u cond(A, x*) |x*| (docs/api.md), float and double, chunks of 4, 8 and 16, lines of 1 to 2048 unknowns,
+// random dominant, weakly dominant and widely scaled rows. A zero chunk pivot and a non-finite input must flag
+// the line. The GPU test (tests/cuda/test_fast_gpu.c) checks the kernels themselves.
 #include "fast_oracle.h"
 #include "kernels/fast_core.cuh"
 #include "testutil.h"
@@ -157,8 +156,9 @@ double check_lines(const char *tname, uint64_t *rng, bool warp = false)
                 const double ratio = (double)(err / bound);
                 worst = std::max(worst, ratio);
                 char what[160];
-                std::snprintf(what, sizeof what, "%s, chunks of %d%s, %s line of %lld: flagged %d, error %.3g of the bound",
-                              tname, L, warp ? " joined by a warp" : "", kinds[kind], (long long)n, !ok, ratio);
+                std::snprintf(what, sizeof what,
+                              "%s, chunks of %d%s, %s line of %lld: flagged %d, error %.3g of the bound", tname, L,
+                              warp ? " joined by a warp" : "", kinds[kind], (long long)n, !ok, ratio);
                 if (!ok || !(ratio <= 1.0))
                     tu_expect_true(what, 0);
                 else
