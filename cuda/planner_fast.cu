@@ -54,7 +54,7 @@ cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
 // lines only); a warp a line needs a chunk a lane.
 inline int fp_warp_join(int P, bool contig, int wj)
 {
-    return wj < 0 ? !contig && fp_wj_rule(P) : wj && P >= FP_WJ_MIN_P;
+    return fp_wj_rule(P) && (wj < 0 ? !contig : wj != 0);
 }
 
 constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit

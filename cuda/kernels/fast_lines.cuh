@@ -37,8 +37,7 @@ __host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((siz
 template <class T>
 inline size_t fp_join_bytes(const fp_geom &g)
 {
-    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T);
-    return g.warp_join && fp_wj_bytes<T>(g) > red ? fp_wj_bytes<T>(g) : red;
+    return g.warp_join ? fp_wj_bytes<T>(g) : (size_t)3 * 2 * g.P * g.lines * sizeof(T);
 }
 template <class T>
 inline size_t fp_smem_bytes(int64_t n, const fp_geom &g)
@@ -371,10 +370,8 @@ __host__ __device__ inline size_t fp_cl_flag_bytes(const fp_geom &g) { return ((
 template <class T>
 inline size_t fp_cl_smem_bytes(int64_t n, const fp_geom &g, int C)
 {
-    size_t red = (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T);
+    const size_t red = g.warp_join ? fp_wj_cl_bytes<T>(g, C) : (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T);
     const size_t wg = (size_t)n * 2 * sizeof(double);
-    if (g.warp_join)
-        red = fp_wj_cl_bytes<T>(g, C);
     return fp_cl_flag_bytes(g) + (red > wg ? red : wg);
 }
 

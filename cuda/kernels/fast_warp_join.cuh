@@ -44,12 +44,14 @@ __device__ __forceinline__ fp_row<T> fp_wj_from(const fp_row<T> &r, int src)
             __shfl_sync(0xffffffffu, r.d, src)};
 }
 
-// One line's join by one warp: A, C, D hold the line's 2P rows (lower, upper, right-hand side; unit
-// diagonal), row `slot` of lane l at slot * FP_WJ_PITCH + l. On return D holds every row's unknown, or NaN
-// in every row when a pivot was not a normal number or a value not finite (the chunks' fp_finish flag it).
+// One line's join by one warp: A, then a plane apart C and D, hold the line's 2P rows (lower, upper,
+// right-hand side; unit diagonal), row `slot` of lane l at slot * FP_WJ_PITCH + l. On return D holds every
+// row's unknown, or NaN in every row when a pivot was not a normal number or a value not finite (the chunks'
+// fp_finish flag it).
 template <class T>
-__device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, T *C, T *D)
+__device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, int plane)
 {
+    T *C = A + plane, *D = C + plane;
     long long q0;
     int m;
     fp_chunk_range(P, 32, lane, &q0, &m);
@@ -88,6 +90,24 @@ __device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, T *C, T *D)
     fp_run_finish<T>(len, A + lane, C + lane, D + lane, FP_WJ_PITCH, u, v);
 }
 
+// Thread (t, q)'s two rows into its line's area (A, C and D a plane apart) at o = its slot's offset, and its
+// chunk's two unknowns back out of D; false when they are not finite.
+template <class T>
+__device__ __forceinline__ void fp_wj_put(T *A, int plane, int o, const fp_row<T> &ru, const fp_row<T> &rv)
+{
+    T *C = A + plane, *D = C + plane;
+    A[o] = ru.a, C[o] = ru.c, D[o] = ru.d;
+    A[o + FP_WJ_PITCH] = rv.a, C[o + FP_WJ_PITCH] = rv.c, D[o + FP_WJ_PITCH] = rv.d;
+}
+template <class T>
+__device__ __forceinline__ bool fp_wj_get(const T *A, int plane, int o, fp_row<T> &ru, fp_row<T> &rv)
+{
+    const T *D = A + 2 * plane;
+    ru.d = D[o];
+    rv.d = D[o + FP_WJ_PITCH];
+    return fp_finite(ru.d) & fp_finite(rv.d);
+}
+
 // fp_join for lines of at least FP_WJ_MIN_P chunks: thread (t, q)'s rows ru, rv in, the chunk's first and
 // last unknowns out in ru.d, rv.d; false when they are not finite (the line's warp met a bad pivot). `area`:
 // fp_wj_bytes. Every thread of the block calls it; it ends with a barrier (the area is free again).
@@ -95,29 +115,19 @@ template <class T>
 __device__ __forceinline__ bool fp_join_warp(const fp_geom &geo, int t, int q, unsigned char *area, fp_row<T> &ru,
                                              fp_row<T> &rv)
 {
-    const int S = fp_wj_slots(geo.P), plane = S * FP_WJ_PITCH;
-    T *base = (T *)area;
+    const int plane = fp_wj_slots(geo.P) * FP_WJ_PITCH;
+    T *base = (T *)area, *mine = base + 3 * plane * t;
     int lane, slot;
     fp_wj_place(geo.P, q, &lane, &slot);
-    {
-        T *A = base + 3 * plane * t, *C = A + plane, *D = C + plane;
-        const int o = slot * FP_WJ_PITCH + lane;
-        A[o] = ru.a, C[o] = ru.c, D[o] = ru.d;
-        A[o + FP_WJ_PITCH] = rv.a, C[o + FP_WJ_PITCH] = rv.c, D[o + FP_WJ_PITCH] = rv.d;
-    }
-    __syncthreads();
-    const int w = threadIdx.x / 32, nw = blockDim.x / 32;
-    for (int l = w; l < geo.lines; l += nw) {
-        T *A = base + 3 * plane * l;
-        fp_wj_line<T>(geo.P, threadIdx.x % 32, A, A + plane, A + 2 * plane);
-    }
-    __syncthreads();
-    const T *D = base + 3 * plane * t + 2 * plane;
     const int o = slot * FP_WJ_PITCH + lane;
-    ru.d = D[o];
-    rv.d = D[o + FP_WJ_PITCH];
+    fp_wj_put(mine, plane, o, ru, rv);
     __syncthreads();
-    return fp_finite(ru.d) & fp_finite(rv.d);
+    for (int l = threadIdx.x / 32; l < geo.lines; l += blockDim.x / 32)
+        fp_wj_line<T>(geo.P, threadIdx.x % 32, base + 3 * plane * l, plane);
+    __syncthreads();
+    const bool ok = fp_wj_get(mine, plane, o, ru, rv);
+    __syncthreads();
+    return ok;
 }
 
 // The same for a line split over a cluster of C blocks (fp_line_cl): line t's rows go to the block of rank
@@ -134,24 +144,17 @@ template <class T>
 __device__ __forceinline__ bool fp_join_cl_warp(cooperative_groups::cluster_group &cl, const fp_geom &geo, int t,
                                                 int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
 {
-    const int C = (int)cl.num_blocks(), S = fp_wj_slots(geo.P), plane = S * FP_WJ_PITCH;
+    const int C = (int)cl.num_blocks(), r = (int)cl.block_rank(), plane = fp_wj_slots(geo.P) * FP_WJ_PITCH;
     int lane, slot;
     fp_wj_place(geo.P, q, &lane, &slot);
-    T *D = cl.map_shared_rank((T *)area, (unsigned)(t % C)) + 3 * plane * (t / C) + 2 * plane;
-    T *A = D - 2 * plane, *C_ = D - plane;
     const int o = slot * FP_WJ_PITCH + lane;
-    A[o] = ru.a, C_[o] = ru.c, D[o] = ru.d;
-    A[o + FP_WJ_PITCH] = rv.a, C_[o + FP_WJ_PITCH] = rv.c, D[o + FP_WJ_PITCH] = rv.d;
+    T *mine = cl.map_shared_rank((T *)area, (unsigned)(t % C)) + 3 * plane * (t / C);
+    fp_wj_put(mine, plane, o, ru, rv);
     cl.sync();
-    const int r = (int)cl.block_rank(), w = threadIdx.x / 32, nw = blockDim.x / 32;
-    for (int l = w; l * C + r < geo.lines; l += nw) {
-        T *Al = (T *)area + 3 * plane * l;
-        fp_wj_line<T>(geo.P, threadIdx.x % 32, Al, Al + plane, Al + 2 * plane);
-    }
+    for (int l = threadIdx.x / 32; l * C + r < geo.lines; l += blockDim.x / 32)
+        fp_wj_line<T>(geo.P, threadIdx.x % 32, (T *)area + 3 * plane * l, plane);
     cl.sync();
-    ru.d = D[o];
-    rv.d = D[o + FP_WJ_PITCH];
-    return fp_finite(ru.d) & fp_finite(rv.d);
+    return fp_wj_get(mine, plane, o, ru, rv);
 }
 
 } // namespace
