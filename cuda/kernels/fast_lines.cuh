@@ -340,8 +340,8 @@ struct fp_array_rows {
     {
         // Every load of the chunk at once (lower not read at the line's first unknown, upper not at its last).
         if constexpr (VEC) {
-            const int o = s0 * si;
-            if (si == 1 && len == L && fp_at16(D + o) && fp_at16(E + o) && fp_at16(F + o) && fp_at16(R + o)) {
+            const int o = s0; // x lines: unit strides (the planner's FP_CONTIG)
+            if (len == L && fp_at16(D + o) && fp_at16(E + o) && fp_at16(F + o) && fp_at16(R + o)) {
                 fp_ld16(E + o, bv), fp_ld16(R + o, dv), fp_ld16(D + o, av), fp_ld16(F + o, cv);
                 av[0] = s0 > 0 ? av[0] : T(0);
                 cv[L - 1] = s0 + L < n ? cv[L - 1] : T(0);
@@ -361,7 +361,7 @@ FP_UNROLL
     __device__ void store(int s0, int len, const T (&xv)[L]) const
     {
         if constexpr (VEC) {
-            if (so == 1 && len == L && fp_at16(X + s0)) {
+            if (len == L && fp_at16(X + s0)) {
                 fp_st16(X + s0, xv);
                 return;
             }
