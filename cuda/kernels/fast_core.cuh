@@ -64,6 +64,7 @@ FP_HD bool fp_pivot_ok(T p)
 template <class T>
 FP_HD bool fp_finite(T v) { return fp_abs(v) <= fp_limits<T>::huge(); }
 
+
 // 1/p. Device: the hardware estimate refined by Newton steps (one for float, two for double: within an ulp
 // or two of the quotient) instead of the IEEE division routine, which would sit on the chain of dependent
 // operations; pivots that are not normal numbers are flagged before their reciprocal is used (the estimate
@@ -168,19 +169,21 @@ FP_HD bool fp_reduce(fp_row<T> &r, const fp_row<T> &lo, const fp_row<T> &hi)
     return ok;
 }
 
-// Step 5: the chunk's answers from u and v, into d[0 .. len-1]; false if one is not finite.
+// Step 5: the chunk's answers from u and v, into d[0 .. len-1]; false if one is not finite. Each answer is
+// checked: they are sums of products, not a chain, so a NaN (inf - inf) may come without an infinity
+// before it, which a running max (`x > m ? x : m`, as fmax) would drop.
 template <class T, int L>
 FP_HD bool fp_finish(int len, const T (&a)[L], const T (&c)[L], T (&d)[L], T u, T v)
 {
-    T mx = fp_abs(u);
+    bool ok = fp_finite(u);
 FP_UNROLL
     for (int k = 1; k < L; ++k) {
         d[k] = k < len - 1 ? d[k] - a[k] * u - c[k] * v : v; // past len - 1: never stored
         if (k < len)
-            mx = fp_abs(d[k]) > mx ? fp_abs(d[k]) : mx;
+            ok &= fp_finite(d[k]);
     }
     d[0] = u;
-    return fp_finite(mx);
+    return ok;
 }
 
 // A run of len >= 2 reduced rows (unit diagonal; a, c, d of row k at A[k * st], C[k * st], D[k * st]) reduced

@@ -329,7 +329,7 @@ FP_UNROLL
     fs_join<T, MODE, G>(geo, tb, t, q, area, ru.d, rv.d, per_line);
     // fp_finish, a'' and c'' from the table
     const T u = ru.d, v = rv.d;
-    T mx = fp_abs(u);
+    bool fin = fp_finite(u); // every answer checked, as fp_finish does
 FP_UNROLL
     for (int k = 1; k < L; ++k) {
         if (k < len - 1) {
@@ -339,10 +339,10 @@ FP_UNROLL
             dv[k] = v;
         }
         if (k < len)
-            mx = fp_abs(dv[k]) > mx ? fp_abs(dv[k]) : mx;
+            fin &= fp_finite(dv[k]);
     }
     dv[0] = u;
-    return ok && fp_finite(mx);
+    return ok && fin;
 }
 
 // fp_block for lines of shared rows: src gives shared_row(m, &a, &b, &c) (the rows every line has, a zero

@@ -5,8 +5,9 @@
 // of chunks reduced by fp_run_reduce, their 64 rows by fp_reduce steps, each run solved by fp_run_finish).
 // Against the long double oracle of tests/common/fast_oracle.h: every line within the stated bound |x - x*| <=
 // 32 u cond(A, x*) |x*| (docs/api.md), float and double, chunks of 4, 8 and 16, lines of 1 to 2048 unknowns,
-// random dominant, weakly dominant and widely scaled rows. A zero chunk pivot and a non-finite input must flag
-// the line. The GPU test (tests/cuda/test_fast_gpu.c) checks the kernels themselves.
+// random dominant, weakly dominant and widely scaled rows. A zero chunk pivot, a non-finite input and an
+// answer of inf - inf must flag the line. The GPU test (tests/cuda/test_fast_gpu.c) checks the kernels
+// themselves.
 #include "fast_oracle.h"
 #include "kernels/fast_core.cuh"
 #include "testutil.h"
@@ -194,6 +195,15 @@ void check_flags(const char *tname, uint64_t *rng, bool warp = false)
     d[1] = f[0] = T(0);
     std::snprintf(what, sizeof what, "%s, chunks of %d%s: a subnormal pivot flags the line", tname, L, j);
     tu_expect_true(what, !partition_solve<T, L>(n, d.data(), e.data(), f.data(), r.data(), x.data(), warp));
+    // Every value finite until the answers: x1 = 5 - M X + M X with M X past the type's range, which the
+    // finish evaluates as (5 - inf) + inf, NaN (a fused multiply-add gives -inf): flagged either way.
+    if (!warp) {
+        const T M = sizeof(T) == 4 ? T(1e30) : T(1e300), X = T(1e10);
+        const T d3[3] = {T(0), M, T(0)}, e3[3] = {T(1), T(1), T(1)}, f3[3] = {T(0), -M, T(0)}, r3[3] = {X, T(5), X};
+        T x3[3];
+        std::snprintf(what, sizeof what, "%s, chunks of %d: an answer of inf - inf (NaN) flags the line", tname, L);
+        tu_expect_true(what, !partition_solve<T, L>(3, d3, e3, f3, r3, x3));
+    }
 }
 
 } // namespace
