@@ -64,7 +64,6 @@ FP_HD bool fp_pivot_ok(T p)
 template <class T>
 FP_HD bool fp_finite(T v) { return fp_abs(v) <= fp_limits<T>::huge(); }
 
-
 // 1/p. Device: the hardware estimate refined by Newton steps (one for float, two for double: within an ulp
 // or two of the quotient) instead of the IEEE division routine, which would sit on the chain of dependent
 // operations; pivots that are not normal numbers are flagged before their reciprocal is used (the estimate
