@@ -61,8 +61,8 @@ ADI_HD double adi_face_mean(double k1, double k2, int harmonic)
     if (!harmonic)
         return 0.5 * k1 + 0.5 * k2; /* halving is exact: the bits of 0.5 * (k1 + k2) */
     const double sum = k1 + k2;
-    if (!(sum > 0.0))
-        return 0.0;
+    if (sum <= 0.0)
+        return 0.0; /* a NaN kappa goes on to a NaN mean: the row that reads it fails, not a zero diffusion */
     const double p = 2.0 * k1 * k2;
     if (fabs(p) <= 1.7976931348623157e308 && sum <= 1.7976931348623157e308)
         return p / sum;

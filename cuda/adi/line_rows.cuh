@@ -14,16 +14,24 @@
 
 namespace {
 
+// A velocity's upwind parts, ADI_COEF's: v where v > 0 (adi_pos) or v < 0 (adi_neg), else 0, and NaN for a
+// NaN, which the row then carries to the solve's check (the GPU does not scan its inputs). In double a
+// compare and a select; float's adi_pos is one instruction (FMNMX.NAN).
+template <typename R>
+__device__ __forceinline__ R adi_pos(R v) { return !(v <= R(0)) ? v : R(0); }
+template <typename R>
+__device__ __forceinline__ R adi_neg(R v) { return !(v >= R(0)) ? v : R(0); }
+
 // One axis's coefficients of a cell from its two faces' diffusion (dm, dp) and velocity (vm, vp): cm, cp
 // and c0 as ADI_COEF sums them, 0 for a closed face (om, op false), in R (float rows: decision 064).
 template <typename R>
 __device__ __forceinline__ void adi_axis_coefs(bool om, bool op, R dm, R vm, R dp, R vp, R *cm, R *cp, R *c0)
 {
     R c = R(0);
-    *cm = om ? dm + (vm > R(0) ? vm : R(0)) : R(0);
-    c = om ? c + (-dm + (vm < R(0) ? vm : R(0))) : c;
-    *cp = op ? dp - (vp < R(0) ? vp : R(0)) : R(0);
-    c = op ? c + (-dp - (vp > R(0) ? vp : R(0))) : c;
+    *cm = om ? dm + adi_pos(vm) : R(0);
+    c = om ? c + (-dm + adi_neg(vm)) : c;
+    *cp = op ? dp - adi_neg(vp) : R(0);
+    c = op ? c + (-dp - adi_pos(vp)) : c;
     *c0 = c;
 }
 
@@ -175,8 +183,8 @@ __device__ __forceinline__ void adi_face_means(R k_m, R kc, R k_p, bool harmonic
         *mm = mul_rn(k_m, mul_rn(kc, mul_rn(hp, r)));
         *mp = mul_rn(k_p, mul_rn(kc, mul_rn(hm, r)));
     } else {
-        *mm = hm > R(0) ? mul_rn(k_m, div_rn(kc, hm)) : R(0);
-        *mp = hp > R(0) ? mul_rn(k_p, div_rn(kc, hp)) : R(0);
+        *mm = !(hm <= R(0)) ? mul_rn(k_m, div_rn(kc, hm)) : R(0); // NaN stays NaN, as adi_face_mean
+        *mp = !(hp <= R(0)) ? mul_rn(k_p, div_rn(kc, hp)) : R(0);
     }
 }
 
@@ -323,7 +331,7 @@ __device__ __forceinline__ float adi_face_mean_f(float k1, float k2, bool harmon
     const float h = __fadd_rn(0.5f * k1, 0.5f * k2); // halving is exact for normal kappas
     if (!harmonic)
         return h;
-    return h > 0.0f ? __fmul_rn(k1, __fdiv_rn(k2, h)) : 0.0f;
+    return !(h <= 0.0f) ? __fmul_rn(k1, __fdiv_rn(k2, h)) : 0.0f; // NaN stays NaN, as adi_face_mean
 }
 
 // adi_face_diffusion in float: a zero diffusion stays zero over any spacing.

@@ -35,6 +35,14 @@ static void use_path(const char *path)
     setenv("TRIDI_ADI_PATH", path, 1);
 }
 
+/* The device copies of an operator's coefficient arrays (upload's; NULL where absent). */
+static void free_coefs(const tridi_adi_operator *op)
+{
+    tridi_device_free(gpu, (void *)op->kappa_field);
+    for (int a = 0; a < 3; ++a)
+        tridi_device_free(gpu, (void *)op->velocity[a]);
+}
+
 /* The largest |value| of a case's array (NULL: 0). */
 static double max_abs(const double *v, int64_t n)
 {
@@ -151,9 +159,7 @@ static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, 
     tridi_adi_destroy(pg);
     tridi_adi_destroy(pc);
     tridi_device_free(gpu, dfield);
-    tridi_device_free(gpu, (void *)opg.kappa_field);
-    for (int a = 0; a < 3; ++a)
-        tridi_device_free(gpu, (void *)opg.velocity[a]);
+    free_coefs(&opg);
     free(host_field);
     free(before);
     free(gpu_result);
@@ -281,10 +287,78 @@ static int nan_case(uint64_t *rng, const char *path, int64_t nlong, int heat_x)
     }
     tridi_adi_destroy(plan);
     tridi_device_free(gpu, dfield);
-    tridi_device_free(gpu, (void *)op.kappa_field);
-    for (int a = 0; a < 3; ++a)
-        tridi_device_free(gpu, (void *)op.velocity[a]);
+    free_coefs(&op);
     free(back);
+    adi_case_free(&c);
+    return bad;
+}
+
+/* A NaN in a coefficient array the step reads (which: 0 the kappa field, with the harmonic mean on odd
+ * draws; 1 a velocity of a swept axis), at an interior cell: the GPU does not scan its inputs, so the rows
+ * must carry it to the solve's check (the harmonic mean and the upwind selects once turned it into 0): the
+ * step fails with TRIDI_ERROR_NONFINITE and the field comes back exactly as it was. */
+static int coef_nan_case(uint64_t *rng, const char *path, int dtype, int which, int draw)
+{
+    adi_case c;
+    int axis = -1;
+    for (;;) { /* a case with the array, along an axis of two cells or more (an open face at every cell) */
+        adi_case_random(&c, rng, dtype, 3, 0);
+        if (which == 0 && c.kappa_t && c.ref.hi[0] > c.ref.lo[0])
+            break;
+        for (int a = 0; a < c.ref.op.naxes && which == 1 && axis < 0; ++a)
+            if (c.vel_t[a] && c.ref.hi[a] > c.ref.lo[a])
+                axis = a;
+        if (axis >= 0)
+            break;
+        adi_case_free(&c);
+    }
+    const ref_problem *p = &c.ref;
+    tridi_adi_operator op = p->op;
+    if (which == 0)
+        op.mean = draw % 2 ? TRIDI_ADI_HARMONIC : TRIDI_ADI_ARITHMETIC;
+    int64_t cell[3];
+    for (int a = 0; a < 3; ++a)
+        cell[a] = tu_randint(rng, p->lo[a], p->hi[a]);
+    const int64_t at = ref_index(&p->grid, cell[0], cell[1], cell[2]);
+    void *arr = which == 0 ? c.kappa_t : c.vel_t[axis];
+    if (c.dtype == TRIDI_FLOAT64)
+        ((double *)arr)[at] = NAN;
+    else
+        ((float *)arr)[at] = NAN;
+    const size_t es = c.dtype == TRIDI_FLOAT64 ? 8 : 4, bytes = (size_t)c.cells * es;
+    void *field = adi_to_type(c.u0, c.cells, c.dtype); /* the field in dtype */
+    if (c.kappa_t)
+        op.kappa_field = upload(c.kappa_t, bytes);
+    for (int a = 0; a < 3; ++a)
+        op.velocity[a] = c.vel_t[a] ? upload(c.vel_t[a], bytes) : NULL;
+    void *dfield = upload(field, bytes), *back = malloc(bytes);
+    tridi_adi plan = NULL;
+    use_path(path);
+    tridi_status s = tridi_adi_create(&plan, gpu, &p->grid, p->lo, p->hi, c.dtype, &op);
+    if (!s)
+        s = tridi_adi_step(plan, dfield, c.dt, NULL);
+    if (!s)
+        s = tridi_adi_synchronize(plan);
+    static const char *const vel_name[3] = {"velocity x", "velocity y", "velocity z"};
+    const char *what = which == 1                      ? vel_name[axis]
+                       : op.mean == TRIDI_ADI_HARMONIC ? "the kappa field, harmonic"
+                                                       : "the kappa field, arithmetic";
+    printf("%s %s: NaN at (%lld, %lld, %lld) in %s (%s): %s %s\n", path, c.dtype == TRIDI_FLOAT64 ? "f64" : "f32",
+           (long long)cell[0], (long long)cell[1], (long long)cell[2], what, c.label, tridi_status_name(s),
+           tridi_error_message());
+    int bad = 1;
+    if (s == TRIDI_ERROR_NONFINITE && tridi_copy_to_host(gpu, back, dfield, bytes) == TRIDI_SUCCESS) {
+        bad = memcmp(back, field, bytes) != 0;
+        if (bad)
+            printf("  the field changed although the step failed  <-- FAIL\n");
+    } else {
+        printf("  expected TRIDI_ERROR_NONFINITE  <-- FAIL\n");
+    }
+    tridi_adi_destroy(plan);
+    tridi_device_free(gpu, dfield);
+    free_coefs(&op);
+    free(back);
+    free(field);
     adi_case_free(&c);
     return bad;
 }
@@ -377,9 +451,7 @@ static int graph_case(uint64_t *rng, int index)
     tridi_adi_destroy(p2);
     tridi_device_free(gpu, d1);
     tridi_device_free(gpu, d2);
-    tridi_device_free(gpu, (void *)op.kappa_field);
-    for (int a = 0; a < 3; ++a)
-        tridi_device_free(gpu, (void *)op.velocity[a]);
+    free_coefs(&op);
     free(host);
     free(got);
     free(want);
@@ -452,13 +524,16 @@ int main(void)
         nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused", i < 4 ? 0 : 700, 0); /* the last two: a long axis */
     for (int i = 0; i < 3; ++i) /* heat x lines of 16, 32, 64 chunks (decision 082) */
         nan_bad += nan_case(&rng, "fused", (int64_t)256 << i, 1);
+    for (int i = 0; i < 12; ++i) /* NaN coefficients: kappa (harmonic, arithmetic), a velocity; f64, f32 */
+        nan_bad += coef_nan_case(&rng, i % 6 == 5 ? "staged" : "fused", i % 2 ? TRIDI_FLOAT32 : TRIDI_FLOAT64,
+                                 i / 2 % 2, i / 4 + 1);
 #ifdef ADI_TEST_CUDART
     graph_cases = 6;
     for (int i = 0; i < graph_cases; ++i)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 10, graph replays %d of %d\n", steps_bad,
+           "%d, NaN and bad-path cases %d of 22, graph replays %d of %d\n", steps_bad,
            first_z512 + z512_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
