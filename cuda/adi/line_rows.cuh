@@ -275,11 +275,13 @@ struct x_rows : x_line<T, I> {
     {
         const unsigned f = L::template faces<FULL>(B);
         const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const T *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(B) + off;
-        const double ym = ld((f & 4 ? (const T *)s->field : yb()) + off + km);
-        const double yp = ld((f & 8 ? (const T *)s->field : yb()) + off + kp);
+        const T *K = L::template kb<FULL>(), *V = L::template vb<FULL>(B);
+        const I below = off + km, above = off + kp; // summed in I: one multiply-add an address (decision 092)
+        const double ym = ld((f & 4 ? (const T *)s->field : yb()) + below);
+        const double yp = ld((f & 8 ? (const T *)s->field : yb()) + above);
         double cm, cp, c0;
-        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0);
+        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + below), ld(K + above), ld(V + off), ld(V + below), ld(V + above),
+                    &cm, &cp, &c0);
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, ym, lu);
         lu = __fma_rn(cp, yp, lu);
@@ -386,12 +388,13 @@ struct x_rows_f : x_line<float, I> {
     {
         const unsigned f = L::template faces<FULL>(B);
         const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const float *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(B) + off;
-        const float ym = ld((f & 4 ? (const float *)s->field : yb()) + off + km);
-        const float yp = ld((f & 8 ? (const float *)s->field : yb()) + off + kp);
+        const float *K = L::template kb<FULL>(), *V = L::template vb<FULL>(B);
+        const I below = off + km, above = off + kp; // as x_rows::other
+        const float ym = ld((f & 4 ? (const float *)s->field : yb()) + below);
+        const float yp = ld((f & 8 ? (const float *)s->field : yb()) + above);
         float cm, cp, c0, g;
-        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + km), ld(K + kp), ld(V), ld(V + km), ld(V + kp), &cm, &cp, &c0,
-                    &g);
+        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + below), ld(K + above), ld(V + off), ld(V + below), ld(V + above),
+                    &cm, &cp, &c0, &g);
         return term(z->xr_alpha_f[B], cm, cp, g, ym, yc, yp, acc);
     }
     // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned; FULL as there.
