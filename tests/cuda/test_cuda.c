@@ -129,6 +129,32 @@ static int device_solve_check(const char *label, tu_system *s, const tridi_grid 
     return bad;
 }
 
+int combo_system(tu_system *s, const tridi_grid *g, int combo, int axis, const int64_t lo[3], const int64_t hi[3],
+                 uint64_t *rng, void **xref, void **poison, size_t *xb)
+{
+    const tridi_dtype *t = combos[combo];
+    if (tu_system_alloc(s, g, t[0], t[1], t[2], t[3], t[4], rng))
+        return 1;
+    *xb = (size_t)s->cells * tu_esize(t[4]);
+    *xref = malloc(*xb);
+    *poison = malloc(*xb);
+    memcpy(*xref, s->x_before, *xb);
+    memcpy(*poison, s->x_before, *xb);
+    tridi_arrays r = s->a;
+    r.x = *xref;
+    tu_reference_solve(g, (tridi_axis)axis, lo, hi, &r);
+    return 0;
+}
+
+void box_label(char *label, size_t size, const char *what, const tridi_grid *g, const int64_t lo[3],
+               const int64_t hi[3])
+{
+    snprintf(label, size, "%s box [%lld:%lld,%lld:%lld,%lld:%lld] of [%lld:%lld,%lld:%lld,%lld:%lld]", what,
+             (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1], (long long)lo[2], (long long)hi[2],
+             (long long)g->lbound[0], (long long)g->ubound[0], (long long)g->lbound[1], (long long)g->ubound[1],
+             (long long)g->lbound[2], (long long)g->ubound[2]);
+}
+
 /* One random case in every mode. Returns the number of failed checks. */
 static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
 {
@@ -137,19 +163,14 @@ static int run_case(uint64_t *rng, int ndim, int axis, int combo, int long_line)
     random_geometry(rng, ndim, axis, long_line, &g, lo, hi);
     const tridi_dtype *t = combos[combo];
     tu_system s;
-    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+    void *xref, *poison;
+    size_t xb;
+    if (combo_system(&s, &g, combo, axis, lo, hi, rng, &xref, &poison, &xb))
         return 1;
-    const size_t xb = (size_t)s.cells * tu_esize(t[4]);
-    void *xref = malloc(xb), *xcpu = malloc(xb), *poison = malloc(xb);
-    memcpy(xref, s.x_before, xb);
-    memcpy(poison, s.x_before, xb);
-    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
-                                                                     s.a.rhs, t[3], xref, t[4]});
-    char label[200];
-    snprintf(label, sizeof label, "%dD axis %c %s box [%lld:%lld,%lld:%lld,%lld:%lld] of [%lld:%lld,%lld:%lld,%lld:%lld]",
-             ndim, "xyz"[axis], combo_name[combo], (long long)lo[0], (long long)hi[0], (long long)lo[1],
-             (long long)hi[1], (long long)lo[2], (long long)hi[2], (long long)g.lbound[0], (long long)g.ubound[0],
-             (long long)g.lbound[1], (long long)g.ubound[1], (long long)g.lbound[2], (long long)g.ubound[2]);
+    void *xcpu = malloc(xb);
+    char what[64], label[200];
+    snprintf(what, sizeof what, "%dD axis %c %s", ndim, "xyz"[axis], combo_name[combo]);
+    box_label(label, sizeof label, what, &g, lo, hi);
     const double tol = tu_tolerance(t[4]);
     int bad = 0;
     tridi_status st;

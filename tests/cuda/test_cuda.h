@@ -29,6 +29,14 @@ int host_solve_check(tridi_context ctx, const char *label, const char *mode, tu_
                      const int64_t lo[3], const int64_t hi[3], const void *xref, const void *poison, int upload_mask,
                      double tol);
 
+/* A random system of combo's types on g into s, its reference answers along axis into a fresh *xref and x's old
+ * values into a fresh *poison, *xb bytes each (the caller frees both). Returns 1 if s cannot be made. */
+int combo_system(tu_system *s, const tridi_grid *g, int combo, int axis, const int64_t lo[3], const int64_t hi[3],
+                 uint64_t *rng, void **xref, void **poison, size_t *xb);
+/* "<what> box [lo:hi,...] of [lbound:ubound,...]" into label. */
+void box_label(char *label, size_t size, const char *what, const tridi_grid *g, const int64_t lo[3],
+               const int64_t hi[3]);
+
 /* test_cuda_slabs.c; each returns failed checks. */
 int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo);
 int slab_lines_case(uint64_t *rng, int axis, int combo);

@@ -28,19 +28,13 @@ int slab_case(tridi_context ctx_slabs, uint64_t *rng, int axis, int combo)
         g.ubound[0] += 20;
     const tridi_dtype *t = combos[combo];
     tu_system s;
-    if (tu_system_alloc(&s, &g, t[0], t[1], t[2], t[3], t[4], rng))
+    void *xref, *poison;
+    size_t xb;
+    if (combo_system(&s, &g, combo, axis, lo, hi, rng, &xref, &poison, &xb))
         return 1;
-    const size_t xb = (size_t)s.cells * tu_esize(t[4]);
-    void *xref = malloc(xb), *poison = malloc(xb);
-    memcpy(xref, s.x_before, xb);
-    memcpy(poison, s.x_before, xb);
-    tu_reference_solve(&g, (tridi_axis)axis, lo, hi, &(tridi_arrays){s.a.lower, t[0], s.a.diag, t[1], s.a.upper, t[2],
-                                                                     s.a.rhs, t[3], xref, t[4]});
-    char label[200];
-    snprintf(label, sizeof label, "slabs axis %c %s box [%lld:%lld,%lld:%lld,%lld:%lld] of [%lld:%lld,%lld:%lld,%lld:%lld]",
-             "xyz"[axis], combo_name[combo], (long long)lo[0], (long long)hi[0], (long long)lo[1], (long long)hi[1],
-             (long long)lo[2], (long long)hi[2], (long long)g.lbound[0], (long long)g.ubound[0], (long long)g.lbound[1],
-             (long long)g.ubound[1], (long long)g.lbound[2], (long long)g.ubound[2]);
+    char what[64], label[200];
+    snprintf(what, sizeof what, "slabs axis %c %s", "xyz"[axis], combo_name[combo]);
+    box_label(label, sizeof label, what, &g, lo, hi);
     const double tol = tu_tolerance(t[4]);
     int bad = 0;
     bad += host_solve_check(ctx_slabs, label, "slabs staged", &s, axis, lo, hi, xref, poison, 0, tol);
