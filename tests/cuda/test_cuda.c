@@ -3,7 +3,8 @@
  * float transfer of double inputs, long lines, numerical failures under ON_ERROR_CALL and ON_ERROR_LINES
  * (each function's comment says what it checks), device memory exhaustion, systems at the edges of the
  * arithmetic, registered host arrays (all, subsets, in part, shared, caller page-locked), and the slab
- * pipeline with a failure in the last slab leaving x untouched. Exits 77 when no GPU is present. */
+ * pipeline with a failure in the last slab leaving x untouched (those two in test_cuda_slabs.c). Exits 77
+ * when no GPU is present. */
 #include "test_cuda.h"
 
 #include <cuda_runtime_api.h>
@@ -85,8 +86,8 @@ int register_set(tridi_context ctx, const tu_system *s, int mask, int half, int 
 }
 
 int host_solve_check(tridi_context ctx, const char *label, const char *mode, tu_system *s, int axis,
-                            const int64_t lo[3], const int64_t hi[3], const void *xref, const void *poison,
-                            int upload_mask, double tol)
+                     const int64_t lo[3], const int64_t hi[3], const void *xref, const void *poison, int upload_mask,
+                     double tol)
 {
     memcpy(s->a.x, poison, (size_t)s->cells * tu_esize(s->a.x_type));
     const void *p[4] = {s->a.lower, s->a.diag, s->a.upper, s->a.rhs};
