@@ -76,17 +76,25 @@ void *tk_kernel_of_a(const tk_plan &p)
                   : (void *)tk_line<TL, TD, TX, I, CONTIG, true, false, AR>;
 }
 
+// tx_line (decision 063) with its tiles in 16-byte granules (g16) or cell by cell (decision 096).
+template <class TL, class TD, class TX, class I>
+void *tx_kernel_of(const tk_plan &p, bool g16)
+{
+    if constexpr (sizeof(TL) == 4)
+        if (p.arith == TK_AR_NEWTYPE)
+            return g16 ? (void *)tx_line<TL, TD, TX, I, TK_AR_NEWTYPE, true>
+                       : (void *)tx_line<TL, TD, TX, I, TK_AR_NEWTYPE, false>;
+    return g16 ? (void *)tx_line<TL, TD, TX, I, TK_AR_MOHID, true> : (void *)tx_line<TL, TD, TX, I, TK_AR_MOHID, false>;
+}
+
 // NewType's arithmetic is MOHID's where upper is double (its pivot then is a double): not instantiated.
-// The checkpointed kernel runs MOHID's arithmetic only (FAST keeps its own kernels and tk_line).
+// The checkpointed kernel runs MOHID's arithmetic only (FAST keeps its own kernels and tk_line). A plan names
+// tx_line's granule form; tk_run takes the cell-by-cell one where the arrays' addresses need it.
 template <class TL, class TD, class TX, class I, bool CONTIG>
 void *tk_kernel_of_c(const tk_plan &p)
 {
-    if (CONTIG && p.xtile) { // TRIDI_CUDA_KERNEL=ckpt's x lines: tx_line (decision 063)
-        if constexpr (sizeof(TL) == 4)
-            if (p.arith == TK_AR_NEWTYPE)
-                return (void *)tx_line<TL, TD, TX, I, TK_AR_NEWTYPE>;
-        return (void *)tx_line<TL, TD, TX, I, TK_AR_MOHID>;
-    }
+    if (CONTIG && p.xtile) // TRIDI_CUDA_KERNEL=ckpt's x lines, and by rule float ones
+        return tx_kernel_of<TL, TD, TX, I>(p, true);
     if (p.ckpt) {
         if constexpr (sizeof(TL) == 4)
             if (p.arith == TK_AR_NEWTYPE)
@@ -106,6 +114,12 @@ template <class TL, class TD, class TX>
 void *tp_kernel_of(const tk_plan &p)
 {
     return p.offsets32 ? (void *)tp_line<TL, TD, TX, int32_t> : (void *)tp_line<TL, TD, TX, int64_t>;
+}
+
+template <class TL, class TD, class TX>
+void *tx_cells_kernel_of(const tk_plan &p)
+{
+    return p.offsets32 ? tx_kernel_of<TL, TD, TX, int32_t>(p, false) : tx_kernel_of<TL, TD, TX, int64_t>(p, false);
 }
 
 template <class TL, class TD, class TX>
@@ -322,6 +336,10 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
             return e;
         if (pn > 0 && (family == 3 || q.xtile || tc_preferred(p, po, pn, sms, sizeof(TL) == 4)))
             p = q;
+        if (e == cudaSuccess && p.xtile) { // the cell-by-cell form, which tk_run may take, on the same terms
+            size_t o = 0;
+            e = tk_prepare(tx_cells_kernel_of<TL, TD, TX>(p), &sms, &o);
+        }
     }
     // MOHID's arithmetic on strided lines whose tk_line launch holds at most TP_WARPS warps an SM: two threads
     // a line (tp_line, decision 069) where every line fits on the GPU at once; x lines keep their cooperative
@@ -355,7 +373,7 @@ cudaError_t tk_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
     if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
         if (p.fast)
             return fast_run(sizeof(TL) == 4 ? TRIDI_FLOAT32 : TRIDI_FLOAT64, a, p, stream);
-    void *k = tk_kernel_of<TL, TD, TX>(p);
+    void *k = p.xtile && !tx_granules_fit<TL, TD>(a) ? tx_cells_kernel_of<TL, TD, TX>(p) : tk_kernel_of<TL, TD, TX>(p);
     int ns = p.stages | (p.ckpt && p.l2wide ? 16 : 0); // tc_line reads the L2 hint in bit 4 of its stage count
     ts_geom geom = p.geom;
     void *params[] = {(void *)&a, p.split ? (void *)&geom : (void *)&ns}; // the kernels' second parameter

@@ -1,9 +1,12 @@
 // tx_line: MOHID's arithmetic on long x lines (unknowns adjacent in memory), one thread per line, a warp of
 // 32 neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 64
-// bytes of each line per array (32 lines x tx_s unknowns, whole sectors), copied by the warp with one run
-// per line and copy instruction into a shared-memory ring, so each SM holds its bytes in flight itself and
-// not in L2. The back substitution re-reads the tiles from the line's end and recomputes each chunk's W/G in
-// registers from its checkpoint with the core's steps (the same bits). Decision 063; cuda/planner.cu.
+// bytes of each line per array (32 lines x tx_s unknowns), copied by the warp into a shared-memory ring, so
+// each SM holds its bytes in flight itself and not in L2. The back substitution re-reads the tiles from the
+// line's end and recomputes each tile's W/G in registers from its checkpoint with the core's steps (the same
+// bits). Tiles start on 16-byte boundaries of the arrays (a line's first tile starts up to 3 cells before
+// it) and move as 16-byte copies, read back as 16-byte vectors, where the four inputs' addresses allow it
+// (tx_granules_fit); otherwise cell by cell into the same layout. Nothing outside a line is read.
+// Decisions 063, 096; cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_XTILE_CUH
 #define TRIDI_CUDA_KERNELS_XTILE_CUH
 
@@ -18,19 +21,21 @@
 namespace {
 
 // Unknowns per tile: 64 bytes of lower/upper/rhs of a line (float 16, double 8): two ring slots of 32 lines
-// then leave 9-11 warps an SM (128 bytes left 4-5, too few for the chain of divisions: decision 063).
+// then leave 8 blocks an SM (128 bytes left 4-5, too few for the chain of divisions: decision 063). A tile is
+// also the chunk a checkpoint starts.
 template <class TL>
 __host__ __device__ constexpr int tx_s() { return 64 / (int)sizeof(TL); }
-// Unknowns per chunk: a checkpoint each, their W/G in registers walking back.
-template <class TL>
-__host__ __device__ constexpr int tx_c() { return tx_s<TL>() < 16 ? tx_s<TL>() : 16; }
 
-// One ring slot: diag, lower, upper, rhs, each [32 lines][S + 1] (the pad spreads a lane's column over the
-// banks); a tile of answers after the ring.
+// A line's row of one array (element type T) in a ring slot: the tile's 16-byte granules and one more, so a
+// quarter warp's 16-byte reads of eight rows' same granule hit eight different bank groups.
+template <class T, class TL>
+__host__ __device__ constexpr int tx_row_bytes() { return tx_s<TL>() * (int)sizeof(T) + 16; }
+
+// One ring slot: diag, lower, upper, rhs, each [32 lines][row]; a tile of answers after the ring, [32][S + 1].
 template <class TL, class TD>
 __host__ __device__ constexpr size_t tx_slot_bytes()
 {
-    return (size_t)TK_T * (tx_s<TL>() + 1) * (sizeof(TD) + 3 * sizeof(TL));
+    return (size_t)TK_T * (tx_row_bytes<TD, TL>() + 3 * tx_row_bytes<TL, TL>());
 }
 
 template <class TL, class TD, class TX>
@@ -39,63 +44,156 @@ __host__ __device__ inline size_t tx_smem_bytes(int ns)
     return (size_t)ns * tx_slot_bytes<TL, TD>() + (size_t)TK_T * (tx_s<TL>() + 1) * sizeof(TX);
 }
 
-// ns_hint: ring slots (2..TK_STAGES_MAX). Checkpoint q (the state before unknown q * C, q >= 1) of launch
-// line li sits in the scratch at q * l_count + li. Failing lines and the overflow bound: tc_line's rules.
-template <class TL, class TD, class TX, class I, int AR>
+// Whether every line's tiles can start on a 16-byte boundary of all four inputs at once: the same cell of
+// each array then sits at the same offset within its 16 bytes (E's granule of 16 / sizeof(TD) cells inside
+// the others' of 16 / sizeof(TL)), as it does for arrays of their own allocations.
+template <class TL, class TD>
+inline bool tx_granules_fit(const tk_args &a)
+{
+    const uintptr_t d = (uintptr_t)a.D, e = (uintptr_t)a.E, f = (uintptr_t)a.F, r = (uintptr_t)a.R;
+    if (!d || !e || !f || !r || d % sizeof(TL) || f % sizeof(TL) || r % sizeof(TL) || e % sizeof(TD))
+        return false;
+    const uintptr_t vl = 16 / sizeof(TL), ph = d / sizeof(TL) % vl;
+    const uintptr_t e0 = (vl - ph) % vl; // the cells from the array's start to its first 16-byte boundary
+    return f / sizeof(TL) % vl == ph && r / sizeof(TL) % vl == ph && (e + e0 * sizeof(TD)) % 16 == 0;
+}
+
+// A 16-byte granule of a tile row.
+template <class T>
+struct alignas(16) tx_gran {
+    T v[16 / sizeof(T)];
+};
+
+__device__ __forceinline__ void tx_cp16(unsigned saddr, const void *gmem)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(saddr), "l"(gmem) : "memory");
+}
+
+// The warp's copies of one array (cell type T, GR granules a tile row) in 16-byte granules: instruction g
+// moves granule t % GR of line g * (32 / GR) + t / GR (lines past the block's last take its first line's
+// cells, which no lane reads). eo[g]: that granule's first cell at tile 0 as an offset of the array; its
+// line's first tile starts sh cells before the line (0 <= sh < 16 / sizeof(TL)).
+template <class T, class TL, class I>
+struct tx_granule_copy {
+    static constexpr int S = tx_s<TL>(), V = 16 / (int)sizeof(T), GR = S / V, LPG = TK_T / GR, ROW = tx_row_bytes<T, TL>();
+    I eo[GR];
+    unsigned dst; // this lane's granule in instruction 0, from its array's start in a slot
+    __device__ __forceinline__ void init(int t, int nl, I io, int sh)
+    {
+        const int g = t % GR;
+#pragma unroll
+        for (int q = 0; q < GR; ++q) {
+            const int j = q * LPG + t / GR;
+            const int src = j < nl ? j : 0;
+            eo[q] = __shfl_sync(0xffffffffu, io, src) - (I)__shfl_sync(0xffffffffu, sh, src) + (I)(g * V);
+        }
+        dst = (unsigned)((t / GR) * ROW + g * 16);
+    }
+    // Tile c of every line into the array's rows at shared address base. WHOLE: every line's tile lies
+    // inside the line (the warp's tiles after its first and before its last ones); otherwise a granule that
+    // reaches past either end of its line moves cell by cell, its cells in the line alone.
+    template <bool WHOLE>
+    __device__ __forceinline__ void issue(const T *A, unsigned base, int64_t c, int t, int nl, int sh, int64_t n) const
+    {
+#pragma unroll
+        for (int q = 0; q < GR; ++q) {
+            const I o = eo[q] + (I)(c * S);
+            const unsigned sa = base + dst + (unsigned)(q * LPG * ROW);
+            if constexpr (WHOLE) {
+                tx_cp16(sa, A + o);
+            } else {
+                const int j = q * LPG + t / GR;
+                const int64_t m = c * S - __shfl_sync(0xffffffffu, sh, j < nl ? j : 0) + (t % GR) * V;
+                if (m >= 0 && m + V <= n) {
+                    tx_cp16(sa, A + o);
+                } else {
+#pragma unroll
+                    for (int e = 0; e < V; ++e)
+                        if (m + e >= 0 && m + e < n)
+                            tk_cp_at(sa + (unsigned)(e * sizeof(T)), A + o + e);
+                }
+            }
+        }
+    }
+};
+
+// ns_hint: ring slots (2..TK_STAGES_MAX). Checkpoint c (the state before tile c, c >= 1) of launch line li
+// sits in the scratch at c * l_count + li. Failing lines and the overflow bound: tc_line's rules. G16: the
+// tiles move in 16-byte granules (tx_granules_fit holds), otherwise cell by cell, each line's tiles from
+// its first cell.
+template <class TL, class TD, class TX, class I, int AR, bool G16>
 __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hint)
 {
     constexpr bool PF32 = sizeof(TL) == 4;
-    constexpr int T = TK_T, S = tx_s<TL>(), C = tx_c<TL>(), NCH = S / C, P = S + 1, LPI = T / S;
-    static_assert(S % C == 0 && T % S == 0, "tile shape");
+    constexpr int T = TK_T, S = tx_s<TL>(), P = S + 1, LPI = T / S, VL = 16 / (int)sizeof(TL),
+                  VE = 16 / (int)sizeof(TD), RE = tx_row_bytes<TD, TL>(), RL = tx_row_bytes<TL, TL>();
+    static_assert(T % S == 0 && S % VL == 0 && S % VE == 0, "tile shape");
     const int NS = ns_hint & 15;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     const tk_lane<I> ln(a, sizeof(TL));
     const int t = ln.t, nl = ln.nl;
     const bool active = ln.active;
     const int row = active ? t : 0; // lanes past the last line read line 0's tiles and write nothing
-    const int64_t n = a.n, nt = (n + S - 1) / S;
+    const int64_t n = a.n;
     double2 *ck = (double2 *)a.scratch + ln.li0 + row;
     const int64_t cks = a.l_count;
 
     const TD *E = (const TD *)a.E;
     const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
     TX *X = (TX *)a.X;
-    constexpr size_t SLOT = tx_slot_bytes<TL, TD>(), AE = (size_t)T * P * sizeof(TD), AL = (size_t)T * P * sizeof(TL);
+    constexpr size_t SLOT = tx_slot_bytes<TL, TD>(), AE = (size_t)T * RE, AL = (size_t)T * RL;
     TX *sX = (TX *)(tk_dyn + (size_t)NS * SLOT);
 
-    // The copies of tile c (c < 0: none) into ring slot slot_in: instruction j0 moves unknowns c*S + q % S of
-    // line j0 + q / S (lane q), a run of 64 bytes (128 for double diag) of each of LPI lines. Lower is never
-    // read at a line's first unknown, upper never at its last.
-    const int kq = t % S, jq = t / S, ek = jq * P + kq;
+    // sh: the cells of this lane's line before its first tile (its tile c starts at unknown c * S - sh).
+    int sh = 0;
+    if constexpr (G16)
+        sh = (int)(((uintptr_t)(D + ln.io) / sizeof(TL)) & (uintptr_t)(VL - 1));
+    const int shmax = G16 ? (int)__reduce_max_sync(0xffffffffu, (unsigned)sh) : 0;
+    const int64_t nt = (n + shmax + S - 1) / S;
+
     const unsigned s0 = (unsigned)__cvta_generic_to_shared(tk_dyn);
+    tx_granule_copy<TD, TL, I> cE;
+    tx_granule_copy<TL, TL, I> cL;
+    if constexpr (G16) {
+        cE.init(t, nl, ln.io, sh);
+        cL.init(t, nl, ln.io, sh);
+    }
+    const int shmin = G16 ? (int)__reduce_min_sync(0xffffffffu, (unsigned)sh) : 0;
+    // The copies of tile c (c < 0: none) into ring slot slot_in. Cell by cell: instruction j0 moves unknown
+    // c * S + t % S of line j0 + t / S (LPI lines an instruction).
     int slot_in = 0;
-    auto copy_line = [&](int j0, unsigned base, int64_t m, bool okE, bool okD, bool okF) {
-        const I lo = __shfl_sync(0xffffffffu, ln.io, (j0 + jq) & (T - 1));
-        if (j0 + jq < nl) {
-            const I o = lo + (I)m;
-            const unsigned idx = (unsigned)(j0 * P + ek);
-            if (okE)
-                tk_cp_at(base + idx * (unsigned)sizeof(TD), E + o);
-            if (okD)
-                tk_cp_at(base + (unsigned)AE + idx * (unsigned)sizeof(TL), D + o);
-            if (okF)
-                tk_cp_at(base + (unsigned)(AE + AL) + idx * (unsigned)sizeof(TL), F + o);
-            if (okE)
-                tk_cp_at(base + (unsigned)(AE + 2 * AL) + idx * (unsigned)sizeof(TL), R + o);
-        }
-    };
     auto issue = [&](int64_t c) {
         if (c >= 0) {
-            const int64_t m = c * S + kq;
-            const bool okE = m < n, okD = m > 0 && m < n, okF = m < n - 1;
             const unsigned base = s0 + (unsigned)(slot_in * SLOT);
-            if (nl == T) { // a whole warp of lines: unrolled, the shuffles' source lanes constants
-#pragma unroll
-                for (int j0 = 0; j0 < T; j0 += LPI)
-                    copy_line(j0, base, m, okE, okD, okF);
+            if constexpr (G16) {
+                if ((c > 0 || shmax == 0) && (c + 1) * S - shmin <= n) {
+                    cE.template issue<true>(E, base, c, t, nl, sh, n);
+                    cL.template issue<true>(D, base + (unsigned)AE, c, t, nl, sh, n);
+                    cL.template issue<true>(F, base + (unsigned)(AE + AL), c, t, nl, sh, n);
+                    cL.template issue<true>(R, base + (unsigned)(AE + 2 * AL), c, t, nl, sh, n);
+                } else {
+                    cE.template issue<false>(E, base, c, t, nl, sh, n);
+                    cL.template issue<false>(D, base + (unsigned)AE, c, t, nl, sh, n);
+                    cL.template issue<false>(F, base + (unsigned)(AE + AL), c, t, nl, sh, n);
+                    cL.template issue<false>(R, base + (unsigned)(AE + 2 * AL), c, t, nl, sh, n);
+                }
             } else {
-                for (int j0 = 0; j0 < nl; j0 += LPI)
-                    copy_line(j0, base, m, okE, okD, okF);
+                const int kq = t % S, jq = t / S;
+                const int64_t m = c * S + kq;
+                for (int j0 = 0; j0 < nl; j0 += LPI) {
+                    const I lo = __shfl_sync(0xffffffffu, ln.io, (j0 + jq) & (T - 1));
+                    if (j0 + jq < nl && m < n) {
+                        const I o = lo + (I)m;
+                        const unsigned j = (unsigned)(j0 + jq);
+                        __pipeline_memcpy_async(tk_dyn + slot_in * SLOT + j * RE + kq * sizeof(TD), E + o, sizeof(TD));
+                        __pipeline_memcpy_async(tk_dyn + slot_in * SLOT + AE + j * RL + kq * sizeof(TL), D + o,
+                                                sizeof(TL));
+                        __pipeline_memcpy_async(tk_dyn + slot_in * SLOT + AE + AL + j * RL + kq * sizeof(TL), F + o,
+                                                sizeof(TL));
+                        __pipeline_memcpy_async(tk_dyn + slot_in * SLOT + AE + 2 * AL + j * RL + kq * sizeof(TL),
+                                                R + o, sizeof(TL));
+                    }
+                }
             }
         }
         slot_in = slot_in + 1 == NS ? 0 : slot_in + 1;
@@ -121,92 +219,90 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
         __pipeline_wait_prior(0);
         __syncwarp();
     };
-    // One chunk of C unknowns from unknown c0 (h: the chunk within its tile in ring slot `slot`): MOHID's
-    // recurrence on (ww, gg), each(k) after unknown c0 + k. IN (interior): no first or last unknown inside,
-    // no tests; otherwise lower and upper are 0 where they are not read, unknowns past the end skipped.
-    auto chunk = [&](auto in, int slot, int h, int64_t c0, double &ww, double &gg, bool &bb, auto &&each) {
+    // One tile from unknown c0 (up to sh cells before the line) in ring slot `slot`: MOHID's recurrence on
+    // (ww, gg), each(k) after unknown c0 + k; its rows read as 16-byte vectors. IN (interior): no first or
+    // last unknown inside, no tests; otherwise lower and upper are 0 where they are not read, cells outside
+    // the line skipped.
+    auto chunk = [&](auto in, int slot, int64_t c0, double &ww, double &gg, bool &bb, auto &&each) {
         constexpr bool IN = decltype(in)::value;
         const unsigned char *b = tk_dyn + (size_t)slot * SLOT;
-        const int idx = row * P + h * C;
-        const TD *tE = (const TD *)b + idx;
-        const TL *tD = (const TL *)(b + AE) + idx, *tF = (const TL *)(b + AE + AL) + idx,
-                 *tR = (const TL *)(b + AE + 2 * AL) + idx;
+        const tx_gran<TD> *tE = (const tx_gran<TD> *)(b + row * RE);
+        const tx_gran<TL> *tD = (const tx_gran<TL> *)(b + AE + row * RL), *tF = (const tx_gran<TL> *)(b + AE + AL + row * RL),
+                          *tR = (const tx_gran<TL> *)(b + AE + 2 * AL + row * RL);
+        tx_gran<TD> ge;
+        tx_gran<TL> gd, gf, gr;
 #pragma unroll
-        for (int k = 0; k < C; ++k) {
+        for (int k = 0; k < S; ++k) {
+            if (k % VE == 0)
+                ge = tE[k / VE];
+            if (k % VL == 0)
+                gd = tD[k / VL], gf = tF[k / VL], gr = tR[k / VL];
             const int64_t m = c0 + k;
+            if (!IN && m < 0)
+                continue;
             if (!IN && m >= n)
                 break;
-            const double d = IN || m > 0 ? (double)tD[k] : 0.0, f = IN || m < n - 1 ? (double)tF[k] : 0.0;
+            const double d = IN || m > 0 ? (double)gd.v[k % VL] : 0.0, f = IN || m < n - 1 ? (double)gf.v[k % VL] : 0.0;
             // each quotient on its own: one reciprocal for both was slower here (decision 079)
-            tk_unknown<AR, PF32, true>(!IN && m == 0, !IN && m == n - 1, d, (double)tE[k], f, (double)tR[k], ww, gg,
-                                       bb);
+            tk_unknown<AR, PF32, true>(!IN && m == 0, !IN && m == n - 1, d, (double)ge.v[k % VE], f,
+                                       (double)gr.v[k % VL], ww, gg, bb);
             each(k);
         }
     };
-    auto run_chunk = [&](int slot, int h, int64_t c0, double &ww, double &gg, bool &bb, auto &&each) {
-        if (c0 > 0 && c0 + C < n)
-            chunk(std::true_type{}, slot, h, c0, ww, gg, bb, each);
+    auto run_chunk = [&](int slot, int64_t c0, double &ww, double &gg, bool &bb, auto &&each) {
+        if (c0 > 0 && c0 + S < n)
+            chunk(std::true_type{}, slot, c0, ww, gg, bb, each);
         else
-            chunk(std::false_type{}, slot, h, c0, ww, gg, bb, each);
+            chunk(std::false_type{}, slot, c0, ww, gg, bb, each);
     };
 
-    // Forward sweep: MOHID's recurrence, a checkpoint before every chunk but the first, the overflow bound.
+    // Forward sweep: MOHID's recurrence, a checkpoint before every tile but the first, the overflow bound.
     bool bad = false, wbig = false;
     double w = 0.0, g = 0.0, gsum = 0.0;
     walk([](int64_t i) { return i; }, [](int64_t) {},
          [&](int64_t c, int slot) {
-#pragma unroll
-             for (int h = 0; h < NCH; ++h) {
-                 const int64_t c0 = c * S + h * C;
-                 if (c0 >= n)
-                     break;
-                 if (c0 > 0 && active)
-                     ck[(c0 / C) * cks] = make_double2(w, g);
-                 run_chunk(slot, h, c0, w, g, bad, [&](int) {
-                     gsum += fabs(g);
-                     wbig |= !(fabs(w) <= 1.0);
-                 });
-             }
+             const int64_t c0 = c * S - sh;
+             if (c0 >= n)
+                 return;
+             if (c > 0 && active)
+                 ck[c * cks] = make_double2(w, g);
+             run_chunk(slot, c0, w, g, bad, [&](int) {
+                 gsum += fabs(g);
+                 wbig |= !(fabs(w) <= 1.0);
+             });
          });
 
-    // Back substitution, tile by tile from the line's end, chunk by chunk within: the chunk's W/G recomputed
-    // from its checkpoint, then its answers, each rounded to TX before the next uses it. WR: the answers
-    // leave through the answer tile for the lines of okmask; otherwise only their largest |x| is kept.
+    // Back substitution, tile by tile from the line's end: the tile's W/G recomputed from its checkpoint,
+    // then its answers, each rounded to TX before the next uses it. WR: the answers leave through the answer
+    // tile for the lines of okmask; otherwise only their largest |x| is kept.
     TX mx = TX(0);
     auto back = [&](auto wr, unsigned okmask) {
         constexpr bool WR = decltype(wr)::value;
         TX x = TX(0);
-        double2 ckc[NCH], ckn[NCH];
-        auto ckload = [&](double2(&v)[NCH], int64_t c) {
-#pragma unroll
-            for (int h = 0; h < NCH; ++h) {
-                const int64_t q = c * NCH + h;
-                v[h] = q > 0 && q * C < n ? ck[q * cks] : make_double2(0.0, 0.0);
-            }
+        double2 ckc, ckn;
+        auto ckload = [&](int64_t c) {
+            return c > 0 && c * S - sh < n ? ck[c * cks] : make_double2(0.0, 0.0);
         };
         auto seq = [&](int64_t i) { return nt - 1 - i; };
-        ckload(ckn, seq(0));
+        ckn = ckload(seq(0));
         walk(seq,
-             [&](int64_t i) { // this tile's checkpoints, and the next tile's asked for
-#pragma unroll
-                 for (int h = 0; h < NCH; ++h)
-                     ckc[h] = ckn[h];
+             [&](int64_t i) { // this tile's checkpoint, and the next tile's asked for
+                 ckc = ckn;
                  if (i + 1 < nt)
-                     ckload(ckn, seq(i + 1));
+                     ckn = ckload(seq(i + 1));
              },
              [&](int64_t c, int slot) {
-#pragma unroll
-                 for (int h = NCH - 1; h >= 0; --h) {
-                     const int64_t c0 = c * S + h * C;
-                     if (c0 >= n)
-                         continue;
-                     double wv[C], gv[C];
-                     double ww = ckc[h].x, gg = ckc[h].y;
+                 const int64_t c0 = c * S - sh;
+                 if (c0 < n) {
+                     double wv[S], gv[S];
+                     double ww = ckc.x, gg = ckc.y;
                      bool unused = false; // the verdict is the forward sweep's
-                     run_chunk(slot, h, c0, ww, gg, unused, [&](int k) { wv[k] = ww, gv[k] = gg; });
+                     run_chunk(slot, c0, ww, gg, unused, [&](int k) { wv[k] = ww, gv[k] = gg; });
 #pragma unroll
-                     for (int k = C - 1; k >= 0; --k) {
+                     for (int k = S - 1; k >= 0; --k) {
                          const int64_t m = c0 + k;
+                         if (m < 0)
+                             break;
                          if (m < n - 1)
                              x = (TX)tk_back<AR>(wv[k], (double)x, gv[k]);
                          else if (m == n - 1)
@@ -215,7 +311,7 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
                              continue;
                          if constexpr (WR) {
                              if (active)
-                                 sX[row * P + h * C + k] = x;
+                                 sX[row * P + k] = x;
                          } else {
                              mx = tk_max(mx, tk_abs(x));
                          }
@@ -223,11 +319,12 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
                  }
                  if constexpr (WR) {
                      __syncwarp(); // the answer tile is whole
-                     const int64_t m = c * S + kq;
+                     const int kq = t % S, jq = t / S;
                      for (int j0 = 0; j0 < nl; j0 += LPI) {
                          const int j = j0 + jq;
                          const I oo = __shfl_sync(0xffffffffu, ln.oo, j & (T - 1));
-                         if (m < n && j < nl && ((okmask >> j) & 1u))
+                         const int64_t m = c * S + kq - (G16 ? __shfl_sync(0xffffffffu, sh, j & (T - 1)) : 0);
+                         if (m >= 0 && m < n && j < nl && ((okmask >> j) & 1u))
                              X[oo + (I)m * ln.so] = sX[j * P + kq];
                      }
                  }

@@ -10,7 +10,7 @@
  *     divisions and a reciprocal with fused multiply-adds round apart (the test asserts some were found);
  *  3. a MOHID-like sweep (diffusion rows, wide scales) of CELLS cells per type and axis, both arithmetics,
  *     device arrays under LINES and host arrays under CALL. CELLS: argv[1] or TRIDI_TEST_SWEEP_CELLS
- *     (default 300000; the device runs give 100000000); argv[2] "6": part 6 alone;
+ *     (default 300000; the device runs give 100000000); argv[2] "5" or "6": that part alone;
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
  *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines;
  *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines.
@@ -176,19 +176,23 @@ static int64_t reference(sys *s, int axis, int nt)
 /* ---- one solve through a plan and its bitwise check ---- */
 
 typedef struct dev {
-    void *p[5];
+    void *p[5], *alloc[5];
     size_t bytes[5];
 } dev;
 
-static int dev_upload(tridi_context ctx, const sys *s, dev *v)
+/* The device copies of lower, diag, upper, rhs and x, each shift[q] cells past the start of its allocation
+ * (shift NULL: none), so that their cells sit at other offsets within 16 bytes than the allocation's. */
+static int dev_upload(tridi_context ctx, const sys *s, dev *v, const int *shift)
 {
     const void *h[5] = {s->d, s->e, s->f, s->r, s->x};
     const size_t es[5] = {s->sl, s->sd, s->sl, s->sl, s->sx};
     memset(v, 0, sizeof *v);
     for (int q = 0; q < 5; ++q) {
+        const size_t sh = shift ? (size_t)shift[q] * es[q] : 0;
         v->bytes[q] = s->cells * es[q];
-        if (tridi_device_alloc(ctx, v->bytes[q], &v->p[q]) ||
-            (q < 4 && tridi_copy_to_device(ctx, v->p[q], h[q], v->bytes[q]))) {
+        if (tridi_device_alloc(ctx, v->bytes[q] + sh, &v->alloc[q]) ||
+            (v->p[q] = (char *)v->alloc[q] + sh,
+             q < 4 && tridi_copy_to_device(ctx, v->p[q], h[q], v->bytes[q]))) {
             printf("device arrays: %s\n", tridi_error_message());
             return 1;
         }
@@ -199,8 +203,8 @@ static int dev_upload(tridi_context ctx, const sys *s, dev *v)
 static void dev_free(tridi_context ctx, dev *v)
 {
     for (int q = 0; q < 5; ++q)
-        if (v->p[q])
-            tridi_device_free(ctx, v->p[q]);
+        if (v->alloc[q])
+            tridi_device_free(ctx, v->alloc[q]);
 }
 
 static const unsigned char POISON = 0xa5; /* a finite value in float and double, never an answer here */
@@ -319,10 +323,10 @@ static int64_t solve_check_fail(tridi_context ctx, sys *s, const dev *v, int axi
 }
 
 /* Every plan kind on one system: both arithmetics, device and host arrays, LINES and CALL. */
-static void all_paths(tridi_context ctx, sys *s, int axis, const char *what)
+static void all_paths_at(tridi_context ctx, sys *s, int axis, const char *what, const int *shift)
 {
     dev v;
-    if (dev_upload(ctx, s, &v)) {
+    if (dev_upload(ctx, s, &v, shift)) {
         ++failures;
         dev_free(ctx, &v);
         return;
@@ -341,6 +345,8 @@ static void all_paths(tridi_context ctx, sys *s, int axis, const char *what)
     }
     dev_free(ctx, &v);
 }
+
+static void all_paths(tridi_context ctx, sys *s, int axis, const char *what) { all_paths_at(ctx, s, axis, what, NULL); }
 
 /* ---- part 2: near ties ---- */
 
@@ -451,7 +457,7 @@ static void newtype_pivot_case(tridi_context ctx, uint64_t seed)
     setv(s.d, 4, fc, 0.0), setv(s.e, 8, fc, 1e-50);
     setv(s.f, 4, fc, 0.0), setv(s.r, 4, fc, 0.0);
     dev v;
-    if (dev_upload(ctx, &s, &v)) {
+    if (dev_upload(ctx, &s, &v, NULL)) {
         ++failures;
     } else {
         if (reference(&s, 1, 0)) {
@@ -500,7 +506,7 @@ static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, 
     setv(s.d, 4, fc, 0.0), setv(s.f, 4, fc, 0.0);
     setv(s.e, 8, fc, kind == 0 ? 0.0 : 1e-20), setv(s.r, 4, fc, kind == 0 ? 0.0 : 1e30);
     dev v;
-    if (dev_upload(ctx, &s, &v)) {
+    if (dev_upload(ctx, &s, &v, NULL)) {
         ++failures;
     } else {
         for (int ar = 0; ar < 2; ++ar) {
@@ -525,13 +531,19 @@ static void failing_line(tridi_context ctx, uint64_t seed, int axis, int64_t n, 
     sys_free(&s);
 }
 
-/* 5. x lines at the edges of tx_line's tiles (docs/decisions/063: 16 or 32 unknowns a tile, chunks of 16),
- * 1 and 2 unknowns included, halos around (rows not 16-byte aligned), a last warp of fewer than 32 lines;
- * then one failing line among good ones: a zero pivot mid-line, and answers past float's range (the
- * kernel's walk back without writing): LINES answers the others bit for bit, CALL leaves x untouched. */
+/* 5. x lines at the edges of tx_line's tiles (docs/decisions/063, 096: 64 bytes of a line a tile, from a
+ * 16-byte boundary up to 3 cells before the line), 1 and 2 unknowns included, halos around (rows start at
+ * every offset within 16 bytes), a last warp of fewer than 32 lines; device arrays also one cell past their
+ * allocation's start (all five: tiles from other boundaries, cells before the array's first read; diag
+ * alone, or upper two cells: no common boundary, the cell-by-cell copies); then one failing line among good
+ * ones: a zero pivot mid-line, and answers past float's range (the kernel's walk back without writing):
+ * LINES answers the others bit for bit, CALL leaves x untouched. */
 static void x_tile_edges(tridi_context ctx, uint64_t seed)
 {
     static const int64_t lens[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 65, 221, 223, 224, 225, 257, 1000};
+    static const int shifts[4][5] = {{0, 0, 0, 0, 0}, {1, 1, 1, 1, 1}, {0, 1, 0, 0, 0}, {0, 0, 2, 0, 0}};
+    static const char *what[4] = {"x tile edges", "x tile edges, arrays a cell in", "x tile edges, diag a cell in",
+                                  "x tile edges, upper two cells in"};
     for (int combo = 0; combo < 3; ++combo)
         for (size_t q = 0; q < sizeof lens / sizeof *lens; ++q) {
             sys s;
@@ -540,7 +552,9 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
                 continue;
             }
             fill_mohid_like(&s, mix64(seed + 64 * (uint64_t)combo + q));
-            all_paths(ctx, &s, 0, "x tile edges");
+            for (int h = 0; h < 4; ++h)
+                if (h == 0 || q % 3 == h - 1 || lens[q] == 1000) /* the shifted arrays on a third of the lengths each */
+                    all_paths_at(ctx, &s, 0, what[h], shifts[h]);
             sys_free(&s);
         }
     for (int kind = 0; kind < 2; ++kind)
@@ -604,9 +618,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    const int only6 = argc > 2 && !strcmp(argv[2], "6"); /* part 6 alone (under compute-sanitizer) */
+    /* argv[2] "5" or "6": that part alone (under compute-sanitizer) */
+    const int only = argc > 2 && (!strcmp(argv[2], "5") || !strcmp(argv[2], "6")) ? argv[2][0] - '0' : 0;
     /* 1. Random grids: short lines (W/G in shared memory) and long ones (past 220 unknowns: the scratch). */
-    for (int combo = 0; combo < 3 && !only6; ++combo)
+    for (int combo = 0; combo < 3 && !only; ++combo)
         for (int axis = 0; axis < 3; ++axis)
             for (int lng = 0; lng < 2; ++lng) {
                 int64_t n[3];
@@ -625,7 +640,7 @@ int main(int argc, char **argv)
     printf("part 1 (random grids): %" PRId64 " failures so far\n", failures);
 
     /* 2. Near ties. */
-    if (!only6) {
+    if (!only) {
         const int64_t want = 2000;
         double *D = malloc(sizeof(double) * 12 * want), *E = D + 3 * want, *F = E + 3 * want, *R = F + 3 * want;
         const int64_t nf = find_near_ties(&rng, want, 200000, D, E, F, R);
@@ -645,20 +660,21 @@ int main(int argc, char **argv)
     }
     printf("part 2 (near ties): %" PRId64 " failures so far\n", failures);
 
-    if (!only6)
+    if (!only)
         newtype_pivot_case(ctx, mix64(seed ^ 0x7e57ull));
     printf("part 4 (NewType's float pivot): %" PRId64 " failures so far\n", failures);
 
-    if (!only6)
+    if (only != 6)
         x_tile_edges(ctx, mix64(seed ^ 0x711eull));
     printf("part 5 (x tile edges, failing x lines): %" PRId64 " failures so far\n", failures);
 
-    one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
+    if (only != 5)
+        one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
     printf("part 6 (one-wave grids, failing lines on each axis): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
-    for (int combo = 0; combo < 3 && sweep_cells > 0 && !only6; ++combo) {
+    for (int combo = 0; combo < 3 && sweep_cells > 0 && !only; ++combo) {
         const int64_t nz = tu_randint(&rng, 16, 160), nx = tu_randint(&rng, 100, 1100);
         int64_t ny = (sweep_cells + nx * nz - 1) / (nx * nz);
         if (ny < 1)
@@ -671,7 +687,7 @@ int main(int argc, char **argv)
         const uint64_t fs = mix64(seed ^ (0x5eedull + (uint64_t)combo));
         fill_mohid_like(&s, fs);
         dev v;
-        if (dev_upload(ctx, &s, &v)) {
+        if (dev_upload(ctx, &s, &v, NULL)) {
             ++failures;
         } else {
             for (int axis = 0; axis < 3; ++axis)
