@@ -25,6 +25,7 @@ static int long_x; /* adi_case_random_long_x: the long axis is x */
 static int heat_only; /* random_exact: the operator is heat's */
 static int long_axis_set = -1; /* random_exact: the long axis */
 static int exact_long; /* random_exact: the long axis has exactly nlong cells */
+static int all_coefs; /* adi_case_random_full_x: every coefficient array, three axes swept */
 
 int adi_case_random_long_x(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
@@ -56,6 +57,14 @@ int adi_case_random_axis(adi_case *c, uint64_t *rng, int dtype, int ndim, int ax
     return random_exact(c, rng, dtype, ndim, axis, n, 0);
 }
 
+int adi_case_random_full_x(adi_case *c, uint64_t *rng, int dtype, int64_t n)
+{
+    all_coefs = 1;
+    const int r = random_exact(c, rng, dtype, 3, 0, n, 0);
+    all_coefs = 0;
+    return r;
+}
+
 int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlong)
 {
     memset(c, 0, sizeof *c);
@@ -66,7 +75,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         ndim = (int)tu_randint(rng, 2, 3);
     c->dtype = dtype < 0 ? (tridi_dtype)tu_randint(rng, 0, 1) : (tridi_dtype)dtype;
     op->naxes = ndim == 3 ? (int)tu_randint(rng, 2, 3) : 2;
-    if (long_axis_set == 2)
+    if (long_axis_set == 2 || all_coefs)
         op->naxes = 3; /* z lines swept */
     op->scheme = op->naxes == 2 && tu_uniform(rng) < 0.5 ? TRIDI_ADI_PEACEMAN_RACHFORD : TRIDI_ADI_DOUGLAS;
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
@@ -86,6 +95,8 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
         op->bc_hi[a] = (tridi_adi_bc)tu_randint(rng, 0, 1);
         op->spacing[a] = 0.5 + tu_uniform(rng);
         int64_t lb = tu_randint(rng, -3, 2), n = tu_randint(rng, 1, ndim == 3 ? 14 : 40);
+        if (all_coefs) /* y wide enough for interior lines */
+            n = a == 1 ? tu_randint(rng, 6, 24) : tu_randint(rng, 3, 6);
         if (a == long_axis)
             n = exact_long ? nlong : full * tu_randint(rng, nlong / 2 / full, nlong / full);
         int64_t hlo = tu_randint(rng, op->bc_lo[a] == TRIDI_ADI_DIRICHLET ? 1 : 0, 2);
@@ -100,7 +111,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     c->u0 = malloc(sizeof(double) * n);
     for (int64_t i = 0; i < n; ++i)
         c->u0[i] = 2.0 * tu_uniform(rng) - 1.0;
-    if (!heat_only && tu_uniform(rng) < 0.7) {
+    if (!heat_only && (all_coefs || tu_uniform(rng) < 0.7)) {
         c->kappa = malloc(sizeof(double) * n);
         for (int64_t i = 0; i < n; ++i)
             c->kappa[i] = tu_uniform(rng) < 0.05 ? 0.0 : 0.05 + 2.0 * tu_uniform(rng);
@@ -110,7 +121,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     /* |v| <= 0.1 with h >= 0.5 and dt <= 2.05 keeps dt |V_{m+1/2} - V_{m-1/2}| / h below 1, so every
      * sweep's system stays diagonally dominant and float rounding is not amplified. */
     for (int a = 0; a < op->naxes; ++a)
-        if (!heat_only && tu_uniform(rng) < 0.5) {
+        if (!heat_only && (all_coefs || tu_uniform(rng) < 0.5)) {
             c->vel[a] = malloc(sizeof(double) * n);
             for (int64_t i = 0; i < n; ++i)
                 c->vel[a][i] = 0.2 * tu_uniform(rng) - 0.1;

@@ -39,6 +39,10 @@ int adi_case_random_heat(adi_case *c, uint64_t *rng, int dtype, int ndim, int ax
 /* adi_case_random with lines of exactly n cells along axis (0-2; a 3D box for axis 2), the operator drawn as
  * adi_case_random draws it (a kappa field, velocities, or neither). */
 int adi_case_random_axis(adi_case *c, uint64_t *rng, int dtype, int ndim, int axis, int64_t n);
+/* A 3D box of x lines of exactly n cells, a kappa field and a velocity on every axis, three axes swept, y
+ * 6-24 cells wide: most x lines are the operator's interior lines, whose rows the GPU forms without face
+ * choices (decision 080). */
+int adi_case_random_full_x(adi_case *c, uint64_t *rng, int dtype, int64_t n);
 void adi_case_free(adi_case *c);
 /* A caller-diagonal sweep's problem: a random case, on its grid a random system of its type (rhs and x
  * in sys; *bytes the size of each of its arrays) and a random axis. Returns 0 on success. */

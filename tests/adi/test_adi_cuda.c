@@ -80,11 +80,13 @@ static double float_tolerance(const adi_case *c, int steps, int fused)
 static double worst_float_ratio = 0.0, worst_double_ratio = 0.0;
 
 /* long_x: 1 the long axis is x; 2, 3, 4: x, y or z has exactly nlong cells and the operator is heat's; 5:
- * z has exactly nlong cells, any operator. */
+ * z has exactly nlong cells, any operator; 6: x has exactly nlong cells, every coefficient array. */
 static int step_case(uint64_t *rng, int index, const char *path, int64_t nlong, int long_x)
 {
     adi_case c;
-    if (long_x == 5)
+    if (long_x == 6)
+        adi_case_random_full_x(&c, rng, -1, nlong);
+    else if (long_x == 5)
         adi_case_random_axis(&c, rng, -1, 3, 2, nlong);
     else if (long_x >= 2)
         adi_case_random_heat(&c, rng, -1, long_x == 4 ? 3 : 0, long_x - 2, nlong);
@@ -482,7 +484,7 @@ int main(void)
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
         long_x_cases = 10, wide_cases = 30, staged_cases = 60, heat_x_cases = 16, long_yz_cases = 12,
-        z512_cases = 6;
+        z512_cases = 6, full_x_cases = 9;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
@@ -515,6 +517,11 @@ int main(void)
     const int first_z512 = first_long_yz + long_yz_cases;
     for (int i = 0; i < z512_cases; ++i)
         steps_bad += step_case(&rng, first_z512 + i, "fused", 512, 5);
+    /* x lines of 128-1024 cells with every coefficient array: the operator's interior lines, rows without
+     * face choices (decision 080), beside the lines at the box's faces. */
+    const int first_full_x = first_z512 + z512_cases;
+    for (int i = 0; i < full_x_cases; ++i)
+        steps_bad += step_case(&rng, first_full_x + i, "fused", (int64_t)128 << (i % 4), 6);
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
