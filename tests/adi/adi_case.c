@@ -76,7 +76,7 @@ int adi_case_random(adi_case *c, uint64_t *rng, int dtype, int ndim, int64_t nlo
     c->dtype = dtype < 0 ? (tridi_dtype)tu_randint(rng, 0, 1) : (tridi_dtype)dtype;
     op->naxes = ndim == 3 ? (int)tu_randint(rng, 2, 3) : 2;
     if (long_axis_set == 2 || all_coefs)
-        op->naxes = 3; /* z lines swept */
+        op->naxes = 3; /* z lines swept; every axis's terms (all_coefs) */
     op->scheme = op->naxes == 2 && tu_uniform(rng) < 0.5 ? TRIDI_ADI_PEACEMAN_RACHFORD : TRIDI_ADI_DOUGLAS;
     op->theta = tu_uniform(rng) < 0.5 ? 0.5 : 0.5 + 0.5 * tu_uniform(rng);
     op->mean = (tridi_adi_mean)tu_randint(rng, 0, 1);
