@@ -311,9 +311,9 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
         // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded) and two stages, tc_line
-        // asking L2 for 256-byte fetches (decisions 047, 063); kept only where the occupancy calculator confirms
-        // those blocks.
-        if (q.x_lines && pn > TC_X_BLOCKS && (int64_t)q.blocks > (int64_t)pn * sms) {
+        // asking L2 for 256-byte fetches (decisions 047, 063); tx_line's tiles so padded on every grid (more
+        // blocks an SM run slower, decision 098); kept only where the occupancy calculator confirms those blocks.
+        if (q.x_lines && pn > TC_X_BLOCKS && (q.xtile || (int64_t)q.blocks > (int64_t)pn * sms)) {
             tk_plan r = q;
             r.stages = 2;
             r.l2wide = !q.xtile;

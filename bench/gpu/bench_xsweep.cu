@@ -13,10 +13,11 @@ __global__ void xsweep_differ(const unsigned *a, const unsigned *b, size_t words
 }
 
 // Shared memory of tx_line with ns ring slots (tx_smem_bytes in cuda/kernels/xtile.cuh: a slot is 32 lines x
-// S cells and 16 bytes of each of the four inputs, S = 64 bytes of lower; plus a tile of 32 x (S + 1) answers).
+// S cells and 16 bytes of each of the four inputs, S = 64 bytes of lower, 32 for all-float lines; plus a tile
+// of 32 x (S + 1) answers).
 static size_t tx_x_smem(int combo, int ns)
 {
-    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, S = 64 / sl;
+    const size_t sl = combo == 1 ? 8 : 4, sd = combo == 0 ? 4 : 8, S = (sd == 4 ? 32 : 64) / sl;
     return (size_t)ns * 32 * (S * sd + 16 + 3 * (S * sl + 16)) + 32 * (S + 1) * sl;
 }
 

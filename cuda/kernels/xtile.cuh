@@ -1,6 +1,6 @@
 // tx_line: MOHID's arithmetic on long x lines (unknowns adjacent in memory), one thread per line, a warp of
 // 32 neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 64
-// bytes of each line per array (32 lines x tx_s unknowns), copied by the warp into a shared-memory ring, so
+// (all-float lines: 32) bytes of each line per array (32 lines x tx_s unknowns), copied by the warp into a shared-memory ring, so
 // each SM holds its bytes in flight itself and not in L2. The back substitution re-reads the tiles from the
 // line's end and recomputes each tile's W/G in registers from its checkpoint with the core's steps (the same
 // bits). Tiles start on 16-byte boundaries of the arrays (a line's first tile starts up to 3 cells before
@@ -20,28 +20,29 @@
 
 namespace {
 
-// Unknowns per tile: 64 bytes of lower/upper/rhs of a line (float 16, double 8): two ring slots of 32 lines
-// then leave 8 blocks an SM (128 bytes left 4-5, too few for the chain of divisions: decision 063). A tile is
-// also the chunk a checkpoint starts.
-template <class TL>
-__host__ __device__ constexpr int tx_s() { return 64 / (int)sizeof(TL); }
+// Unknowns per tile: 64 bytes of lower/upper/rhs of a line (float 16, double 8) where the diagonal is double:
+// two ring slots of 32 lines then leave 8 blocks an SM (128 bytes left 4-5, too few for the chain of
+// divisions: decision 063); all-float lines 32 bytes (8), padded to the same 8 blocks (decision 098). A tile
+// is also the chunk a checkpoint starts.
+template <class TL, class TD>
+__host__ __device__ constexpr int tx_s() { return (sizeof(TD) == 4 ? 32 : 64) / (int)sizeof(TL); }
 
 // A line's row of one array (element type T) in a ring slot: the tile's 16-byte granules and one more, so a
 // quarter warp's 16-byte reads of eight rows' same granule hit eight different bank groups.
-template <class T, class TL>
-__host__ __device__ constexpr int tx_row_bytes() { return tx_s<TL>() * (int)sizeof(T) + 16; }
+template <class T, class TL, class TD>
+__host__ __device__ constexpr int tx_row_bytes() { return tx_s<TL, TD>() * (int)sizeof(T) + 16; }
 
 // One ring slot: diag, lower, upper, rhs, each [32 lines][row]; a tile of answers after the ring, [32][S + 1].
 template <class TL, class TD>
 __host__ __device__ constexpr size_t tx_slot_bytes()
 {
-    return (size_t)TK_T * (tx_row_bytes<TD, TL>() + 3 * tx_row_bytes<TL, TL>());
+    return (size_t)TK_T * (tx_row_bytes<TD, TL, TD>() + 3 * tx_row_bytes<TL, TL, TD>());
 }
 
 template <class TL, class TD, class TX>
 __host__ __device__ inline size_t tx_smem_bytes(int ns)
 {
-    return (size_t)ns * tx_slot_bytes<TL, TD>() + (size_t)TK_T * (tx_s<TL>() + 1) * sizeof(TX);
+    return (size_t)ns * tx_slot_bytes<TL, TD>() + (size_t)TK_T * (tx_s<TL, TD>() + 1) * sizeof(TX);
 }
 
 // Whether every line's tiles can start on a 16-byte boundary of all four inputs at once: the same cell of
@@ -73,9 +74,10 @@ __device__ __forceinline__ void tx_cp16(unsigned saddr, const void *gmem)
 // moves granule t % GR of line g * (32 / GR) + t / GR (lines past the block's last take its first line's
 // cells, which no lane reads). eo[g]: that granule's first cell at tile 0 as an offset of the array; its
 // line's first tile starts sh cells before the line (0 <= sh < 16 / sizeof(TL)).
-template <class T, class TL, class I>
+template <class T, class TL, class TD, class I>
 struct tx_granule_copy {
-    static constexpr int S = tx_s<TL>(), V = 16 / (int)sizeof(T), GR = S / V, LPG = TK_T / GR, ROW = tx_row_bytes<T, TL>();
+    static constexpr int S = tx_s<TL, TD>(), V = 16 / (int)sizeof(T), GR = S / V, LPG = TK_T / GR,
+                         ROW = tx_row_bytes<T, TL, TD>();
     I eo[GR];
     unsigned dst; // this lane's granule in instruction 0, from its array's start in a slot
     __device__ __forceinline__ void init(int t, int nl, I io, int sh)
@@ -125,8 +127,8 @@ template <class TL, class TD, class TX, class I, int AR, bool G16>
 __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hint)
 {
     constexpr bool PF32 = sizeof(TL) == 4;
-    constexpr int T = TK_T, S = tx_s<TL>(), P = S + 1, LPI = T / S, VL = 16 / (int)sizeof(TL),
-                  VE = 16 / (int)sizeof(TD), RE = tx_row_bytes<TD, TL>(), RL = tx_row_bytes<TL, TL>();
+    constexpr int T = TK_T, S = tx_s<TL, TD>(), P = S + 1, LPI = T / S, VL = 16 / (int)sizeof(TL),
+                  VE = 16 / (int)sizeof(TD), RE = tx_row_bytes<TD, TL, TD>(), RL = tx_row_bytes<TL, TL, TD>();
     static_assert(T % S == 0 && S % VL == 0 && S % VE == 0, "tile shape");
     const int NS = ns_hint & 15;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
@@ -152,8 +154,8 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
     const int64_t nt = (n + shmax + S - 1) / S;
 
     const unsigned s0 = (unsigned)__cvta_generic_to_shared(tk_dyn);
-    tx_granule_copy<TD, TL, I> cE;
-    tx_granule_copy<TL, TL, I> cL;
+    tx_granule_copy<TD, TL, TD, I> cE;
+    tx_granule_copy<TL, TL, TD, I> cL;
     if constexpr (G16) {
         cE.init(t, nl, ln.io, sh);
         cL.init(t, nl, ln.io, sh);
