@@ -38,16 +38,15 @@ void *fp_kernel(const tk_plan &p)
     return fp_kernel_of<T, 8>(p.fast_mode, p.fgeom.warp_join);
 }
 
-// p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, and *optin the shared memory a block
-// may opt in to.
+// p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, *optin the shared memory a block
+// may opt in to, and *sms the device's SMs.
 template <class T>
-cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
+cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin, int *sms)
 {
     p.wg_on_chip = true;
     p.offsets32 = true;
-    int sms = 0;
     *k = fp_kernel<T>(p);
-    return tk_prepare(*k, &sms, optin);
+    return tk_prepare(*k, sms, optin);
 }
 
 // The join of lines of P chunks: wj 0 or 1 as asked (the benchmark's sweep), -1 the rule (decision 088: y/z
@@ -99,8 +98,9 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
     p.blocks = (unsigned)(clusters * C);
     p.smem = fp_cl_smem_bytes<T>(a.n, p.fgeom, C);
     size_t optin = 0;
+    int sms = 0;
     const void *k = nullptr;
-    cudaError_t e = fp_prepare<T>(p, &k, &optin);
+    cudaError_t e = fp_prepare<T>(p, &k, &optin, &sms);
     if (e != cudaSuccess || p.smem > optin)
         return e;
     cudaLaunchConfig_t cfg{};
@@ -125,21 +125,29 @@ cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_p
 {
     p.fgeom = {P, lines, fp_warp_join(P, contig, wj)};
     p.threads = (unsigned)(P * lines);
-    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
     p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
     p.x_lines = contig;
     size_t optin = 0;
+    int sms = 0, per_sm = 0;
     const void *k = nullptr;
-    cudaError_t e = fp_prepare<T>(p, &k, &optin);
+    cudaError_t e = fp_prepare<T>(p, &k, &optin, &sms);
     // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
     // driver takes more shared memory where a block needs it); y/z lines use none.
     if (e == cudaSuccess && contig)
         e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess || p.smem > optin)
         return e;
-    p.fast = p.smem <= optin;
-    if (p.fast)
-        *plan = p;
+    // a tile of `lines` lines a block; double x lines: the blocks that run at once, each taking tiles in
+    // turn (fp_persistent, decision 099)
+    const int64_t tiles = (a.l_count + lines - 1) / lines;
+    p.blocks = (unsigned)tiles;
+    if (fp_persistent(contig, sizeof(T))) {
+        if ((e = tk_occupancy(k, p.smem, &per_sm, (int)p.threads)) != cudaSuccess)
+            return e;
+        p.blocks = (unsigned)std::min<int64_t>(tiles, (int64_t)std::max(per_sm, 1) * sms);
+    }
+    p.fast = true;
+    *plan = p;
     return cudaSuccess;
 }
 

@@ -390,23 +390,43 @@ FP_UNROLL
     }
 };
 
-// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join.
+// Whether fp_line's blocks take several tiles of lines each: double x lines, whose many small blocks each
+// waited at their end for the verdict's fence and atomic (decision 099); elsewhere the loop cost more
+// (registers, float x lines' occupancy) than the blocks' ends.
+__host__ __device__ constexpr bool fp_persistent(bool contig, int esize) { return contig && esize == 8; }
+
+// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. Block b
+// solves tile b of `lines` lines, or (fp_persistent) tiles b, b + gridDim.x, ... of them, the planner then
+// launching the blocks that run at once.
 template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
     int t, q;
     fp_place<MODE>(geo, &t, &q);
-    const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
-    const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
-    int64_t l1, l2;
-    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
-    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    using rows = fp_array_rows<T, L, false, MODE == FP_CONTIG>;
-    rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
-             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
-    fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src);
+    auto tile_solve = [&](int64_t tile) {
+        const int64_t li0 = tile * geo.lines;
+        const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
+        int64_t l1, l2;
+        const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
+        const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+        using rows = fp_array_rows<T, L, false, MODE == FP_CONTIG>;
+        rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
+                 (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+        fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src);
+    };
+    if constexpr (fp_persistent(MODE == FP_CONTIG, sizeof(T))) {
+        const int tiles = (int)((a.l_count + geo.lines - 1) / geo.lines); // offsets are int: so is this count
+#pragma unroll 1
+        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+            if (tile != (int)blockIdx.x)
+                __syncthreads(); // the last tile's fallback is done with the line flags and the area
+            tile_solve(tile);
+        }
+    } else {
+        tile_solve(blockIdx.x);
+    }
     tk_finish(a);
 }
 
