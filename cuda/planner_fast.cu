@@ -243,7 +243,12 @@ cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
         cfg.stream = stream, cfg.attrs = at, cfg.numAttrs = 1;
         return cudaLaunchKernelExC(&cfg, fp_kernel<T>(p), params);
     }
-    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
+    // fp_persistent's blocks take the tiles in turn where a block's end waits on a verdict slot (decision
+    // 099); without one (a captured solve, ON_ERROR_CALL's first phase) a block a tile, as the other shapes
+    unsigned blocks = p.blocks;
+    if (fp_persistent(p.fast_mode == FP_CONTIG, sizeof(T)) && !a.slot)
+        blocks = (unsigned)((a.l_count + p.fgeom.lines - 1) / p.fgeom.lines);
+    return cudaLaunchKernel(fp_kernel<T>(p), dim3(blocks), dim3(p.threads), params, p.smem, stream);
 }
 
 } // namespace

@@ -396,8 +396,8 @@ FP_UNROLL
 __host__ __device__ constexpr bool fp_persistent(bool contig, int esize) { return contig && esize == 8; }
 
 // Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. Block b
-// solves tile b of `lines` lines, or (fp_persistent) tiles b, b + gridDim.x, ... of them, the planner then
-// launching the blocks that run at once.
+// solves tile b of `lines` lines, or (fp_persistent) tiles b, b + gridDim.x, ... of them, fp_run then
+// launching the blocks that run at once where a verdict slot is counted, a block a tile otherwise.
 template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
