@@ -1,12 +1,12 @@
-// tx_line: MOHID's arithmetic on long x lines (unknowns adjacent in memory), one thread per line, a warp of
-// 32 neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 64
-// (all-float lines: 32) bytes of each line per array (32 lines x tx_s unknowns), copied by the warp into a shared-memory ring, so
-// each SM holds its bytes in flight itself and not in L2. The back substitution re-reads the tiles from the
-// line's end and recomputes each tile's W/G in registers from its checkpoint with the core's steps (the same
-// bits). Tiles start on 16-byte boundaries of the arrays (a line's first tile starts up to 3 cells before
-// it) and move as 16-byte copies, read back as 16-byte vectors, where the four inputs' addresses allow it
-// (tx_granules_fit); otherwise cell by cell into the same layout. Nothing outside a line is read.
-// Decisions 063, 096; cuda/planner.cu.
+// tx_line: MOHID's arithmetic on long x lines (unknowns adjacent in memory), one thread per line, a warp of 32
+// neighbouring lines, W/G checkpointed as tc_line (ckpt.cuh) does, but the inputs arrive in tiles of 64
+// (all-float lines: 32) bytes of each line per array (32 lines x tx_s unknowns), copied by the warp into a
+// shared-memory ring, so each SM holds its bytes in flight itself and not in L2. The back substitution re-reads
+// the tiles from the line's end and recomputes each tile's W/G in registers from its checkpoint with the core's
+// steps (the same bits). Tiles start on 16-byte boundaries of the arrays (a line's first tile starts up to 3
+// cells before it) and move as 16-byte copies, read back as 16-byte vectors, where the four inputs' addresses
+// allow it (tx_granules_fit); otherwise cell by cell into the same layout. Nothing outside a line is read.
+// Decisions 063, 096, 098; cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_XTILE_CUH
 #define TRIDI_CUDA_KERNELS_XTILE_CUH
 
