@@ -225,7 +225,8 @@ static void random_lines(tridi_dtype diag_t, tridi_dtype other_t, uint64_t *rng)
         const int a1 = axis == 0 ? 1 : 0, a2 = axis == 2 ? 1 : 2;
         const int64_t nlines = nl1 * nl2;
         long double(*oracle)[NRAND] = malloc(sizeof *oracle * (size_t)nlines);
-        double *line_cond = malloc(sizeof *line_cond * (size_t)nlines), *line_growth = malloc(sizeof *line_growth * (size_t)nlines);
+        double *line_cond = malloc(sizeof *line_cond * (size_t)nlines);
+        double *line_growth = malloc(sizeof *line_growth * (size_t)nlines);
         double worst_cond = 0.0;
         int planted = 0;
         for (int64_t l = 0; l < nlines; ++l) {
@@ -306,7 +307,8 @@ static void random_lines(tridi_dtype diag_t, tridi_dtype other_t, uint64_t *rng)
         expect_true("the fallback succeeds", st[2] == TRIDI_SUCCESS);
         expect_true("the fallback agrees with the long double oracle on the tiny-pivot lines",
                     st[2] == TRIDI_SUCCESS && err_planted[2] <= tol_planted);
-        expect_true("the fallback agrees with the long double oracle on every line", st[2] == TRIDI_SUCCESS && over_tol <= 1.0);
+        expect_true("the fallback agrees with the long double oracle on every line",
+                    st[2] == TRIDI_SUCCESS && over_tol <= 1.0);
         free(oracle);
         free(line_cond);
         free(line_growth);
