@@ -195,16 +195,23 @@ static double thomas_growth(int n, const double *a, const double *b, const doubl
     return (double)worst;
 }
 
-/* The fallback's bound on a line of condition cond and growth g (relative, infinity norm). A line past the
- * growth limit is re-solved with partial pivoting in double and rounded to x's type once: a backward-stable
- * solve plus that rounding. A line under it keeps Thomas, whose backward error is the unit roundoff times
- * |L||U| (so g) and whose answers are rounded to x's type at every unknown (MOHID's arithmetic): both count
- * times the condition number. */
+/* The unit roundoff of x's type. */
+static double unit_of(tridi_dtype other_t) { return other_t == TRIDI_FLOAT64 ? 1.1e-16 : 6e-8; }
+
+/* A line re-solved with partial pivoting in double and rounded to x's type once (a line past the growth
+ * limit): a backward-stable solve of condition cond plus that rounding (relative, infinity norm). */
+static double pivoted_tol(tridi_dtype other_t, double cond)
+{
+    return 64.0 * NRAND * 1.1e-16 * cond + 2.0 * unit_of(other_t);
+}
+
+/* The fallback's bound on a line of condition cond and growth g. A line under the growth limit keeps Thomas,
+ * whose backward error is the unit roundoff times |L||U| (so g) and whose answers are rounded to x's type at
+ * every unknown (MOHID's arithmetic): both count times the condition number. */
 static double line_tol(tridi_dtype other_t, double cond, double g)
 {
-    const double unit = other_t == TRIDI_FLOAT64 ? 1.1e-16 : 6e-8;
-    const double stable = 64.0 * NRAND * 1.1e-16 * cond + 2.0 * unit;
-    return g > 1e6 ? stable : stable + 4.0 * unit * cond * (g > 1.0 ? g : 1.0);
+    const double stable = pivoted_tol(other_t, cond);
+    return g > 1e6 ? stable : stable + 4.0 * unit_of(other_t) * cond * (g > 1.0 ? g : 1.0);
 }
 
 /* Random non-dominant lines (entries in [-1, 1], a third with a tiny first diagonal), condition <= 1e6,
@@ -290,12 +297,12 @@ static void random_lines(tridi_dtype diag_t, tridi_dtype other_t, uint64_t *rng)
                     err[k] = e;
                 if (l % 3 == 0 && e > err_planted[k])
                     err_planted[k] = e;
-                if (k == 2 && e / line_tol(other_t, line_cond[l], line_growth[l]) > over_tol)
-                    over_tol = e / line_tol(other_t, line_cond[l], line_growth[l]);
+                const double of_tol = e / line_tol(other_t, line_cond[l], line_growth[l]);
+                if (k == 2 && of_tol > over_tol)
+                    over_tol = of_tol;
             }
         }
-        const double unit = other_t == TRIDI_FLOAT64 ? 1.1e-16 : 6e-8;
-        const double tol_planted = 64.0 * NRAND * 1.1e-16 * worst_cond + 2.0 * unit;
+        const double tol_planted = pivoted_tol(other_t, worst_cond);
         printf("  random lines along axis %d (%s types): %lld lines, %d with a tiny first pivot, condition <= %.2g: "
                "error without pivoting %.2g (%s), check %s, fallback %.2g on the tiny-pivot lines (tolerance %.2g), "
                "%.2g on all (%.2g of its line's tolerance at worst)\n",
