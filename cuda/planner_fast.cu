@@ -38,15 +38,16 @@ void *fp_kernel(const tk_plan &p)
     return fp_kernel_of<T, 8>(p.fast_mode, p.fgeom.warp_join);
 }
 
-// p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, *optin the shared memory a block
-// may opt in to, and *sms the device's SMs.
+// p's kernel, W/G on chip (no scratch) with 32-bit offsets, prepared: *k, and *optin the shared memory a block
+// may opt in to.
 template <class T>
-cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin, int *sms)
+cudaError_t fp_prepare(tk_plan &p, const void **k, size_t *optin)
 {
     p.wg_on_chip = true;
     p.offsets32 = true;
+    int sms = 0;
     *k = fp_kernel<T>(p);
-    return tk_prepare(*k, sms, optin);
+    return tk_prepare(*k, &sms, optin);
 }
 
 // The join of lines of P chunks: wj 0 or 1 as asked (the benchmark's sweep), -1 the rule (decision 088: y/z
@@ -98,9 +99,8 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
     p.blocks = (unsigned)(clusters * C);
     p.smem = fp_cl_smem_bytes<T>(a.n, p.fgeom, C);
     size_t optin = 0;
-    int sms = 0;
     const void *k = nullptr;
-    cudaError_t e = fp_prepare<T>(p, &k, &optin, &sms);
+    cudaError_t e = fp_prepare<T>(p, &k, &optin);
     if (e != cudaSuccess || p.smem > optin)
         return e;
     cudaLaunchConfig_t cfg{};
@@ -125,29 +125,21 @@ cudaError_t fp_finish_plan(const tk_args &a, bool contig, int P, int lines, tk_p
 {
     p.fgeom = {P, lines, fp_warp_join(P, contig, wj)};
     p.threads = (unsigned)(P * lines);
+    p.blocks = (unsigned)((a.l_count + lines - 1) / lines);
     p.smem = fp_smem_bytes<T>(a.n, p.fgeom);
     p.x_lines = contig;
     size_t optin = 0;
-    int sms = 0, per_sm = 0;
     const void *k = nullptr;
-    cudaError_t e = fp_prepare<T>(p, &k, &optin, &sms);
+    cudaError_t e = fp_prepare<T>(p, &k, &optin);
     // x lines read their chunks' neighbouring runs through L1: half of the SM's memory left to it (the
     // driver takes more shared memory where a block needs it); y/z lines use none.
     if (e == cudaSuccess && contig)
         e = cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, 50);
-    if (e != cudaSuccess || p.smem > optin)
+    if (e != cudaSuccess)
         return e;
-    // a tile of `lines` lines a block; double x lines: the blocks that run at once, each taking tiles in
-    // turn (fp_persistent, decision 099)
-    const int64_t tiles = (a.l_count + lines - 1) / lines;
-    p.blocks = (unsigned)tiles;
-    if (fp_persistent(contig, sizeof(T))) {
-        if ((e = tk_occupancy(k, p.smem, &per_sm, (int)p.threads)) != cudaSuccess)
-            return e;
-        p.blocks = (unsigned)std::min<int64_t>(tiles, (int64_t)std::max(per_sm, 1) * sms);
-    }
-    p.fast = true;
-    *plan = p;
+    p.fast = p.smem <= optin;
+    if (p.fast)
+        *plan = p;
     return cudaSuccess;
 }
 
@@ -243,12 +235,7 @@ cudaError_t fp_run(const tk_args &a, const tk_plan &p, cudaStream_t stream)
         cfg.stream = stream, cfg.attrs = at, cfg.numAttrs = 1;
         return cudaLaunchKernelExC(&cfg, fp_kernel<T>(p), params);
     }
-    // fp_persistent's blocks take the tiles in turn where a block's end waits on a verdict slot (decision
-    // 099); without one (a captured solve, ON_ERROR_CALL's first phase) a block a tile, as the other shapes
-    unsigned blocks = p.blocks;
-    if (fp_persistent(p.fast_mode == FP_CONTIG, sizeof(T)) && !a.slot)
-        blocks = (unsigned)((a.l_count + p.fgeom.lines - 1) / p.fgeom.lines);
-    return cudaLaunchKernel(fp_kernel<T>(p), dim3(blocks), dim3(p.threads), params, p.smem, stream);
+    return cudaLaunchKernel(fp_kernel<T>(p), dim3(p.blocks), dim3(p.threads), params, p.smem, stream);
 }
 
 } // namespace

@@ -23,13 +23,16 @@ namespace {
 
 // Each failing line writes nothing of its own answer (ON_ERROR_LINES: a failing line is left untouched);
 // the block's failures are recorded here, and with a.slot the grid's last block hands the verdict on.
-__device__ __forceinline__ void tk_finish(const tk_args &a)
+// failed: this thread recorded a failing line (its atomics on a.err, a.nfail). The verdict reads nothing
+// else a block writes, so only a block that recorded one fences before it counts itself done (decision 100).
+__device__ __forceinline__ void tk_finish(const tk_args &a, bool failed)
 {
     if (!a.slot)
         return;
-    __syncthreads(); // every thread of the block has made its atomics
+    const bool recorded = __syncthreads_or(failed); // every thread of the block has made its atomics
     if (threadIdx.x == 0) {
-        __threadfence();
+        if (recorded)
+            __threadfence();
         if (atomicAdd(&a.slot->done, 1u) == gridDim.x - 1) {
             __threadfence();
             volatile tk_slot *v = a.slot;
@@ -327,9 +330,9 @@ __device__ __forceinline__ void tk_ckpt_verdict(const tk_args &a, bool active, b
             atomicAdd(a.nfail, 1ull);
     }
     const unsigned okmask = __ballot_sync(0xffffffffu, active && !bad);
+    tk_finish(a, active && bad); // the verdict waits on the failures alone, not on the answers written after
     if (okmask)
         back(std::true_type{}, okmask);
-    tk_finish(a);
 }
 
 } // namespace

@@ -171,24 +171,27 @@ __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsign
 
 // The lines flagged in lflag, by src.careful: MOHID's recurrence, one line at a time (they share the W/G
 // area). Rare: no cost when no line of the block is flagged. Every thread of the block calls it; it starts
-// with a barrier, so the area may still be read before it.
+// with a barrier, so the area may still be read before it. Returns whether any line was flagged (the same
+// for every thread): only then may the block have recorded a failure (tk_finish).
 template <class Src>
-__device__ __forceinline__ void fp_fallback(int t, int q, int nl, const int *lflag, unsigned char *area, Src &src)
+__device__ __forceinline__ bool fp_fallback(int t, int q, int nl, const int *lflag, unsigned char *area, Src &src)
 {
-    if (__syncthreads_or(t < nl && lflag[t] != 0)) {
-        double2 *wg = (double2 *)area;
-        for (int u = 0; u < nl; ++u) {
-            __syncthreads();
-            if (t == u && q == 0 && lflag[u])
-                src.careful(wg);
-        }
+    if (!__syncthreads_or(t < nl && lflag[t] != 0))
+        return false;
+    double2 *wg = (double2 *)area;
+    for (int u = 0; u < nl; ++u) {
+        __syncthreads();
+        if (t == u && q == 0 && lflag[u])
+            src.careful(wg);
     }
+    return true;
 }
 
 // The end of a block's solve: each line whose every chunk succeeded (ok) has its chunks' answers xv
-// stored by src.store; the others go to fp_fallback. Every thread of the block calls it.
+// stored by src.store; the others go to fp_fallback (whose flag it returns). Every thread of the block
+// calls it.
 template <class T, int L, class Src>
-__device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int nl, bool ok, int *lflag,
+__device__ __forceinline__ bool fp_commit(const fp_geom &geo, int t, int q, int nl, bool ok, int *lflag,
                                           unsigned char *area, Src &src, int s0, int len, const T (&xv)[L])
 {
     const bool active = t < nl;
@@ -197,7 +200,7 @@ __device__ __forceinline__ void fp_commit(const fp_geom &geo, int t, int q, int 
     __syncthreads();
     if (active && !lflag[t])
         src.store(s0, len, xv);
-    fp_fallback(t, q, nl, lflag, area, src);
+    return fp_fallback(t, q, nl, lflag, area, src);
 }
 
 // A chunk's rows from src, or identity rows for a thread without a line (its chunk then solves to 0).
@@ -224,9 +227,9 @@ FP_UNROLL
 //   src.careful(wg)                the line again by MOHID's recurrence (one thread, W/G in wg, n double2),
 //                                  its answers written only if every step succeeds, its failure reported.
 // smem: fp_smem_bytes of shared memory. A line flagged by the partitioned solve goes to src.careful (decision
-// 022), one line of the block at a time.
+// 022), one line of the block at a time. Returns whether any line of the block was flagged (fp_fallback).
 template <class T, int L, int MODE, int WJ = -1, class Src>
-__device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+__device__ __forceinline__ bool fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
     const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
 
@@ -236,7 +239,7 @@ __device__ __forceinline__ void fp_block(const fp_geom &geo, int n, int nl, unsi
     bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
     ok &= fp_join<T, MODE, WJ>(geo, t, q, area, ru, rv);
     ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
-    fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
+    return fp_commit<T, L>(geo, t, q, nl, ok, lflag, area, src, s0, len, dv);
 }
 
 // MOHID's recurrence on one line (one thread), W/G in `wg`: the same steps and checks as tk_locate, the
@@ -390,44 +393,24 @@ FP_UNROLL
     }
 };
 
-// Whether fp_line's blocks take several tiles of lines each: double x lines, whose many small blocks each
-// waited at their end for the verdict's fence and atomic (decision 099); elsewhere the loop cost more
-// (registers, float x lines' occupancy) than the blocks' ends.
-__host__ __device__ constexpr bool fp_persistent(bool contig, int esize) { return contig && esize == 8; }
-
-// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. Block b
-// solves tile b of `lines` lines, or (fp_persistent) tiles b, b + gridDim.x, ... of them, fp_run then
-// launching the blocks that run at once where a verdict slot is counted, a block a tile otherwise.
+// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. A block
+// a tile of `lines` lines (decision 100 replaced 099's blocks taking tiles in turn).
 template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
     int t, q;
     fp_place<MODE>(geo, &t, &q);
+    const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
+    const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
-    auto tile_solve = [&](int64_t tile) {
-        const int64_t li0 = tile * geo.lines;
-        const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
-        int64_t l1, l2;
-        const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
-        const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-        using rows = fp_array_rows<T, L, false, MODE == FP_CONTIG>;
-        rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
-                 (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
-        fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src);
-    };
-    if constexpr (fp_persistent(MODE == FP_CONTIG, sizeof(T))) {
-        const int tiles = (int)((a.l_count + geo.lines - 1) / geo.lines); // offsets are int: so is this count
-#pragma unroll 1
-        for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-            if (tile != (int)blockIdx.x)
-                __syncthreads(); // the last tile's fallback is done with the line flags and the area
-            tile_solve(tile);
-        }
-    } else {
-        tile_solve(blockIdx.x);
-    }
-    tk_finish(a);
+    int64_t l1, l2;
+    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
+    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    using rows = fp_array_rows<T, L, false, MODE == FP_CONTIG>;
+    rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
+             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+    tk_finish(a, fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src));
 }
 
 // ---- y/z lines split over a cluster of blocks (decision 057) ---------------------------------------------
@@ -484,9 +467,9 @@ __device__ __forceinline__ bool fp_join_cl(cooperative_groups::cluster_group &cl
 }
 
 // fp_block for a cluster's lines (Src as for fp_block; nl: the cluster's lines). A line any of whose chunks
-// failed, in any block, goes to src.careful in the cluster's first block.
+// failed, in any block, goes to src.careful in the cluster's first block (the flag returned, as fp_block's).
 template <class T, int L, class Src>
-__device__ __forceinline__ void fp_block_cl(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+__device__ __forceinline__ bool fp_block_cl(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
 {
     cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
     // Another block's shared memory may be written only once that block runs: every block says it does here
@@ -523,8 +506,7 @@ __device__ __forceinline__ void fp_block_cl(const fp_geom &geo, int n, int nl, u
     cl.sync(); // every block has read the others' flags and join rows: the area is free, blocks may leave
     if (active && !bad)
         src.store(s0, len, dv);
-    if (r == 0)
-        fp_fallback(t, ql, nl, lbad, area, src);
+    return r == 0 && fp_fallback(t, ql, nl, lbad, area, src);
 }
 
 // The cluster's lines: blocks [C * c, C * c + C) take lines [lines * c, lines * c + lines).
@@ -542,8 +524,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, co
     const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
     fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
                                   (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
-    fp_block_cl<T, L>(geo, (int)a.n, nl, fp_dyn, src);
-    tk_finish(a);
+    tk_finish(a, fp_block_cl<T, L>(geo, (int)a.n, nl, fp_dyn, src));
 }
 
 } // namespace

@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             for (int64_t m = 0; m < n; ++m)
                 px[(I)m * ln.so] = tk_kept_x<TX>(pw[m * ws]);
         }
-        tk_finish(a);
+        tk_finish(a, active && bad);
         return;
     }
     // Lines of this warp that failed: their answers stay out of x.
@@ -299,7 +299,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
             pw += T;
         }
     }
-    tk_finish(a);
+    tk_finish(a, active && bad);
 }
 
 } // namespace

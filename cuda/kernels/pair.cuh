@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(TK_T) tp_line(const tk_args a, const int)
         for (int64_t m = role; m < n; m += 2)
             X[oo + (I)m * so] = *reinterpret_cast<const TX *>(&wg[m * T + j]);
     }
-    tk_finish(a);
+    tk_finish(a, role == 0 && active && bad);
 }
 
 } // namespace

@@ -168,6 +168,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
     const bool xw = MULTI && WL > 1; // warps exchange
 
     int it = 0;
+    bool recorded = false; // this lane recorded a failing line (tk_finish)
     for (int64_t grp = slot; grp < ngroups; grp += nslots, ++it) {
         const int64_t li0 = grp * LW;
         const bool active = t < (int)min((int64_t)LW, a.l_count - li0);
@@ -372,6 +373,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
             atomicMin(a.err, (unsigned long long)l);
         if (line_bad && active && qi == 0 && wg == 0 && a.nfail)
             atomicAdd(a.nfail, 1ull);
+        recorded |= (bad || line_bad) && active;
 #pragma unroll
         for (int k = 0; k < L; ++k)
             if (k < my && (COOP || !line_bad)) {
@@ -382,7 +384,7 @@ __global__ void __launch_bounds__(TS_BLOCK_MAX) ts_line(const tk_args a, const t
             }
     }
     if (!COOP) {
-        tk_finish(a);
+        tk_finish(a, recorded);
         return;
     }
     cooperative_groups::this_grid().sync();
