@@ -198,7 +198,7 @@ int tridi_adi_cuda_fused_fits(const adi_stage *s, int naxes, int f64);
  * rows). */
 size_t tridi_adi_cuda_table_bytes(const adi_stage *s, int naxes, int f64);
 /* One fused sweep along s->axis: out = (I - tdt L_axis)^-1 (s's right-hand side), nothing else written;
- * does nothing once *fz->status holds a failure. */
+ * writes nothing once *fz->status holds a failure. */
 tridi_status tridi_adi_cuda_fused_sweep(int device, const adi_stage *s, int f64, const adi_fused *fz, void *stream);
 /* Clears the plan's status word (no failure). */
 tridi_status tridi_adi_cuda_status_reset(int device, unsigned long long *status);

@@ -11,7 +11,7 @@
 
 // Failures are deferred (docs/decisions/026): a line the partitioned solve flags is solved again by MOHID's
 // recurrence (decision 022); if that fails too, its first failure is kept in the plan's status word
-// (ADI_KEY) and every later sweep of the plan does nothing until tridi_adi_synchronize has reported it
+// (ADI_KEY) and every later sweep of the plan writes nothing until tridi_adi_synchronize has reported it
 // (the word cleared and read: adi_status.cu).
 
 namespace {
@@ -30,9 +30,6 @@ template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXP
 __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused &fz, int64_t nlines, const fp_geom &geo,
                                             unsigned char *smem)
 {
-    // One read of the status word per block, so that all its threads take the same way past the barriers.
-    if (__syncthreads_or(threadIdx.x == 0 && *fz.status != ADI_STATUS_CLEAR))
-        return; // an earlier sweep failed: its verdict waits for tridi_adi_synchronize
     using Rows = sweep_rows<T, L, AXIS, COEFS, EXPL, LANES, XI, PX>;
     static_assert(Rows::STAGED == (AXIS == 0), "fs_block stages x lines");
     static_assert(!Rows::RHS_ALL_LANES || (FAMILY == FS && AXIS != 0), "rhs from lanes: y/z lines of shared rows");
@@ -43,7 +40,10 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     int64_t l1, l2;
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
     const int64_t c0 = Rows::line_at(&s, li0 + (t < nl ? t : 0), &l1, &l2, g);
-    Rows src{&s, &fz, l1 + l2 * s.n[Rows::A1], l1, l2, c0, s.n[AXIS]};
+    // an earlier sweep failed (its verdict waits for tridi_adi_synchronize): the block forms and solves its
+    // rows but writes nothing (src.halted)
+    const bool halted = *fz.status != ADI_STATUS_CLEAR;
+    Rows src{&s, &fz, l1 + l2 * s.n[Rows::A1], l1, l2, c0, s.n[AXIS], halted};
     if constexpr (FAMILY == FS)
         fs_block<T, L, MODE>(geo, (int)s.n[AXIS], nl, smem, src, (unsigned char *)fz.table);
     else if constexpr (FAMILY == FO)
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EX
 template <typename T, int L, int AXIS, int COEFS>
 __global__ void fused_table(const __grid_constant__ adi_stage s, const __grid_constant__ adi_fused fz, const fp_geom geo)
 {
-    const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS]};
+    const sweep_rows<T, L, AXIS, COEFS> src{&s, &fz, 0, 0, 0, s.origin, s.n[AXIS], false};
     fs_build_table<T>((unsigned char *)fz.table, (int)s.n[AXIS], geo.P, src);
 }
 

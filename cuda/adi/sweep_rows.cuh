@@ -54,6 +54,10 @@ struct sweep_rows {
     const adi_stage *s;
     const adi_fused *fz;
     int64_t line, l1, l2, c0, n;
+    // An earlier sweep's failure held in the status word (decision 026): the sweep then writes nothing. Read
+    // as the block starts and tested only before the first write, so the block's loads need not wait on it
+    // (decision 101).
+    bool halted;
 
     // Line p's coordinates along the other axes (ADI_KEY's numbering) and the offset of its first unknown.
     // A 32-bit division where the numbers fit (a 64-bit one is a long routine: decision 034). g > 1: slot p
@@ -166,6 +170,8 @@ FP_UNROLL
     // fo_block: the answers of rows q, q + P, ... of the thread's line from buf (its line's, fo_pos-indexed).
     __device__ void unstage_line(const T *buf, int q, int P) const
     {
+        if (halted)
+            return;
         T *o = (T *)s->out + c0;
         const int64_t st = s->stride[AXIS];
 #pragma unroll 4
@@ -305,7 +311,7 @@ FP_UNROLL
     // unknowns q, q + P, ... of its line, as stage wrote them.
     __device__ void unstage(const T *buf, const int *lflag, int t, int q, int P, bool active) const
     {
-        if (!active || lflag[t])
+        if (halted || !active || lflag[t])
             return;
         const T *row = buf + t * fs_pitch<T>(n);
         T *o = (T *)s->out + c0; // x lines: stride[0] is 1
@@ -334,6 +340,8 @@ FP_UNROLL
     __device__ void put(T *o, T x) const { *o = fz->accumulate ? *o + x : x; }
     __device__ void store(int s0, int len, const T (&xv)[L]) const
     {
+        if (halted)
+            return;
         T *out = (T *)s->out + c0;
         const int64_t st = s->stride[AXIS];
         if (fz->accumulate) {
@@ -356,6 +364,8 @@ FP_UNROLL
     }
     __device__ void careful(double2 *wg) const
     {
+        if (halted)
+            return;
         T *out = (T *)s->out + c0;
         const int64_t st = s->stride[AXIS];
         auto put = [&](int64_t m, T x) { this->put(out + m * st, x); };
