@@ -394,7 +394,7 @@ FP_UNROLL
 };
 
 // Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. A block
-// a tile of `lines` lines (decision 100 replaced 099's blocks taking tiles in turn).
+// a tile of `lines` lines; its end fences only where it recorded a failure (tk_finish, decision 100).
 template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
 {
