@@ -268,8 +268,8 @@ static void failures(tridi_dtype t, uint64_t *rng)
             /* variant & 4: lines of 1500, which float y/z solves split over a cluster of blocks (decision 057): the
              * NaN in the line's last block, the zero pivot at the first chunk's second unknown; variants 8-11:
              * 64 x 48 lines (of 513, and of 1500 from variant 10), more tiles of lines than the blocks or
-             * clusters that run at once (double x lines' blocks take them in turn, decision 099): the NaN and
-             * the zero pivot in lines past the first wave */
+             * clusters that run at once (blocks recording a failure while others count themselves done,
+             * decision 100): the NaN and the zero pivot in lines past the first wave */
             const int many = variant >= 8;
             const int64_t n = many ? (variant >= 10 ? 1500 : 513) : variant & 4 ? 1500 : 40;
             const int64_t bad = many ? 3001 : 45, fixable = many ? 2002 : 7;
