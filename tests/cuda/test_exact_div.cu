@@ -30,7 +30,8 @@ static __device__ double special(uint64_t h)
                              0x0000000000000001ULL, 0x800fffffffffffffULL, 0x0010000000000000ULL, // subnormals, least normal
                              0x7fefffffffffffffULL, 0x3c9cd2b297d889bcULL, 0x3c9cd2b297d889bbULL, // largest, near 6.58e-37
                              0x37e0000000000000ULL, 0x380fffffffffffffULL, 0x4008000000000000ULL, // near float's least, 3
-                             0x3fb999999999999aULL, 0x4000000000000000ULL, 0xc01921fb54442d18ULL};
+                             0x3fb999999999999aULL, 0x4000000000000000ULL, 0xc01921fb54442d18ULL,
+                             0x7f80000000000000ULL, 0x7f7fffffffffffffULL, 0x3fe0000000000000ULL}; // 2^1017 and under, 0.5
     return __longlong_as_double((long long)bits[h % (sizeof bits / sizeof bits[0])]);
 }
 

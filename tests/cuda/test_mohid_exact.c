@@ -4,7 +4,7 @@
  * reference, tests/common/mohid_reference.h, compiled without contraction): TRIDI_ARITH_MOHID (two
  * divisions per unknown in double, products rounded before their sums) and TRIDI_ARITH_MOHID_NEWTYPE (the
  * pivot rounded to float where upper is float, W divided in float), on f32, f64 and mixed arrays, x, y and
- * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Six parts:
+ * z lines, device and host arrays, ON_ERROR_LINES and _CALL. Seven parts:
  *  1. random grids, short and long lines, every combination above;
  *  2. near ties: 3-unknown mixed lines whose last answer sits on a float rounding boundary, where MOHID's
  *     divisions and a reciprocal with fused multiply-adds round apart (the test asserts some were found);
@@ -13,7 +13,8 @@
  *     (default 300000; the device runs give 100000000); argv[2] "5" or "6": that part alone;
  *  4. a pivot that is 0 as a float but not as a double: NEWTYPE reports it (cell named, LINES and CALL);
  *  5. x lines at tx_line's tile edges (1, 2, 15-17, 31-33, ... unknowns), and failing x lines;
- *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines.
+ *  6. grids whose lines all fit on the GPU at once (tp_line): short lines, 140x140x56, failing lines;
+ *  7. zero and tiny numerators and quotients inside lines, where __ddiv_rn leaves its fast path.
  * Outputs are poisoned before every solve and cells outside the box must keep the poison. Seed printed
  * (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "mohid_reference.h"
@@ -561,6 +562,47 @@ static void x_tile_edges(tridi_context ctx, uint64_t seed)
         failing_line(ctx, mix64(seed ^ (0xfa11ull + (uint64_t)kind)), 0, 300, 149, kind);
 }
 
+/* 7. Quotients off __ddiv_rn's fast path inside lines (where the shared reciprocal's test fails, the kernels
+ * take __ddiv_rn: decision 079): MOHID-like rows where one cell in about 24 has upper or rhs 0 (a zero
+ * numerator), tiny (a float subnormal, or 1e-310 where the array is double: a numerator or a quotient under the
+ * fast path's range) or both; x, y and z lines of 24-300 unknowns, each type. */
+static void off_fast_path(tridi_context ctx, uint64_t seed)
+{
+    for (int combo = 0; combo < 3; ++combo)
+        for (int axis = 0; axis < 3; ++axis) {
+            uint64_t rng = mix64(seed + (uint64_t)(combo * 3 + axis));
+            int64_t n[3] = {29, 17, 11};
+            n[axis] = tu_randint(&rng, 24, 300);
+            sys s;
+            if (sys_alloc(&s, combo, n[0], n[1], n[2])) {
+                ++failures;
+                continue;
+            }
+            const uint64_t fs = mix64(seed ^ (0x0ffull + (uint64_t)(combo * 3 + axis)));
+            fill_mohid_like(&s, fs);
+            const double tiny = s.sl == 8 ? 1e-310 : 1e-41;
+            for (int64_t c = 0; c < s.cells; ++c) {
+                const uint64_t h = mix64(fs + (uint64_t)c);
+                if (h % 24)
+                    continue;
+                const int kind = (int)(h / 24 % 5);
+                const double sign = (h >> 40) & 1 ? -1.0 : 1.0;
+                if (kind == 0)
+                    setv(s.f, s.sl, c, 0.0);
+                else if (kind == 1)
+                    setv(s.r, s.sl, c, 0.0);
+                else if (kind == 2)
+                    setv(s.r, s.sl, c, sign * tiny);
+                else if (kind == 3)
+                    setv(s.f, s.sl, c, sign * tiny);
+                else
+                    setv(s.f, s.sl, c, sign * tiny), setv(s.r, s.sl, c, -sign * tiny);
+            }
+            all_paths(ctx, &s, axis, "off the fast path");
+            sys_free(&s);
+        }
+}
+
 /* 6. One-wave grids (tp_line on strided lines, docs/decisions/069): short lines around a stage of 8, a last
  * warp of fewer than 16 lines; 140x140x56, its diag scaled by 2^121 (quotients far from 1), rows of small
  * integers (exact, power-of-two quotients, zero numerators); each type and axis; a failing line on every
@@ -671,6 +713,10 @@ int main(int argc, char **argv)
     if (only != 5)
         one_wave_grids(ctx, mix64(seed ^ 0x0a1eull));
     printf("part 6 (one-wave grids, failing lines on each axis): %" PRId64 " failures so far\n", failures);
+
+    if (!only)
+        off_fast_path(ctx, mix64(seed ^ 0x5bedull));
+    printf("part 7 (quotients off the division's fast path): %" PRId64 " failures so far\n", failures);
 
     /* 3. The sweep: per type one grid of about sweep_cells cells, each axis, both arithmetics, device arrays
      * under LINES and host arrays under CALL. Line lengths drawn so that both W/G homes are met. */
