@@ -184,9 +184,8 @@ TRIDI_HD int tridi_thomas_check_step(double d, double e, double f, double r, dou
  * (double, host and device, below), the CPU kernels' float lanes and AVX-512 vectors (src/cpu_kernels.c),
  * the GPU's fused FAST type (cuda/kernels/common.cuh). The forms of an unknown after the first: MOHID's
  * two divisions, MOHID's NewType pivot rounded to float with W divided in float, and FAST's one
- * reciprocal (divisions at both ends of the line); DIV_APART is DIV's arithmetic with each quotient divided on
- * its own, not through _div2 (the same bits: a kernel's choice of code, decision 079). */
-enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2, TRIDI_FORM_DIV_APART = 3 };
+ * reciprocal (divisions at both ends of the line). */
+enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2 };
 
 #define TRIDI_THOMAS_STEPS(Q, N, T, A)                                                                         \
     TRIDI_THOMAS_ROUNDED(Q, N, T)                                                                              \
@@ -240,7 +239,7 @@ enum { TRIDI_FORM_DIV = 0, TRIDI_FORM_NEWTYPE = 1, TRIDI_FORM_RCP = 2, TRIDI_FOR
             N##_div2(N##_neg(f), q, p, w, g);                                                                  \
             *s = N##_div(t, p);                                                                                \
         } else {                                                                                               \
-            *w = form == TRIDI_FORM_NEWTYPE ? N##_neg(N##_div32(f, p)) : N##_wdiv(f, p);                       \
+            *w = N##_neg(N##_div32(f, p)); /* NEWTYPE */                                                       \
             *g = N##_div(q, p);                                                                                \
             *s = N##_div(t, p);                                                                                \
         }                                                                                                      \

@@ -56,24 +56,22 @@ __device__ __forceinline__ bool tk_finite(double v) { return tridi_thomas_finite
 
 // The kernels' arithmetic AR (tk_arith, kernel_args.h) as the core's steps: MOHID's (TK_AR_MOHID) and
 // NewType's float pivot where upper is float (TK_AR_NEWTYPE with PF32) are tridi_exact's, whose _rn
-// intrinsics nvcc never contracts (decision 041); FAST's (TK_AR_RCP) is tk_fused's. APART: MOHID's two
-// quotients each divided on its own, not over one reciprocal (the same bits; decision 079).
-template <int AR, bool PF32, bool APART>
+// intrinsics nvcc never contracts (decision 041); FAST's (TK_AR_RCP) is tk_fused's.
+template <int AR, bool PF32>
 constexpr int tk_form = AR == TK_AR_RCP                 ? TRIDI_FORM_RCP
                         : AR == TK_AR_NEWTYPE && PF32 ? TRIDI_FORM_NEWTYPE
-                        : APART                       ? TRIDI_FORM_DIV_APART
                                                       : TRIDI_FORM_DIV;
 
 // One unknown of the forward sweep (first, last: of the line), W and G carried in w, g; bad marked when
 // the step fails.
-template <int AR, bool PF32, bool APART = false>
+template <int AR, bool PF32>
 __device__ __forceinline__ void tk_unknown(bool first, bool last, double d, double e, double f, double r, double &w,
                                            double &g, bool &bad)
 {
     if constexpr (AR == TK_AR_RCP)
         bad |= tk_fused_unknown(TRIDI_FORM_RCP, first, last, d, e, f, r, &w, &g, 0) != 0;
     else
-        bad |= tridi_exact_unknown(tk_form<AR, PF32, APART>, first, last, d, e, f, r, &w, &g, 0) != 0;
+        bad |= tridi_exact_unknown(tk_form<AR, PF32>, first, last, d, e, f, r, &w, &g, 0) != 0;
 }
 
 // One unknown of the back substitution, W*xnext + G before its rounding to x's type.

@@ -245,9 +245,8 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
             if (!IN && m >= n)
                 break;
             const double d = IN || m > 0 ? (double)gd.v[k % VL] : 0.0, f = IN || m < n - 1 ? (double)gf.v[k % VL] : 0.0;
-            // each quotient on its own: one reciprocal for both was slower here (decision 079)
-            tk_unknown<AR, PF32, true>(!IN && m == 0, !IN && m == n - 1, d, (double)ge.v[k % VE], f,
-                                       (double)gr.v[k % VL], ww, gg, bb);
+            tk_unknown<AR, PF32>(!IN && m == 0, !IN && m == n - 1, d, (double)ge.v[k % VE], f, (double)gr.v[k % VL],
+                                 ww, gg, bb);
             each(k);
         }
     };
