@@ -245,6 +245,7 @@ __global__ void __launch_bounds__(TK_T) tx_line(const tk_args a, const int ns_hi
             if (!IN && m >= n)
                 break;
             const double d = IN || m > 0 ? (double)gd.v[k % VL] : 0.0, f = IN || m < n - 1 ? (double)gf.v[k % VL] : 0.0;
+            // both quotients over one reciprocal, as in every MOHID kernel (decision 102)
             tk_unknown<AR, PF32>(!IN && m == 0, !IN && m == n - 1, d, (double)ge.v[k % VE], f, (double)gr.v[k % VL],
                                  ww, gg, bb);
             each(k);
