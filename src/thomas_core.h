@@ -42,24 +42,28 @@ TRIDI_HD double tridi_exact_div_y(double b)
     return __fma_rn(r, __fma_rn(-b, r, 1.0), r);
 }
 /* a/b from y = tridi_exact_div_y(b) as __ddiv_rn's fast path forms it; *fast: __ddiv_rn's own range test
- * (a not tiny, the quotient not tiny, b finite) takes it, so that it is __ddiv_rn's result. */
-TRIDI_HD double tridi_exact_div_by(double a, double b, double y, int *fast)
+ * (a not tiny, the quotient not tiny, b finite) takes it, so that it is __ddiv_rn's result. q0_test: the
+ * quotient's part asked of the first product q0 = a*y with a margin, q0 at least 2^-1021 and under 2^1016,
+ * where q (within an ulp or two of q0) passes __ddiv_rn's own test; the test is then ready before q
+ * (decision 103). */
+TRIDI_HD double tridi_exact_div_by(double a, double b, double y, int q0_test, int *fast)
 {
     const double q0 = __dmul_rn(a, y), q = __fma_rn(y, __fma_rn(-b, q0, a), q0);
-    const float t = __fmaf_rn(0.0f, __int_as_float(__double2hiint(b)), __int_as_float(__double2hiint(q)));
+    const double qt = q0_test ? q0 : q;
+    const float t = fabsf(__fmaf_rn(0.0f, __int_as_float(__double2hiint(b)), __int_as_float(__double2hiint(qt))));
     *fast = fabsf(__int_as_float(__double2hiint(a))) >= 6.5827683646048100446e-37f &&
-            fabsf(t) > 1.469367938527859385e-39f;
+            (q0_test ? t >= 0x1p-128f && t < 0x1.ep+127f : t > 1.469367938527859385e-39f);
     return q;
 }
 /* Two quotients over one divisor, each __ddiv_rn's bits: the reciprocal made once, both quotients formed
  * before one test of both, so that the second does not wait on the first; __ddiv_rn where the fast path
- * does not hold (decision 079). */
-TRIDI_HD void tridi_exact_div2(double a1, double a2, double b, double *q1, double *q2)
+ * does not hold (decision 079). q0_test: tridi_exact_div_by's. */
+TRIDI_HD void tridi_exact_div2_tested(double a1, double a2, double b, int q0_test, double *q1, double *q2)
 {
     const double y = tridi_exact_div_y(b);
     int f1, f2;
-    *q1 = tridi_exact_div_by(a1, b, y, &f1);
-    *q2 = tridi_exact_div_by(a2, b, y, &f2);
+    *q1 = tridi_exact_div_by(a1, b, y, q0_test, &f1);
+    *q2 = tridi_exact_div_by(a2, b, y, q0_test, &f2);
     if (__builtin_expect(!(f1 & f2), 0)) {
         *q1 = __ddiv_rn(a1, b);
         *q2 = __ddiv_rn(a2, b);
@@ -71,12 +75,18 @@ TRIDI_HD double tridi_exact_add(double a, double b) { return a + b; }
 TRIDI_HD double tridi_exact_sub(double a, double b) { return a - b; }
 TRIDI_HD double tridi_exact_div(double a, double b) { return a / b; }
 TRIDI_HD float tridi_exact_fdiv(float a, float b) { return a / b; }
-TRIDI_HD void tridi_exact_div2(double a1, double a2, double b, double *q1, double *q2)
+TRIDI_HD void tridi_exact_div2_tested(double a1, double a2, double b, int q0_test, double *q1, double *q2)
 {
+    (void)q0_test; /* the host's division has no test */
     *q1 = a1 / b;
     *q2 = a2 / b;
 }
 #endif
+/* Two quotients over one divisor in MOHID's arithmetic, the device's test asked of the quotient. */
+TRIDI_HD void tridi_exact_div2(double a1, double a2, double b, double *q1, double *q2)
+{
+    tridi_exact_div2_tested(a1, a2, b, 0, q1, q2);
+}
 
 /* Why an unknown (or a line) fails. The numbers are stable: device code writes them into failure records
  * read back by the host. */

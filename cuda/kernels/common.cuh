@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "exact_q0.cuh"
 #include "fused.cuh"
 #include "kernel_args.h"
 #include "thomas_core.h" // the one Thomas core: every kernel's steps (decision 056)
@@ -63,13 +64,16 @@ constexpr int tk_form = AR == TK_AR_RCP                 ? TRIDI_FORM_RCP
                                                       : TRIDI_FORM_DIV;
 
 // One unknown of the forward sweep (first, last: of the line), W and G carried in w, g; bad marked when
-// the step fails.
+// the step fails. Lines whose upper diagonal is double ask the divisions' range test of the first product
+// (tk_q0, decision 103; the same bits), float ones of the quotient.
 template <int AR, bool PF32>
 __device__ __forceinline__ void tk_unknown(bool first, bool last, double d, double e, double f, double r, double &w,
                                            double &g, bool &bad)
 {
     if constexpr (AR == TK_AR_RCP)
         bad |= tk_fused_unknown(TRIDI_FORM_RCP, first, last, d, e, f, r, &w, &g, 0) != 0;
+    else if constexpr (!PF32)
+        bad |= tk_q0_unknown(tk_form<AR, PF32>, first, last, d, e, f, r, &w, &g, 0) != 0;
     else
         bad |= tridi_exact_unknown(tk_form<AR, PF32>, first, last, d, e, f, r, &w, &g, 0) != 0;
 }

@@ -1,10 +1,10 @@
-/* The device's shared-reciprocal division (tridi_exact_div2, src/thomas_core.h, decision 079) against
- * __ddiv_rn, bit for bit: every quotient of MOHID's arithmetic on the GPU goes through it. Quotients of
- * random bit patterns, of significands scaled over the whole exponent range (subnormal quotients and
- * overflow included) and of special values (zeros, infinities, NaN, subnormals, the fast path's own
- * thresholds), N of them (argv[1], default 2^26; the device runs give 2^33). The reference is computed
- * by its own kernel, so no compiler can share its operations with the path under test. Seed printed
- * (TRIDI_SEED replays). Exits 77 without a GPU. */
+/* The device's shared-reciprocal division (tridi_exact_div2, src/thomas_core.h, decision 079; with its range
+ * test asked of the first product too, decision 103) against __ddiv_rn, bit for bit: every quotient of MOHID's
+ * arithmetic on the GPU goes through it. Quotients of random bit patterns, of significands scaled over the
+ * whole exponent range (subnormal quotients and overflow included) and of special values (zeros, infinities,
+ * NaN, subnormals, the fast path's own thresholds), N of them (argv[1], default 2^26; the device runs give
+ * 2^33). The reference is computed by its own kernel, so no compiler can share its operations with the path
+ * under test. Seed printed (TRIDI_SEED replays). Exits 77 without a GPU. */
 #include "testutil.h"
 #include "thomas_core.h"
 
@@ -31,7 +31,9 @@ static __device__ double special(uint64_t h)
                              0x7fefffffffffffffULL, 0x3c9cd2b297d889bcULL, 0x3c9cd2b297d889bbULL, // largest, near 6.58e-37
                              0x37e0000000000000ULL, 0x380fffffffffffffULL, 0x4008000000000000ULL, // near float's least, 3
                              0x3fb999999999999aULL, 0x4000000000000000ULL, 0xc01921fb54442d18ULL,
-                             0x7f80000000000000ULL, 0x7f7fffffffffffffULL, 0x3fe0000000000000ULL}; // 2^1017 and under, 0.5
+                             0x7f80000000000000ULL, 0x7f7fffffffffffffULL, 0x3fe0000000000000ULL, // 2^1017 and under, 0.5
+                             0x0020000000000000ULL, 0x001fffffffffffffULL, 0x7f70000000000000ULL, // decision 103's margins
+                             0x7f6fffffffffffffULL};
     return __longlong_as_double((long long)bits[h % (sizeof bits / sizeof bits[0])]);
 }
 
@@ -73,9 +75,11 @@ static __global__ void compare(uint64_t seed, uint64_t base, uint64_t n, const d
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
         double a1, a2, b, q1, q2;
         case_of(seed, base + i, &a1, &a2, &b);
+        double p1, p2;
         tridi_exact_div2(a1, a2, b, &q1, &q2);
+        tridi_exact_div2_tested(a1, a2, b, 1, &p1, &p2);
         const double2 r = ref[i];
-        if (!(same(q1, r.x) && same(q2, r.y)) && atomicAdd(differ, 1ULL) == 0)
+        if (!(same(q1, r.x) && same(q2, r.y) && same(p1, r.x) && same(p2, r.y)) && atomicAdd(differ, 1ULL) == 0)
             *first = base + i;
     }
 }
