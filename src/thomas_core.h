@@ -302,6 +302,21 @@ TRIDI_HD int tridi_exact_flag4(int acc, double a, double b, double c, double d)
 TRIDI_THOMAS_ROUNDED(TRIDI_HD, tridi_exact, double)
 TRIDI_THOMAS_STEPS_FUSED(TRIDI_HD, tridi_exact, double, int)
 
+/* A number type N whose operations of one rounding each are tridi_exact's: the device's other instances
+ * (cuda/kernels/fused.cuh, exact_q0.cuh) define only the operations in which they differ. */
+#define TRIDI_THOMAS_EXACT_OPS(Q, N)                                                                           \
+    Q double N##_add(double a, double b) { return tridi_exact_add(a, b); }                                     \
+    Q double N##_sub(double a, double b) { return tridi_exact_sub(a, b); }                                     \
+    Q double N##_mul(double a, double b) { return tridi_exact_mul(a, b); }                                     \
+    Q double N##_div(double a, double b) { return tridi_exact_div(a, b); }                                     \
+    Q double N##_neg(double a) { return tridi_exact_neg(a); }                                                  \
+    Q double N##_zero(void) { return 0.0; }                                                                    \
+    Q double N##_one(void) { return 1.0; }                                                                     \
+    Q double N##_round32(double a) { return tridi_exact_round32(a); }                                          \
+    Q double N##_div32(double a, double b) { return tridi_exact_div32(a, b); }                                 \
+    Q int N##_flag3(int acc, double a, double b, double c) { return tridi_exact_flag3(acc, a, b, c); }         \
+    Q int N##_flag4(int acc, double a, double b, double c, double d) { return tridi_exact_flag4(acc, a, b, c, d); }
+
 /* One unknown of MOHID's forward sweep, its two divisions: den = e + d*w, W = -f/den, G = (r - d*g)/den,
  * from *w, *g (0 before the first unknown; d = 0 there, f = 0 at the last, where W is 0). On success *w
  * and *g become the unknown's W and G; on failure they are left as they were. Returns the kind. */

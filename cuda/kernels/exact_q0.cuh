@@ -8,23 +8,7 @@
 #include "thomas_core.h"
 
 #if defined(__CUDACC__)
-static __device__ __forceinline__ double tk_q0_add(double a, double b) { return tridi_exact_add(a, b); }
-static __device__ __forceinline__ double tk_q0_sub(double a, double b) { return tridi_exact_sub(a, b); }
-static __device__ __forceinline__ double tk_q0_mul(double a, double b) { return tridi_exact_mul(a, b); }
-static __device__ __forceinline__ double tk_q0_div(double a, double b) { return tridi_exact_div(a, b); }
-static __device__ __forceinline__ double tk_q0_neg(double a) { return tridi_exact_neg(a); }
-static __device__ __forceinline__ double tk_q0_zero() { return 0.0; }
-static __device__ __forceinline__ double tk_q0_one() { return 1.0; }
-static __device__ __forceinline__ double tk_q0_round32(double a) { return tridi_exact_round32(a); }
-static __device__ __forceinline__ double tk_q0_div32(double a, double b) { return tridi_exact_div32(a, b); }
-static __device__ __forceinline__ int tk_q0_flag3(int acc, double a, double b, double c)
-{
-    return tridi_exact_flag3(acc, a, b, c);
-}
-static __device__ __forceinline__ int tk_q0_flag4(int acc, double a, double b, double c, double d)
-{
-    return tridi_exact_flag4(acc, a, b, c, d);
-}
+TRIDI_THOMAS_EXACT_OPS(static __device__ __forceinline__, tk_q0)
 static __device__ __forceinline__ void tk_q0_div2(double a1, double a2, double b, double *q1, double *q2)
 {
     tridi_exact_div2_tested(a1, a2, b, 1, q1, q2);

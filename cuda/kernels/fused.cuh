@@ -8,26 +8,10 @@
 #include "thomas_core.h"
 
 #if defined(__CUDACC__)
-static __device__ __forceinline__ double tk_fused_add(double a, double b) { return __dadd_rn(a, b); }
-static __device__ __forceinline__ double tk_fused_sub(double a, double b) { return __dsub_rn(a, b); }
-static __device__ __forceinline__ double tk_fused_mul(double a, double b) { return __dmul_rn(a, b); }
-static __device__ __forceinline__ double tk_fused_div(double a, double b) { return __ddiv_rn(a, b); }
-static __device__ __forceinline__ double tk_fused_neg(double a) { return -a; }
-static __device__ __forceinline__ double tk_fused_zero() { return 0.0; }
-static __device__ __forceinline__ double tk_fused_one() { return 1.0; }
-static __device__ __forceinline__ double tk_fused_round32(double a) { return tridi_exact_round32(a); }
-static __device__ __forceinline__ double tk_fused_div32(double a, double b) { return tridi_exact_div32(a, b); }
+TRIDI_THOMAS_EXACT_OPS(static __device__ __forceinline__, tk_fused)
 static __device__ __forceinline__ double tk_fused_madd(double a, double b, double c) { return fma(a, b, c); }
 static __device__ __forceinline__ double tk_fused_nmadd(double a, double b, double c) { return fma(-a, b, c); }
 static __device__ __forceinline__ double tk_fused_rcp(double a) { return tk_rcp(a); }
-static __device__ __forceinline__ int tk_fused_flag3(int acc, double a, double b, double c)
-{
-    return tridi_exact_flag3(acc, a, b, c);
-}
-static __device__ __forceinline__ int tk_fused_flag4(int acc, double a, double b, double c, double d)
-{
-    return tridi_exact_flag4(acc, a, b, c, d);
-}
 TRIDI_THOMAS_DIV2(static __device__ __forceinline__, tk_fused, double)
 TRIDI_THOMAS_STEPS_FUSED(static __device__ __forceinline__, tk_fused, double, int)
 #endif
