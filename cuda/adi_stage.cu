@@ -140,16 +140,17 @@ struct adi_gpu {
     bool keep_tables = true;  // false once a step was captured in a graph: its replays remake tables
     void *done = nullptr;
     adi_timer *timer = nullptr;
-    bool offsets64 = false; // TRIDI_ADI_PATH=fused64
+    bool offsets64 = false;    // TRIDI_ADI_PATH=fused64
+    bool force_ktiles = false; // TRIDI_ADI_PATH=fusedk
 };
 
 int device_of(const tridi_adi_s *plan) { return plan->ctx->config.device; }
 
 bool f64_of(const tridi_adi_s *plan) { return plan->dtype == TRIDI_FLOAT64; }
 
-// The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused, 3 fused64) or 2 (staged) when set;
-// otherwise fused. Staged wherever the fused sweeps cannot take the box: a line too long for a block of the
-// partitioned solve, or past what the failure record holds (adi_internal.h, ADI_KEY).
+// The GPU path of a plan (docs/decisions/032, 048): path 1 (TRIDI_ADI_PATH=fused, 3 fused64, 4 fusedk) or 2
+// (staged) when set; otherwise fused. Staged wherever the fused sweeps cannot take the box: a line too long for
+// a block of the partitioned solve, or past what the failure record holds (adi_internal.h, ADI_KEY).
 bool choose_fused(const tridi_adi_s *plan, int path)
 {
     const adi_stage *b = &plan->base;
@@ -240,6 +241,7 @@ extern "C" tridi_status tridi_adi_cuda_create(const char *f, tridi_adi_s *plan, 
     plan->backend_state = g;
     plan->fused = choose_fused(plan, path);
     g->offsets64 = path == 3;
+    g->force_ktiles = path == 4;
     tridi_status s = TRIDI_SUCCESS;
     for (int w = 0; w < plan->nwork && !s; ++w) {
         if (plan->fused && w != ADI_W_1)
@@ -301,7 +303,7 @@ extern "C" tridi_status tridi_adi_cuda_plan_sweep(const tridi_adi_s *plan, const
         g->keep_tables = false;
     const bool ready = g->keep_tables && g->made[a] && same_stage_values(g->made_for[a], *s);
     void *table = g->rows_table ? (char *)g->rows_table + (size_t)a * g->table_bytes : nullptr;
-    const adi_fused fz = {g->status, accumulate, table, ready, g->offsets64};
+    const adi_fused fz = {g->status, accumulate, table, ready, g->offsets64, g->force_ktiles};
     g->made[a] = false; // until this sweep's launch has made the table
     const tridi_status st = tridi_adi_cuda_fused_sweep(device_of(plan), s, f64_of(plan), &fz, stream);
     if (!st && g->keep_tables) {

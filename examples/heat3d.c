@@ -5,7 +5,8 @@
  * exact solution and, on the GPU, the step in field copies (the time of one device-to-device copy of the
  * field measured in the same run) beside the operator's floor (floor_copies) and floor / step in %.
  *
- *   heat3d [N=128 | NXxNYxNZ] [K=50] [auto|cpu|cuda|both] [f64|f32] [fused|fused64|staged|compare] [heat|advdiff|pr]
+ *   heat3d [N=128 | NXxNYxNZ] [K=50] [auto|cpu|cuda|both] [f64|f32] [fused|fused64|fusedk|staged|compare]
+ *          [heat|advdiff|pr]
  *
  * The operator: "heat" (default) the constant diffusivity above; "advdiff" the same problem through the
  * advection-diffusion operator's arrays (a diffusivity field of 0.1 and a velocity field per axis, all
@@ -287,10 +288,11 @@ int main(int argc, char **argv)
     const char *path = argc > 5 ? argv[5] : NULL, *oper = argc > 6 ? argv[6] : "heat";
     int compare = path && !strcasecmp(path, "compare");
     if (Nn[0] < 2 || Nn[1] < 2 || Nn[2] < 2 || K < 1 ||
-        (path && !compare && strcasecmp(path, "fused") && strcasecmp(path, "fused64") && strcasecmp(path, "staged")) ||
+        (path && !compare && strcasecmp(path, "fused") && strcasecmp(path, "fused64") &&
+         strcasecmp(path, "fusedk") && strcasecmp(path, "staged")) ||
         (strcmp(oper, "heat") && strcmp(oper, "advdiff") && strcmp(oper, "pr"))) {
         fprintf(stderr, "usage: heat3d [N>=2 | NXxNYxNZ] [K>=1] [auto|cpu|cuda|both] [f64|f32] "
-                        "[fused|fused64|staged|compare] [heat|advdiff|pr]\n");
+                        "[fused|fused64|fusedk|staged|compare] [heat|advdiff|pr]\n");
         return 2;
     }
     int both = !strcasecmp(bname, "both");

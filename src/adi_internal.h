@@ -91,6 +91,10 @@ typedef struct adi_fused {
                                    stage of the same values, not made again (decision 085) */
     int offsets64;              /* the x rows' offsets in 64 bits where an int would hold them too
                                    (TRIDI_ADI_PATH=fused64: the tests of the wide offsets; decision 078) */
+    int force_ktiles;           /* the x sweeps' blocks in k tiles wherever they can be, not by the rule
+                                   (TRIDI_ADI_PATH=fusedk: the tests of the tiles; decision 104) */
+    int x_ktile;                /* set by the launch: the k layers of a tile of an x sweep's blocks, 0 for
+                                   blocks in line order (decision 104) */
     /* The x rows' constants (cuda/adi/line_rows.cuh, decision 078), made by the launch from the stage: per
      * axis the explicit weight, 1 / h and 1 / h^2, each 0 on the axes past naxes, in double and in float;
      * kappa_const and tdt in float. A row reads them where it uses them: no test or conversion a cell. */

@@ -158,7 +158,8 @@ tridi_status tridi_tuning_read(const char *func, tridi_tuning *out);
  * (tridi_create then refuses it). Records no error. */
 tridi_backend tridi_tuning_backend(void);
 /* TRIDI_ADI_PATH, read at tridi_adi_create on every backend (docs/tuning.md): 0 unset, 1 fused, 2 staged,
- * 3 fused with 64-bit offsets throughout (fused64);
+ * 3 fused with 64-bit offsets throughout (fused64), 4 fused with the x sweeps' blocks in k tiles on every
+ * grid (fusedk);
  * any other value refuses the create, naming the variable. */
 tridi_status tridi_tuning_adi_path(const char *func, int *path);
 

@@ -103,8 +103,10 @@ tridi_status tridi_tuning_adi_path(const char *func, int *path)
         *path = 2;
     else if (!strcmp(v, "fused64"))
         *path = 3;
+    else if (!strcmp(v, "fusedk"))
+        *path = 4;
     else
-        return refuse(func, "TRIDI_ADI_PATH", v, "fused, fused64 or staged");
+        return refuse(func, "TRIDI_ADI_PATH", v, "fused, fused64, fusedk or staged");
     return TRIDI_SUCCESS;
 }
 

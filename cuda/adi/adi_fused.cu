@@ -25,8 +25,31 @@ namespace {
 // neighbours on the line (the thread's own chunk and the next ones) before any answer is written: a sweep
 // may write its output over its own input.
 enum { FP = 0, FS = 1, FO = 2 };
+
+// This block's lines: li0 and the next (*nl in all). Blocks in line order, or in an x sweep's kernel built
+// TILED (decision 104: a kernel of its own, so that the others keep their registers) tile after tile of
+// fz.x_ktile k layers, each layer's lines cut into bands of geo.lines (the last one short where they do not
+// divide), a tile's bands one after another and its layers fastest, so that the lines of neighbouring layers
+// run at once (launch_kernel: the count of blocks).
+template <bool TILED>
+__device__ __forceinline__ int64_t block_lines(const adi_stage &s, const adi_fused &fz, const fp_geom &geo,
+                                               int64_t nlines, int *nl)
+{
+    if constexpr (!TILED) {
+        const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
+        *nl = (int)min((int64_t)geo.lines, nlines - li0);
+        return li0;
+    }
+    const uint32_t b = blockIdx.x; // block numbers fit 32 bits (grid.x), and so does every product below
+    const uint32_t nj = (uint32_t)s.n[1], bj = (nj + geo.lines - 1) / geo.lines, kt0 = (uint32_t)fz.x_ktile;
+    const uint32_t k0 = b / (bj * kt0) * kt0, kt = min(kt0, (uint32_t)s.n[2] - k0), r = b - k0 * bj;
+    const uint32_t j0 = r / kt * geo.lines;
+    *nl = (int)min((uint32_t)geo.lines, nj - j0);
+    return (int64_t)j0 + (int64_t)(k0 + r % kt) * nj;
+}
+
 template <typename T, int L, int MODE, int AXIS, int COEFS, int FAMILY, bool EXPL, bool LANES = false,
-          typename XI = int64_t, int PX = 0>
+          typename XI = int64_t, int PX = 0, bool TILED = false>
 __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused &fz, int64_t nlines, const fp_geom &geo,
                                             unsigned char *smem)
 {
@@ -35,8 +58,8 @@ __device__ __forceinline__ void sweep_block(const adi_stage &s, const adi_fused 
     static_assert(!Rows::RHS_ALL_LANES || (FAMILY == FS && AXIS != 0), "rhs from lanes: y/z lines of shared rows");
     int t, q;
     fp_place<MODE>(geo, &t, &q);
-    const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
-    const int nl = (int)min((int64_t)geo.lines, nlines - li0);
+    int nl;
+    const int64_t li0 = block_lines<TILED>(s, fz, geo, nlines, &nl);
     int64_t l1, l2;
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
     const int64_t c0 = Rows::line_at(&s, li0 + (t < nl ? t : 0), &l1, &l2, g);
@@ -71,13 +94,13 @@ constexpr int FO_THREADS = 256;
 constexpr int64_t FO_LONG_X = 512;
 template <typename T, bool LONG = false>
 constexpr int fo_blocks_per_sm() { return sizeof(T) == 4 ? 4 : LONG ? 2 : 3; }
-template <typename T, int L, int COEFS, typename XI, bool LONG = false>
+template <typename T, int L, int COEFS, typename XI, bool LONG = false, bool TILED = false>
 __global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T, LONG>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
                                                                                const __grid_constant__ adi_fused fz,
                                                                                int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true, false, XI>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true, false, XI, 0, TILED>(s, fz, nlines, geo, fp_dyn);
 }
 
 // Lines of shared rows: one thread carries a chunk's right-hand sides alone, so blocks stay small and
@@ -95,13 +118,14 @@ constexpr int fs_blocks_per_sm(int axis, bool expl, bool one)
 }
 constexpr int fs_threads(int axis) { return axis == 0 ? FS_X_THREADS : FS_LONG_THREADS; }
 
-template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false, int PX = 0>
+template <typename T, int L, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false, int PX = 0,
+          bool TILED = false>
 __global__ void __launch_bounds__(fs_threads(AXIS), fs_blocks_per_sm<T>(AXIS, EXPL, ONE)) fused_sweep_shared(const __grid_constant__ adi_stage s,
                                                                                    const __grid_constant__ adi_fused fz,
                                                                                    int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
-    sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL, LANES, int64_t, PX>(s, fz, nlines, geo, fp_dyn);
+    sweep_block<T, L, MODE, AXIS, COEFS, FS, EXPL, LANES, int64_t, PX, TILED>(s, fz, nlines, geo, fp_dyn);
 }
 
 // The table of the sweep's shared rows (line 0's), one thread a chunk, before the sweep on its stream, unless
@@ -163,6 +187,30 @@ size_t smem_optin()
     return (size_t)v;
 }
 
+// An x sweep whose rows read the k layers above and below (a 3D Douglas step's first sweep) takes its blocks in
+// tiles of X_KTILE layers where one layer's bytes, read and written, reach the L2 cache's size over
+// X_KTILE_L2_SHARE: in line order a layer's rows are read again a whole layer later, from DRAM past that size;
+// below it the tiles' scattered layers cost more than they save (decision 104). force: TRIDI_ADI_PATH=fusedk.
+constexpr int X_KTILE = 16, X_KTILE_L2_SHARE = 5;
+int x_ktile(const adi_stage *s, const fp_geom &g, size_t tsize, bool force)
+{
+    const int64_t blocks = (s->n[1] + g.lines - 1) / g.lines * s->n[2]; // block_lines's
+    if (s->naxes < 3 || s->alpha[2] == 0.0 || s->n[2] < 2 || blocks > INT32_MAX)
+        return 0;
+    if (force)
+        return X_KTILE;
+    int fields = 2 + (s->x0 != nullptr) + (s->kappa != nullptr); // y and the answers, x0, kappa, velocities
+    for (int b = 0; b < 3; ++b)
+        fields += s->vel[b] != nullptr;
+    int dev = 0, l2 = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    const double layer = (double)s->n[0] * (double)s->n[1] * (double)tsize * fields;
+    return layer * X_KTILE_L2_SHARE >= (double)l2 ? X_KTILE : 0;
+}
+
 // z lines of their own rows this long or longer keep fp_shape's block (decision 086).
 constexpr int64_t OWN_LONG_Z = 512;
 
@@ -208,28 +256,32 @@ template <typename K>
 cudaError_t launch_kernel(K *k, const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz,
                           int64_t nlines, cudaStream_t st)
 {
-    const unsigned blocks = (unsigned)((nlines + g.lines - 1) / g.lines);
+    // tiled (block_lines): every k layer's lines in bands of g.lines, the last band of a layer maybe short
+    const int64_t per_layer = (s->n[1] + g.lines - 1) / g.lines;
+    const unsigned blocks = (unsigned)(fz->x_ktile ? per_layer * s->n[2] : (nlines + g.lines - 1) / g.lines);
     k<<<blocks, g.P * g.lines, smem, st>>>(*s, *fz, nlines, g);
     return cudaGetLastError();
 }
 
 // A sweep of shared rows; x lines of the heat operator in 8, 16, 32 or 64 whole chunks (the grids' common
 // lengths) take a kernel that knows their offsets (decision 082).
-template <typename T, int SL, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false>
+template <typename T, int SL, int MODE, int AXIS, int COEFS, bool EXPL, bool LANES = false, bool ONE = false,
+          bool TILED = false>
 cudaError_t launch_shared(const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz, int64_t nlines,
                           cudaStream_t st)
 {
     if constexpr (AXIS == 0 && COEFS == 0 && EXPL) {
         using K = decltype(&fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE>);
-        const K fixed[] = {fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 8>,
-                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 16>,
-                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 32>,
-                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 64>};
+        const K fixed[] = {fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 8, TILED>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 16, TILED>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 32, TILED>,
+                           fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 64, TILED>};
         for (int i = 0; i < 4; ++i)
             if (g.P == 8 << i && s->n[0] == (int64_t)g.P * SL)
                 return launch_kernel(fixed[i], g, smem, s, fz, nlines, st);
     }
-    return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE>, g, smem, s, fz, nlines, st);
+    return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 0, TILED>, g, smem, s, fz,
+                         nlines, st);
 }
 
 template <typename T, int AXIS, int COEFS>
@@ -238,7 +290,12 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
     constexpr int MODE = AXIS == 0 ? FP_CONTIG : FP_STRIDED;
     fp_geom g{};
     const int64_t n = s->n[AXIS];
+    adi_fused zx = *fz; // the x sweeps' order of blocks, once the shape is known
     if (shared_rows(s, AXIS) && shared_fits<T>(n, AXIS, &g) && shared_rhs(s, AXIS)) {
+        if (AXIS == 0) {
+            zx.x_ktile = x_ktile(s, g, sizeof(T), fz->force_ktiles);
+            fz = &zx;
+        }
         const size_t smem = fs_smem_bytes<T>(n, g, AXIS == 0);
         constexpr int SL = fs_chunk<T>();
         if (!fz->table_ready)
@@ -251,19 +308,32 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, LANES>, g, smem, s, fz, nlines, st);
         if constexpr (AXIS == 0 && sizeof(T) == 4)
             if (rhs_form(s, AXIS) == RHS_ONE)
-                return launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true>(g, smem, s, fz, nlines, st);
+                return fz->x_ktile ? launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true, true>(g, smem, s, fz,
+                                                                                                       nlines, st)
+                                   : launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true>(g, smem, s, fz, nlines, st);
+        if constexpr (AXIS == 0)
+            if (fz->x_ktile)
+                return launch_shared<T, SL, MODE, AXIS, COEFS, true, false, false, true>(g, smem, s, fz, nlines, st);
         return launch_shared<T, SL, MODE, AXIS, COEFS, true>(g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;
     int L = CHUNK;
     own_fits<T>(n, AXIS, &g, &smem, COEFS != 0 && x0_only(s), &L); // tridi_adi_cuda_fused_fits has said it fits
     if constexpr (AXIS == 0) {
+        zx.x_ktile = x_ktile(s, g, sizeof(T), fz->force_ktiles);
+        fz = &zx;
         const bool narrow = !fz->offsets64 && offsets_fit_int(s);
-        auto *k = narrow ? fused_sweep_xown<T, CHUNK, COEFS, int> : fused_sweep_xown<T, CHUNK, COEFS, int64_t>;
+        const bool tiled = fz->x_ktile != 0;
+        auto *k = narrow ? (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int, false, true>
+                                  : fused_sweep_xown<T, CHUNK, COEFS, int>)
+                         : (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int64_t, false, true>
+                                  : fused_sweep_xown<T, CHUNK, COEFS, int64_t>);
         if constexpr (sizeof(T) == 8)
             if (n >= FO_LONG_X) // decision 087
-                k = narrow ? fused_sweep_xown<T, CHUNK, COEFS, int, true>
-                           : fused_sweep_xown<T, CHUNK, COEFS, int64_t, true>;
+                k = narrow ? (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int, true, true>
+                                    : fused_sweep_xown<T, CHUNK, COEFS, int, true>)
+                           : (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int64_t, true, true>
+                                    : fused_sweep_xown<T, CHUNK, COEFS, int64_t, true>);
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
             const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)

@@ -484,7 +484,7 @@ int main(void)
     uint64_t rng = tu_seed("test_adi_cuda");
     int steps_bad = 0, staged_bad = 0, sweeps_bad = 0, cases = 150, long_cases = 24, full_cases = 12,
         long_x_cases = 10, wide_cases = 30, staged_cases = 60, heat_x_cases = 16, long_yz_cases = 12,
-        z512_cases = 6, full_x_cases = 9;
+        z512_cases = 6, full_x_cases = 9, ktile_cases = 24;
     for (int i = 0; i < cases; ++i)
         steps_bad += step_case(&rng, i, "fused", 0, 0);
     /* One axis of 350-700 cells: the fused sweeps cut its lines into 44-88 chunks joined by cyclic
@@ -522,6 +522,16 @@ int main(void)
     const int first_full_x = first_z512 + z512_cases;
     for (int i = 0; i < full_x_cases; ++i)
         steps_bad += step_case(&rng, first_full_x + i, "fused", (int64_t)128 << (i % 4), 6);
+    /* The x sweeps' blocks in tiles of k layers (decision 104), which the rule takes on large layers alone,
+     * forced on small ones: z axes of 17-82 layers (whole and short tiles), x lines with every coefficient
+     * array, heat x lines at fixed offsets, random boxes (2D ones and naxes 2 keep the line order). */
+    const int first_ktile = first_full_x + full_x_cases;
+    for (int i = 0; i < ktile_cases; ++i) {
+        const int kind = i % 4;
+        const int64_t n = kind == 0 ? 17 + 13 * (i / 4) : kind == 1 ? (int64_t)128 << (i / 4 % 3)
+                          : kind == 2 ? (int64_t)256 << (i / 4 % 3) : 0;
+        steps_bad += step_case(&rng, first_ktile + i, "fusedk", n, kind == 0 ? 5 : kind == 1 ? 6 : kind == 2 ? 2 : 0);
+    }
     for (int i = 0; i < staged_cases; ++i)
         staged_bad += step_case(&rng, i, "staged", 0, 0);
     for (int i = 0; i < cases; ++i)
@@ -531,6 +541,8 @@ int main(void)
         nan_bad += nan_case(&rng, i % 2 ? "staged" : "fused", i < 4 ? 0 : 700, 0); /* the last two: a long axis */
     for (int i = 0; i < 3; ++i) /* heat x lines of 16, 32, 64 chunks (decision 082) */
         nan_bad += nan_case(&rng, "fused", (int64_t)256 << i, 1);
+    for (int i = 0; i < 2; ++i) /* the lowest failing line named whatever order the blocks run in (104) */
+        nan_bad += nan_case(&rng, "fusedk", i ? 256 : 0, i);
     for (int i = 0; i < 12; ++i) /* NaN coefficients: kappa (harmonic, arithmetic), a velocity; f64, f32 */
         nan_bad += coef_nan_case(&rng, i % 6 == 5 ? "staged" : "fused", i % 2 ? TRIDI_FLOAT32 : TRIDI_FLOAT64,
                                  i / 2 % 2, i / 4 + 1);
@@ -540,8 +552,8 @@ int main(void)
         graph_bad += graph_case(&rng, i);
 #endif
     printf("test_adi_cuda: fused steps %d of %d cases failed, staged steps %d of %d, caller-diagonal sweeps %d of "
-           "%d, NaN and bad-path cases %d of 22, graph replays %d of %d\n", steps_bad,
-           first_z512 + z512_cases, staged_bad,
+           "%d, NaN and bad-path cases %d of 24, graph replays %d of %d\n", steps_bad,
+           first_ktile + ktile_cases, staged_bad,
            staged_cases,
            sweeps_bad, cases, nan_bad, graph_bad, graph_cases);
     printf("test_adi_cuda: largest fused float error over its tolerance %.3g, double %.3g\n", worst_float_ratio,

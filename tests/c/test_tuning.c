@@ -177,6 +177,11 @@ static void malformed(void)
         tu_expect("TRIDI_ADI_PATH=staged on a CPU context", tridi_adi_create(&plan, ctx, &g, lo, hi, TRIDI_FLOAT64, &op),
                   TRIDI_SUCCESS, NULL);
         tridi_adi_destroy(plan);
+        plan = NULL;
+        setenv("TRIDI_ADI_PATH", "fusedk", 1); /* a GPU path (decision 104): the CPU's plan takes no path */
+        tu_expect("TRIDI_ADI_PATH=fusedk on a CPU context", tridi_adi_create(&plan, ctx, &g, lo, hi, TRIDI_FLOAT64, &op),
+                  TRIDI_SUCCESS, NULL);
+        tridi_adi_destroy(plan);
         unsetenv("TRIDI_ADI_PATH");
         tridi_destroy(ctx);
     }
