@@ -192,10 +192,12 @@ size_t smem_optin()
 // X_KTILE_L2_SHARE: in line order a layer's rows are read again a whole layer later, from DRAM past that size;
 // below it the tiles' scattered layers cost more than they save (decision 104). force: TRIDI_ADI_PATH=fusedk.
 constexpr int X_KTILE = 16, X_KTILE_L2_SHARE = 5;
+// The blocks of a tiled x sweep (block_lines): every k layer's lines in bands of g.lines, a layer's last band
+// maybe short.
+int64_t tiled_blocks(const adi_stage *s, const fp_geom &g) { return (s->n[1] + g.lines - 1) / g.lines * s->n[2]; }
 int x_ktile(const adi_stage *s, const fp_geom &g, size_t tsize, bool force)
 {
-    const int64_t blocks = (s->n[1] + g.lines - 1) / g.lines * s->n[2]; // block_lines's
-    if (s->naxes < 3 || s->alpha[2] == 0.0 || s->n[2] < 2 || blocks > INT32_MAX)
+    if (s->naxes < 3 || s->alpha[2] == 0.0 || s->n[2] < 2 || tiled_blocks(s, g) > INT32_MAX)
         return 0;
     if (force)
         return X_KTILE;
@@ -256,9 +258,7 @@ template <typename K>
 cudaError_t launch_kernel(K *k, const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz,
                           int64_t nlines, cudaStream_t st)
 {
-    // tiled (block_lines): every k layer's lines in bands of g.lines, the last band of a layer maybe short
-    const int64_t per_layer = (s->n[1] + g.lines - 1) / g.lines;
-    const unsigned blocks = (unsigned)(fz->x_ktile ? per_layer * s->n[2] : (nlines + g.lines - 1) / g.lines);
+    const unsigned blocks = (unsigned)(fz->x_ktile ? tiled_blocks(s, g) : (nlines + g.lines - 1) / g.lines);
     k<<<blocks, g.P * g.lines, smem, st>>>(*s, *fz, nlines, g);
     return cudaGetLastError();
 }
