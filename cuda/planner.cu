@@ -170,6 +170,9 @@ constexpr int TC_GAIN = 3;
 // tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
 // allow keep fewer lines' 256-byte L2 fetches alive at once.
 constexpr int TC_X_BLOCKS = 8;
+// tx_line's blocks per SM on double x lines (decision 105): fewer than float lines', whose shared memory a
+// line is smaller.
+constexpr int TX_X_BLOCKS_DOUBLE = 4;
 // tk_line's warps an SM up to which tp_line takes strided lines (decision 069).
 constexpr int TP_WARPS = 2;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
@@ -302,18 +305,21 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.ckpt = true;
         q.wg_on_chip = false; // checkpoints in the scratch
         q.one_wave = false;
-        // tx_line: x lines with the family forced, and by rule x lines of float operands (mixed, all-float) over
-        // several waves; double x lines keep tc_line's launch below, faster there (decision 063).
-        const bool float_waves =
-            sizeof(TL) == 4 && sizeof(TX) == 4 && (int64_t)q.blocks > (int64_t)TC_X_BLOCKS * sms;
-        q.xtile = q.x_lines && (family == 3 || float_waves);
+        // tx_line: x lines with the family forced, and by rule x lines over several waves of float operands
+        // (mixed, all-float; decision 063) or all double (decision 105); other x lines keep tc_line's launch.
+        const bool dbl = sizeof(TL) == 8 && sizeof(TD) == 8 && sizeof(TX) == 8;
+        const bool x_types = (sizeof(TL) == 4 && sizeof(TX) == 4) || dbl;
+        const int xblocks = dbl ? TX_X_BLOCKS_DOUBLE : TC_X_BLOCKS; // tx_line's blocks an SM
+        q.xtile = q.x_lines && (family == 3 || (x_types && (int64_t)q.blocks > (int64_t)xblocks * sms));
         int pn = 0;
         if ((e = tc_best_stages<TL, TD, TX>(q, fits, &pn)) != cudaSuccess)
             return e;
         // x lines over several waves: TC_X_BLOCKS blocks per SM (shared memory padded) and two stages, tc_line
-        // asking L2 for 256-byte fetches (decisions 047, 063); tx_line's tiles so padded on every grid (more
-        // blocks an SM run slower, decision 098); kept only where the occupancy calculator confirms those blocks.
-        if (q.x_lines && pn > TC_X_BLOCKS && (q.xtile || (int64_t)q.blocks > (int64_t)pn * sms)) {
+        // asking L2 for 256-byte fetches (decisions 047, 063); tx_line's tiles padded to xblocks on every grid
+        // (more blocks an SM run slower, decisions 098, 105); kept only where the occupancy calculator confirms
+        // those blocks.
+        const int pad = q.xtile ? xblocks : TC_X_BLOCKS;
+        if (q.x_lines && pn > pad && (q.xtile || (int64_t)q.blocks > (int64_t)pn * sms)) {
             tk_plan r = q;
             r.stages = 2;
             r.l2wide = !q.xtile;
@@ -322,11 +328,11 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
                 return e;
             const size_t natural = q.xtile ? tx_smem_bytes<TL, TD, TX>(2) : tc_smem_bytes<TL, TD, TX>(true, 2);
             // a block also holds 1 KiB of the SM's shared memory, which the per-block opt-in leaves out
-            r.smem = std::max(natural, ((optin + 1024) / TC_X_BLOCKS - 1024) / 128 * 128);
+            r.smem = std::max(natural, ((optin + 1024) / pad - 1024) / 128 * 128);
             int b = 0;
             if ((e = fits(r, &b)) != cudaSuccess)
                 return e;
-            if (b == TC_X_BLOCKS) {
+            if (b == pad) {
                 q = r;
                 pn = b;
             }

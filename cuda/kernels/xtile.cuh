@@ -6,7 +6,7 @@
 // steps (the same bits). Tiles start on 16-byte boundaries of the arrays (a line's first tile starts up to 3
 // cells before it) and move as 16-byte copies, read back as 16-byte vectors, where the four inputs' addresses
 // allow it (tx_granules_fit); otherwise cell by cell into the same layout. Nothing outside a line is read.
-// Decisions 063, 096, 098; cuda/planner.cu.
+// Decisions 063, 096, 098, 105; cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_XTILE_CUH
 #define TRIDI_CUDA_KERNELS_XTILE_CUH
 
