@@ -16,9 +16,10 @@
 
 namespace {
 
-#ifndef TC_MIN_BLOCKS
-#define TC_MIN_BLOCKS 12
-#endif
+// Blocks an SM the registers must allow: eight leave the y/z lines' stage ahead and the widened stage in use
+// in registers; twelve spilled them, and a spill store of a value still in flight waited for its load, so each
+// stage's loads were waited on as soon as they were issued (decision 106).
+constexpr int TC_MIN_BLOCKS = 8;
 
 // Shared memory of a tc_line block: x lines' ring of ns stages and a tile of one stage's answers; y/z lines
 // load into registers and store straight from them (none).
