@@ -170,8 +170,7 @@ constexpr int TC_GAIN = 3;
 // tc_line's blocks per SM on x lines that take several waves (decision 047): fewer warps than registers
 // allow keep fewer lines' 256-byte L2 fetches alive at once.
 constexpr int TC_X_BLOCKS = 8;
-// tx_line's blocks per SM on double x lines (decision 105): fewer than float lines', whose shared memory a
-// line is smaller.
+// tx_line's blocks per SM on double x lines: the fastest of 4 to 9 (decision 105; float lines: TC_X_BLOCKS).
 constexpr int TX_X_BLOCKS_DOUBLE = 4;
 // tk_line's warps an SM up to which tp_line takes strided lines (decision 069).
 constexpr int TP_WARPS = 2;
