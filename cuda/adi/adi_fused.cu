@@ -270,6 +270,9 @@ template <typename T, int SL, int MODE, int AXIS, int COEFS, bool EXPL, bool LAN
 cudaError_t launch_shared(const fp_geom &g, size_t smem, const adi_stage *s, const adi_fused *fz, int64_t nlines,
                           cudaStream_t st)
 {
+    if constexpr (AXIS == 0 && !TILED)
+        if (fz->x_ktile) // blocks in k tiles: the kernels built for them (decision 104)
+            return launch_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, true>(g, smem, s, fz, nlines, st);
     if constexpr (AXIS == 0 && COEFS == 0 && EXPL) {
         using K = decltype(&fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE>);
         const K fixed[] = {fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 8, TILED>,
@@ -282,6 +285,13 @@ cudaError_t launch_shared(const fp_geom &g, size_t smem, const adi_stage *s, con
     }
     return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, EXPL, LANES, ONE, 0, TILED>, g, smem, s, fz,
                          nlines, st);
+}
+
+// fused_sweep_xown with its blocks in line order or in k tiles (decision 104).
+template <typename T, int COEFS, typename XI, bool LONG>
+auto xown_kernel(bool tiled)
+{
+    return tiled ? fused_sweep_xown<T, CHUNK, COEFS, XI, LONG, true> : fused_sweep_xown<T, CHUNK, COEFS, XI, LONG>;
 }
 
 template <typename T, int AXIS, int COEFS>
@@ -308,12 +318,7 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
             return launch_kernel(fused_sweep_shared<T, SL, MODE, AXIS, COEFS, true, LANES>, g, smem, s, fz, nlines, st);
         if constexpr (AXIS == 0 && sizeof(T) == 4)
             if (rhs_form(s, AXIS) == RHS_ONE)
-                return fz->x_ktile ? launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true, true>(g, smem, s, fz,
-                                                                                                       nlines, st)
-                                   : launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true>(g, smem, s, fz, nlines, st);
-        if constexpr (AXIS == 0)
-            if (fz->x_ktile)
-                return launch_shared<T, SL, MODE, AXIS, COEFS, true, false, false, true>(g, smem, s, fz, nlines, st);
+                return launch_shared<T, SL, MODE, AXIS, COEFS, true, false, true>(g, smem, s, fz, nlines, st);
         return launch_shared<T, SL, MODE, AXIS, COEFS, true>(g, smem, s, fz, nlines, st);
     }
     size_t smem = 0;
@@ -324,16 +329,10 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         fz = &zx;
         const bool narrow = !fz->offsets64 && offsets_fit_int(s);
         const bool tiled = fz->x_ktile != 0;
-        auto *k = narrow ? (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int, false, true>
-                                  : fused_sweep_xown<T, CHUNK, COEFS, int>)
-                         : (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int64_t, false, true>
-                                  : fused_sweep_xown<T, CHUNK, COEFS, int64_t>);
+        auto *k = narrow ? xown_kernel<T, COEFS, int, false>(tiled) : xown_kernel<T, COEFS, int64_t, false>(tiled);
         if constexpr (sizeof(T) == 8)
             if (n >= FO_LONG_X) // decision 087
-                k = narrow ? (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int, true, true>
-                                    : fused_sweep_xown<T, CHUNK, COEFS, int, true>)
-                           : (tiled ? fused_sweep_xown<T, CHUNK, COEFS, int64_t, true, true>
-                                    : fused_sweep_xown<T, CHUNK, COEFS, int64_t, true>);
+                k = narrow ? xown_kernel<T, COEFS, int, true>(tiled) : xown_kernel<T, COEFS, int64_t, true>(tiled);
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
             const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)
