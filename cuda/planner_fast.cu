@@ -1,7 +1,7 @@
 // The FAST kernels' planner (decisions 021, 057): which shape of fp_line / fp_line_cl a FAST solve takes on
 // all-float or all-double arrays, and its launch. The only file that instantiates the FAST kernels.
 #include "cuda_status.h"
-#include "kernels/fast_lines.cuh"
+#include "kernels/fast_cluster.cuh"
 #include "planner_internal.cuh"
 
 #include <algorithm>
@@ -57,7 +57,6 @@ inline int fp_warp_join(int P, bool contig, int wj)
     return fp_wj_rule(P) && (wj < 0 ? !contig : wj != 0);
 }
 
-constexpr int FP_CLUSTER_MAX = 8; // blocks a cluster: the portable limit
 constexpr int64_t FP_CL_MIN_N = 1024; // y/z lines of at least this many unknowns take fp_line_cl
 constexpr int FP_CL_THREADS = 512;    // threads a block of fp_line_cl (decision 088)
 // lines a cluster (128-byte L2 fetches fill the rest of the runs): 16 float lines, 8 double ones (decision 088)
@@ -65,31 +64,33 @@ template <class T>
 constexpr int fp_cl_lines() { return sizeof(T) == 4 ? 16 : 8; }
 
 // The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
-// or 16 floats), `lines` lines a cluster, `threads` threads a block, each line's chunks cut over as many
-// blocks as it needs (at most FP_CLUSTER_MAX; one block a line where the line's chunks fit in one);
-// wide: 128-byte L2 fetches. plan->fast false where the shape does not fit.
+// or 16 floats), `lines` lines a cluster (at most FP_CL_MAX_LINES), `threads` threads a block, each line's
+// chunks cut over as many blocks as it needs (at most FP_CL_MAX_BLOCKS; one block a line where the line's
+// chunks fit in one), joined by a warp a line (so at least FP_WJ_MIN_P chunks: wj 0 is not built); wide:
+// 128-byte L2 fetches. plan->fast false where the shape does not fit.
 template <class T>
 cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, bool wide, tk_plan *plan, int wj = -1)
 {
     tk_plan p{};
     *plan = p;
-    if (a.n < 4 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || threads < lines || threads > FP_MAX_THREADS ||
+    if (a.n < 4 || a.n > FP_N_MAX || a.l_count < 1 || lines < 1 || lines > FP_CL_MAX_LINES || threads < lines ||
+        threads > FP_MAX_THREADS || wj == 0 ||
         (sizeof(T) == 4 ? L != 8 && L != 16 : L != 4 && L != 8) || tk_max_offset(a.in, a) >= INT32_MAX ||
         tk_max_offset(a.out, a) >= INT32_MAX)
         return cudaSuccess;
     const int P0 = fp_chunks(a.n, L);
     int Pb = threads / lines;
     const int C = (P0 + Pb - 1) / Pb;
-    if (C > FP_CLUSTER_MAX)
+    if (C > FP_CL_MAX_BLOCKS)
         return cudaSuccess;
     if (C == 1)
         Pb = P0;
     const int P = C * Pb;
-    if (P > a.n / 2)
+    if (P > a.n / 2 || !fp_wj_rule(P))
         return cudaSuccess;
     p.fast_mode = FP_STRIDED;
     p.fast_chunk = L;
-    p.fgeom = {P, lines, fp_warp_join(P, false, wj)};
+    p.fgeom = {P, lines, 1};
     p.fast_cluster = C;
     p.fast_wide_fetch = wide;
     p.threads = (unsigned)(Pb * lines);

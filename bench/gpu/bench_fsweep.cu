@@ -52,7 +52,8 @@ void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
         };
         row(k0, 0, 0, 0, 0, 0, t0, 0);
         // one variant: the plan fast_variant_plan makes, timed if it fits, its answers against the planner's;
-        // lines of 32 chunks or more twice: joined by a warp a line, and over the block (kernel name +wj, +bj)
+        // lines of 32 chunks or more twice: joined by a warp a line, and over the block (kernel name +wj, +bj;
+        // clusters join by a warp a line only, decision 107)
         auto variant1 = [&](bool cluster, int L, int lines, int threads, bool wide, int wj) {
             tk_plan vp{};
             CUDA_OK(cudaMemset(s.p[4], 0xff, xbytes));

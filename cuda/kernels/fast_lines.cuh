@@ -3,7 +3,7 @@
 // by cyclic reduction in shared memory, over the block or by a warp a line (fast_warp_join.cuh, decision
 // 088); traffic is the floor whatever the length (decision 021). y/z lines
 // (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
-// threads, read through L1; long float y/z lines split over a cluster of blocks (fp_line_cl, decision 057).
+// threads, read through L1; long y/z lines split over a cluster of blocks (fast_cluster.cuh).
 // The planner (cuda/planner.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
 // normal number, a value not finite) is solved again in the same kernel with MOHID's recurrence
 // (src/thomas_core.h); only a line that fails there too fails, reported as tk_line reports it (decision 022).
@@ -14,7 +14,6 @@
 #include "fast_core.cuh"
 #include "fast_warp_join.cuh"
 
-#include <cooperative_groups.h>
 #include "thomas_core.h" // MOHID's recurrence and its checks, for the fallback
 
 
@@ -411,120 +410,6 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
              (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
     tk_finish(a, fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src));
-}
-
-// ---- y/z lines split over a cluster of blocks (decision 057) ---------------------------------------------
-// A long strided line has so many chunks that one block holds only a few lines, one block an SM. A cluster
-// of C blocks takes `lines` lines and cuts each line's P chunks into C runs of P / C, one per block (smaller
-// blocks, more of them an SM, wider runs); the reduced systems are joined over the cluster's shared memory.
-// Thread (t, q): line t = tid % lines, chunk q = rank * P / C + tid / lines. Shared memory of a block: two
-// words a line (its chunks' flags, the line's), then the area: two buffers of the reduced rows
-// (3 * 2 * P / C * lines values of T each), or the fallback's W/G.
-__host__ __device__ inline size_t fp_cl_flag_bytes(const fp_geom &g) { return ((size_t)2 * g.lines * sizeof(int) + 15) / 16 * 16; }
-template <class T>
-inline size_t fp_cl_smem_bytes(int64_t n, const fp_geom &g, int C)
-{
-    const size_t red = g.warp_join ? fp_wj_cl_bytes<T>(g, C) : (size_t)2 * 3 * 2 * (g.P / C) * g.lines * sizeof(T);
-    const size_t wg = (size_t)n * 2 * sizeof(double);
-    return fp_cl_flag_bytes(g) + (red > wg ? red : wg);
-}
-
-// fp_join over the cluster, after the wait that matches fp_block_cl's first arrive: a warp a line where
-// geo.warp_join (fp_join_cl_warp), else line t's reduced rows 2q, 2q + 1 (q its chunk over the whole line),
-// row i in block (i / 2) / Pb at (i & 1) * NTb + ((i / 2) % Pb) * lines + t. Each step writes its rows to one
-// of two buffers in turn, so one cluster barrier a step suffices (a buffer is written again only after every
-// block has passed the barrier that follows its last reads).
-template <class T>
-__device__ __forceinline__ bool fp_join_cl(cooperative_groups::cluster_group &cl, const fp_geom &geo, int Pb, int t,
-                                           int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
-{
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory"); // fp_block_cl's arrive: every block runs
-    if (geo.warp_join)
-        return fp_join_cl_warp<T>(cl, geo, t, q, area, ru, rv);
-    const int TL = geo.lines, R2 = 2 * geo.P, NTb = Pb * TL, NB = 6 * NTb;
-    const int own = (q % Pb) * TL + t;
-    auto get = [&](T *buf, int i) {
-        if (i < 0 || i >= R2)
-            return fp_row<T>{T(0), T(0), T(0)};
-        const int c = i >> 1;
-        const T *b = cl.map_shared_rank(buf, (unsigned)(c / Pb));
-        const int o = (i & 1) * NTb + (c % Pb) * TL + t;
-        return fp_row<T>{b[o], b[o + 2 * NTb], b[o + 4 * NTb]};
-    };
-    bool ok = true;
-    int lv = 0;
-    for (int s = 1; s < R2; s <<= 1, ++lv) {
-        T *buf = (T *)area + (lv & 1) * NB;
-        buf[own] = ru.a, buf[own + 2 * NTb] = ru.c, buf[own + 4 * NTb] = ru.d;
-        buf[NTb + own] = rv.a, buf[3 * NTb + own] = rv.c, buf[5 * NTb + own] = rv.d;
-        cl.sync();
-        const int i0 = 2 * q, i1 = 2 * q + 1;
-        const fp_row<T> lo0 = get(buf, i0 - s), hi0 = get(buf, i0 + s), lo1 = get(buf, i1 - s), hi1 = get(buf, i1 + s);
-        ok &= fp_reduce(ru, lo0, hi0);
-        ok &= fp_reduce(rv, lo1, hi1);
-    }
-    return ok;
-}
-
-// fp_block for a cluster's lines (Src as for fp_block; nl: the cluster's lines). A line any of whose chunks
-// failed, in any block, goes to src.careful in the cluster's first block (the flag returned, as fp_block's).
-template <class T, int L, class Src>
-__device__ __forceinline__ bool fp_block_cl(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
-{
-    cooperative_groups::cluster_group cl = cooperative_groups::this_cluster();
-    // Another block's shared memory may be written only once that block runs: every block says it does here
-    // and waits for the others only before its first write there (fp_join_cl), after its loads.
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
-    const int C = (int)cl.num_blocks(), r = (int)cl.block_rank(), TL = geo.lines, Pb = geo.P / C;
-    const int t = threadIdx.x % TL, ql = threadIdx.x / TL, q = r * Pb + ql;
-    long long s0l;
-    int len;
-    fp_chunk_range(n, geo.P, q, &s0l, &len);
-    const int s0 = (int)s0l;
-    const bool active = t < nl;
-    if (!active)
-        len = 1;
-    int *lflag = (int *)smem, *lbad = lflag + TL;
-    unsigned char *area = smem + fp_cl_flag_bytes(geo);
-    if (ql == 0)
-        lflag[t] = 0;
-
-    T av[L], bv[L], cv[L], dv[L];
-    fp_load_rows<T, L>(active, src, s0, len, av, bv, cv, dv);
-    fp_row<T> ru, rv;
-    bool ok = fp_chunk<T, L>(len, av, bv, cv, dv, ru, rv);
-    ok &= fp_join_cl<T>(cl, geo, Pb, t, q, area, ru, rv);
-    ok &= fp_finish<T, L>(len, av, cv, dv, ru.d, rv.d);
-    if (!ok && active)
-        lflag[t] = 1;
-    cl.sync();
-    int bad = 0;
-    for (int b = 0; b < C; ++b)
-        bad |= *cl.map_shared_rank(lflag + t, (unsigned)b);
-    if (ql == 0)
-        lbad[t] = bad;
-    cl.sync(); // every block has read the others' flags and join rows: the area is free, blocks may leave
-    if (active && !bad)
-        src.store(s0, len, dv);
-    return r == 0 && fp_fallback(t, ql, nl, lbad, area, src);
-}
-
-// The cluster's lines: blocks [C * c, C * c + C) take lines [lines * c, lines * c + lines).
-template <class T, int L, bool WIDE>
-__global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, const fp_geom geo)
-{
-    extern __shared__ __align__(16) unsigned char fp_dyn[];
-    const int C = (int)cooperative_groups::this_cluster().num_blocks();
-    const int t = threadIdx.x % geo.lines;
-    const int64_t li0 = (int64_t)(blockIdx.x / C) * geo.lines;
-    const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
-    int64_t l1, l2;
-    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), warp_run(geo.lines, sizeof(T)), &l1,
-                                 &l2);
-    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
-                                  (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
-    tk_finish(a, fp_block_cl<T, L>(geo, (int)a.n, nl, fp_dyn, src));
 }
 
 } // namespace

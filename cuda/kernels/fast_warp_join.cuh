@@ -10,8 +10,6 @@
 
 #include "fast_core.cuh"
 
-#include <cooperative_groups.h>
-
 namespace {
 
 constexpr int FP_WJ_MIN_P = 32; // lines of fewer chunks keep the block's cyclic reduction
@@ -128,33 +126,6 @@ __device__ __forceinline__ bool fp_join_warp(const fp_geom &geo, int t, int q, u
     const bool ok = fp_wj_get(mine, plane, o, ru, rv);
     __syncthreads();
     return ok;
-}
-
-// The same for a line split over a cluster of C blocks (fp_line_cl): line t's rows go to the block of rank
-// t % C, whose warps join its lines t / C; two cluster barriers whatever the line's length. `area` (in every
-// block): fp_wj_cl_bytes. The caller has seen every block of the cluster run (its first rows are written into
-// another block); its next cluster barrier frees the area.
-__host__ __device__ inline int fp_wj_cl_lines(const fp_geom &g, int C) { return (g.lines + C - 1) / C; }
-template <class T>
-__host__ __device__ inline size_t fp_wj_cl_bytes(const fp_geom &g, int C)
-{
-    return (size_t)3 * fp_wj_slots(g.P) * FP_WJ_PITCH * fp_wj_cl_lines(g, C) * sizeof(T);
-}
-template <class T>
-__device__ __forceinline__ bool fp_join_cl_warp(cooperative_groups::cluster_group &cl, const fp_geom &geo, int t,
-                                                int q, unsigned char *area, fp_row<T> &ru, fp_row<T> &rv)
-{
-    const int C = (int)cl.num_blocks(), r = (int)cl.block_rank(), plane = fp_wj_slots(geo.P) * FP_WJ_PITCH;
-    int lane, slot;
-    fp_wj_place(geo.P, q, &lane, &slot);
-    const int o = slot * FP_WJ_PITCH + lane;
-    T *mine = cl.map_shared_rank((T *)area, (unsigned)(t % C)) + 3 * plane * (t / C);
-    fp_wj_put(mine, plane, o, ru, rv);
-    cl.sync();
-    for (int l = threadIdx.x / 32; l * C + r < geo.lines; l += blockDim.x / 32)
-        fp_wj_line<T>(geo.P, threadIdx.x % 32, (T *)area + 3 * plane * l, plane);
-    cl.sync();
-    return fp_wj_get(mine, plane, o, ru, rv);
 }
 
 } // namespace
