@@ -57,11 +57,9 @@ inline int fp_warp_join(int P, bool contig, int wj)
     return fp_wj_rule(P) && (wj < 0 ? !contig : wj != 0);
 }
 
-constexpr int64_t FP_CL_MIN_N = 1024; // y/z lines of at least this many unknowns take fp_line_cl
-constexpr int FP_CL_THREADS = 512;    // threads a block of fp_line_cl (decision 088)
-// lines a cluster (128-byte L2 fetches fill the rest of the runs): 16 float lines, 8 double ones (decision 088)
-template <class T>
-constexpr int fp_cl_lines() { return sizeof(T) == 4 ? 16 : 8; }
+constexpr int64_t FP_CL_MIN_N = 512; // y/z lines of at least this many unknowns take fp_line_cl (decision 107)
+constexpr int FP_CL_LINES = 16;      // lines a cluster (128-byte L2 fetches fill the rest of the runs)
+constexpr int FP_CL_MIN_THREADS = 128; // threads a block of fp_line_cl: the fewest that keep the cluster portable
 
 // The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
 // or 16 floats), `lines` lines a cluster (at most FP_CL_MAX_LINES), `threads` threads a block, each line's
@@ -195,7 +193,11 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
         return cudaSuccess;
     const int P = g.P, lines = g.lines;
     if (!contig && a.n >= FP_CL_MIN_N) {
-        cudaError_t e = fp_cluster_plan<T>(a, sizeof(T) == 4 ? 16 : 8, fp_cl_lines<T>(), FP_CL_THREADS, true, plan);
+        const int Lc = sizeof(T) == 4 ? 16 : 8, P0 = fp_chunks(a.n, Lc);
+        int threads = FP_CL_MIN_THREADS;
+        while (threads < FP_MAX_THREADS && (P0 + threads / FP_CL_LINES - 1) / (threads / FP_CL_LINES) > FP_CL_MAX_BLOCKS)
+            threads *= 2;
+        cudaError_t e = fp_cluster_plan<T>(a, Lc, FP_CL_LINES, threads, true, plan);
         if (e != cudaSuccess || plan->fast)
             return e;
     }
