@@ -24,7 +24,7 @@ void *fp_kernel_of(int mode, bool warp_join)
 template <class T>
 void *fp_kernel(const tk_plan &p)
 {
-    if (p.fast_cluster > 0) { // lines split over a cluster (decision 057): chunks of 4 or 8 doubles, 8 or 16 floats
+    if (p.fast_cluster > 0) { // lines split over a cluster (decisions 057, 107): chunks of 4 or 8 doubles, 8 or 16 floats
         if constexpr (sizeof(T) == 4)
             return p.fast_chunk == 16 ? (p.fast_wide_fetch ? (void *)fp_line_cl<T, 16, true> : (void *)fp_line_cl<T, 16, false>)
                               : (void *)fp_line_cl<T, 8, true>;
@@ -164,18 +164,18 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 
 // The FAST plan for a.l_count lines of a.n unknowns, into *plan with plan->fast set; plan->fast false
 // where the FAST kernel does not take them (lines past FP_N_MAX, offsets past int, shared memory, double
-// y/z lines under 1024 unknowns of fewer than 4 lines a block or short enough for W/G on chip): one thread
+// y/z lines under 512 unknowns of fewer than 4 lines a block or short enough for W/G on chip): one thread
 // per line in MOHID's arithmetic then does (plan_solve), which meets the FAST bound too.
-// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021, 057 and 088:
+// The shapes (fp_solve_shape), from the kernel-only measurements of decisions 021, 057, 088 and 107:
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
 //    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
 //    overlap; staging through shared memory was slower);
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
 //    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
-//    bytes of neighbouring lines; lines of 1024 unknowns or more split over a cluster of 512-thread blocks
-//    (fp_line_cl), 16 float or 8 double lines a cluster (decisions 057, 088: the join and the phases a block
-//    cannot overlap, more than the runs, bound them). Double lines whose W/G stay on chip gain nothing from
-//    float-free arithmetic: `tk_line` was faster (decision 021).
+//    bytes of neighbouring lines; lines of 512 unknowns or more split over a cluster (fp_line_cl) of 16
+//    lines in the smallest blocks of 128, 256 or 512 threads that keep it within 8 blocks (decision 107:
+//    blocks of several clusters on an SM overlap the phases one block cannot). Double lines whose W/G stay
+//    on chip gain nothing from float-free arithmetic: `tk_line` was faster (decision 021).
 // y/z lines of 32 chunks or more are joined by a warp a line (fp_shape, decision 088); x lines over the block.
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
