@@ -4,7 +4,7 @@
 // 088); traffic is the floor whatever the length (decision 021). y/z lines
 // (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
 // threads, read through L1; long y/z lines split over a cluster of blocks (fast_cluster.cuh).
-// The planner (cuda/planner.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
+// The planner (cuda/planner_fast.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
 // normal number, a value not finite) is solved again in the same kernel with MOHID's recurrence
 // (src/thomas_core.h); only a line that fails there too fails, reported as tk_line reports it (decision 022).
 #ifndef TRIDI_FAST_LINES_CUH
