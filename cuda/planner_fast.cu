@@ -60,6 +60,8 @@ inline int fp_warp_join(int P, bool contig, int wj)
 constexpr int64_t FP_CL_MIN_N = 512; // y/z lines of at least this many unknowns take fp_line_cl (decision 107)
 constexpr int FP_CL_LINES = 16;      // lines a cluster (128-byte L2 fetches fill the rest of the runs)
 constexpr int FP_CL_MIN_THREADS = 128; // threads a block of fp_line_cl: the fewest that keep the cluster portable
+// Blocks a cluster of `lines` lines of P0 chunks needs at `threads` threads a block (each a chunk of every line).
+inline int fp_cl_blocks(int P0, int lines, int threads) { return (P0 + threads / lines - 1) / (threads / lines); }
 
 // The plan of fp_line_cl (decision 057) for strided lines: chunks of at most L unknowns (4 or 8 doubles, 8
 // or 16 floats), `lines` lines a cluster (at most FP_CL_MAX_LINES), `threads` threads a block, each line's
@@ -78,7 +80,7 @@ cudaError_t fp_cluster_plan(const tk_args &a, int L, int lines, int threads, boo
         return cudaSuccess;
     const int P0 = fp_chunks(a.n, L);
     int Pb = threads / lines;
-    const int C = (P0 + Pb - 1) / Pb;
+    const int C = fp_cl_blocks(P0, lines, threads);
     if (C > FP_CL_MAX_BLOCKS)
         return cudaSuccess;
     if (C == 1)
@@ -195,7 +197,7 @@ cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)
     if (!contig && a.n >= FP_CL_MIN_N) {
         const int Lc = sizeof(T) == 4 ? 16 : 8, P0 = fp_chunks(a.n, Lc);
         int threads = FP_CL_MIN_THREADS;
-        while (threads < FP_MAX_THREADS && (P0 + threads / FP_CL_LINES - 1) / (threads / FP_CL_LINES) > FP_CL_MAX_BLOCKS)
+        while (threads < FP_MAX_THREADS && fp_cl_blocks(P0, FP_CL_LINES, threads) > FP_CL_MAX_BLOCKS)
             threads *= 2;
         cudaError_t e = fp_cluster_plan<T>(a, Lc, FP_CL_LINES, threads, true, plan);
         if (e != cudaSuccess || plan->fast)
