@@ -84,8 +84,9 @@ void fsweep_rows(tridi_context ctx, const grid3 &G, const bw &B, int combo)
                 variant1(cluster, L, lines, threads, wide, 0);
         };
         const int Ls[2] = {8, 16}, nL = combo == 0 ? 2 : 1;
+        // one-wave grids: every count of lines a block up to 16, so that a shape filling the SMs once shows
         for (int li = 0; li < nL; ++li)
-            for (int lines = 1; lines <= 128; lines *= 2)
+            for (int lines = 1; lines <= 128; lines = s.box < 2000000 && lines < 16 ? lines + 1 : lines * 2)
                 variant(false, Ls[li], lines, 0, false);
         if (axis != 0) {
             const int CL[2][2] = {{8, 16}, {4, 8}};
