@@ -164,12 +164,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line_cl(const tk_args a, co
     const int t = threadIdx.x % geo.lines;
     const int64_t li0 = (int64_t)(blockIdx.x / C) * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
-    int64_t l1, l2;
-    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), warp_run(geo.lines, sizeof(T)), &l1,
-                                 &l2);
-    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    fp_array_rows<T, L, WIDE> src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
-                                  (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+    auto src = fp_rows_of<T, L, WIDE, false>(a, li0 + (t < nl ? t : 0), warp_run(geo.lines, sizeof(T)));
     tk_finish(a, fp_block_cl<T, L>(geo, (int)a.n, nl, fp_dyn, src));
 }
 

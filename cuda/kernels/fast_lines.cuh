@@ -392,7 +392,19 @@ FP_UNROLL
     }
 };
 
-// Offsets are int: the plan takes a call only when every offset it touches fits. WJ: geo.warp_join. A block
+// The rows of launch line li (its slot in the call, g: tk_line_of's run) for fp_line and fp_line_cl. Offsets
+// are int: the plan takes a call only when every offset it touches fits.
+template <class T, int L, bool WIDE, bool VEC>
+__device__ __forceinline__ fp_array_rows<T, L, WIDE, VEC> fp_rows_of(const tk_args &a, int64_t li, int g)
+{
+    int64_t l1, l2;
+    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li, g, &l1, &l2);
+    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    return {(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
+            (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+}
+
+// WJ: geo.warp_join. A block
 // a tile of `lines` lines; its end fences only where it recorded a failure (tk_finish, decision 100).
 template <class T, int L, int MODE, int WJ>
 __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const fp_geom geo)
@@ -403,12 +415,7 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     const int64_t li0 = (int64_t)blockIdx.x * geo.lines;
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
-    int64_t l1, l2;
-    const int64_t l = tk_line_of(a, sizeof(T), a.l_begin + li0 + (t < nl ? t : 0), g, &l1, &l2);
-    const int io = (int)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (int)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
-    using rows = fp_array_rows<T, L, false, MODE == FP_CONTIG>;
-    rows src{(const T *)a.D + io, (const T *)a.E + io, (const T *)a.F + io, (const T *)a.R + io,
-             (T *)a.X + oo, (int)a.in.sm, (int)a.out.sm, (int)a.n, a.err, a.nfail, l};
+    auto src = fp_rows_of<T, L, false, MODE == FP_CONTIG>(a, li0 + (t < nl ? t : 0), g);
     tk_finish(a, fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src));
 }
 
