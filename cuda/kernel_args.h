@@ -72,7 +72,7 @@ struct tk_plan {
     bool ckpt; // tc_line (cuda/kernels/ckpt.cuh): checkpoints in the scratch, W/G recomputed walking back
     bool l2wide; // tc_line's x lines ask L2 for 256-byte fetches, not 128 (decision 047)
     bool xtile;  // x lines of the checkpointed family in tx_line (cuda/kernels/xtile.cuh, decision 063)
-    bool pair;   // tp_line (cuda/kernels/pair.cuh, decision 069): two threads a line, every line at once
+    bool pair;   // two threads a line, every line at once: tp_line (MOHID's, decision 069), tw_line (FAST's, 108)
     int stages; // stages of the x lines' shared-memory ring
     ts_geom geom;
     size_t smem;

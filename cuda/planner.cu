@@ -9,6 +9,7 @@
 #include "kernels/line.cuh"
 #include "kernels/pair.cuh"
 #include "kernels/split.cuh"
+#include "kernels/twisted.cuh"
 #include "kernels/xtile.cuh"
 #include "planner_internal.cuh"
 
@@ -109,10 +110,13 @@ void *tk_kernel_of_c(const tk_plan &p)
     return tk_kernel_of_a<TL, TD, TX, I, CONTIG, TK_AR_MOHID>(p);
 }
 
-// tp_line (decision 069): strided lines alone.
+// Two threads a line, strided lines alone: MOHID's arithmetic in tp_line (decision 069), FAST's in tw_line
+// (decision 108).
 template <class TL, class TD, class TX>
 void *tp_kernel_of(const tk_plan &p)
 {
+    if (p.arith == TK_AR_RCP)
+        return p.offsets32 ? (void *)tw_line<TL, TD, TX, int32_t> : (void *)tw_line<TL, TD, TX, int64_t>;
     return p.offsets32 ? (void *)tp_line<TL, TD, TX, int32_t> : (void *)tp_line<TL, TD, TX, int64_t>;
 }
 
@@ -172,8 +176,10 @@ constexpr int TC_GAIN = 3;
 constexpr int TC_X_BLOCKS = 8;
 // tx_line's blocks per SM on double x lines: the fastest of 4 to 9 (decision 105; float lines: TC_X_BLOCKS).
 constexpr int TX_X_BLOCKS_DOUBLE = 4;
-// tk_line's warps an SM up to which tp_line takes strided lines (decision 069).
+// tk_line's warps an SM up to which two threads a line take strided lines: tp_line (decision 069), tw_line
+// (decision 108).
 constexpr int TP_WARPS = 2;
+constexpr int TW_WARPS = 8;
 inline bool tc_preferred(const tk_plan &p, int po, int pn, int sms, bool float_rows)
 {
     if (!p.wg_on_chip)
@@ -346,11 +352,13 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
             e = tk_prepare(tx_cells_kernel_of<TL, TD, TX>(p), &sms, &o);
         }
     }
-    // MOHID's arithmetic on strided lines whose tk_line launch holds at most TP_WARPS warps an SM: two threads
-    // a line (tp_line, decision 069) where every line fits on the GPU at once; x lines keep their cooperative
-    // ring, fuller SMs and the guarded one-wave variant keep tk_line (measured no faster there).
-    if (e == cudaSuccess && arith == TK_AR_MOHID && family == 0 && a.n > 0 && !p.one_wave && !p.x_lines &&
-        (int64_t)p.blocks <= (int64_t)TP_WARPS * sms) {
+    // Strided lines whose tk_line launch leaves an SM few warps, where every line fits on the GPU at once:
+    // two threads a line. MOHID's arithmetic (tp_line, decision 069) up to TP_WARPS warps an SM, FAST's
+    // (tw_line, decision 108) up to TW_WARPS, with W/G on chip. x lines keep their cooperative ring, fuller
+    // SMs and the guarded one-wave variant keep tk_line (measured no faster there).
+    const bool pair_mohid = arith == TK_AR_MOHID && (int64_t)p.blocks <= (int64_t)TP_WARPS * sms;
+    const bool pair_fast = arith == TK_AR_RCP && p.wg_on_chip && (int64_t)p.blocks <= (int64_t)TW_WARPS * sms;
+    if (e == cudaSuccess && family == 0 && a.n > 0 && !p.one_wave && !p.x_lines && (pair_mohid || pair_fast)) {
         tk_plan q{};
         q.pair = true;
         q.arith = arith;
@@ -358,8 +366,9 @@ cudaError_t tk_make_plan(const tk_args &a, bool contiguous, bool want_coop, tk_p
         q.offsets32 = p.offsets32;
         q.wg_on_chip = true;
         q.threads = TK_T;
-        q.blocks = (unsigned)((a.l_count + TP_L - 1) / TP_L);
-        q.smem = tp_smem_bytes(a.n);
+        const int lines = pair_fast ? TW_L : TP_L;
+        q.blocks = (unsigned)((a.l_count + lines - 1) / lines);
+        q.smem = pair_fast ? tw_smem_bytes(a.n) : tp_smem_bytes(a.n);
         int pq = 0;
         if ((e = fits(q, &pq)) != cudaSuccess)
             return e;
@@ -518,8 +527,9 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         using TD = std::remove_pointer_t<decltype(d)>;
         using TX = std::remove_pointer_t<decltype(x)>;
         // FAST arithmetic unless TRIDI_CUDA_KERNEL forces a family of MOHID's kernels (decision 021). Lines
-        // the FAST kernel does not take go to one thread per line: split lines of more than 2048 unknowns
-        // with rows scaled over 10^-30..10^30 measured outside the FAST bound (test_fast_gpu).
+        // the FAST kernel does not take go to one thread per line (two on grids of few lines: tw_line,
+        // decision 108): split lines of more than 2048 unknowns with rows scaled over 10^-30..10^30 measured
+        // outside the FAST bound (test_fast_gpu).
         // MOHID's arithmetic is MOHID's recurrence bit for bit: one thread per line, W/G kept (tk_line) or
         // checkpointed (tc_line) by the planner's rule (decision 046), unless TRIDI_CUDA_KERNEL forces a
         // family: split lines' answers differ within rounding and lose accuracy on lines of widely scaled
@@ -528,14 +538,11 @@ tridi_status plan_solve(const tk_choice &choice, const kernel_types &k, const tk
         const bool auto_fast = choice.family == 0 || choice.family == 3;
         if (k.arith == TK_AR_RCP && choice.family == 3)
             c = tk_choice{0, 0};
-        if (k.arith == TK_AR_RCP && c.family == 0)
-            c = tk_choice{1, 0};
         if constexpr (std::is_same_v<TL, TD> && std::is_same_v<TD, TX>)
             if (k.fast && auto_fast) {
                 CK(fast_plan(k.l, a, contiguous, plan), "planning the FAST kernel");
                 if (plan->fast)
                     return TRIDI_SUCCESS;
-                c = tk_choice{1, 0};
             }
         CK((tk_make_plan<TL, TD, TX>(a, contiguous, want_coop, plan, c, k.arith)), "planning the Thomas kernel");
         return TRIDI_SUCCESS;

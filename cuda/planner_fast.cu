@@ -177,7 +177,8 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 //    bytes of neighbouring lines; lines of 512 unknowns or more split over a cluster (fp_line_cl) of 16
 //    lines in the smallest blocks of 128, 256 or 512 threads that keep it within 8 blocks (decision 107:
 //    blocks of several clusters on an SM overlap the phases one block cannot). Double lines whose W/G stay
-//    on chip gain nothing from float-free arithmetic: `tk_line` was faster (decision 021).
+//    on chip gain nothing from float-free arithmetic: `tk_line` was faster (decision 021), or two threads a
+//    line from both ends where tk_line leaves the SMs few warps (`tw_line`, decision 108).
 // y/z lines of 32 chunks or more are joined by a warp a line (fp_shape, decision 088); x lines over the block.
 template <class T>
 cudaError_t fp_make_plan(const tk_args &a, bool contiguous, tk_plan *plan)

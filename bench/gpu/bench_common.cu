@@ -48,7 +48,7 @@ bw measure_bandwidth()
 const char *plan_kernel_name(const tk_plan &p)
 {
     return p.fast ? (p.x_lines ? "fast-staged" : p.fast_cluster ? "fast-cluster" : "fast-strided")
-           : p.pair  ? "pair"
+           : p.pair  ? (p.arith == TK_AR_RCP ? "twisted" : "pair")
            : p.split ? "split"
            : p.ckpt  ? "ckpt"
            : p.wg_on_chip   ? "line"

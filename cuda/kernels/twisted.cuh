@@ -1,0 +1,180 @@
+// tw_line: FAST's recurrence (tk_line's reciprocal form, the Thomas core's steps) on strided (y/z) lines where
+// every line is on the GPU at once and tk_line would leave an SM few warps (a model's small grids): two threads
+// a line, eliminating it from both ends at once (a twisted factorization). A warp holds 16 lines: lane j runs
+// line j's top half downwards (unknowns 0..h-1, h = ceil(n/2)), lane j + 16 its bottom half upwards, the same
+// step with lower and upper exchanged (U = -lower/pivot, H = (r - upper*H)/pivot). The halves meet at h-1, h:
+//   x(h-1) = (G + W*H) / (1 - W*U),   x(h) = U*x(h-1) + H,
+// then each lane substitutes back over its own half. A lane's chain and loads are half tk_line's, and the
+// line's two halves load at once. A line the twisted solve flags (a value not finite, halves that cancel:
+// |1 - W*U| under TW_DEN_MIN) is solved again by lane j with tk_line's recurrence in the pair's shared memory;
+// only a line that fails there too fails, reported as tk_line reports it. Decision 108; instantiated and
+// launched by cuda/planner.cu.
+#ifndef TRIDI_CUDA_KERNELS_TWISTED_CUH
+#define TRIDI_CUDA_KERNELS_TWISTED_CUH
+
+#include <cstdint>
+
+#include "common.cuh"
+
+namespace {
+
+constexpr int TW_L = TK_T / 2; // lines a block (one warp, two lanes a line)
+// The meeting's pivot 1 - W*U below which the halves cancel too far (a third of double's bits lost to it):
+// the line is solved again with one chain.
+constexpr double TW_DEN_MIN = 0x1p-16;
+
+__host__ __device__ inline int64_t tw_half(int64_t n) { return (n + 1) / 2; }
+// Shared memory of a block: (W, G) of each lane's half, the answers later in W's place.
+__host__ __device__ inline size_t tw_smem_bytes(int64_t n) { return (size_t)tw_half(n) * TK_T * sizeof(double2); }
+
+// The second parameter (the stage count of the other kernels) is unused.
+template <class TL, class TD, class TX, class I>
+__global__ void __launch_bounds__(TK_T) tw_line(const tk_args a, const int)
+{
+    constexpr int K = TK_K, T = TK_T;
+    constexpr unsigned FULL = 0xffffffffu;
+    extern __shared__ __align__(16) unsigned char tk_dyn[];
+    double2 *wg = (double2 *)tk_dyn; // step k of lane t's half at wg[k * T + t]
+    const int t = (int)threadIdx.x, j = t % TW_L, role = t / TW_L; // role 0: top half, 1: bottom half
+    const int64_t li0 = (int64_t)blockIdx.x * TW_L, n = a.n, h = tw_half(n);
+    const int nl = (int)min((int64_t)TW_L, a.l_count - li0);
+    // lanes past the last line run the block's first line (valid offsets, full-warp shuffles), write nothing
+    const bool active = j < nl;
+    int64_t l1, l2;
+    const int64_t l =
+        tk_line_of(a, sizeof(TL), a.l_begin + li0 + (active ? j : 0), warp_run(TW_L, sizeof(TL)), &l1, &l2);
+    const I io = (I)(a.in.off + l1 * a.in.s1 + l2 * a.in.s2), oo = (I)(a.out.off + l1 * a.out.s1 + l2 * a.out.s2);
+    const I si = (I)a.in.sm, so = (I)a.out.sm;
+    // This lane's half as a line of its own: len steps k, unknown m = k (top) or n-1-k (bottom), whose lower
+    // and upper are the line's lower and upper (top) or its upper and lower (bottom).
+    const int64_t len = role ? n - h : h;
+    const I ib = role ? io + (I)(n - 1) * si : io, sb = role ? -si : si;
+    const TD *E = (const TD *)a.E;
+    const TL *D = (const TL *)a.D, *F = (const TL *)a.F, *R = (const TL *)a.R;
+    const TL *Lo = role ? F : D, *Up = role ? D : F;
+    TX *X = (TX *)a.X;
+
+    // Forward: tk_line's y/z order (a stage widened, the next stage's loads issued, then the chain). Step k
+    // is the half's first at k = 0 and never the line's last but on a line of one unknown; the loads' guards
+    // (tk_load_stage) read no lower at k = 0 and no upper at k = n-1: lower of unknown 0, upper of n-1.
+    double w = 0.0, g = 0.0;
+    bool bad = false;
+    using stage = tk_regstage<TL, TD>;
+    auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, ib, sb, E, Lo, Up, R); };
+    auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
+        const int64_t c0 = c * K;
+        double2 *p = wg + c0 * T + t;
+        double dv[K], ev[K], fv[K], rv[K];
+        tk_widen(b, dv, ev, fv, rv, bad);
+        after_use();
+        if (c0 > 0 && c0 + K <= len) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                tk_unknown<TK_AR_RCP, false>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                p[k * T] = make_double2(w, g);
+            }
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (c0 + k < len) {
+                tk_unknown<TK_AR_RCP, false>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                p[k * T] = make_double2(w, g);
+            }
+    };
+    const int64_t nch = (len + K - 1) / K;
+    if (nch > 0) {
+        stage A, B; // two buffers taking turns
+        load(A, 0);
+        for (int64_t c = 0; c < nch; c += 2) {
+            sweep(A, c, [&] {
+                if (c + 1 < nch)
+                    load(B, c + 1);
+            });
+            if (c + 1 >= nch)
+                break;
+            sweep(B, c + 1, [&] {
+                if (c + 2 < nch)
+                    load(A, c + 2);
+            });
+        }
+    }
+
+    // The meeting, computed alike by both lanes: W, G at h-1 (top), U, H at h (bottom; 0, 0 on a line of one).
+    const double wo = __shfl_xor_sync(FULL, w, TW_L), go = __shfl_xor_sync(FULL, g, TW_L);
+    const double W = role ? wo : w, G = role ? go : g, U = role ? w : wo, H = role ? g : go;
+    const double den = tk_fused_nmadd(W, U, 1.0);
+    bad |= !(fabs(den) >= TW_DEN_MIN); // NaN too
+    const TX xm = (TX)(tk_fused_madd(W, H, G) * tk_fused_rcp(den));
+    // Back substitution over the half from the unknown next to the meeting, answers kept in W's place.
+    TX x = role ? (TX)tk_back<TK_AR_RCP>(U, (double)xm, H) : xm, mx = len > 0 ? tk_abs(x) : TX(0);
+    if (len > 0)
+        tk_keep_x(wg[(len - 1) * T + t], x);
+    for (int64_t c = len >= 2 ? (len - 2) / K : -1; c >= 0; --c) {
+        const int64_t c0 = c * K;
+        double2 *p = wg + c0 * T + t;
+        double2 v[K];
+        TX xs[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (c0 + k <= len - 2)
+                v[k] = p[k * T];
+#pragma unroll
+        for (int k = K - 1; k >= 0; --k)
+            if (c0 + k <= len - 2) {
+                x = (TX)tk_back<TK_AR_RCP>(v[k].x, (double)x, v[k].y);
+                mx = tk_max(mx, tk_abs(x));
+                xs[k] = x;
+            }
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (c0 + k <= len - 2)
+                tk_keep_x(p[k * T], xs[k]);
+    }
+    bad |= !tk_finite_x(mx);
+    bad |= __shfl_xor_sync(FULL, (int)bad, TW_L) != 0; // the line is flagged if either half is
+    __syncwarp(); // both lanes of a flagged line are done with its cells
+    bool failed = false;
+    if (!bad && active) {
+        // 16 neighbouring lines' cells a store, the top halves at one unknown, the bottom halves at another
+        const I ob = role ? oo + (I)(n - 1) * so : oo, sob = role ? -so : so;
+        for (int64_t k = 0; k < len; ++k)
+            X[ob + (I)k * sob] = tk_kept_x<TX>(wg[k * T + t]);
+    } else if (bad && active && role == 0) {
+        // One chain over the whole line (tk_line's recurrence), in the pair's cells: unknown m in the top
+        // lane's step m or the bottom lane's step n-1-m.
+        auto cell = [&](int64_t m) -> double2 & { return m < h ? wg[m * T + j] : wg[(n - 1 - m) * T + j + TW_L]; };
+        double w1 = 0.0, g1 = 0.0;
+        for (int64_t m = 0; m < n; ++m) {
+            const I o = io + (I)m * si;
+            const double d = m > 0 ? (double)__ldg(D + o) : 0.0, f = m < n - 1 ? (double)__ldg(F + o) : 0.0;
+            if (sizeof(TL) == 8)
+                failed |= !tk_finite(d); // tk_widen's check (the same verdict)
+            tk_unknown<TK_AR_RCP, false>(m == 0, m == n - 1, d, (double)__ldg(E + o), f, (double)__ldg(R + o), w1,
+                                         g1, failed);
+            cell(m) = make_double2(w1, g1);
+        }
+        TX x1 = (TX)g1, mx1 = tk_abs(x1);
+        tk_keep_x(cell(n - 1), x1);
+        for (int64_t m = n - 2; m >= 0; --m) {
+            const double2 v = cell(m);
+            x1 = (TX)tk_back<TK_AR_RCP>(v.x, (double)x1, v.y);
+            mx1 = tk_max(mx1, tk_abs(x1));
+            tk_keep_x(cell(m), x1);
+        }
+        failed |= !tk_finite_x(mx1);
+        if (failed) {
+            atomicMin(a.err, (unsigned long long)l);
+            if (a.nfail)
+                atomicAdd(a.nfail, 1ull);
+        } else {
+            for (int64_t m = 0; m < n; ++m)
+                X[oo + (I)m * so] = tk_kept_x<TX>(cell(m));
+        }
+    }
+    tk_finish(a, failed);
+}
+
+} // namespace
+
+#endif
