@@ -225,6 +225,59 @@ __device__ __forceinline__ void tk_load_stage(tk_regstage<TL, TD> &b, int64_t c0
     }
 }
 
+// The forward sweep of a y/z line in one lane (tk_line; tw_line's halves): its first len unknowns of a line of
+// n, unknown k at io + k*si, in register stages loaded one stage ahead; (W, G) of unknown k stored at wg[k*ws].
+// A stage is widened to double first, then the next stage's loads are issued, then the chain runs: a load's
+// register is waited on through a scoreboard shared with loads issued after it (loads complete out of order),
+// so loads issued before the stage's first use would be waited on too (ncu: a third of the time; double data,
+// which needs no conversion, waits on a finiteness check of its lower diagonal; decision 004). Two buffers
+// take turns, so that no stage is copied from one register set to another.
+template <int AR, bool PF32, class TL, class TD, class I>
+__device__ __forceinline__ void tk_strided_forward(int64_t len, int64_t n, I io, I si, const TD *E, const TL *D,
+                                                   const TL *F, const TL *R, double2 *wg, int64_t ws, double &w,
+                                                   double &g, bool &bad)
+{
+    constexpr int K = TK_K;
+    using stage = tk_regstage<TL, TD>;
+    auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, io, si, E, D, F, R); };
+    auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
+        const int64_t c0 = c * K;
+        double2 *p = wg + c0 * ws;
+        double dv[K], ev[K], fv[K], rv[K];
+        tk_widen(b, dv, ev, fv, rv, bad);
+        after_use();
+        if (c0 > 0 && c0 + K <= len && c0 + K < n) { // no first or last unknown: unrolled, no tests
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                tk_unknown<AR, PF32>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                p[k * ws] = make_double2(w, g);
+            }
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < K; ++k)
+            if (c0 + k < len) {
+                tk_unknown<AR, PF32>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
+                p[k * ws] = make_double2(w, g);
+            }
+    };
+    const int64_t nch = (len + K - 1) / K;
+    stage A, B;
+    load(A, 0);
+    for (int64_t c = 0; c < nch; c += 2) {
+        sweep(A, c, [&] {
+            if (c + 1 < nch)
+                load(B, c + 1);
+        });
+        if (c + 1 >= nch)
+            break;
+        sweep(B, c + 1, [&] {
+            if (c + 2 < nch)
+                load(A, c + 2);
+        });
+    }
+}
+
 // tk_cp_at with L2 asked to fetch the whole aligned B (128 or 256) bytes around the element (tc_line's x
 // lines, decision 046: they read 32-64 bytes of each line per stage, lines 4 KiB and more apart).
 template <int B, class T>

@@ -88,53 +88,8 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         // recurrence (a stage is some thousand cycles of it, which covers the loads' latency). No ring in
         // shared memory: its copies, addresses and read-back were a third of the forward sweep's
         // instructions, and the shared memory it took is left to W/G (more warps per SM on short lines).
-        using stage = tk_regstage<TL, TD>;
-        auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, ln.io, ln.si, E, D, F, R); };
-        // after_use: issues the next stage's loads once this stage's values are in use. A load's register is
-        // waited on through a scoreboard shared with loads issued after it (loads complete out of order), so
-        // a stage's first use waits for every load issued before that use: loads issued ahead of it were
-        // waited on too (ncu: a third of the time). So the whole stage is widened to double first (the
-        // conversions the recurrence needs anyway; double data, which needs none, waits on a finiteness check
-        // of its lower diagonal), then the next stage is asked for (issued before that wait, they were slower:
-        // decision 004).
-        auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
-            const int64_t c0 = c * K;
-            double2 *wg = WG + c0 * ws;
-            double dv[K], ev[K], fv[K], rv[K];
-            tk_widen(b, dv, ev, fv, rv, bad);
-            after_use();
-            if (c0 > 0 && c0 + K < n) {
-#pragma unroll
-                for (int k = 0; k < K; ++k) {
-                    tk_unknown<AR, PF32>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
-                    wg[k * ws] = make_double2(w, g);
-                }
-                return;
-            }
-#pragma unroll
-            for (int k = 0; k < K; ++k)
-                if (c0 + k < n) {
-                    tk_unknown<AR, PF32>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
-                    wg[k * ws] = make_double2(w, g);
-                }
-        };
-        if (active) {
-            // Two buffers taking turns, so that no stage is copied from one register set to another.
-            stage A, B;
-            load(A, 0);
-            for (int64_t c = 0; c < nch; c += 2) {
-                sweep(A, c, [&] {
-                    if (c + 1 < nch)
-                        load(B, c + 1);
-                });
-                if (c + 1 >= nch)
-                    break;
-                sweep(B, c + 1, [&] {
-                    if (c + 2 < nch)
-                        load(A, c + 2);
-                });
-            }
-        }
+        if (active)
+            tk_strided_forward<AR, PF32>(n, n, ln.io, ln.si, E, D, F, R, WG, ws, w, g, bad);
     } else {
         // x lines: the warp's cooperative ring.
         for (int s = 0; s < NS - 1; ++s)

@@ -54,51 +54,13 @@ __global__ void __launch_bounds__(TK_T) tw_line(const tk_args a, const int)
     const TL *Lo = role ? F : D, *Up = role ? D : F;
     TX *X = (TX *)a.X;
 
-    // Forward: tk_line's y/z order (a stage widened, the next stage's loads issued, then the chain). Step k
-    // is the half's first at k = 0 and never the line's last but on a line of one unknown; the loads' guards
-    // (tk_load_stage) read no lower at k = 0 and no upper at k = n-1: lower of unknown 0, upper of n-1.
+    // Forward: tk_line's y/z sweep over the half. Step k is the half's first at k = 0 and never the line's
+    // last but on a line of one unknown; the loads' guards read no lower at k = 0 and no upper at k = n-1:
+    // lower of unknown 0, upper of n-1.
     double w = 0.0, g = 0.0;
     bool bad = false;
-    using stage = tk_regstage<TL, TD>;
-    auto load = [&](stage &b, int64_t c) { tk_load_stage(b, c * K, n, ib, sb, E, Lo, Up, R); };
-    auto sweep = [&](const stage &b, int64_t c, auto &&after_use) {
-        const int64_t c0 = c * K;
-        double2 *p = wg + c0 * T + t;
-        double dv[K], ev[K], fv[K], rv[K];
-        tk_widen(b, dv, ev, fv, rv, bad);
-        after_use();
-        if (c0 > 0 && c0 + K <= len) {
-#pragma unroll
-            for (int k = 0; k < K; ++k) {
-                tk_unknown<TK_AR_RCP, false>(false, false, dv[k], ev[k], fv[k], rv[k], w, g, bad);
-                p[k * T] = make_double2(w, g);
-            }
-            return;
-        }
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (c0 + k < len) {
-                tk_unknown<TK_AR_RCP, false>(c0 + k == 0, c0 + k == n - 1, dv[k], ev[k], fv[k], rv[k], w, g, bad);
-                p[k * T] = make_double2(w, g);
-            }
-    };
-    const int64_t nch = (len + K - 1) / K;
-    if (nch > 0) {
-        stage A, B; // two buffers taking turns
-        load(A, 0);
-        for (int64_t c = 0; c < nch; c += 2) {
-            sweep(A, c, [&] {
-                if (c + 1 < nch)
-                    load(B, c + 1);
-            });
-            if (c + 1 >= nch)
-                break;
-            sweep(B, c + 1, [&] {
-                if (c + 2 < nch)
-                    load(A, c + 2);
-            });
-        }
-    }
+    if (len > 0)
+        tk_strided_forward<TK_AR_RCP, false>(len, n, ib, sb, E, Lo, Up, R, wg + t, (int64_t)T, w, g, bad);
 
     // The meeting, computed alike by both lanes: W, G at h-1 (top), U, H at h (bottom; 0, 0 on a line of one).
     const double wo = __shfl_xor_sync(FULL, w, TW_L), go = __shfl_xor_sync(FULL, g, TW_L);
