@@ -1,14 +1,11 @@
-// tw_line: FAST's recurrence (tk_line's reciprocal form, the Thomas core's steps) on strided (y/z) lines where
-// every line is on the GPU at once and tk_line would leave an SM few warps (a model's small grids): two threads
-// a line, eliminating it from both ends at once (a twisted factorization). A warp holds 16 lines: lane j runs
-// line j's top half downwards (unknowns 0..h-1, h = ceil(n/2)), lane j + 16 its bottom half upwards, the same
-// step with lower and upper exchanged (U = -lower/pivot, H = (r - upper*H)/pivot). The halves meet at h-1, h:
-//   x(h-1) = (G + W*H) / (1 - W*U),   x(h) = U*x(h-1) + H,
-// then each lane substitutes back over its own half. A lane's chain and loads are half tk_line's, and the
-// line's two halves load at once. A line the twisted solve flags (a value not finite, halves that cancel:
-// |1 - W*U| under TW_DEN_MIN) is solved again by lane j with tk_line's recurrence in the pair's shared memory;
-// only a line that fails there too fails, reported as tk_line reports it. Decision 108; instantiated and
-// launched by cuda/planner.cu.
+// tw_line: FAST's recurrence (tk_line's reciprocal form) on strided (y/z) lines where every line is on the GPU
+// at once and tk_line would leave an SM few warps: two threads a line from both ends (a twisted factorization).
+// A warp holds 16 lines: lane j runs line j's top half downwards (unknowns 0..h-1, h = ceil(n/2)), lane j + 16
+// its bottom half upwards (the step with lower and upper exchanged: U = -lower/pivot, H = (r - upper*H)/pivot);
+// they meet at x(h-1) = (G + W*H) / (1 - W*U), x(h) = U*x(h-1) + H, then substitute back over their halves.
+// A line flagged there (a value not finite, |1 - W*U| under TW_DEN_MIN) is solved again by lane j with
+// tk_line's recurrence in the pair's shared memory; only a line that fails there too fails, reported as
+// tk_line reports it. Decision 108; instantiated and launched by cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_TWISTED_CUH
 #define TRIDI_CUDA_KERNELS_TWISTED_CUH
 
