@@ -366,6 +366,43 @@ __device__ __forceinline__ double tk_abs(double v) { return fabs(v); }
 __device__ __forceinline__ float tk_max(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double tk_max(double a, double b) { return fmax(a, b); }
 
+// The back substitution over steps top, top - 1, ..., 0 from x, the answer at step top + 1: step m's (W, G) at
+// wg[m * ws + col(m % K)], its answer kept in W's place; mx: the largest |x|. A stage of K steps is read,
+// substituted and kept in turn; FULL: all K of the stage's steps are at most top (no guards).
+template <bool FULL, int AR, class TX, class Col>
+__device__ __forceinline__ void tk_back_stage(double2 *wg, int64_t ws, Col col, int64_t c0, int64_t top, TX &x, TX &mx)
+{
+    constexpr int K = TK_K;
+    double2 v[K];
+    TX xs[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (FULL || c0 + k <= top)
+            v[k] = wg[k * ws + col(k)];
+#pragma unroll
+    for (int k = K - 1; k >= 0; --k)
+        if (FULL || c0 + k <= top) {
+            x = (TX)tk_back<AR>(v[k].x, (double)x, v[k].y);
+            mx = tk_max(mx, tk_abs(x));
+            xs[k] = x;
+        }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+        if (FULL || c0 + k <= top)
+            tk_keep_x(wg[k * ws + col(k)], xs[k]);
+}
+template <int AR, class TX, class Col>
+__device__ __forceinline__ void tk_back_stages(double2 *WG, int64_t ws, Col col, int64_t top, TX &x, TX &mx)
+{
+    for (int64_t c = top >= 0 ? top / TK_K : -1; c >= 0; --c) {
+        const int64_t c0 = c * TK_K;
+        if (c0 + TK_K - 1 <= top) // every stage but the topmost
+            tk_back_stage<true, AR>(WG + c0 * ws, ws, col, c0, top, x, mx);
+        else
+            tk_back_stage<false, AR>(WG + c0 * ws, ws, col, c0, top, x, mx);
+    }
+}
+
 // The end of a checkpointed kernel (tc_line, tx_line; decision 046): where its forward sweep cannot bound the
 // answers (|W| > 1, or G's sum near the type's range), a walk back that writes nothing checks them first
 // (`back(false_type, 0)` keeps mx, their largest magnitude); failing lines are recorded, then the lines that

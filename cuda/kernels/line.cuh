@@ -153,42 +153,7 @@ __global__ void __launch_bounds__(TK_T) tk_line(const tk_args a, const int NS)
         // line is known to have succeeded.
         TX x = (TX)g, mx = tk_abs(x);
         tk_keep_x(WG[(n - 1) * ws + wgc((int)((n - 1) % K))], x);
-        for (int64_t c = (n - 2) / K; c >= 0 && n > 1; --c) {
-            const int64_t c0 = c * K;
-            double2 *wg = WG + c0 * ws;
-            double2 v[K];
-            TX xs[K];
-            if (c0 + K - 1 <= n - 2) { // a full stage (all but the topmost): no guards
-#pragma unroll
-                for (int k = 0; k < K; ++k)
-                    v[k] = wg[k * ws + wgc(k)];
-#pragma unroll
-                for (int k = K - 1; k >= 0; --k) {
-                    x = (TX)tk_back<AR>(v[k].x, (double)x, v[k].y);
-                    mx = tk_max(mx, tk_abs(x));
-                    xs[k] = x;
-                }
-#pragma unroll
-                for (int k = 0; k < K; ++k)
-                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
-                continue;
-            }
-#pragma unroll
-            for (int k = 0; k < K; ++k)
-                if (c0 + k <= n - 2)
-                    v[k] = wg[k * ws + wgc(k)];
-#pragma unroll
-            for (int k = K - 1; k >= 0; --k)
-                if (c0 + k <= n - 2) {
-                    x = (TX)tk_back<AR>(v[k].x, (double)x, v[k].y);
-                    mx = tk_max(mx, tk_abs(x));
-                    xs[k] = x;
-                }
-#pragma unroll
-            for (int k = 0; k < K; ++k)
-                if (c0 + k <= n - 2)
-                    tk_keep_x(wg[k * ws + wgc(k)], xs[k]);
-        }
+        tk_back_stages<AR>(WG, ws, wgc, n - 2, x, mx);
         bad = !tk_finite_x(mx);
     }
     if (active && bad) {

@@ -3,15 +3,16 @@
 // A warp holds 16 lines: lane j runs line j's top half downwards (unknowns 0..h-1, h = ceil(n/2)), lane j + 16
 // its bottom half upwards (the step with lower and upper exchanged: U = -lower/pivot, H = (r - upper*H)/pivot);
 // they meet at x(h-1) = (G + W*H) / (1 - W*U), x(h) = U*x(h-1) + H, then substitute back over their halves.
-// A line flagged there (a value not finite, |1 - W*U| under TW_DEN_MIN) is solved again by lane j with
-// tk_line's recurrence in the pair's shared memory; only a line that fails there too fails, reported as
-// tk_line reports it. Decision 108; instantiated and launched by cuda/planner.cu.
+// A line flagged there (a value not finite, |1 - W*U| under TW_DEN_MIN) is solved again by lane j as fp_line
+// solves its flagged lines (fp_careful_line); only a line that fails there too fails. Decision 108;
+// instantiated and launched by cuda/planner.cu.
 #ifndef TRIDI_CUDA_KERNELS_TWISTED_CUH
 #define TRIDI_CUDA_KERNELS_TWISTED_CUH
 
 #include <cstdint>
 
 #include "common.cuh"
+#include "fast_lines.cuh" // fp_careful_line, the fallback
 
 namespace {
 
@@ -28,7 +29,7 @@ __host__ __device__ inline size_t tw_smem_bytes(int64_t n) { return (size_t)tw_h
 template <class TL, class TD, class TX, class I>
 __global__ void __launch_bounds__(TK_T) tw_line(const tk_args a, const int)
 {
-    constexpr int K = TK_K, T = TK_T;
+    constexpr int T = TK_T;
     constexpr unsigned FULL = 0xffffffffu;
     extern __shared__ __align__(16) unsigned char tk_dyn[];
     double2 *wg = (double2 *)tk_dyn; // step k of lane t's half at wg[k * T + t]
@@ -69,66 +70,35 @@ __global__ void __launch_bounds__(TK_T) tw_line(const tk_args a, const int)
     TX x = role ? (TX)tk_back<TK_AR_RCP>(U, (double)xm, H) : xm, mx = len > 0 ? tk_abs(x) : TX(0);
     if (len > 0)
         tk_keep_x(wg[(len - 1) * T + t], x);
-    for (int64_t c = len >= 2 ? (len - 2) / K : -1; c >= 0; --c) {
-        const int64_t c0 = c * K;
-        double2 *p = wg + c0 * T + t;
-        double2 v[K];
-        TX xs[K];
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (c0 + k <= len - 2)
-                v[k] = p[k * T];
-#pragma unroll
-        for (int k = K - 1; k >= 0; --k)
-            if (c0 + k <= len - 2) {
-                x = (TX)tk_back<TK_AR_RCP>(v[k].x, (double)x, v[k].y);
-                mx = tk_max(mx, tk_abs(x));
-                xs[k] = x;
-            }
-#pragma unroll
-        for (int k = 0; k < K; ++k)
-            if (c0 + k <= len - 2)
-                tk_keep_x(p[k * T], xs[k]);
-    }
+    tk_back_stages<TK_AR_RCP>(wg + t, (int64_t)T, [](int) { return 0; }, len - 2, x, mx);
     bad |= !tk_finite_x(mx);
     bad |= __shfl_xor_sync(FULL, (int)bad, TW_L) != 0; // the line is flagged if either half is
     __syncwarp(); // both lanes of a flagged line are done with its cells
-    bool failed = false;
     if (!bad && active) {
         // 16 neighbouring lines' cells a store, the top halves at one unknown, the bottom halves at another
         const I ob = role ? oo + (I)(n - 1) * so : oo, sob = role ? -so : so;
         for (int64_t k = 0; k < len; ++k)
             X[ob + (I)k * sob] = tk_kept_x<TX>(wg[k * T + t]);
-    } else if (bad && active && role == 0) {
-        // One chain over the whole line (tk_line's recurrence), in the pair's cells: unknown m in the top
-        // lane's step m or the bottom lane's step n-1-m.
-        auto cell = [&](int64_t m) -> double2 & { return m < h ? wg[m * T + j] : wg[(n - 1 - m) * T + j + TW_L]; };
-        double w1 = 0.0, g1 = 0.0;
-        for (int64_t m = 0; m < n; ++m) {
+    }
+    __syncwarp(); // the good lines' answers are out of the cells, which the flagged lines' chains now take
+    bool failed = false;
+    if (bad && active && role == 0) {
+        // fp_line's fallback (decision 022): MOHID's recurrence over the whole line, W/G in n cells of the
+        // block's (16 lines of n fit the 32 halves of ceil(n/2)), the answers stored if every step succeeds
+        auto row = [&](int64_t m, double *d, double *e, double *f) {
             const I o = io + (I)m * si;
-            const double d = m > 0 ? (double)__ldg(D + o) : 0.0, f = m < n - 1 ? (double)__ldg(F + o) : 0.0;
-            if (sizeof(TL) == 8)
-                failed |= !tk_finite(d); // tk_widen's check (the same verdict)
-            tk_unknown<TK_AR_RCP, false>(m == 0, m == n - 1, d, (double)__ldg(E + o), f, (double)__ldg(R + o), w1,
-                                         g1, failed);
-            cell(m) = make_double2(w1, g1);
-        }
-        TX x1 = (TX)g1, mx1 = tk_abs(x1);
-        tk_keep_x(cell(n - 1), x1);
-        for (int64_t m = n - 2; m >= 0; --m) {
-            const double2 v = cell(m);
-            x1 = (TX)tk_back<TK_AR_RCP>(v.x, (double)x1, v.y);
-            mx1 = tk_max(mx1, tk_abs(x1));
-            tk_keep_x(cell(m), x1);
-        }
-        failed |= !tk_finite_x(mx1);
+            *d = m > 0 ? (double)__ldg(D + o) : 0.0;
+            *e = (double)__ldg(E + o);
+            *f = m < n - 1 ? (double)__ldg(F + o) : 0.0;
+            return (double)__ldg(R + o);
+        };
+        auto put = [&](int64_t m, TX v) { X[oo + (I)m * so] = v; };
+        int64_t at;
+        failed = fp_careful_line<TX>(n, wg + (int64_t)j * n, row, put, &at) != TRIDI_FAIL_NONE;
         if (failed) {
             atomicMin(a.err, (unsigned long long)l);
             if (a.nfail)
                 atomicAdd(a.nfail, 1ull);
-        } else {
-            for (int64_t m = 0; m < n; ++m)
-                X[oo + (I)m * so] = tk_kept_x<TX>(cell(m));
         }
     }
     tk_finish(a, failed);
