@@ -8,9 +8,9 @@
  *  - failures: a line with a NaN is left untouched and reported with its line and cell under ON_ERROR_LINES
  *    (every other line answered) and ON_ERROR_CALL (x unchanged), with SYNC and DEFERRED verdicts; a line
  *    whose partition meets a zero pivot but whose Thomas recurrence does not is answered (lines of 40, and one
- *    there whose last diagonal is 0, the first pivot of the bottom half where two threads share a line; of
- *    1500, which y/z solves split over a cluster of blocks; and 3072 lines of 513 and of 1500, more tiles
- *    than the blocks that run at once, the two lines past the first wave);
+ *    there whose last diagonal is 0, the first pivot of the bottom half where two threads share a line: f64
+ *    y/z lines under ON_ERROR_LINES; of 1500, which y/z solves split over a cluster of blocks; and 3072 lines
+ *    of 513 and of 1500, more tiles than the blocks that run at once, the two lines past the first wave);
  *  - CUDA graphs (docs/decisions/030): a plan's solves captured on the caller's stream and replayed give the
  *    uncaptured answers bit for bit (FAST f32 and f64, MOHID mixed; short lines and lines past 2048 unknowns,
  *    whose W/G scratch the plan owns from its creation); capturing runs nothing; a NaN line in a replay is left
@@ -292,7 +292,8 @@ static void failures(tridi_dtype t, uint64_t *rng)
             tu_set((void *)s.a.upper, t, i9, 0.6);
             if (n == 40) {
                 /* and in line 20 a zero diagonal at the last unknown: the first pivot of tw_line's bottom half
-                 * (decision 108; f64 y/z lines here), never a pivot of the recurrence from the top */
+                 * (decision 108: f64 y/z lines under ON_ERROR_LINES), never a pivot of the recurrence from the
+                 * top */
                 const int64_t il = tu_line_cell(&g, lo, hi, axis, 20, n - 1, c);
                 tu_set((void *)s.a.diag, t, il, 0.0);
                 tu_set((void *)s.a.lower, t, il, 0.7);
