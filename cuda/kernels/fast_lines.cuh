@@ -90,16 +90,36 @@ struct fp_thread {
     int t, q, s0, len;
     bool active;
 };
+// shift >= 0 (x lines, fp_x_shift): chunks of L from unknown L - shift on, the first one L - shift long;
+// else fp_chunk_range's balanced chunks.
 template <int MODE>
-__device__ __forceinline__ fp_thread fp_thread_of(const fp_geom &geo, int n, int nl)
+__device__ __forceinline__ fp_thread fp_thread_of(const fp_geom &geo, int n, int nl, int L = 0, int shift = -1)
 {
     fp_thread th;
     fp_place<MODE>(geo, &th.t, &th.q);
-    long long s0;
-    fp_chunk_range(n, geo.P, th.q, &s0, &th.len);
-    th.s0 = (int)s0;
+    if (shift >= 0) {
+        th.s0 = th.q ? th.q * L - shift : 0;
+        th.len = min(n, (th.q + 1) * L - shift) - th.s0;
+    } else {
+        long long s0;
+        fp_chunk_range(n, geo.P, th.q, &s0, &th.len);
+        th.s0 = (int)s0;
+    }
     th.active = th.t < nl;
     return th;
+}
+
+// x lines (decision 109): the shift of a line's P chunks of L (fp_thread_of) that starts every chunk but the
+// first on a 16-byte boundary of the row at `row`, each chunk 2 to L long; -1 where none does (lines of
+// fewer than 3 chunks, or too little room in the last chunk: then balanced chunks, scalar loads).
+template <class T, int L>
+__device__ __forceinline__ int fp_x_shift(const T *row, int n, int P)
+{
+    constexpr int W = 16 / (int)sizeof(T);
+    const int a = (int)(((uintptr_t)row / sizeof(T)) % W); // the row's first unknown past a 16-byte boundary
+    const int lo = max(0, (P - 1) * L - n + 2), hi = min(P * L - n, L - 2);
+    const int s = lo + (a - lo % W + W) % W; // the least shift >= lo whose chunks start where a - s is 0 mod W
+    return P >= 3 && s <= hi ? s : -1;
 }
 
 // The start of a block's solve (fp_block, and the ADI's fo_block): the thread's line t and chunk q, the
@@ -112,9 +132,10 @@ struct fp_start {
     unsigned char *area;
 };
 template <int MODE>
-__device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, int nl, unsigned char *smem)
+__device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, int nl, unsigned char *smem, int L = 0,
+                                                   int shift = -1)
 {
-    const fp_thread th = fp_thread_of<MODE>(geo, n, nl);
+    const fp_thread th = fp_thread_of<MODE>(geo, n, nl, L, shift);
     const fp_start b{th.t, th.q, th.s0, th.active ? th.len : 1, th.active, (int *)smem, smem + fp_flag_bytes(geo)};
     if (b.q == 0)
         b.lflag[b.t] = 0;
@@ -228,9 +249,10 @@ FP_UNROLL
 // smem: fp_smem_bytes of shared memory. A line flagged by the partitioned solve goes to src.careful (decision
 // 022), one line of the block at a time. Returns whether any line of the block was flagged (fp_fallback).
 template <class T, int L, int MODE, int WJ = -1, class Src>
-__device__ __forceinline__ bool fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src)
+__device__ __forceinline__ bool fp_block(const fp_geom &geo, int n, int nl, unsigned char *smem, Src &src,
+                                         int shift = -1)
 {
-    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem);
+    const auto [t, q, s0, len, active, lflag, area] = fp_block_start<MODE>(geo, n, nl, smem, L, shift);
 
     T av[L], bv[L], cv[L], dv[L];
     fp_load_rows<T, L>(active, src, s0, len, av, bv, cv, dv);
@@ -327,9 +349,9 @@ FP_UNROLL
 }
 __device__ __forceinline__ bool fp_at16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
-// VEC (x lines): a whole chunk whose rows all start on 16-byte boundaries loads by fp_ld16, lower at the
-// line's first unknown and upper at its last then set to 0 (the cells exist: loaded, never used), and
-// its answers leave by fp_st16.
+// VEC (x lines): a whole chunk whose rows all start on 16-byte boundaries (fp_x_shift puts them there, decision
+// 109) loads by fp_ld16, lower at the line's first unknown and upper at its last then set to 0 (the cells
+// exist: loaded, never used), and its answers leave by fp_st16.
 template <class T, int L, bool WIDE = false, bool VEC = false>
 struct fp_array_rows {
     const T *D, *E, *F, *R;
@@ -416,7 +438,8 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fp_line(const tk_args a, const
     const int nl = (int)min((int64_t)geo.lines, a.l_count - li0);
     const int g = MODE == FP_STRIDED ? warp_run(geo.lines, sizeof(T)) : 1;
     auto src = fp_rows_of<T, L, false, MODE == FP_CONTIG>(a, li0 + (t < nl ? t : 0), g);
-    tk_finish(a, fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src));
+    const int shift = MODE == FP_CONTIG ? fp_x_shift<T, L>(src.E, (int)a.n, geo.P) : -1;
+    tk_finish(a, fp_block<T, L, MODE, WJ>(geo, (int)a.n, nl, fp_dyn, src, shift));
 }
 
 } // namespace

@@ -180,7 +180,8 @@ static void accuracy(tridi_dtype t, uint64_t *rng)
                 const int64_t n1 = n > 4096 ? 5 : 37, n2 = n > 4096 ? 2 : n > 1024 ? 2 : 3;
                 tridi_grid g;
                 int64_t lo[3], hi[3];
-                /* x rows on 16-byte boundaries (whole chunks load as vectors) but for the weakly dominant kind */
+                /* x rows on 16-byte boundaries but for the weakly dominant kind (a one-cell halo: rows at every
+                 * offset, their chunks shifted onto the boundaries: decision 109) */
                 geometry(axis, n, n1, n2, kind == 1 ? 1 : 4, &g, lo, hi);
                 tu_system s;
                 tu_dev_set dev;
