@@ -172,7 +172,7 @@ bool fp_solve_shape(int64_t n, bool contig, int *L, fp_geom *g)
 //  - x lines (FP_CONTIG): chunks of 8 loaded straight into registers, about 128 threads a block, one double
 //    line a block from 64 chunks (the more blocks an SM holds, the better their load and reduction phases
 //    overlap; staging through shared memory was slower); each line's chunks shifted onto 16-byte boundaries
-//    where its last chunk has room (fp_x_shift, decision 109: not by a chunk more);
+//    where its last chunk has the room (fp_x_shift, decision 109; not by a chunk more);
 //  - y/z lines (FP_STRIDED): chunks of 16 for float lines of 32 unknowns or more, else 8; 256 threads a
 //    block (128 for float lines of at most 4 chunks), or up to 512 where that brings a warp's rows to 128
 //    bytes of neighbouring lines; lines of 512 unknowns or more split over a cluster (fp_line_cl) of 16
