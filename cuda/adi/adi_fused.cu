@@ -2,7 +2,7 @@
 // threads as the FAST resident solves partition theirs (cuda/kernels/fast_lines.cuh, decision 021). A thread
 // forms the rows of its chunk of a line from the field and the coefficients with the cell arithmetic shared
 // with the CPU (src/adi_cell.inc, ADI_COEF), rounded to the storage type as the staged path stores them,
-// eliminates the chunk in registers, joins its line's chunks by cyclic reduction in shared memory and
+// eliminates the chunk in registers, joins its line's chunks in shared memory (fp_join, decision 110) and
 // writes the chunk's answers: the sweep reads its inputs once and writes its output once; no diagonal,
 // right-hand side or elimination coefficient goes to memory.
 #include "sweep_rows.cuh"

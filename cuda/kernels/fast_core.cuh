@@ -18,7 +18,11 @@
 //  3. two rows of a reduced system in (u_0, v_0, u_1, v_1, ...), tridiagonal: the chunk's row 0 with x_1
 //     substituted (coupling v of the chunk before, u, v), and its last forward row (u, v, u of the chunk
 //     after); each is normalised to a unit diagonal;
-//  4. the reduced system of 2P rows is solved by cyclic reduction (ceil(log2 2P) steps, every row at once);
+//  4. the reduced system of 2P rows: each v row eliminates the u rows beside it (its chunk's and the next
+//     one's), which leaves P rows in the v's alone; while more than FP_JOIN_PCR are left every other one is
+//     eliminated (odd-even reduction), the rest solved by cyclic reduction (every row at once), the eliminated
+//     rows then follow from their neighbours, and each u from its row and the v's beside it (fp_u_of;
+//     decision 110);
 //  5. every unknown follows from its chunk's u and v (step 2).
 // On a row diagonally dominant line the chunks' pivots and the reduced system stay dominant (no growth).
 // Whatever the line, a pivot (a chunk's or a reduction step's) that is not a normal number of the type, or
@@ -86,6 +90,9 @@ FP_HD double fp_rcp(double p)
     return 1.0 / p;
 #endif
 }
+
+// The join's rows left to the cyclic reduction (a warp's threads); above, odd-even levels halve them.
+constexpr int FP_JOIN_PCR = 32;
 
 // One reduced row, unit diagonal: a * (row before) + x + c * (row after) = d.
 template <class T>
@@ -166,6 +173,14 @@ FP_HD bool fp_reduce(fp_row<T> &r, const fp_row<T> &lo, const fp_row<T> &hi)
     r.c = -r.c * hi.c * inv;
     r.d = d;
     return ok;
+}
+
+// Step 4's last: a chunk's first unknown from its reduced row ru, the last unknown of the chunk before (0 for
+// the line's first chunk) and its own last unknown v.
+template <class T>
+FP_HD T fp_u_of(const fp_row<T> &ru, T vprev, T v)
+{
+    return ru.d - ru.a * vprev - ru.c * v;
 }
 
 // Step 5: the chunk's answers from u and v, into d[0 .. len-1]; false if one is not finite. Each answer is

@@ -1,7 +1,7 @@
 // FAST kernels (TRIDI_ARITH_FAST on all-float or all-double arrays): every line partitioned over P threads
 // (fast_core.cuh), each loading its chunk into registers at once and eliminating it there, the chunks joined
-// by cyclic reduction in shared memory, over the block or by a warp a line (fast_warp_join.cuh, decision
-// 088); traffic is the floor whatever the length (decision 021). y/z lines
+// by odd-even and cyclic reduction in shared memory (decision 110), over the block or by a warp a line
+// (fast_warp_join.cuh, decision 088); traffic is the floor whatever the length (decision 021). y/z lines
 // (FP_STRIDED): lane = line, runs of neighbouring lines; x lines (FP_CONTIG): a line's chunks on neighbouring
 // threads, read through L1; long y/z lines split over a cluster of blocks (fast_cluster.cuh).
 // The planner (cuda/planner_fast.cu, fp_make_plan) chooses the shape. A line the partition flags (a pivot not a
@@ -29,8 +29,8 @@ enum fp_mode {
     FP_CONTIG = 1   // x lines: a line's chunks on neighbouring threads
 };
 
-// Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of 2P
-// rows per line) and the fallback's (W, G) of one line.
+// Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of P
+// rows per line, twice: fp_join) and the fallback's (W, G) of one line.
 __host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((size_t)g.lines * sizeof(int) + 15) / 16 * 16; }
 // The join's area (fp_join): the block's reduced rows, laid out for a warp a line where geo.warp_join.
 template <class T>
@@ -143,49 +143,86 @@ __device__ __forceinline__ fp_start fp_block_start(const fp_geom &geo, int n, in
 }
 
 // Step 4 of fast_core.cuh for a block: the reduced rows ru, rv of thread (t, q) joined with those of the
-// other chunks of line t, by a warp a line where geo.warp_join (fast_warp_join.cuh), else by cyclic
-// reduction over the block, in `area` (fp_join_bytes); on return ru.d and rv.d are the chunk's
-// first and last unknowns. False on a pivot that is not a normal number. Every thread of the block calls
-// it; it ends with a barrier. WJ 1 or 0: the kernel was built for one of the two joins (geo.warp_join says
-// the same; a kernel holding both code paths takes the registers of both), -1: geo.warp_join chooses.
+// other chunks of line t, by a warp a line where geo.warp_join (fast_warp_join.cuh), else over the block in
+// `area` (fp_join_bytes): the v rows from the u rows beside them; while more than FP_JOIN_PCR of them are
+// left, every other one eliminated (odd-even reduction, on the line's first threads); those left by cyclic
+// reduction; the eliminated rows back from their neighbours; u from the v's (fast_core.cuh, decision 110).
+// On return ru.d and rv.d are the chunk's first and last unknowns. False on a pivot that is not a normal
+// number. Every thread of the block calls it; it ends with a barrier. WJ 1 or 0: the kernel was built for one
+// of the two joins (geo.warp_join says the same; a kernel holding both code paths takes the registers of
+// both), -1: geo.warp_join chooses.
 template <class T, int MODE, int WJ = -1>
 __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsigned char *area, fp_row<T> &ru,
                                         fp_row<T> &rv)
 {
     if (WJ == 1 || (WJ < 0 && geo.warp_join))
         return fp_join_warp<T>(geo, t, q, area, ru, rv);
-    const int P = geo.P, TL = geo.lines, R2 = 2 * P, NT = P * TL;
-    // The reduced rows: even rows (the chunks' first) and odd rows (their last) apart, each in the order of
-    // the block's threads (chunk-major for y/z lines, line-major for x lines), so that the threads of a warp
-    // read and write neighbouring words at every step (a stride of 2 for the even rows alone, as with rows
-    // in their natural order, would put two threads on each bank).
-    T *ra = (T *)area, *rc = ra + R2 * TL, *rd = rc + R2 * TL;
-    const int i0 = 2 * q, i1 = 2 * q + 1;
-    auto rpos = [&](int i) {
-        return (i & 1) * NT + (MODE == FP_STRIDED ? (i >> 1) * TL + t : t * P + (i >> 1));
+    // A line's 2P slots of rows (a, c, d: three planes), in the order of the block's threads (slot-major for
+    // y/z lines, line-major for x lines: a warp's threads on neighbouring words): the v rows at [0, P), the u
+    // rows at [P, 2P) until the odd-even levels' rows replace them one after the other, then the cyclic
+    // reduction's two copies (used in turn: one barrier a step). Each level's d becomes its rows' unknowns.
+    const int P = geo.P, W = 2 * P, NP = W * geo.lines;
+    T *const A = (T *)area, *const C = A + NP, *const D = C + NP;
+    const int o0 = MODE == FP_STRIDED ? t : t * W, st = MODE == FP_STRIDED ? geo.lines : 1; // slot s at o0 + s * st
+    auto put = [&](int s, const fp_row<T> &r) {
+        const int o = o0 + s * st;
+        A[o] = r.a, C[o] = r.c, D[o] = r.d;
     };
-    auto put = [&](int i, const fp_row<T> &r) {
-        const int o = rpos(i);
-        ra[o] = r.a;
-        rc[o] = r.c;
-        rd[o] = r.d;
+    auto get = [&](int s) {
+        const int o = o0 + s * st;
+        return fp_row<T>{A[o], C[o], D[o]};
     };
-    auto get = [&](int i) {
-        if (i < 0 || i >= R2)
-            return fp_row<T>{T(0), T(0), T(0)};
-        const int o = rpos(i);
-        return fp_row<T>{ra[o], rc[o], rd[o]};
-    };
-    bool ok = true;
-    for (int s = 1; s < R2; s <<= 1) {
-        put(i0, ru);
-        put(i1, rv);
+    const fp_row<T> zero = {T(0), T(0), T(0)};
+    put(P + q, ru);
+    __syncthreads();
+    bool ok = fp_reduce(rv, ru, q + 1 < P ? get(P + q + 1) : zero);
+    fp_row<T> r = rv; // thread q's row of the level, q < R
+    int R = P, base = 0, levels = 0; // the level's rows and first slot; odd-even levels done
+    auto next_base = [&](int b, int n) { return b == 0 ? P : b + n; };
+    while (R > FP_JOIN_PCR) {
+        if (q < R)
+            put(base + q, r);
         __syncthreads();
-        const fp_row<T> lo0 = get(i0 - s), hi0 = get(i0 + s), lo1 = get(i1 - s), hi1 = get(i1 + s);
-        ok &= fp_reduce(ru, lo0, hi0);
-        ok &= fp_reduce(rv, lo1, hi1);
+        if (q < R / 2) {
+            r = get(base + 2 * q + 1);
+            ok &= fp_reduce(r, get(base + 2 * q), 2 * q + 2 < R ? get(base + 2 * q + 2) : zero);
+        }
+        base = next_base(base, R), R /= 2, ++levels;
+    }
+    // The last R rows by cyclic reduction, in two copies at [base, base + R) and [base + R, base + 2R) (no
+    // odd-even level done: the v rows' and the u rows' slots).
+    int copy = 0;
+    for (int s = 1; s < R; s <<= 1, copy ^= 1) {
+        if (q < R)
+            put(base + copy * R + q, r);
+        __syncthreads();
+        if (q < R)
+            ok &= fp_reduce(r, q >= s ? get(base + copy * R + q - s) : zero,
+                            q + s < R ? get(base + copy * R + q + s) : zero);
+    }
+    // Unknowns back up the levels, into the d of the rows (xs: the level's first slot): the cyclic reduction's
+    // in its free copy; a level's kept row 2j + 1 is the next one's row j, its row 2j follows from them.
+    int xs = base + copy * R;
+    if (q < R)
+        D[o0 + (xs + q) * st] = r.d;
+    __syncthreads();
+    for (int k = levels - 1; k >= 0; --k) {
+        int bk = 0, rk = P;
+        for (int i = 0; i < k; ++i)
+            bk = next_base(bk, rk), rk /= 2;
+        if (q < (rk + 1) / 2) {
+            const fp_row<T> e = get(bk + 2 * q);
+            const T lo = q > 0 ? D[o0 + (xs + q - 1) * st] : T(0), hi = q < rk / 2 ? D[o0 + (xs + q) * st] : T(0);
+            D[o0 + (bk + 2 * q) * st] = e.d - e.a * lo - e.c * hi;
+            if (2 * q + 1 < rk)
+                D[o0 + (bk + 2 * q + 1) * st] = hi;
+        }
+        xs = bk;
         __syncthreads();
     }
+    rv.d = D[o0 + (xs + q) * st];
+    ru.d = fp_u_of(ru, q > 0 ? D[o0 + (xs + q - 1) * st] : T(0), rv.d);
+    __syncthreads(); // the area is free again
     return ok;
 }
 

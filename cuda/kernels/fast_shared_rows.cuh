@@ -44,18 +44,19 @@ constexpr int FS_TSTRIDE = (int)(FP_N_MAX / 16), FS_TCELLS = 32 * FS_TSTRIDE;
 // The table of a sweep's shared rows (fs_table): a word saying whether every pivot was a normal number,
 // then the arrays.
 constexpr size_t FS_TABLE_HEAD = 16;
-// The join's levels for P chunks: its steps 1, 2, 4, ... below 2P reduced rows.
+// The join's levels for P chunks (fp_join's, decision 110): the v rows from the u rows, then its steps 1, 2,
+// 4, ... below P v rows.
 __host__ __device__ inline int fs_levels(int P)
 {
-    int lv = 0;
-    for (int s = 1; s < 2 * P; s <<= 1)
+    int lv = 1;
+    for (int s = 1; s < P; s <<= 1)
         ++lv;
     return lv;
 }
 template <class T>
 __host__ __device__ inline size_t fs_table_bytes(int P)
 {
-    const size_t join = (size_t)3 * fs_levels(P) * 2 * P;
+    const size_t join = (size_t)3 * fs_levels(P) * P;
     return FS_TABLE_HEAD + ((5 * (size_t)FS_TCELLS + 4 * (size_t)P + join) * sizeof(T) + 15) / 16 * 16;
 }
 
@@ -69,7 +70,7 @@ __host__ __device__ inline int fs_pitch(int64_t n) { return (int)(n + n / fs_chu
 template <class T>
 inline size_t fs_smem_bytes(int64_t n, const fp_geom &g, bool staged)
 {
-    const size_t red = (size_t)3 * 2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
+    const size_t red = (size_t)2 * g.P * g.lines * sizeof(T), wg = (size_t)n * 2 * sizeof(double);
     const size_t rhs = staged ? (size_t)g.lines * fs_pitch<T>(n) * sizeof(T) : 0;
     size_t area = red > wg ? red : wg;
     area = area > rhs ? area : rhs;
@@ -102,24 +103,23 @@ __host__ inline bool fs_shape(int64_t n, bool contig, fp_geom *g)
 // the forward step subtracts with (alpha), the reciprocal of its pivot (inv; the chunk's first unknown: that
 // of its row 0 after substitution), the upper coefficient of the backward step (gamma; the first unknown: the one row
 // 0 substitutes with, 0 for chunks of two), a'' and c''; per chunk its reduced rows' a and c; per level of
-// the join and reduced row (jpos) the row's a and c before the level and the reciprocal of its pivot there
-// (ja, jc, jinv): the rows are the same on every line, so a line's join carries its right-hand sides alone
+// the join and chunk (jpos) its v row's a and c before the level and the reciprocal of its pivot there (ja,
+// jc, jinv): the rows are the same on every line, so a line's join carries its right-hand sides alone
 // (fs_join).
 template <class T>
 struct fs_table {
     T *cell, *ua, *uc, *va, *vc, *ja, *jc, *jinv;
-    int R2;
-    __device__ fs_table(unsigned char *table, int P)
+    int P;
+    __device__ fs_table(unsigned char *table, int P_) : P(P_)
     {
         cell = (T *)(table + FS_TABLE_HEAD);
         ua = cell + 5 * FS_TCELLS;
         uc = ua + P;
         va = uc + P;
         vc = va + P;
-        R2 = 2 * P;
         ja = vc + P;
-        jc = ja + fs_levels(P) * R2;
-        jinv = jc + fs_levels(P) * R2;
+        jc = ja + fs_levels(P) * P;
+        jinv = jc + fs_levels(P) * P;
     }
     __device__ T *alpha() const { return cell; }
     __device__ T *inv() const { return cell + FS_TCELLS; }
@@ -128,9 +128,8 @@ struct fs_table {
     __device__ T *c2() const { return cell + 4 * FS_TCELLS; }
     // Chunk q's unknown k in the per-unknown arrays.
     __device__ int at(int q, int k) const { return k * FS_TSTRIDE + q; }
-    // Reduced row i (2q: chunk q's first, 2q + 1: its last) at level lv: the chunks' first rows, then their
-    // last, so that neighbouring chunks read neighbouring words.
-    __device__ int jpos(int lv, int i) const { return lv * R2 + (i & 1) * (R2 >> 1) + (i >> 1); }
+    // Chunk q's v row at level lv.
+    __device__ int jpos(int lv, int q) const { return lv * P + q; }
 };
 
 // fp_chunk's row-only part for chunk q (rows s0 .. s0+len-1 from src.shared_row) into the table. False if a
@@ -208,37 +207,39 @@ __device__ void fs_build_table(unsigned char *table, int n, int P, const Src &sr
         ok = fs_build<T>(tb, q, (int)s0, len, src);
     }
     ok = __syncthreads_and(ok);
-    // The join's rows level by level, as fp_join reduces them (fp_reduce's a, c and pivot; a row past
-    // either end is a zero row); the table's global memory is the exchange, made visible by the barriers.
-    const int R2 = 2 * P, levels = fs_levels(P);
-    for (int i = q; i < R2; i += blockDim.x) {
-        tb.ja[tb.jpos(0, i)] = i & 1 ? tb.va[i >> 1] : tb.ua[i >> 1];
-        tb.jc[tb.jpos(0, i)] = i & 1 ? tb.vc[i >> 1] : tb.uc[i >> 1];
+    // The join's v rows level by level, as fp_join reduces them (fp_reduce's a, c and pivot; level 0 against
+    // the u rows of the chunk and the next, then the v rows q -+ s; a row past either end is a zero row); the
+    // table's global memory is the exchange, made visible by the barriers.
+    const int levels = fs_levels(P);
+    if (q < P) {
+        tb.ja[tb.jpos(0, q)] = tb.va[q];
+        tb.jc[tb.jpos(0, q)] = tb.vc[q];
     }
-    for (int lv = 0, s = 1; lv < levels; ++lv, s <<= 1) {
+    for (int lv = 0, s = 0; lv < levels; ++lv, s = s ? 2 * s : 1) {
         __syncthreads();
-        T na[2] = {T(0), T(0)}, nc[2] = {T(0), T(0)};
-        if (q < P)
-            for (int h = 0; h < 2; ++h) {
-                const int i = 2 * q + h;
-                const T a = tb.ja[tb.jpos(lv, i)], c = tb.jc[tb.jpos(lv, i)];
-                const T la = i - s >= 0 ? tb.ja[tb.jpos(lv, i - s)] : T(0);
-                const T lc = i - s >= 0 ? tb.jc[tb.jpos(lv, i - s)] : T(0);
-                const T ha = i + s < R2 ? tb.ja[tb.jpos(lv, i + s)] : T(0);
-                const T hc = i + s < R2 ? tb.jc[tb.jpos(lv, i + s)] : T(0);
-                const T den = T(1) - a * lc - c * ha; // fp_reduce's
-                ok &= fp_pivot_ok(den);
-                const T inv = fp_rcp(den);
-                tb.jinv[tb.jpos(lv, i)] = inv;
-                na[h] = -a * la * inv;
-                nc[h] = -c * hc * inv;
+        T na = T(0), nc = T(0);
+        if (q < P) {
+            const T a = tb.ja[tb.jpos(lv, q)], c = tb.jc[tb.jpos(lv, q)];
+            T la, lc, ha, hc;
+            if (lv == 0) {
+                la = tb.ua[q], lc = tb.uc[q];
+                ha = q + 1 < P ? tb.ua[q + 1] : T(0), hc = q + 1 < P ? tb.uc[q + 1] : T(0);
+            } else {
+                la = q >= s ? tb.ja[tb.jpos(lv, q - s)] : T(0), lc = q >= s ? tb.jc[tb.jpos(lv, q - s)] : T(0);
+                ha = q + s < P ? tb.ja[tb.jpos(lv, q + s)] : T(0), hc = q + s < P ? tb.jc[tb.jpos(lv, q + s)] : T(0);
             }
+            const T den = T(1) - a * lc - c * ha; // fp_reduce's
+            ok &= fp_pivot_ok(den);
+            const T inv = fp_rcp(den);
+            tb.jinv[tb.jpos(lv, q)] = inv;
+            na = -a * la * inv;
+            nc = -c * hc * inv;
+        }
         __syncthreads();
-        if (q < P && lv + 1 < levels)
-            for (int h = 0; h < 2; ++h) {
-                tb.ja[tb.jpos(lv + 1, 2 * q + h)] = na[h];
-                tb.jc[tb.jpos(lv + 1, 2 * q + h)] = nc[h];
-            }
+        if (q < P && lv + 1 < levels) {
+            tb.ja[tb.jpos(lv + 1, q)] = na;
+            tb.jc[tb.jpos(lv + 1, q)] = nc;
+        }
     }
     ok = __syncthreads_and(ok);
     if (q == 0)
@@ -266,30 +267,36 @@ __device__ __forceinline__ void fs_sync(bool per_line, int t)
 }
 
 // fp_join for lines of shared rows: the rows' part of every level from the table (fs_build_table), each
-// line's right-hand sides alone through `area` (two buffers in turn: one barrier a level, not two). On
-// return u and v are the chunk's first and last unknowns; the pivots were checked with the table. Ends with
-// a barrier: the area is free again. per_line: area is line t's own, as it is the only line (fs_sync).
+// line's right-hand sides alone through `area` (two buffers in turn: one barrier a level). On return u and v
+// are the chunk's first and last unknowns; the pivots were checked with the table. Ends with a barrier: the
+// area is free again. per_line: area is line t's own, as it is the only line (fs_sync).
 template <class T, int MODE, int G = 0>
 __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &tb, int t_, int q, unsigned char *area,
                                         T &u, T &v, bool per_line = false)
 {
-    const int P = geo.P, TL = per_line ? 1 : geo.lines, R2 = 2 * P, NT = P * TL, levels = fs_levels(P);
+    const int P = geo.P, TL = per_line ? 1 : geo.lines, NT = P * TL, levels = fs_levels(P);
     const int t = per_line ? 0 : t_;
-    auto rpos = [&](int i) {
-        return (i & 1) * NT + (MODE == FP_STRIDED ? (i >> 1) * TL + t : t * P + (i >> 1));
-    };
-    const int i0 = 2 * q, i1 = 2 * q + 1;
-    for (int lv = 0, s = 1; lv < levels; ++lv, s <<= 1) {
-        T *d = (T *)area + (lv & 1) * R2 * TL;
-        d[rpos(i0)] = u;
-        d[rpos(i1)] = v;
-        fs_sync<G>(per_line, t_);
-        const T lo0 = i0 - s >= 0 ? d[rpos(i0 - s)] : T(0), hi0 = i0 + s < R2 ? d[rpos(i0 + s)] : T(0);
-        const T lo1 = i1 - s >= 0 ? d[rpos(i1 - s)] : T(0), hi1 = i1 + s < R2 ? d[rpos(i1 + s)] : T(0);
-        const int p0 = tb.jpos(lv, i0), p1 = tb.jpos(lv, i1);
-        u = (u - __ldg(tb.ja + p0) * lo0 - __ldg(tb.jc + p0) * hi0) * __ldg(tb.jinv + p0); // fp_reduce's d
-        v = (v - __ldg(tb.ja + p1) * lo1 - __ldg(tb.jc + p1) * hi1) * __ldg(tb.jinv + p1);
+    const int o = MODE == FP_STRIDED ? q * TL + t : t * P + q, up = MODE == FP_STRIDED ? TL : 1;
+    T *d = (T *)area;
+    d[o] = u;
+    fs_sync<G>(per_line, t_);
+    {
+        const int p = tb.jpos(0, q);
+        const T hi = q + 1 < P ? d[o + up] : T(0);
+        v = (v - __ldg(tb.ja + p) * u - __ldg(tb.jc + p) * hi) * __ldg(tb.jinv + p); // fp_reduce's d
     }
+    for (int lv = 1, s = 1; lv < levels; ++lv, s <<= 1) {
+        d = (T *)area + (lv & 1) * NT;
+        d[o] = v;
+        fs_sync<G>(per_line, t_);
+        const T lo = q >= s ? d[o - s * up] : T(0), hi = q + s < P ? d[o + s * up] : T(0);
+        const int p = tb.jpos(lv, q);
+        v = (v - __ldg(tb.ja + p) * lo - __ldg(tb.jc + p) * hi) * __ldg(tb.jinv + p);
+    }
+    d = (T *)area + (levels & 1) * NT;
+    d[o] = v;
+    fs_sync<G>(per_line, t_);
+    u = u - __ldg(tb.ua + q) * (q > 0 ? d[o - up] : T(0)) - __ldg(tb.uc + q) * v; // fp_u_of's
     fs_sync<G>(per_line, t_);
 }
 
@@ -371,7 +378,7 @@ __device__ __forceinline__ void fs_block(const fp_geom &geo, int n, int nl, unsi
     const bool rows_ok = *(const int *)table != 0; // written by fs_build_table, the kernel before
     const bool full = L % 16 == 0 && n % L == 0;    // the same for every thread of the block
     constexpr int G = Src::LINE_THREADS;
-    const bool per_line = G > 0 && geo.P == G; // a 4P-long join area fits a line's pitch
+    const bool per_line = G > 0 && geo.P == G; // a 2P-long join area fits a line's pitch
     unsigned char *join = per_line ? (unsigned char *)((T *)area + t * fs_pitch<T>(n)) : area;
 
     T dv[L];

@@ -1,10 +1,10 @@
 // Step 4 of fast_core.cuh for lines of at least 32 chunks: one warp a line (docs/decisions/088). The block's
-// cyclic reduction over all 2P reduced rows takes log2(2P) steps, each two barriers and a reduction of every
-// row; here each thread leaves its chunk's two rows in shared memory, the line's warp gives each lane a run
-// of neighbouring chunks (fp_chunk_range over 32 lanes), reduces the run's rows to two (fp_run_reduce,
-// fast_core.cuh: fp_chunk's steps on rows of unit diagonal), joins the warp's 64 rows by cyclic reduction
-// through shuffles (six steps), solves the run's rows from its two unknowns (fp_run_finish) and leaves each
-// row's unknown where its chunk's thread reads it: three barriers whatever the line's length.
+// join (fp_join) passes a barrier at each of its levels and steps; here each thread leaves its chunk's two
+// rows in shared memory, the line's warp gives each lane a run of neighbouring chunks (fp_chunk_range over 32
+// lanes), reduces the run's rows to two (fp_run_reduce, fast_core.cuh: fp_chunk's steps on rows of unit
+// diagonal), joins the warp's 64 rows through shuffles as the block joins its rows (decision 110: five
+// cyclic-reduction steps), solves the run's rows from its two unknowns (fp_run_finish) and leaves each row's
+// unknown where its chunk's thread reads it: three barriers whatever the line's length.
 #ifndef TRIDI_FAST_WARP_JOIN_CUH
 #define TRIDI_FAST_WARP_JOIN_CUH
 
@@ -56,33 +56,26 @@ __device__ __forceinline__ void fp_wj_line(int P, int lane, T *A, int plane)
     const int len = 2 * m;
     fp_row<T> ru, rv;
     bool ok = fp_run_reduce<T>(len, A + lane, C + lane, D + lane, FP_WJ_PITCH, ru, rv);
-    // the warp's rows u_0, v_0, u_1, v_1, ... by cyclic reduction; rows past either end are zero rows
+    // the warp's rows u_0, v_0, u_1, v_1, ...: each v row from the u rows beside it, the v rows by cyclic
+    // reduction, each u from the v's beside it (fast_core.cuh, decision 110); rows past either end are zero
     const fp_row<T> zero = {T(0), T(0), T(0)};
     {
-        fp_row<T> vlo = fp_wj_from(rv, lane - 1), uhi = fp_wj_from(ru, lane + 1);
-        if (lane == 0)
-            vlo = zero;
+        fp_row<T> uhi = fp_wj_from(ru, lane + 1);
         if (lane == 31)
             uhi = zero;
-        const fp_row<T> u = ru, v = rv;
-        ok &= fp_reduce(ru, vlo, v);
-        ok &= fp_reduce(rv, u, uhi);
+        ok &= fp_reduce(rv, ru, uhi);
     }
-    // later steps couple u rows with u rows and v rows with v rows: one chain after the other
-    auto chain = [&](fp_row<T> &r) {
 #pragma unroll 1
-        for (int s = 1; s < 32; s <<= 1) {
-            fp_row<T> lo = fp_wj_from(r, lane - s), hi = fp_wj_from(r, lane + s);
-            if (lane < s)
-                lo = zero;
-            if (lane + s > 31)
-                hi = zero;
-            ok &= fp_reduce(r, lo, hi);
-        }
-    };
-    chain(ru);
-    chain(rv);
-    T u = ru.d, v = rv.d;
+    for (int s = 1; s < 32; s <<= 1) {
+        fp_row<T> lo = fp_wj_from(rv, lane - s), hi = fp_wj_from(rv, lane + s);
+        if (lane < s)
+            lo = zero;
+        if (lane + s > 31)
+            hi = zero;
+        ok &= fp_reduce(rv, lo, hi);
+    }
+    T v = rv.d, vprev = __shfl_sync(0xffffffffu, v, lane - 1);
+    T u = fp_u_of(ru, lane > 0 ? vprev : T(0), v);
     if (!__all_sync(0xffffffffu, ok))
         u = v = T(NAN); // spreads to every row below
     fp_run_finish<T>(len, A + lane, C + lane, D + lane, FP_WJ_PITCH, u, v);

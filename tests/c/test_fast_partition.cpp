@@ -1,8 +1,9 @@
 // The FAST kernels' math (cuda/kernels/fast_core.cuh) on the host, so that CI checks it without a GPU: lines
 // partitioned into chunks as the GPU kernel cuts them, each chunk eliminated by fp_chunk, the reduced system
-// solved by fp_reduce steps in the kernel's order (every row of a step from the rows of the step before), the
-// answers by fp_finish; lines of 32 chunks or more also joined as one warp does it (fast_warp_join.cuh: 32 runs
-// of chunks reduced by fp_run_reduce, their 64 rows by fp_reduce steps, each run solved by fp_run_finish).
+// joined as the kernels join it (join_rows: fp_reduce steps in the kernel's order, every row of a step from the
+// rows of the step before, then fp_u_of), the answers by fp_finish; lines of 32 chunks or more also joined as
+// one warp does it (fast_warp_join.cuh: 32 runs of chunks reduced by fp_run_reduce, their 64 rows by join_rows,
+// each run solved by fp_run_finish).
 // Against the long double oracle of tests/common/fast_oracle.h: every line within the stated bound |x - x*| <=
 // 32 u cond(A, x*) |x*| (docs/api.md), float and double, chunks of 4, 8 and 16, lines of 1 to 2048 unknowns,
 // random dominant, weakly dominant and widely scaled rows. A zero chunk pivot, a non-finite input and an
@@ -35,6 +36,51 @@ bool reduce_all(std::vector<fp_row<T>> &rows)
     return ok;
 }
 
+// The join of a line's reduced rows u_0, v_0, u_1, v_1, ... as the block joins them (fp_join, decision 110):
+// each v row from the u rows beside it; while more than FP_JOIN_PCR v rows are left, every other one eliminated
+// (odd-even reduction); those left by cyclic reduction; the eliminated rows back from their neighbours; each u
+// from the v's beside it. pcr: the rows left to the cyclic reduction (the warp's join: all of them). rows[i].d
+// is then unknown i.
+template <class T>
+bool join_rows(std::vector<fp_row<T>> &rows, int pcr = FP_JOIN_PCR)
+{
+    const int P = (int)rows.size() / 2;
+    const fp_row<T> zero = {T(0), T(0), T(0)};
+    std::vector<std::vector<fp_row<T>>> level(1, std::vector<fp_row<T>>(P));
+    bool ok = true;
+    for (int q = 0; q < P; ++q) {
+        level[0][q] = rows[2 * q + 1];
+        ok &= fp_reduce(level[0][q], rows[2 * q], q + 1 < P ? rows[2 * q + 2] : zero);
+    }
+    while ((int)level.back().size() > pcr) {
+        const std::vector<fp_row<T>> &l = level.back();
+        const int R = (int)l.size();
+        std::vector<fp_row<T>> next(R / 2);
+        for (int j = 0; j < R / 2; ++j) {
+            next[j] = l[2 * j + 1];
+            ok &= fp_reduce(next[j], l[2 * j], 2 * j + 2 < R ? l[2 * j + 2] : zero);
+        }
+        level.push_back(next);
+    }
+    ok &= reduce_all(level.back());
+    for (int k = (int)level.size() - 2; k >= 0; --k) {
+        std::vector<fp_row<T>> &l = level[k];
+        const std::vector<fp_row<T>> &x = level[k + 1]; // its rows' d: their unknowns
+        const int R = (int)l.size();
+        for (int j = 0; j < (R + 1) / 2; ++j) {
+            const T lo = j > 0 ? x[j - 1].d : T(0), hi = j < R / 2 ? x[j].d : T(0);
+            l[2 * j].d = l[2 * j].d - l[2 * j].a * lo - l[2 * j].c * hi;
+            if (2 * j + 1 < R)
+                l[2 * j + 1].d = hi;
+        }
+    }
+    for (int q = 0; q < P; ++q) {
+        rows[2 * q].d = fp_u_of(rows[2 * q], q ? level[0][q - 1].d : T(0), level[0][q].d);
+        rows[2 * q + 1].d = level[0][q].d;
+    }
+    return ok;
+}
+
 // The join by a warp a line (P >= FP_WJ_MIN_P = 32 chunks): lane j's run of chunks fp_chunk_range(P, 32, j)
 // reduced to two rows, the 64 rows joined, each run's rows solved; rows[i].d is then unknown i.
 template <class T>
@@ -52,7 +98,7 @@ bool warp_join(std::vector<fp_row<T>> &rows)
         fp_chunk_range(P, 32, lane, &q0, &m);
         ok &= fp_run_reduce<T>(2 * m, &A[2 * q0], &C[2 * q0], &D[2 * q0], 1, red[2 * lane], red[2 * lane + 1]);
     }
-    ok &= reduce_all(red);
+    ok &= join_rows(red, 32);
     for (int lane = 0; lane < 32; ++lane) {
         long long q0;
         int m;
@@ -90,7 +136,7 @@ bool partition_solve(int64_t n, const T *d, const T *e, const T *f, const T *r, 
         for (int k = 0; k < L; ++k)
             A[(size_t)q * L + k] = a[k], C[(size_t)q * L + k] = c[k], Dv[(size_t)q * L + k] = dd[k];
     }
-    ok &= warp && P >= 32 ? warp_join(rows) : reduce_all(rows);
+    ok &= warp && P >= 32 ? warp_join(rows) : join_rows(rows);
     for (int q = 0; q < P; ++q) {
         long long s0;
         int len;
