@@ -29,8 +29,8 @@ enum fp_mode {
     FP_CONTIG = 1   // x lines: a line's chunks on neighbouring threads
 };
 
-// Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of P
-// rows per line, twice: fp_join) and the fallback's (W, G) of one line.
+// Shared memory of a block: a flag per line, then one area used in turn by the reduced rows (a, c, d of 2P
+// slots per line: fp_join) and the fallback's (W, G) of one line.
 __host__ __device__ inline size_t fp_flag_bytes(const fp_geom &g) { return ((size_t)g.lines * sizeof(int) + 15) / 16 * 16; }
 // The join's area (fp_join): the block's reduced rows, laid out for a warp a line where geo.warp_join.
 template <class T>
