@@ -163,13 +163,14 @@ __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsign
     // reduction's two copies (used in turn: one barrier a step). Each level's d becomes its rows' unknowns.
     const int P = geo.P, W = 2 * P, NP = W * geo.lines;
     T *const A = (T *)area, *const C = A + NP, *const D = C + NP;
-    const int o0 = MODE == FP_STRIDED ? t : t * W, st = MODE == FP_STRIDED ? geo.lines : 1; // slot s at o0 + s * st
+    const int o0 = MODE == FP_STRIDED ? t : t * W, st = MODE == FP_STRIDED ? geo.lines : 1;
+    auto slot = [&](int s) { return o0 + s * st; };
     auto put = [&](int s, const fp_row<T> &r) {
-        const int o = o0 + s * st;
+        const int o = slot(s);
         A[o] = r.a, C[o] = r.c, D[o] = r.d;
     };
     auto get = [&](int s) {
-        const int o = o0 + s * st;
+        const int o = slot(s);
         return fp_row<T>{A[o], C[o], D[o]};
     };
     const fp_row<T> zero = {T(0), T(0), T(0)};
@@ -204,7 +205,7 @@ __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsign
     // in its free copy; a level's kept row 2j + 1 is the next one's row j, its row 2j follows from them.
     int xs = base + copy * R;
     if (q < R)
-        D[o0 + (xs + q) * st] = r.d;
+        D[slot(xs + q)] = r.d;
     __syncthreads();
     for (int k = levels - 1; k >= 0; --k) {
         int bk = 0, rk = P;
@@ -212,16 +213,16 @@ __device__ __forceinline__ bool fp_join(const fp_geom &geo, int t, int q, unsign
             bk = next_base(bk, rk), rk /= 2;
         if (q < (rk + 1) / 2) {
             const fp_row<T> e = get(bk + 2 * q);
-            const T lo = q > 0 ? D[o0 + (xs + q - 1) * st] : T(0), hi = q < rk / 2 ? D[o0 + (xs + q) * st] : T(0);
-            D[o0 + (bk + 2 * q) * st] = e.d - e.a * lo - e.c * hi;
+            const T lo = q > 0 ? D[slot(xs + q - 1)] : T(0), hi = q < rk / 2 ? D[slot(xs + q)] : T(0);
+            D[slot(bk + 2 * q)] = e.d - e.a * lo - e.c * hi;
             if (2 * q + 1 < rk)
-                D[o0 + (bk + 2 * q + 1) * st] = hi;
+                D[slot(bk + 2 * q + 1)] = hi;
         }
         xs = bk;
         __syncthreads();
     }
-    rv.d = D[o0 + (xs + q) * st];
-    ru.d = fp_u_of(ru, q > 0 ? D[o0 + (xs + q - 1) * st] : T(0), rv.d);
+    rv.d = D[slot(xs + q)];
+    ru.d = fp_u_of(ru, q > 0 ? D[slot(xs + q - 1)] : T(0), rv.d);
     __syncthreads(); // the area is free again
     return ok;
 }

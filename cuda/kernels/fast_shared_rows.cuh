@@ -296,7 +296,7 @@ __device__ __forceinline__ void fs_join(const fp_geom &geo, const fs_table<T> &t
     d = (T *)area + (levels & 1) * NT;
     d[o] = v;
     fs_sync<G>(per_line, t_);
-    u = u - __ldg(tb.ua + q) * (q > 0 ? d[o - up] : T(0)) - __ldg(tb.uc + q) * v; // fp_u_of's
+    u = fp_u_of(fp_row<T>{__ldg(tb.ua + q), __ldg(tb.uc + q), u}, q > 0 ? d[o - up] : T(0), v);
     fs_sync<G>(per_line, t_);
 }
 
