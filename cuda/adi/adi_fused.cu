@@ -86,18 +86,16 @@ __global__ void __launch_bounds__(FP_MAX_THREADS) fused_sweep(const __grid_const
 }
 
 // x lines of rows of their own (decision 048): blocks of at most FO_THREADS (a line of FP_N_MAX cells in
-// chunks of CHUNK), fo_blocks_per_sm an SM; double spills its chunk's a, c, d over the join, which costs
-// less than two blocks an SM without a spill (decision 058) but for lines of FO_LONG_X cells or more, a
-// block's one or two lines, which gain from registers more than from blocks (decision 087); float rows
-// formed in float fit 64 registers with a few bytes of stack, and four blocks an SM beat three (064).
+// chunks of CHUNK), fo_blocks_per_sm an SM: double two (128 registers), enough to hold a cell's loads, all
+// issued before its arithmetic, without spilling (decision 111; 087 before it for long lines alone); float rows
+// formed in float fit 64 registers with a few bytes of stack, and four blocks an SM beat three (064, 111).
 constexpr int FO_THREADS = 256;
-constexpr int64_t FO_LONG_X = 512;
-template <typename T, bool LONG = false>
-constexpr int fo_blocks_per_sm() { return sizeof(T) == 4 ? 4 : LONG ? 2 : 3; }
-template <typename T, int L, int COEFS, typename XI, bool LONG = false, bool TILED = false>
-__global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T, LONG>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
-                                                                               const __grid_constant__ adi_fused fz,
-                                                                               int64_t nlines, const fp_geom geo)
+template <typename T>
+constexpr int fo_blocks_per_sm() { return sizeof(T) == 4 ? 4 : 2; }
+template <typename T, int L, int COEFS, typename XI, bool TILED = false>
+__global__ void __launch_bounds__(FO_THREADS, fo_blocks_per_sm<T>()) fused_sweep_xown(const __grid_constant__ adi_stage s,
+                                                                         const __grid_constant__ adi_fused fz,
+                                                                         int64_t nlines, const fp_geom geo)
 {
     extern __shared__ __align__(16) unsigned char fp_dyn[];
     sweep_block<T, L, FP_CONTIG, 0, COEFS, FO, true, false, XI, 0, TILED>(s, fz, nlines, geo, fp_dyn);
@@ -288,10 +286,10 @@ cudaError_t launch_shared(const fp_geom &g, size_t smem, const adi_stage *s, con
 }
 
 // fused_sweep_xown with its blocks in line order or in k tiles (decision 104).
-template <typename T, int COEFS, typename XI, bool LONG>
+template <typename T, int COEFS, typename XI>
 auto xown_kernel(bool tiled)
 {
-    return tiled ? fused_sweep_xown<T, CHUNK, COEFS, XI, LONG, true> : fused_sweep_xown<T, CHUNK, COEFS, XI, LONG>;
+    return tiled ? fused_sweep_xown<T, CHUNK, COEFS, XI, true> : fused_sweep_xown<T, CHUNK, COEFS, XI>;
 }
 
 template <typename T, int AXIS, int COEFS>
@@ -329,10 +327,7 @@ cudaError_t launch_axis(const adi_stage *s, const adi_fused *fz, int64_t nlines,
         fz = &zx;
         const bool narrow = !fz->offsets64 && offsets_fit_int(s);
         const bool tiled = fz->x_ktile != 0;
-        auto *k = narrow ? xown_kernel<T, COEFS, int, false>(tiled) : xown_kernel<T, COEFS, int64_t, false>(tiled);
-        if constexpr (sizeof(T) == 8)
-            if (n >= FO_LONG_X) // decision 087
-                k = narrow ? xown_kernel<T, COEFS, int, true>(tiled) : xown_kernel<T, COEFS, int64_t, true>(tiled);
+        auto *k = narrow ? xown_kernel<T, COEFS, int>(tiled) : xown_kernel<T, COEFS, int64_t>(tiled);
         if (smem > SMEM_MAX) { // long lines: the block opts in to more shared memory
             const cudaError_t e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
             if (e != cudaSuccess)

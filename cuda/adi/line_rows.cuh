@@ -237,6 +237,24 @@ struct x_line {
     // The face bits of other axis b (FULL: open both ways, inside y).
     template <bool FULL>
     __device__ __forceinline__ unsigned faces(int b) const { return FULL ? 3u : fl >> 4 * (b - 1); }
+    // The seven values other axis B's explicit term of cell off reads, as R: y (or the field's halo) below and
+    // above, kappa below and above, the velocity at the cell, below and above. Read before any of the cell's
+    // arithmetic, so that a cell waits on its loads once rather than once an axis (decision 111).
+    template <int B, bool FULL, typename R>
+    __device__ __forceinline__ void other_loads(I off, R (&v)[7]) const
+    {
+        const unsigned f = faces<FULL>(B);
+        const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
+        const T *K = kb<FULL>(), *V = vb<FULL>(B);
+        const I below = off + km, above = off + kp; // summed in I: one multiply-add an address (decision 092)
+        v[0] = (R)__ldg((f & 4 ? (const T *)s->field : yb()) + below);
+        v[1] = (R)__ldg((f & 8 ? (const T *)s->field : yb()) + above);
+        v[2] = (R)__ldg(K + below);
+        v[3] = (R)__ldg(K + above);
+        v[4] = (R)__ldg(V + off);
+        v[5] = (R)__ldg(V + below);
+        v[6] = (R)__ldg(V + above);
+    }
 };
 
 // line_rows for the staged x rows (fo_block, decision 058): the same row, the same operations in the same
@@ -269,22 +287,16 @@ struct x_rows : x_line<T, I> {
         adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v<FULL>(v_m, vcell, b),
                        adi_face_diffusion(mp, ih2), face_v<FULL>(vcell, v_p, b), cm, cp, c0);
     }
-    // One other axis's explicit term of cell off, added to acc as line_rows adds it.
+    // One other axis's explicit term of a cell from its other_loads v, added to acc as line_rows adds it.
     template <int B, bool FULL>
-    __device__ __forceinline__ double other(I off, double yc, double kcell, double acc) const
+    __device__ __forceinline__ double other(const double (&v)[7], double yc, double kcell, double acc) const
     {
         const unsigned f = L::template faces<FULL>(B);
-        const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const T *K = L::template kb<FULL>(), *V = L::template vb<FULL>(B);
-        const I below = off + km, above = off + kp; // summed in I: one multiply-add an address (decision 092)
-        const double ym = ld((f & 4 ? (const T *)s->field : yb()) + below);
-        const double yp = ld((f & 8 ? (const T *)s->field : yb()) + above);
         double cm, cp, c0;
-        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + below), ld(K + above), ld(V + off), ld(V + below), ld(V + above),
-                    &cm, &cp, &c0);
+        coefs<FULL>(B, f & 1, f & 2, kcell, v[2], v[3], v[4], v[5], v[6], &cm, &cp, &c0);
         double lu = __dmul_rn(c0, yc);
-        lu = __fma_rn(cm, ym, lu);
-        lu = __fma_rn(cp, yp, lu);
+        lu = __fma_rn(cm, v[0], lu);
+        lu = __fma_rn(cp, v[1], lu);
         return __fma_rn(z->xr_alpha[B], lu, acc);
     }
     // line_rows::operator() along x, row m (0 <= m < n); FULL: the line is full() (the same values).
@@ -299,10 +311,14 @@ struct x_rows : x_line<T, I> {
         const bool om = !first || dlo, op = !last || dhi;
         const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
         const T *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(0) + off;
-        double cm, cp, c0;
-        coefs<FULL>(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0);
+        const double k_m = ld(K + sm), k_p = ld(K + sp), vc = ld(V), v_m = ld(V + sm), v_p = ld(V + sp);
         const double vm = ld((first ? (const T *)s->field : yb()) + off + sm);
         const double vp = ld((last ? (const T *)s->field : yb()) + off + sp);
+        double o1[7], o2[7];
+        L::template other_loads<1, FULL>(off, o1);
+        L::template other_loads<2, FULL>(off, o2);
+        double cm, cp, c0;
+        coefs<FULL>(0, om, op, kcell, k_m, k_p, vc, v_m, v_p, &cm, &cp, &c0);
         double lu = __dmul_rn(c0, yc);
         lu = __fma_rn(cm, vm, lu);
         lu = __fma_rn(cp, vp, lu);
@@ -315,8 +331,8 @@ struct x_rows : x_line<T, I> {
         const bool terms = !s->increment;
         acc = __fma_rn(first && dlo && terms ? tdt * cm : 0.0, vm, acc);
         acc = __fma_rn(last && dhi && terms ? tdt * cp : 0.0, vp, acc);
-        acc = other<1, FULL>(off, yc, kcell, acc);
-        return other<2, FULL>(off, yc, kcell, acc);
+        acc = other<1, FULL>(o1, yc, kcell, acc);
+        return other<2, FULL>(o2, yc, kcell, acc);
     }
 };
 
@@ -384,18 +400,12 @@ struct x_rows_f : x_line<float, I> {
         return __fmaf_rn(alpha, lu, acc);
     }
     template <int B, bool FULL>
-    __device__ __forceinline__ float other(I off, float yc, float kcell, float acc) const
+    __device__ __forceinline__ float other(const float (&v)[7], float yc, float kcell, float acc) const
     {
         const unsigned f = L::template faces<FULL>(B);
-        const I sb = (I)s->stride[B], km = f & 1 ? -sb : 0, kp = f & 2 ? sb : 0;
-        const float *K = L::template kb<FULL>(), *V = L::template vb<FULL>(B);
-        const I below = off + km, above = off + kp; // as x_rows::other
-        const float ym = ld((f & 4 ? (const float *)s->field : yb()) + below);
-        const float yp = ld((f & 8 ? (const float *)s->field : yb()) + above);
         float cm, cp, c0, g;
-        coefs<FULL>(B, f & 1, f & 2, kcell, ld(K + below), ld(K + above), ld(V + off), ld(V + below), ld(V + above),
-                    &cm, &cp, &c0, &g);
-        return term(z->xr_alpha_f[B], cm, cp, g, ym, yc, yp, acc);
+        coefs<FULL>(B, f & 1, f & 2, kcell, v[2], v[3], v[4], v[5], v[6], &cm, &cp, &c0, &g);
+        return term(z->xr_alpha_f[B], cm, cp, g, v[0], yc, v[1], acc);
     }
     // x_rows::operator() in float: row m (0 <= m < n), the right-hand side returned; FULL as there.
     template <bool FULL = false>
@@ -409,10 +419,14 @@ struct x_rows_f : x_line<float, I> {
         const bool om = !first || dlo, op = !last || dhi;
         const I sm = om ? -st : 0, sp = op ? st : 0; // a closed face read at the cell
         const float *K = L::template kb<FULL>() + off, *V = L::template vb<FULL>(0) + off;
-        float cm, cp, c0, g;
-        coefs<FULL>(0, om, op, kcell, ld(K + sm), ld(K + sp), ld(V), ld(V + sm), ld(V + sp), &cm, &cp, &c0, &g);
+        const float k_m = ld(K + sm), k_p = ld(K + sp), vc = ld(V), v_m = ld(V + sm), v_p = ld(V + sp);
         const float vm = ld((first ? (const float *)s->field : yb()) + off + sm);
         const float vp = ld((last ? (const float *)s->field : yb()) + off + sp);
+        float o1[7], o2[7];
+        L::template other_loads<1, FULL>(off, o1);
+        L::template other_loads<2, FULL>(off, o2);
+        float cm, cp, c0, g;
+        coefs<FULL>(0, om, op, kcell, k_m, k_p, vc, v_m, v_p, &cm, &cp, &c0, &g);
         acc = term(z->xr_alpha_f[0], cm, cp, g, vm, yc, vp, acc);
         const float tdt = z->xr_tdt_f;
         *lo = -tdt * cm;
@@ -421,8 +435,8 @@ struct x_rows_f : x_line<float, I> {
         const bool terms = !s->increment;
         acc = __fmaf_rn(first && dlo && terms ? tdt * cm : 0.0f, vm, acc);
         acc = __fmaf_rn(last && dhi && terms ? tdt * cp : 0.0f, vp, acc);
-        acc = other<1, FULL>(off, yc, kcell, acc);
-        return other<2, FULL>(off, yc, kcell, acc);
+        acc = other<1, FULL>(o1, yc, kcell, acc);
+        return other<2, FULL>(o2, yc, kcell, acc);
     }
 };
 

@@ -138,7 +138,7 @@ FP_UNROLL
     // the staged arrays, neighbouring threads on neighbouring cells; every cell's loads are issued (those
     // past the line's end at its last cell), the rows past the end not stored. x_rows holds no per-line
     // copies of the stage, so that forming a row does not spill (decision 058). Float rows in float (064);
-    // two cells an iteration for float, one for double, whose registers two cells' loads outrun (078).
+    // one cell an iteration, its every load asked for before its arithmetic (078, 111).
     // The operator's interior lines take rows without the choices of the box's faces (080).
     __device__ void stage_rows(T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
@@ -152,8 +152,7 @@ FP_UNROLL
     __device__ __forceinline__ void stage_rows_of(const XR &lr, T *ra, T *rb, T *rc, T *rd, int q, int P) const
     {
         using R = typename XR::real;
-        constexpr int CELLS = sizeof(T) == 8 ? 1 : 2;
-#pragma unroll CELLS
+#pragma unroll 1
         for (int j = 0; j < L; ++j) {
             const int m0 = q + j * P, m = m0 < n ? m0 : (int)n - 1;
             R d, e, f;
