@@ -12,6 +12,8 @@
 
 #include "adi_internal.h"
 
+#include <cfloat>
+
 namespace {
 
 // A velocity's upwind parts, ADI_COEF's: v where v > 0 (adi_pos) or v < 0 (adi_neg), else 0, and NaN for a
@@ -21,17 +23,27 @@ template <typename R>
 __device__ __forceinline__ R adi_pos(R v) { return !(v <= R(0)) ? v : R(0); }
 template <typename R>
 __device__ __forceinline__ R adi_neg(R v) { return !(v >= R(0)) ? v : R(0); }
-
 // One axis's coefficients of a cell from its two faces' diffusion (dm, dp) and velocity (vm, vp): cm, cp
-// and c0 as ADI_COEF sums them, 0 for a closed face (om, op false), in R (float rows: decision 064).
+// and c0 as ADI_COEF sums them, 0 for a closed face (om, op false), in R (float rows: decision 064). Double
+// takes a velocity's negative part as v - adi_pos(v), one subtraction for a compare and two selects: the
+// same value but for a zero's sign and an infinite velocity's (NaN: its row fails either way); float keeps
+// adi_neg, measured faster there (decision 112).
 template <typename R>
 __device__ __forceinline__ void adi_axis_coefs(bool om, bool op, R dm, R vm, R dp, R vp, R *cm, R *cp, R *c0)
 {
     R c = R(0);
-    *cm = om ? dm + adi_pos(vm) : R(0);
-    c = om ? c + (-dm + adi_neg(vm)) : c;
-    *cp = op ? dp - adi_neg(vp) : R(0);
-    c = op ? c + (-dp - adi_pos(vp)) : c;
+    if constexpr (sizeof(R) == 8) {
+        const R pm = adi_pos(vm), pp = adi_pos(vp);
+        *cm = om ? dm + pm : R(0);
+        c = om ? c + (-dm + (vm - pm)) : c;
+        *cp = op ? dp - (vp - pp) : R(0);
+        c = op ? c + (-dp - pp) : c;
+    } else {
+        *cm = om ? dm + adi_pos(vm) : R(0);
+        c = om ? c + (-dm + adi_neg(vm)) : c;
+        *cp = op ? dp - adi_neg(vp) : R(0);
+        c = op ? c + (-dp - adi_pos(vp)) : c;
+    }
     *c0 = c;
 }
 
@@ -212,11 +224,14 @@ struct x_line {
         }
     }
     // Whether the line is one of the operator's interior lines: a kappa field, a velocity on every axis of
-    // three, and both faces of every other axis open and inside y. Its rows (FULL) take the same operations
-    // in the same order with none of the choices a line at the box's faces needs (decision 080).
+    // three, and both faces of every other axis open and inside y; double: every 1/h^2 finite. Its rows (FULL)
+    // take the same operations in the same order with none of the choices a line at the box's faces needs
+    // (decision 080); in double a face's diffusion is mean / h^2 without adi_face_diffusion's test (0 for a
+    // zero mean over any finite spacing, but a zero's sign; decision 112).
     __device__ __forceinline__ bool full() const
     {
-        return s->kappa && s->naxes == 3 && s->vel[0] && s->vel[1] && s->vel[2] && fl == 0x33u;
+        return s->kappa && s->naxes == 3 && s->vel[0] && s->vel[1] && s->vel[2] && fl == 0x33u &&
+               (sizeof(T) == 4 || (z->xr_ih2[0] <= DBL_MAX && z->xr_ih2[1] <= DBL_MAX && z->xr_ih2[2] <= DBL_MAX));
     }
     __device__ __forceinline__ const T *yb() const { return (const T *)s->y; }
     template <bool FULL = false>
@@ -284,8 +299,9 @@ struct x_rows : x_line<T, I> {
         if (FULL || s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
         const double ih2 = z->xr_ih2[b];
-        adi_axis_coefs(om, op, adi_face_diffusion(mm, ih2), face_v<FULL>(v_m, vcell, b),
-                       adi_face_diffusion(mp, ih2), face_v<FULL>(vcell, v_p, b), cm, cp, c0);
+        adi_axis_coefs(om, op, FULL ? __dmul_rn(mm, ih2) : adi_face_diffusion(mm, ih2), face_v<FULL>(v_m, vcell, b),
+                       FULL ? __dmul_rn(mp, ih2) : adi_face_diffusion(mp, ih2), face_v<FULL>(vcell, v_p, b), cm, cp,
+                       c0);
     }
     // One other axis's explicit term of a cell from its other_loads v, added to acc as line_rows adds it.
     template <int B, bool FULL>
