@@ -2,7 +2,8 @@
 // for the fused sweeps whose lines form their own rows (cuda/adi/adi_fused.cu, fp_block; decision 035).
 // A cell's right-hand side and row are ADI_COEF's (src/adi_cell.inc): the same terms in the same order, the
 // explicit products fused as written here (__fma_rn, __dmul_rn), but for float x rows (x_rows_f, decision
-// 064: float, explicit terms regrouped) and double x rows' harmonic face means (decision 065). As in
+// 064: float, explicit terms regrouped), double x rows' harmonic face means (decision 065) and double's upwind
+// parts and interior diffusion (decision 112: the same values but for a zero's sign). As in
 // line_rhs.cuh, every choice of a face (halo or neighbour, open or closed, a coefficient array or the
 // constant, an explicit weight of 0) is made once a line for the line's other axes and by selects for its
 // own axis, so that a cell's loads are one basic block; a face ADI_COEF skips is read at the cell itself and
