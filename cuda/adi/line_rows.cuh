@@ -300,9 +300,9 @@ struct x_rows : x_line<T, I> {
         if (FULL || s->kappa)
             adi_face_means(k_m, kcell, k_p, s->harmonic, &mm, &mp);
         const double ih2 = z->xr_ih2[b];
-        adi_axis_coefs(om, op, FULL ? __dmul_rn(mm, ih2) : adi_face_diffusion(mm, ih2), face_v<FULL>(v_m, vcell, b),
-                       FULL ? __dmul_rn(mp, ih2) : adi_face_diffusion(mp, ih2), face_v<FULL>(vcell, v_p, b), cm, cp,
-                       c0);
+        auto diffusion = [&](double mean) { return FULL ? __dmul_rn(mean, ih2) : adi_face_diffusion(mean, ih2); };
+        adi_axis_coefs(om, op, diffusion(mm), face_v<FULL>(v_m, vcell, b), diffusion(mp), face_v<FULL>(vcell, v_p, b),
+                       cm, cp, c0);
     }
     // One other axis's explicit term of a cell from its other_loads v, added to acc as line_rows adds it.
     template <int B, bool FULL>
