@@ -168,17 +168,24 @@ struct line_rows {
     }
 };
 
-// Rounded-to-nearest operations of either type, for adi_face_means.
+// The operations of either type that adi_face_means takes: rounded to nearest but for means_rcp.
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 __device__ __forceinline__ float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-__device__ __forceinline__ double rcp_rn(double a) { return __drcp_rn(a); }
-__device__ __forceinline__ float rcp_rn(float a) { return __frcp_rn(a); }
+// The reciprocal of a product of two face means, a normal number: rounded in double; in float the hardware's
+// approximation, within one unit in the last place, without the rounding's fix-up (decision 113).
+__device__ __forceinline__ double means_rcp(double a) { return __drcp_rn(a); }
+__device__ __forceinline__ float means_rcp(float a)
+{
+    float r;
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
 
 // The face means of one axis of a cell, below (k_m, kc) and above (kc, k_p), for the x rows and the y/z
-// corrections (decisions 065, 076, 077): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 + k2)
-// / 2 (064's form, no overflow), the divisions by hm and hp from one reciprocal of hm hp where both lie in
+// corrections (decisions 065, 076, 077, 113): arithmetic as adi_face_mean; harmonic as k1 (k2 / h), h = (k1 +
+// k2) / 2 (064's form, no overflow), the divisions by hm and hp from one reciprocal of hm hp where both lie in
 // 2^-500..2^500 (double) or 2^-60..2^60 (float), where the product and the reciprocal are normal, else one
 // division each. Within the bounds of docs/adi.md ("Double x rows' face means", "Float rows").
 template <typename R>
@@ -192,7 +199,7 @@ __device__ __forceinline__ void adi_face_means(R k_m, R kc, R k_p, bool harmonic
     }
     constexpr R lo = sizeof(R) == 8 ? R(0x1p-500) : R(0x1p-60), hi = sizeof(R) == 8 ? R(0x1p500) : R(0x1p60);
     if (hm >= lo && hm <= hi && hp >= lo && hp <= hi) {
-        const R r = rcp_rn(mul_rn(hm, hp));
+        const R r = means_rcp(mul_rn(hm, hp));
         *mm = mul_rn(k_m, mul_rn(kc, mul_rn(hp, r)));
         *mp = mul_rn(k_p, mul_rn(kc, mul_rn(hm, r)));
     } else {

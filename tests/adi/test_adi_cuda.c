@@ -56,9 +56,9 @@ static double max_abs(const double *v, int64_t n)
  * the heat operator (no kappa field, no velocity), whose fused sweeps form their right-hand sides in float
  * (decision 052), per step 24 eps_f (1 + 4 dt sum_a kappa / h_a^2), 10 eps_f of it a sweep with explicit
  * terms; for a kappa field or velocities on the fused path, whose x rows and y/z rows form in float (decision
- * 064; face means two a reciprocal, 076), per step 76 eps_f (1 + dt sum_a (6 kappa_max / h_a^2 + 8 v_max /
- * h_a)): four times the right-hand side's bound (19 eps_f), which covers three sweeps' rows (14 eps_f an
- * entry) too. The staged path forms every row in double (1e-5). */
+ * 064; face means two an approximate reciprocal, 076, 113), per step 80 eps_f (1 + dt sum_a (6 kappa_max /
+ * h_a^2 + 8 v_max / h_a)): four times the right-hand side's bound (20 eps_f), which covers three sweeps' rows
+ * (15 eps_f an entry) too. The staged path forms every row in double (1e-5). */
 static double float_tolerance(const adi_case *c, int steps, int fused)
 {
     const tridi_adi_operator *op = &c->ref.op;
@@ -71,7 +71,7 @@ static double float_tolerance(const adi_case *c, int steps, int fused)
         const double h = op->spacing[a];
         w += coefs ? 6.0 * kmax / (h * h) + 8.0 * max_abs(c->vel[a], c->cells) / h : 4.0 * kmax / (h * h);
     }
-    const double b = steps * (coefs ? 76.0 : 24.0) * ldexp(1.0, -24) * (1.0 + c->dt * w);
+    const double b = steps * (coefs ? 80.0 : 24.0) * ldexp(1.0, -24) * (1.0 + c->dt * w);
     return b > 1e-5 ? b : 1e-5;
 }
 
